@@ -1,0 +1,38 @@
+// Package testpeer lets tests depend on real peer programs (redis-server,
+// sshd, tmux, ...) without breaking `go test ./...` on a machine that only
+// has Go: a missing peer is a skip with a message, unless the environment
+// asks for peers to be required (CI), in which case it is a failure.
+package testpeer
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// RequireEnv is the environment variable that turns a missing peer from a
+// skip into a test failure. CI sets it to 1 after installing the peers.
+const RequireEnv = "DPULAB_REQUIRE_PEERS"
+
+// Required reports whether missing peers must fail tests instead of skipping
+// them.
+func Required() bool {
+	return os.Getenv(RequireEnv) == "1"
+}
+
+// Require returns the path of binary (looked up in PATH, or used as is when
+// it contains a slash). When it is absent the test is skipped with a message
+// naming the binary and how to install it, or fails when Required().
+func Require(t testing.TB, binary string) string {
+	t.Helper()
+	path, err := exec.LookPath(binary)
+	if err == nil {
+		return path
+	}
+	msg := "peer " + binary + " not found (" + err.Error() + "); install it (Debian: apt-get install the package providing " + binary + ") to run this test"
+	if Required() {
+		t.Fatalf("%s; %s=1 requires it", msg, RequireEnv)
+	}
+	t.Skip(msg)
+	return ""
+}
