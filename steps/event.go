@@ -1,0 +1,213 @@
+package steps
+
+import (
+	"time"
+
+	"github.com/dpulab/dpulab/runner"
+)
+
+// Event is something the engine reports while it runs a lab. The TUI and the
+// headless printer render events; they never run anything themselves. Every
+// event is plain data that encodes to JSON (`dpulab run --json` prints one per
+// line, with its Kind as "type"), except the reply function of a Prompt.
+type Event interface {
+	// Kind names the event in JSON output ("step_started", ...).
+	Kind() string
+}
+
+// Status is the state of a step (or of a whole run).
+type Status int
+
+const (
+	// Pending has not run yet.
+	Pending Status = iota
+	// Running is in flight.
+	Running
+	// Done finished successfully.
+	Done
+	// Failed finished with an error.
+	Failed
+	// Skipped was skipped by the person, by skip_if, or by --only/--from.
+	Skipped
+)
+
+var statusNames = [...]string{"pending", "running", "done", "failed", "skipped"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "unknown"
+}
+
+// MarshalText makes a Status read as its name in JSON and state files.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a Status name.
+func (s *Status) UnmarshalText(b []byte) error {
+	for i, n := range statusNames {
+		if n == string(b) {
+			*s = Status(i)
+			return nil
+		}
+	}
+	*s = Pending
+	return nil
+}
+
+// StepInfo describes a step of the lab as the engine will run it.
+type StepInfo struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Kind   string `json:"kind"`
+	Status Status `json:"status"`
+}
+
+// PlannedCommand is a command exactly as it will run: the shell text with
+// every value already quoted, the host, and whether it runs under sudo.
+type PlannedCommand struct {
+	Host string `json:"host"`
+	Cmd  string `json:"cmd"`
+	Sudo bool   `json:"sudo,omitempty"`
+}
+
+// LabStarted opens a run. Resume is the index of the first step to run (more
+// than zero when saved progress is resumed).
+type LabStarted struct {
+	Lab    string     `json:"lab"`
+	Title  string     `json:"title"`
+	RunID  string     `json:"run_id"`
+	Steps  []StepInfo `json:"steps"`
+	Resume int        `json:"resume"`
+	DryRun bool       `json:"dry_run,omitempty"`
+}
+
+// StepStarted says a step began; Commands are what it will run (empty for
+// kinds that run no shell commands of the lab's own).
+type StepStarted struct {
+	Step     string           `json:"step"`
+	Index    int              `json:"index"`
+	Commands []PlannedCommand `json:"commands,omitempty"`
+}
+
+// Output is one line of a command's output, attributed to its host.
+type Output struct {
+	Step string      `json:"step"`
+	Line runner.Line `json:"line"`
+}
+
+// Progress reports how far a long step is (a bench or compare run).
+type Progress struct {
+	Step string `json:"step"`
+	// Label says what is running now ("variant tcp, 20 instances, run 2/5").
+	Label     string        `json:"label"`
+	Fraction  float64       `json:"fraction"` // 0..1
+	Elapsed   time.Duration `json:"elapsed"`
+	Remaining time.Duration `json:"remaining"`
+}
+
+// Latency is a latency summary in milliseconds.
+type Latency struct {
+	Avg  float64 `json:"avg"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// Point is one second of a bench: the load generator's numbers merged with
+// the samplers' of the server hosts. Unknown values are nil, never zero.
+type Point struct {
+	// T is seconds since the measured part of the run began.
+	T         float64 `json:"t"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	LatencyMs Latency `json:"latency_ms"`
+	Errors    int64   `json:"errors"`
+	// ServerCPU is the busy share of the server hosts' CPUs in percent
+	// (mean over hosts), Network the part of it spent in softirq + irq.
+	ServerCPU  *float64 `json:"server_cpu_pct,omitempty"`
+	NetworkCPU *float64 `json:"network_cpu_pct,omitempty"`
+	// NetGbps is the server hosts' network traffic, rx + tx, in Gb/s.
+	NetGbps *float64 `json:"net_gbps,omitempty"`
+	// PowerWatts is the server hosts' RAPL power, when readable.
+	PowerWatts *float64 `json:"power_watts,omitempty"`
+}
+
+// Sample is one Point of a running bench, tagged with where it belongs in a
+// compare (variant, sweep point, repetition).
+type Sample struct {
+	Step    string `json:"step"`
+	Variant string `json:"variant,omitempty"`
+	Sweep   string `json:"sweep,omitempty"`
+	Run     int    `json:"run"`
+	Point   Point  `json:"point"`
+}
+
+// StepFinished closes a step. Err is the error's text (empty when done);
+// Hint is the lab's advice for a failure.
+type StepFinished struct {
+	Step     string        `json:"step"`
+	Index    int           `json:"index"`
+	Status   Status        `json:"status"`
+	Err      string        `json:"error,omitempty"`
+	Hint     string        `json:"hint,omitempty"`
+	Host     string        `json:"host,omitempty"`
+	Tail     []string      `json:"tail,omitempty"`
+	Duration time.Duration `json:"duration"`
+}
+
+// PromptKind says what a Prompt asks for.
+type PromptKind int
+
+const (
+	// PromptHostKey asks whether to trust an unknown host key.
+	PromptHostKey PromptKind = iota
+	// PromptSecret asks for a password or passphrase (masked input).
+	PromptSecret
+	// PromptConfirm asks to go ahead with a step marked confirm or sudo.
+	PromptConfirm
+)
+
+// Answer is the reply to a Prompt.
+type Answer struct {
+	// Choice is one of the prompt's Choices (host key: "once", "save",
+	// "refuse"; confirm: "yes", "no").
+	Choice string
+	// Secret is the typed password for PromptSecret.
+	Secret string
+}
+
+// Prompt asks the person something; the engine waits until Reply is called
+// (exactly once) or its context ends. Secrets travel only through Reply.
+type Prompt struct {
+	Step    string     `json:"step"`
+	Type    PromptKind `json:"prompt"`
+	Host    string     `json:"host,omitempty"`
+	Message string     `json:"message"`
+	// KeyType and Fingerprint (SHA256:...) describe an unknown host key.
+	KeyType     string   `json:"key_type,omitempty"`
+	Fingerprint string   `json:"fingerprint,omitempty"`
+	Choices     []string `json:"choices,omitempty"`
+	// Reply answers the prompt.
+	Reply func(Answer) `json:"-"`
+}
+
+// LabFinished closes a run; ResultsDir is where results were written.
+type LabFinished struct {
+	Lab        string        `json:"lab"`
+	Status     Status        `json:"status"`
+	Err        string        `json:"error,omitempty"`
+	ResultsDir string        `json:"results_dir,omitempty"`
+	Duration   time.Duration `json:"duration"`
+}
+
+// Kind implementations.
+func (LabStarted) Kind() string   { return "lab_started" }
+func (StepStarted) Kind() string  { return "step_started" }
+func (Output) Kind() string       { return "output" }
+func (Progress) Kind() string     { return "progress" }
+func (Sample) Kind() string       { return "sample" }
+func (StepFinished) Kind() string { return "step_finished" }
+func (Prompt) Kind() string       { return "prompt" }
+func (LabFinished) Kind() string  { return "lab_finished" }
