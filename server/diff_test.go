@@ -1,0 +1,350 @@
+package server
+
+// Differential tests: every script in testdata/diff runs against Debian's
+// redis-server and against our server, in RESP2 and in RESP3 (HELLO 3), and
+// every reply must match exactly, error replies included.
+//
+// Script format (one command per line):
+//
+//	# a comment; blank lines are ignored
+//	SET k "a value with spaces\r\n"     quoting and escapes as in redis-cli
+//	!sort SMEMBERS s                    sort the reply's elements first
+//	!shape SPOP s 2                     compare only the reply's type and size
+//	!type RANDOMKEY                     compare only the reply's type
+//	!resp2 HGETALL h                    run only in the RESP2 pass (!resp3 too)
+//
+// Markers combine: "!resp3 !sort SMEMBERS s". Before a script runs both
+// servers are flushed (FLUSHALL); each pass uses a fresh connection.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/server/resp"
+)
+
+// showDiff logs every reply (DPULAB_DIFF_SHOW=1), to check what a new
+// script line actually exercises.
+var showDiff = os.Getenv("DPULAB_DIFF_SHOW") == "1"
+
+// diffLine is one command of a script with its comparison mode.
+type diffLine struct {
+	lineNo int
+	text   string
+	args   []string
+	sort   bool
+	shape  bool
+	typ    bool
+	only   int // 0: both passes, 2 or 3: only that protocol
+}
+
+// parseDiffScript reads a script; errors name the file and line.
+func parseDiffScript(name string, data []byte) ([]diffLine, error) {
+	var out []diffLine
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		l := diffLine{lineNo: n, text: text}
+		rest := text
+		for strings.HasPrefix(rest, "!") {
+			marker, after, _ := strings.Cut(rest, " ")
+			switch marker {
+			case "!sort":
+				l.sort = true
+			case "!shape":
+				l.shape = true
+			case "!type":
+				l.typ = true
+			case "!resp2":
+				l.only = 2
+			case "!resp3":
+				l.only = 3
+			default:
+				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !shape, !type, !resp2, !resp3)", name, n, marker)
+			}
+			rest = strings.TrimSpace(after)
+		}
+		args, ok := resp.SplitArgs([]byte(rest), nil)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: unbalanced quotes", name, n)
+		}
+		if len(args) == 0 {
+			return nil, fmt.Errorf("%s:%d: marker without a command", name, n)
+		}
+		for _, a := range args {
+			l.args = append(l.args, string(a))
+		}
+		out = append(out, l)
+	}
+	return out, sc.Err()
+}
+
+// renderReply prints a reply exactly, type byte included, so that a bulk
+// "1" and an integer 1, or RESP2's $-1 and *-1, never compare equal.
+func renderReply(v resp.Value) string {
+	var b strings.Builder
+	renderInto(&b, v)
+	return b.String()
+}
+
+func renderInto(b *strings.Builder, v resp.Value) {
+	b.WriteByte(byte(v.Type))
+	switch {
+	case v.Null && v.Type != resp.Null:
+		b.WriteString("nil")
+	case v.Type == resp.Null:
+	case v.Type == resp.Integer, v.Type == resp.Boolean:
+		b.WriteString(strconv.FormatInt(v.Int, 10))
+	case v.Type == resp.Array || v.Type == resp.Set || v.Type == resp.Map || v.Type == resp.Push || v.Type == resp.Attribute:
+		b.WriteString(strconv.Itoa(len(v.Elems)))
+		b.WriteByte('[')
+		for i, e := range v.Elems {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			renderInto(b, e)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString(strconv.Quote(string(v.Str)))
+	}
+}
+
+// renderSorted renders an aggregate with its elements sorted (a map's
+// key/value pairs are kept together).
+func renderSorted(v resp.Value) string {
+	if v.Null {
+		return renderReply(v)
+	}
+	var items []string
+	switch v.Type {
+	case resp.Map:
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			items = append(items, renderReply(v.Elems[i])+" "+renderReply(v.Elems[i+1]))
+		}
+	case resp.Array, resp.Set, resp.Push:
+		for _, e := range v.Elems {
+			items = append(items, renderReply(e))
+		}
+	default:
+		return renderReply(v)
+	}
+	sort.Strings(items)
+	return fmt.Sprintf("%c%d sorted[%s]", v.Type, len(v.Elems), strings.Join(items, " "))
+}
+
+// renderShape renders only the type and, for aggregates and strings, size
+// class (nil or not, number of elements).
+func renderShape(v resp.Value) string {
+	switch {
+	case v.Null:
+		return fmt.Sprintf("%c nil", v.Type)
+	case v.IsError():
+		return renderReply(v) // errors must still match exactly
+	case len(v.Elems) > 0 || v.Type == resp.Array || v.Type == resp.Set || v.Type == resp.Map:
+		return fmt.Sprintf("%c %d elements", v.Type, len(v.Elems))
+	}
+	return fmt.Sprintf("%c value", v.Type)
+}
+
+func renderType(v resp.Value) string {
+	if v.IsError() {
+		return renderReply(v)
+	}
+	return fmt.Sprintf("%c", v.Type)
+}
+
+// diffConn is a raw RESP connection for the differential tests.
+type diffConn struct {
+	c  net.Conn
+	rd *resp.Reader
+}
+
+func dialDiff(t testing.TB, network, addr string) *diffConn {
+	t.Helper()
+	c, err := net.DialTimeout(network, addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s %s: %v", network, addr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &diffConn{c: c, rd: resp.NewReader(c)}
+}
+
+// do sends one command and returns its reply rendered by render (the
+// resp.Value is only valid until the next read).
+func (d *diffConn) do(args []string, render func(resp.Value) string) (string, error) {
+	if err := d.c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := d.c.Write(resp.AppendCommand(nil, args...)); err != nil {
+		return "", fmt.Errorf("write: %w", err)
+	}
+	v, err := d.rd.ReadReply()
+	if err != nil {
+		return "", fmt.Errorf("read reply: %w", err)
+	}
+	return render(v), nil
+}
+
+// startRedisPeer starts Debian's redis-server on a unix socket in a temp dir
+// (no TCP port, so nothing to race for) and returns the socket path.
+func startRedisPeer(t testing.TB) string {
+	t.Helper()
+	bin := testpeer.Require(t, "redis-server")
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
+		"--dir", dir, "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
+			return sock
+		}
+		select {
+		case <-done:
+			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			t.Fatalf("redis-server exited before accepting connections: %s", log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server did not accept connections on %s within 10s", sock)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// diffScripts loads every testdata/diff/*.txt script.
+func diffScripts(t *testing.T) map[string][]diffLine {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "diff", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in testdata/diff (err %v)", err)
+	}
+	out := make(map[string][]diffLine)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := parseDiffScript(f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".txt")] = lines
+	}
+	return out
+}
+
+// runDiffScript runs one script against both servers in protocol proto and
+// reports every differing reply.
+func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(testing.TB) *diffConn) {
+	ref, ours := want(t), got(t)
+	setup := [][]string{{"FLUSHALL"}}
+	if proto == 3 {
+		setup = append(setup, []string{"HELLO", "3"})
+	}
+	for _, args := range setup {
+		for name, c := range map[string]*diffConn{"redis-server": ref, "ours": ours} {
+			r, err := c.do(args, renderReply)
+			if err != nil || strings.HasPrefix(r, "-") {
+				t.Fatalf("%s: setup %v: %v %s", name, args, err, r)
+			}
+		}
+	}
+	fails := 0
+	for _, l := range lines {
+		if l.only != 0 && l.only != proto {
+			continue
+		}
+		render := renderReply
+		switch {
+		case l.typ:
+			render = renderType
+		case l.shape:
+			render = renderShape
+		case l.sort:
+			render = renderSorted
+		}
+		w, err := ref.do(l.args, render)
+		if err != nil {
+			t.Fatalf("line %d %q: redis-server: %v", l.lineNo, l.text, err)
+		}
+		g, err := ours.do(l.args, render)
+		if err != nil {
+			t.Fatalf("line %d %q: ours: %v (redis-server replied %s)", l.lineNo, l.text, err, w)
+		}
+		if showDiff {
+			t.Logf("line %d: %s\n  -> %s", l.lineNo, l.text, w)
+		}
+		if w != g {
+			t.Errorf("line %d: %s\n  redis-server: %s\n  ours:         %s", l.lineNo, l.text, w, g)
+			if fails++; fails > 30 {
+				t.Fatal("too many differences, stopping")
+			}
+		}
+	}
+}
+
+func TestDiffScriptsParse(t *testing.T) {
+	for name, lines := range diffScripts(t) {
+		if len(lines) == 0 {
+			t.Errorf("%s: empty script", name)
+		}
+	}
+	lines, err := parseDiffScript("x", []byte("# c\n\n!resp3 !sort SMEMBERS \"a b\"\nSET k 'v'\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 || !lines[0].sort || lines[0].only != 3 || lines[0].args[1] != "a b" || lines[1].args[2] != "v" || lines[1].lineNo != 4 {
+		t.Fatalf("parsed %+v", lines)
+	}
+	if _, err := parseDiffScript("x", []byte("!bogus GET k\n")); err == nil || !strings.Contains(err.Error(), "x:1") {
+		t.Fatalf("unknown marker: err %v, want one naming x:1", err)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	scripts := diffScripts(t)
+	sock := startRedisPeer(t)
+	network, addr := startDiffOurs(t)
+	names := make([]string, 0, len(scripts))
+	for n := range scripts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, proto := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/resp%d", name, proto), func(t *testing.T) {
+				runDiffScript(t, scripts[name], proto,
+					func(t testing.TB) *diffConn { return dialDiff(t, "unix", sock) },
+					func(t testing.TB) *diffConn { return dialDiff(t, network, addr) })
+			})
+		}
+	}
+}

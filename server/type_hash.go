@@ -1,0 +1,114 @@
+package server
+
+// Thresholds under which a hash keeps its fields in insertion order in a
+// slice, like Redis's listpack encoding (hash-max-listpack-entries and
+// hash-max-listpack-value). Matching them makes HGETALL, HKEYS and HVALS
+// return small hashes in the same order as Redis, and small hashes cost a
+// slice instead of a map.
+const (
+	hashMaxSmallEntries = 128
+	hashMaxSmallValue   = 64
+)
+
+type hashEntry struct{ field, value string }
+
+// Hash is the value of a Redis hash key: an insertion-ordered slice while
+// small, a map once it outgrows hashMaxSmallEntries or holds a long string
+// (and never back, as in Redis).
+type Hash struct {
+	small []hashEntry
+	m     map[string]string
+}
+
+// Len returns the number of fields.
+func (h *Hash) Len() int {
+	if h.m != nil {
+		return len(h.m)
+	}
+	return len(h.small)
+}
+
+func (h *Hash) find(field string) int {
+	for i := range h.small {
+		if h.small[i].field == field {
+			return i
+		}
+	}
+	return -1
+}
+
+// Get returns the value of field.
+func (h *Hash) Get(field string) (string, bool) {
+	if h.m != nil {
+		v, ok := h.m[field]
+		return v, ok
+	}
+	if i := h.find(field); i >= 0 {
+		return h.small[i].value, true
+	}
+	return "", false
+}
+
+// Set sets field to value and reports whether the field is new.
+func (h *Hash) Set(field, value string) bool {
+	if h.m == nil {
+		if i := h.find(field); i >= 0 {
+			h.small[i].value = value
+			h.maybeConvert(field, value)
+			return false
+		}
+		h.small = append(h.small, hashEntry{field, value})
+		h.maybeConvert(field, value)
+		return true
+	}
+	_, exists := h.m[field]
+	h.m[field] = value
+	return !exists
+}
+
+func (h *Hash) maybeConvert(field, value string) {
+	if len(h.small) <= hashMaxSmallEntries && len(field) <= hashMaxSmallValue && len(value) <= hashMaxSmallValue {
+		return
+	}
+	h.m = make(map[string]string, len(h.small))
+	for _, e := range h.small {
+		h.m[e.field] = e.value
+	}
+	h.small = nil
+}
+
+// Delete removes field and reports whether it existed.
+func (h *Hash) Delete(field string) bool {
+	if h.m != nil {
+		if _, ok := h.m[field]; !ok {
+			return false
+		}
+		delete(h.m, field)
+		return true
+	}
+	i := h.find(field)
+	if i < 0 {
+		return false
+	}
+	copy(h.small[i:], h.small[i+1:])
+	h.small[len(h.small)-1] = hashEntry{}
+	h.small = h.small[:len(h.small)-1]
+	return true
+}
+
+// Each calls fn for every field in the hash's order until fn returns false.
+func (h *Hash) Each(fn func(field, value string) bool) {
+	if h.m != nil {
+		for f, v := range h.m {
+			if !fn(f, v) {
+				return
+			}
+		}
+		return
+	}
+	for _, e := range h.small {
+		if !fn(e.field, e.value) {
+			return
+		}
+	}
+}
