@@ -18,6 +18,17 @@ type hashEntry struct{ field, value string }
 type Hash struct {
 	small []hashEntry
 	m     map[string]string
+	bytes int // sum of field and value lengths, for memUsage
+}
+
+// memUsage approximates the bytes the hash holds: data plus per-field
+// overhead (two string headers in the slice; map slot and bucket share
+// once converted).
+func (h *Hash) memUsage() int {
+	if h.m != nil {
+		return h.bytes + 64*len(h.m) + 48
+	}
+	return h.bytes + 32*cap(h.small) + 48
 }
 
 // Len returns the number of fields.
@@ -53,15 +64,22 @@ func (h *Hash) Get(field string) (string, bool) {
 func (h *Hash) Set(field, value string) bool {
 	if h.m == nil {
 		if i := h.find(field); i >= 0 {
+			h.bytes += len(value) - len(h.small[i].value)
 			h.small[i].value = value
 			h.maybeConvert(field, value)
 			return false
 		}
 		h.small = append(h.small, hashEntry{field, value})
+		h.bytes += len(field) + len(value)
 		h.maybeConvert(field, value)
 		return true
 	}
-	_, exists := h.m[field]
+	old, exists := h.m[field]
+	if exists {
+		h.bytes += len(value) - len(old)
+	} else {
+		h.bytes += len(field) + len(value)
+	}
 	h.m[field] = value
 	return !exists
 }
@@ -80,9 +98,11 @@ func (h *Hash) maybeConvert(field, value string) {
 // Delete removes field and reports whether it existed.
 func (h *Hash) Delete(field string) bool {
 	if h.m != nil {
-		if _, ok := h.m[field]; !ok {
+		old, ok := h.m[field]
+		if !ok {
 			return false
 		}
+		h.bytes -= len(field) + len(old)
 		delete(h.m, field)
 		return true
 	}
@@ -90,6 +110,7 @@ func (h *Hash) Delete(field string) bool {
 	if i < 0 {
 		return false
 	}
+	h.bytes -= len(field) + len(h.small[i].value)
 	copy(h.small[i:], h.small[i+1:])
 	h.small[len(h.small)-1] = hashEntry{}
 	h.small = h.small[:len(h.small)-1]

@@ -5,10 +5,15 @@ package server
 // the benchmark's LPUSH/LPOP/RPOP tests) and O(1) LINDEX/LSET, with one
 // allocation per growth instead of one per element as a linked list would.
 type List struct {
-	buf  []string
-	head int // index in buf of element 0
-	n    int
+	buf   []string
+	head  int // index in buf of element 0
+	n     int
+	bytes int // sum of the elements' lengths, for memUsage
 }
+
+// memUsage approximates the bytes the list holds: element data plus one
+// string header per slot of the ring buffer.
+func (l *List) memUsage() int { return l.bytes + 16*len(l.buf) + 48 }
 
 // Len returns the number of elements.
 func (l *List) Len() int { return l.n }
@@ -70,6 +75,7 @@ func (l *List) PushFront(v string) {
 	}
 	l.buf[l.head] = v
 	l.n++
+	l.bytes += len(v)
 }
 
 // PushBack appends v after the last element.
@@ -77,6 +83,7 @@ func (l *List) PushBack(v string) {
 	l.grow()
 	l.buf[l.slot(l.n)] = v
 	l.n++
+	l.bytes += len(v)
 }
 
 // PopFront removes and returns element 0; ok is false when the list is empty.
@@ -85,6 +92,7 @@ func (l *List) PopFront() (v string, ok bool) {
 		return "", false
 	}
 	v = l.buf[l.head]
+	l.bytes -= len(v)
 	l.buf[l.head] = ""
 	l.head = l.slot(1)
 	l.n--
@@ -102,6 +110,7 @@ func (l *List) PopBack() (v string, ok bool) {
 	}
 	j := l.slot(l.n - 1)
 	v = l.buf[j]
+	l.bytes -= len(v)
 	l.buf[j] = ""
 	l.n--
 	if l.n == 0 {
@@ -115,7 +124,11 @@ func (l *List) PopBack() (v string, ok bool) {
 func (l *List) Index(i int) string { return l.buf[l.slot(i)] }
 
 // Set replaces element i (0 <= i < Len()).
-func (l *List) Set(i int, v string) { l.buf[l.slot(i)] = v }
+func (l *List) Set(i int, v string) {
+	j := l.slot(i)
+	l.bytes += len(v) - len(l.buf[j])
+	l.buf[j] = v
+}
 
 // Range calls fn for elements start..stop inclusive (already clamped to
 // 0 <= start <= stop < Len()), in order.
@@ -147,20 +160,24 @@ func (l *List) Trim(start, stop int) {
 		stop = l.n - 1
 	}
 	keep := stop - start + 1
-	nb := make([]string, max(4, keep))
+	nb := make([]string, keep)
 	for i := 0; i < keep; i++ {
 		nb[i] = l.buf[l.slot(start+i)]
 	}
-	l.buf, l.head, l.n = nb, 0, keep
+	l.rebuild(nb)
 }
 
 // Clear removes every element.
-func (l *List) Clear() { l.buf, l.head, l.n = nil, 0, 0 }
+func (l *List) Clear() { l.buf, l.head, l.n, l.bytes = nil, 0, 0, 0 }
 
 // rebuild replaces the contents with vals (used by the O(n) editing
 // operations, which are rare next to pushes and pops).
 func (l *List) rebuild(vals []string) {
 	l.buf, l.head, l.n = vals, 0, len(vals)
+	l.bytes = 0
+	for _, v := range vals {
+		l.bytes += len(v)
+	}
 	if len(l.buf) == 0 {
 		l.buf = nil
 	}

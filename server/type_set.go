@@ -21,6 +21,15 @@ type Set struct {
 	ints    []int64 // intset encoding, sorted; used while idx == nil
 	members []string
 	idx     map[string]int
+	bytes   int // sum of member lengths in the general encoding
+}
+
+// memUsage approximates the bytes the set holds.
+func (s *Set) memUsage() int {
+	if s.idx == nil {
+		return 8*cap(s.ints) + 48
+	}
+	return s.bytes + 72*len(s.members) + 48
 }
 
 // parseSetInt reports whether s is an integer in the canonical form Redis's
@@ -62,6 +71,7 @@ func (s *Set) toHash(extra int) {
 		m := strconv.FormatInt(v, 10)
 		s.idx[m] = len(s.members)
 		s.members = append(s.members, m)
+		s.bytes += len(m)
 	}
 	s.ints = nil
 }
@@ -88,6 +98,7 @@ func (s *Set) Add(m string) bool {
 	}
 	s.idx[m] = len(s.members)
 	s.members = append(s.members, m)
+	s.bytes += len(m)
 	return true
 }
 
@@ -130,6 +141,7 @@ func (s *Set) Remove(m string) bool {
 // removeAt deletes members[i] by moving the last member into its place.
 func (s *Set) removeAt(i int) {
 	last := len(s.members) - 1
+	s.bytes -= len(s.members[i])
 	delete(s.idx, s.members[i])
 	if i != last {
 		s.members[i] = s.members[last]

@@ -62,6 +62,18 @@ type Stream struct {
 	head    int
 	lastID  StreamID // the top ID ever added, kept after trimming
 	added   uint64   // entries_added, as XINFO reports it
+	bytes   int      // sum of live field and value lengths, for memUsage
+}
+
+// memUsage approximates the bytes the stream holds.
+func (s *Stream) memUsage() int { return s.bytes + 48*len(s.entries) + 64 }
+
+func fieldBytes(fields []string) int {
+	n := 16 * len(fields)
+	for _, f := range fields {
+		n += len(f)
+	}
+	return n
 }
 
 // Len returns the number of entries.
@@ -73,6 +85,7 @@ func (s *Stream) LastID() StreamID { return s.lastID }
 // Add appends an entry with id, which must be greater than LastID().
 func (s *Stream) Add(id StreamID, fields []string) {
 	s.entries = append(s.entries, StreamEntry{ID: id, Fields: fields})
+	s.bytes += fieldBytes(fields)
 	s.lastID = id
 	s.added++
 }
@@ -84,6 +97,9 @@ func (s *Stream) TrimMaxLen(maxLen int) int {
 	if drop <= 0 {
 		return 0
 	}
+	for _, e := range s.entries[s.head : s.head+drop] {
+		s.bytes -= fieldBytes(e.Fields)
+	}
 	clear(s.entries[s.head : s.head+drop])
 	s.head += drop
 	s.compact()
@@ -94,6 +110,9 @@ func (s *Stream) TrimMaxLen(maxLen int) int {
 func (s *Stream) TrimMinID(min StreamID) int {
 	live := s.entries[s.head:]
 	drop := sort.Search(len(live), func(i int) bool { return !live[i].ID.Less(min) })
+	for _, e := range live[:drop] {
+		s.bytes -= fieldBytes(e.Fields)
+	}
 	clear(live[:drop])
 	s.head += drop
 	s.compact()

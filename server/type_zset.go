@@ -18,9 +18,14 @@ const (
 // queries (ZRANK) and range starts (ZRANGE by rank or score), the same
 // structure Redis uses (t_zset.c).
 type ZSet struct {
-	dict map[string]float64
-	zsl  zskiplist
+	dict  map[string]float64
+	zsl   zskiplist
+	bytes int // sum of member lengths, for memUsage
 }
+
+// memUsage approximates the bytes the sorted set holds: member data, a
+// skiplist node (about 1.33 levels on average) and a map slot per member.
+func (z *ZSet) memUsage() int { return z.bytes + 120*len(z.dict) + 96 }
 
 type zslLevel struct {
 	forward *zslNode
@@ -327,6 +332,7 @@ func (z *ZSet) Set(member string, score float64) bool {
 	}
 	z.dict[member] = score
 	z.zsl.insert(score, member)
+	z.bytes += len(member)
 	return true
 }
 
@@ -338,6 +344,7 @@ func (z *ZSet) Remove(member string) bool {
 	}
 	delete(z.dict, member)
 	z.zsl.delete(s, member)
+	z.bytes -= len(member)
 	return true
 }
 

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"math"
+	"testing"
+)
+
+func TestParseStreamID(t *testing.T) {
+	tests := []struct {
+		in      string
+		missing uint64
+		want    StreamID
+		wild    bool
+		ok      bool
+	}{
+		{"5", 0, StreamID{5, 0}, false, true},
+		{"5", math.MaxUint64, StreamID{5, math.MaxUint64}, false, true},
+		{"5-7", 0, StreamID{5, 7}, false, true},
+		{"5-*", 0, StreamID{5, 0}, true, true},
+		{"18446744073709551615-18446744073709551615", 0, StreamID{math.MaxUint64, math.MaxUint64}, false, true},
+		{"18446744073709551616", 0, StreamID{}, false, false},
+		{"-1", 0, StreamID{}, false, false},
+		{"+1", 0, StreamID{}, false, false},
+		{"a-1", 0, StreamID{}, false, false},
+		{"1-", 0, StreamID{}, false, false},
+		{"", 0, StreamID{}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			id, wild, ok := parseStreamID(tt.in, tt.missing, true)
+			if ok != tt.ok || (ok && (id != tt.want || wild != tt.wild)) {
+				t.Fatalf("parseStreamID(%q) = %v %v %v, want %v %v %v", tt.in, id, wild, ok, tt.want, tt.wild, tt.ok)
+			}
+		})
+	}
+}
+
+func TestStreamRangeAndTrim(t *testing.T) {
+	var s Stream
+	for i := uint64(1); i <= 200; i++ {
+		s.Add(StreamID{i, 0}, []string{"f", "v"})
+	}
+	if got := s.Range(StreamID{10, 0}, StreamID{12, math.MaxUint64}, -1, false); len(got) != 3 || got[0].ID != (StreamID{10, 0}) {
+		t.Fatalf("Range 10..12 = %v", got)
+	}
+	if got := s.Range(StreamID{}, StreamID{math.MaxUint64, math.MaxUint64}, 2, true); len(got) != 2 || got[0].ID.Ms != 200 || got[1].ID.Ms != 199 {
+		t.Fatalf("reverse COUNT 2 = %v", got)
+	}
+	if n := s.TrimMaxLen(50); n != 150 || s.Len() != 50 {
+		t.Fatalf("TrimMaxLen(50) dropped %d, len %d", n, s.Len())
+	}
+	if got := s.Range(StreamID{}, StreamID{math.MaxUint64, math.MaxUint64}, 1, false); got[0].ID.Ms != 151 {
+		t.Fatalf("first after trim = %v, want 151-0", got[0].ID)
+	}
+	if n := s.TrimMinID(StreamID{190, 0}); n != 39 || s.Len() != 11 {
+		t.Fatalf("TrimMinID(190) dropped %d, len %d", n, s.Len())
+	}
+	if s.LastID() != (StreamID{200, 0}) {
+		t.Fatalf("LastID = %v", s.LastID())
+	}
+}
