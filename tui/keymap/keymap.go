@@ -1,0 +1,87 @@
+// Package keymap holds every key binding of the TUI in one place, so that the
+// footer help, the code and the docs never disagree on what a key does.
+package keymap
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap is the TUI's key bindings.
+type KeyMap struct {
+	Up, Down       key.Binding
+	PageUp, PageDn key.Binding
+	Top, Bottom    key.Binding
+	Enter          key.Binding
+	Back           key.Binding
+	Quit           key.Binding
+	ForceQuit      key.Binding
+	Help           key.Binding
+	Filter         key.Binding
+
+	// Lab screen.
+	Run        key.Binding
+	RunAll     key.Binding
+	Skip       key.Binding
+	Retry      key.Binding
+	Next       key.Binding
+	Prev       key.Binding
+	SwitchPane key.Binding
+	Copy       key.Binding
+	Dashboard  key.Binding
+	Compare    key.Binding
+
+	// Dialogs and forms.
+	Left, Right key.Binding
+	NextField   key.Binding
+	PrevField   key.Binding
+	Cancel      key.Binding
+
+	// Compare view tabs.
+	Tab1, Tab2, Tab3, Tab4 key.Binding
+
+	// Replay / booth.
+	Pause key.Binding
+}
+
+// DefaultKeyMap returns the default bindings.
+func DefaultKeyMap() *KeyMap {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return &KeyMap{
+		Up:        b("↑/k", "up", "up", "k"),
+		Down:      b("↓/j", "down", "down", "j"),
+		PageUp:    b("pgup", "page up", "pgup"),
+		PageDn:    b("pgdn", "page down", "pgdown"),
+		Top:       b("g/home", "top", "home", "g"),
+		Bottom:    b("G/end", "bottom (follow)", "end", "G"),
+		Enter:     b("enter", "open", "enter"),
+		Back:      b("esc", "back", "esc"),
+		Quit:      b("q", "quit", "q"),
+		ForceQuit: b("ctrl+c", "quit now", "ctrl+c"),
+		Help:      b("?", "all keys", "?"),
+		Filter:    b("/", "filter", "/"),
+
+		Run:        b("enter", "run step", "enter"),
+		RunAll:     b("a", "run all from here", "a"),
+		Skip:       b("s", "skip", "s"),
+		Retry:      b("r", "retry", "r"),
+		Next:       b("n", "next step", "n"),
+		Prev:       b("p", "previous step", "p"),
+		SwitchPane: b("tab", "switch pane", "tab"),
+		Copy:       b("y", "copy command", "y"),
+		Dashboard:  b("d", "dashboard", "d"),
+		Compare:    b("c", "compare view", "c"),
+
+		Left:      b("←/h", "left", "left", "h"),
+		Right:     b("→/l", "right", "right", "l"),
+		NextField: b("tab", "next field", "tab", "down"),
+		PrevField: b("shift+tab", "previous field", "shift+tab", "up"),
+		Cancel:    b("esc", "cancel", "esc"),
+
+		Tab1: b("1", "table", "1"),
+		Tab2: b("2", "charts", "2"),
+		Tab3: b("3", "sweep", "3"),
+		Tab4: b("4", "TCO", "4"),
+
+		Pause: b("space", "pause", " "),
+	}
+}

@@ -1,0 +1,95 @@
+// Package session is the TUI's view of the lab catalogue and of one open lab.
+// The real implementation (engine.go) wraps package labs and the steps
+// engine; tests script one with plain steps.Event values. The TUI never runs
+// a command itself: it calls a Session, in a goroutine, and renders the
+// events the engine emits.
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/dpulab/dpulab/steps"
+)
+
+// LabInfo is what the picker shows about a lab.
+type LabInfo struct {
+	ID       string
+	Title    string
+	Summary  string
+	Duration time.Duration
+	// Roles are the roles the lab needs; Missing those the inventory does
+	// not cover (empty: the lab can run).
+	Roles   []string
+	Missing []string
+	// Steps is the number of steps; ResumeAt the index of the first
+	// unfinished one when saved progress exists, -1 otherwise.
+	Steps    int
+	ResumeAt int
+	// BoothAutoConfirm says booth mode may answer the lab's confirmation
+	// prompts with yes on its own (never host keys, never passwords).
+	BoothAutoConfirm bool
+	// Err, when set, says why the lab cannot be opened (lint errors).
+	Err string
+}
+
+// Variable is a lab variable the variables form edits.
+type Variable struct {
+	Name        string
+	Type        string
+	Default     string
+	Min, Max    string
+	Values      []string
+	Description string
+}
+
+// Options open a lab.
+type Options struct {
+	// Emit receives every engine event, from engine goroutines.
+	Emit func(steps.Event)
+	// Restart ignores saved progress.
+	Restart bool
+	// Vars are variable overrides.
+	Vars map[string]string
+}
+
+// Catalog lists and opens labs.
+type Catalog interface {
+	Labs() ([]LabInfo, error)
+	Open(id string, opts Options) (Session, error)
+}
+
+// Session is one open lab, as the engine runs it.
+type Session interface {
+	Info() LabInfo
+	// Steps are the lab's steps with their saved status.
+	Steps() []steps.StepInfo
+	// Resume is the first unfinished step.
+	Resume() int
+	// Doc is step i's markdown.
+	Doc(i int) string
+	// Plan returns the exact commands step i will run.
+	Plan(i int) ([]steps.PlannedCommand, error)
+	// Variables are the lab's variables with their current values as
+	// Default; ValidateVar checks one value against its type and range.
+	Variables() []Variable
+	ValidateVar(name, value string) error
+	// SetVars applies the variables form (validated) to later steps.
+	SetVars(vars map[string]string) error
+	// RunStep runs step i to its end and returns its status.
+	RunStep(ctx context.Context, i int) steps.Status
+	// Skip marks step i skipped.
+	Skip(i int)
+	// Cleanup runs the cleanup steps and stops what deploy started.
+	Cleanup(ctx context.Context) error
+	// Finish writes the results and returns their folder.
+	Finish(ctx context.Context) (string, error)
+	// Results are the results so far (nil before any bench).
+	Results() *steps.Results
+	// Close releases connections; the session is unusable afterwards.
+	Close() error
+}
+
+// NeedsVars reports whether a step of this kind asks for the variables
+// form before it runs.
+func NeedsVars(kind string) bool { return kind == "bench" || kind == "compare" }
