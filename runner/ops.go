@@ -1,0 +1,277 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// simpleFunc runs a short helper script to completion (sh semantics) and
+// returns its output. Targets provide one; the operations that are the same
+// everywhere (detached processes, sudo, platform) are written once on top.
+type simpleFunc func(ctx context.Context, script string, stdin []byte) (stdout, stderr []byte, code int, err error)
+
+// common is the part of a Target shared by local and SSH.
+type common struct {
+	host     string
+	user     func() string
+	simple   simpleFunc
+	prompter func() Prompter
+
+	sudoMu   sync.Mutex
+	sudoMode sudoMode
+	sudoPW   string // in memory only
+
+	platMu sync.Mutex
+	plat   *Platform
+}
+
+type sudoMode int
+
+const (
+	sudoUnknown sudoMode = iota
+	sudoRoot             // already root: run as is
+	sudoNoPasswd         // sudo -n works
+	sudoPassword         // sudo -k -S -p '' with the password on stdin
+)
+
+const sudoProbe = `if [ "$(id -u)" = 0 ]; then echo root; elif ! command -v sudo >/dev/null 2>&1; then echo nosudo; elif sudo -n true 2>/dev/null; then echo nopasswd; else echo password; fi`
+
+// sudoPrefix returns what to put in front of a command to run it as root,
+// and what to feed its stdin first. It probes the host once: root needs
+// nothing, passwordless sudo gets `sudo -n`, otherwise the password is asked
+// through the Prompter, checked, and fed on stdin to `sudo -k -S -p ''` (-k so
+// sudo always reads it: a cached credential would let the password flow on
+// into the command's own stdin).
+func (c *common) sudoPrefix(ctx context.Context) (string, []byte, error) {
+	c.sudoMu.Lock()
+	defer c.sudoMu.Unlock()
+	if c.sudoMode == sudoUnknown {
+		out, errOut, code, err := c.simple(ctx, sudoProbe, nil)
+		if err != nil {
+			return "", nil, fmt.Errorf("sudo on %s: %w", c.host, err)
+		}
+		switch strings.TrimSpace(string(out)) {
+		case "root":
+			c.sudoMode = sudoRoot
+		case "nopasswd":
+			c.sudoMode = sudoNoPasswd
+		case "password":
+			if err := c.askSudoPassword(ctx); err != nil {
+				return "", nil, err
+			}
+			c.sudoMode = sudoPassword
+		case "nosudo":
+			return "", nil, &SudoError{Host: c.host, User: c.user(), Reason: "sudo is not installed and the user is not root: install sudo on the host or connect as root"}
+		default:
+			return "", nil, &SudoError{Host: c.host, User: c.user(), Reason: fmt.Sprintf("could not tell whether sudo works (exit %d: %s)", code, strings.TrimSpace(string(errOut)))}
+		}
+	}
+	switch c.sudoMode {
+	case sudoNoPasswd:
+		return "sudo -n ", nil, nil
+	case sudoPassword:
+		return "sudo -k -S -p '' ", []byte(c.sudoPW + "\n"), nil
+	}
+	return "", nil, nil
+}
+
+// askSudoPassword prompts for the sudo password until sudo takes it (three
+// tries), and says clearly when the user may not use sudo at all.
+func (c *common) askSudoPassword(ctx context.Context) error {
+	var last string
+	for attempt := 1; attempt <= 3; attempt++ {
+		pw, err := c.prompter().Secret(ctx, SecretPrompt{Kind: SecretSudo, Host: c.host, User: c.user(), Attempt: attempt})
+		if err != nil {
+			return &SudoError{Host: c.host, User: c.user(), Reason: "a password is required: " + err.Error()}
+		}
+		_, errOut, code, err := c.simple(ctx, "sudo -k -S -p '' true", []byte(pw+"\n"))
+		if err != nil {
+			return fmt.Errorf("sudo on %s: %w", c.host, err)
+		}
+		if code == 0 {
+			c.sudoPW = pw
+			return nil
+		}
+		last = strings.TrimSpace(string(errOut))
+		if strings.Contains(last, "not in the sudoers") || strings.Contains(last, "not allowed") || strings.Contains(last, "may not run sudo") {
+			break
+		}
+	}
+	return &SudoError{Host: c.host, User: c.user(), Reason: fmt.Sprintf("sudo refused (%s): check the password, or ask the host's admin to allow this user to run sudo", last)}
+}
+
+// startScript starts $1 detached: a new session (setsid) so it has its own
+// process group and no controlling terminal, output appended to the log file
+// ($2, or a fresh file under $TMPDIR/dpulab-UID named after $3), stdin from
+// /dev/null. The group leader is a small shell that writes the pid file and
+// removes it when the command ends, so Stop never signals a pid that has
+// since been reused by something else. Prints "PID LOGFILE".
+const startScript = `umask 077
+log=$2
+if [ -z "$log" ]; then d="${TMPDIR:-/tmp}/dpulab-$(id -u)"; mkdir -p "$d" || exit 1; log="$d/$3-$(date +%s)-$$.log"; else mkdir -p "$(dirname "$log")" || exit 1; fi
+pf="$log.pid"
+rm -f "$pf"
+setsid sh -c 'echo "$$" >"$3.tmp" && mv "$3.tmp" "$3"; sh -c "$1" >>"$2" 2>&1 </dev/null; rc=$?; rm -f "$3"; exit $rc' dpulab-start "$1" "$log" "$pf" >/dev/null 2>&1 </dev/null &
+p=$!
+i=0
+while [ ! -s "$pf" ] && kill -0 "$p" 2>/dev/null; do i=$((i+1)); if [ "$i" -gt 500 ]; then echo "no pid file $pf after 10s" >&2; exit 1; fi; sleep 0.02; done
+printf '%s %s\n' "$p" "$log"`
+
+// stopScript ends process group $1 if pid file $2 still names it: SIGTERM,
+// then SIGKILL after $3 tenths of a second. Liveness ignores zombies (ps
+// stat Z), which kill -0 would count until their new parent reaps them.
+const stopScript = `alive() { if command -v ps >/dev/null 2>&1; then ps -eo pgid=,stat= | awk -v p="$1" '$1==p && $2 !~ /^Z/ {f=1} END {exit !f}'; else kill -0 -"$1" 2>/dev/null; fi; }
+p=$1
+[ "$(cat "$2" 2>/dev/null)" = "$p" ] || exit 0
+kill -TERM -"$p" 2>/dev/null || exit 0
+i=0
+while alive "$p"; do i=$((i+1)); if [ "$i" -gt "$3" ]; then kill -KILL -"$p" 2>/dev/null; break; fi; sleep 0.1; done
+rm -f "$2"`
+
+// killScript ends process group $1, but only if its leader's command line
+// still carries nonce $2 (the group was ours, not a reused pid): SIGTERM,
+// then SIGKILL after $3 tenths of a second.
+const killScript = `alive() { if command -v ps >/dev/null 2>&1; then ps -eo pgid=,stat= | awk -v p="$1" '$1==p && $2 !~ /^Z/ {f=1} END {exit !f}'; else kill -0 -"$1" 2>/dev/null; fi; }
+p=$1
+case "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" in *"$2"*) ;; *) kill -0 -"$p" 2>/dev/null || exit 0; [ -r /proc/"$p"/cmdline ] && exit 0 ;; esac
+kill -TERM -"$p" 2>/dev/null || exit 0
+i=0
+while alive "$p"; do i=$((i+1)); if [ "$i" -gt "$3" ]; then kill -KILL -"$p" 2>/dev/null; break; fi; sleep 0.1; done`
+
+// safeName keeps a process name usable inside a file name.
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func (c *common) start(ctx context.Context, p ProcSpec) (Proc, error) {
+	name := unsafeName.ReplaceAllString(p.Name, "_")
+	if name == "" {
+		name = "proc"
+	}
+	script := "sh -c " + Quote(startScript) + " dpulab-start " + QuoteAll(p.Cmd, p.LogFile, name)
+	var stdin []byte
+	if p.Sudo {
+		prefix, pw, err := c.sudoPrefix(ctx)
+		if err != nil {
+			return Proc{}, err
+		}
+		script = prefix + script
+		stdin = pw
+	}
+	out, errOut, code, err := c.simple(ctx, script, stdin)
+	if err != nil {
+		return Proc{}, fmt.Errorf("start %s on %s: %w", p.Name, c.host, err)
+	}
+	if code != 0 {
+		return Proc{}, fmt.Errorf("start %s on %s: exit %d: %s", p.Name, c.host, code, strings.TrimSpace(string(errOut)))
+	}
+	pidS, logFile, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
+	pid, perr := strconv.Atoi(pidS)
+	if !ok || perr != nil || pid <= 1 {
+		return Proc{}, fmt.Errorf("start %s on %s: unexpected reply %q", p.Name, c.host, out)
+	}
+	return Proc{Host: c.host, Name: p.Name, PID: pid, LogFile: logFile, Sudo: p.Sudo}, nil
+}
+
+func (c *common) stop(ctx context.Context, p Proc, grace time.Duration) error {
+	if p.PID <= 1 {
+		return fmt.Errorf("stop %s on %s: no pid recorded", p.Name, c.host)
+	}
+	tenths := int(grace / (100 * time.Millisecond))
+	script := "sh -c " + Quote(stopScript) + " dpulab-stop " + QuoteAll(strconv.Itoa(p.PID), p.LogFile+".pid", strconv.Itoa(tenths))
+	var stdin []byte
+	if p.Sudo {
+		prefix, pw, err := c.sudoPrefix(ctx)
+		if err != nil {
+			return err
+		}
+		script = prefix + script
+		stdin = pw
+	}
+	_, errOut, code, err := c.simple(ctx, script, stdin)
+	if err != nil {
+		return fmt.Errorf("stop %s on %s: %w", p.Name, c.host, err)
+	}
+	if code != 0 {
+		return fmt.Errorf("stop %s on %s: exit %d: %s", p.Name, c.host, code, strings.TrimSpace(string(errOut)))
+	}
+	return nil
+}
+
+// killGroup ends a process group of a cancelled Run (see killScript).
+func (c *common) killGroup(ctx context.Context, pgid int, nonce string, sudo bool, grace time.Duration) error {
+	script := "sh -c " + Quote(killScript) + " dpulab-kill " + QuoteAll(strconv.Itoa(pgid), nonce, strconv.Itoa(int(grace/(100*time.Millisecond))))
+	var stdin []byte
+	if sudo {
+		prefix, pw, err := c.sudoPrefix(ctx)
+		if err != nil {
+			return err
+		}
+		script = prefix + script
+		stdin = pw
+	}
+	_, errOut, code, err := c.simple(ctx, script, stdin)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("kill process group %d on %s: exit %d: %s", pgid, c.host, code, strings.TrimSpace(string(errOut)))
+	}
+	return nil
+}
+
+func (c *common) platform(ctx context.Context) (Platform, error) {
+	c.platMu.Lock()
+	defer c.platMu.Unlock()
+	if c.plat != nil {
+		return *c.plat, nil
+	}
+	out, errOut, code, err := c.simple(ctx, "uname -sm", nil)
+	if err != nil {
+		return Platform{}, fmt.Errorf("platform of %s: %w", c.host, err)
+	}
+	if code != 0 {
+		return Platform{}, fmt.Errorf("platform of %s: uname -sm: exit %d: %s", c.host, code, strings.TrimSpace(string(errOut)))
+	}
+	p, err := ParseUname(string(out))
+	if err != nil {
+		return Platform{}, fmt.Errorf("platform of %s: %w", c.host, err)
+	}
+	c.plat = &p
+	return p, nil
+}
+
+// ParseUname maps the output of `uname -sm` ("Linux aarch64") to Go's names
+// (linux/arm64).
+func ParseUname(s string) (Platform, error) {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return Platform{}, fmt.Errorf("unexpected uname -sm output %q", s)
+	}
+	osName := strings.ToLower(f[0])
+	arch, ok := map[string]string{
+		"x86_64": "amd64", "amd64": "amd64",
+		"aarch64": "arm64", "arm64": "arm64", "aarch64_be": "arm64be",
+		"armv7l": "arm", "armv6l": "arm", "armv8l": "arm",
+		"i386": "386", "i486": "386", "i586": "386", "i686": "386",
+		"ppc64le": "ppc64le", "ppc64": "ppc64", "s390x": "s390x",
+		"riscv64": "riscv64", "mips64": "mips64", "loongarch64": "loong64",
+	}[f[1]]
+	if !ok {
+		return Platform{}, fmt.Errorf("unknown machine %q in uname -sm output %q", f[1], s)
+	}
+	return Platform{OS: osName, Arch: arch}, nil
+}
+
+// newNonce returns a random tag put into a run's command line so that a
+// later kill can tell the process group is still ours.
+func newNonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "dpulab-run-" + hex.EncodeToString(b[:])
+}
