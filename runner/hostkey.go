@@ -22,8 +22,8 @@ var knownHostsMu sync.Mutex
 // hostKeyChecker verifies host keys against one known_hosts file and asks
 // the Prompter about unknown ones.
 type hostKeyChecker struct {
-	host     string // inventory name, for prompts and errors
-	file     string // known_hosts path (may not exist yet)
+	host string // inventory name, for prompts and errors
+	file string // known_hosts path (may not exist yet)
 
 	mu sync.Mutex
 	// once holds keys accepted for this Target's life only (AcceptOnce).

@@ -35,10 +35,10 @@ type common struct {
 type sudoMode int
 
 const (
-	sudoUnknown sudoMode = iota
-	sudoRoot             // already root: run as is
-	sudoNoPasswd         // sudo -n works
-	sudoPassword         // sudo -k -S -p '' with the password on stdin
+	sudoUnknown  sudoMode = iota
+	sudoRoot              // already root: run as is
+	sudoNoPasswd          // sudo -n works
+	sudoPassword          // sudo -k -S -p '' with the password on stdin
 )
 
 const sudoProbe = `if [ "$(id -u)" = 0 ]; then echo root; elif ! command -v sudo >/dev/null 2>&1; then echo nosudo; elif sudo -n true 2>/dev/null; then echo nopasswd; else echo password; fi`
@@ -46,7 +46,7 @@ const sudoProbe = `if [ "$(id -u)" = 0 ]; then echo root; elif ! command -v sudo
 // sudoPrefix returns what to put in front of a command to run it as root,
 // and what to feed its stdin first. It probes the host once: root needs
 // nothing, passwordless sudo gets `sudo -n`, otherwise the password is asked
-// through the Prompter, checked, and fed on stdin to `sudo -k -S -p ''` (-k so
+// through the Prompter, checked, and fed on stdin to `sudo -k -S -p ”` (-k so
 // sudo always reads it: a cached credential would let the password flow on
 // into the command's own stdin).
 func (c *common) sudoPrefix(ctx context.Context) (string, []byte, error) {

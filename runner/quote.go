@@ -5,9 +5,9 @@ import "strings"
 // Quote returns s quoted for a POSIX shell so that the shell reads it back as
 // exactly one word with exactly the bytes of s: no expansion ($, `), no word
 // splitting, no globbing, no command separators. It wraps s in single quotes
-// and writes each embedded single quote as '\'' (close, escaped quote, reopen),
+// and writes each embedded single quote as '\” (close, escaped quote, reopen),
 // the only character a single-quoted string cannot hold. The empty string
-// becomes '' so that it stays an (empty) argument instead of vanishing.
+// becomes ” so that it stays an (empty) argument instead of vanishing.
 //
 // Every value the runner or the step engine puts into a command line goes
 // through Quote; it is the one place quoting is done.
