@@ -23,6 +23,8 @@ type Spec struct {
 	Precision int
 	// LowerBound, when not NaN, pins the bottom of the y axis (0 for rates).
 	LowerBound float64
+	// XMin and XMax, when XMax > XMin, draw an x axis with that range.
+	XMin, XMax float64
 }
 
 // labelWidth is the room asciigraph's y labels take with our formatter.
@@ -61,6 +63,9 @@ func Plot(spec Spec) string {
 	if len(legends) > 0 {
 		plotH -= 2
 	}
+	if spec.XMax > spec.XMin {
+		plotH -= 2
+	}
 	if plotH < 1 {
 		plotH = 1
 	}
@@ -76,6 +81,9 @@ func Plot(spec Spec) string {
 	}
 	if !math.IsNaN(spec.LowerBound) {
 		opts = append(opts, asciigraph.LowerBound(spec.LowerBound))
+	}
+	if spec.XMax > spec.XMin {
+		opts = append(opts, asciigraph.XAxisRange(spec.XMin, spec.XMax), asciigraph.XAxisTickCount(min(plotW/8, 9)))
 	}
 	if spec.Caption != "" {
 		opts = append(opts, asciigraph.Caption(spec.Caption))

@@ -1,0 +1,232 @@
+// Package compare is the view of a finished compare: a variants × metrics
+// table with deltas against the first variant, per-second charts of the
+// variants overlaid, the sweep chart (TPS against the swept variable per
+// variant, the shape of the whitepaper's figure 3), the lab's published
+// reference figures with their source, and a TCO estimate with editable
+// inputs.
+package compare
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+)
+
+// Tab is the compare view's sub-view.
+type Tab int
+
+// The tabs, in key order 1..4.
+const (
+	TabTable Tab = iota
+	TabCharts
+	TabSweep
+	TabTCO
+)
+
+var tabNames = [...]string{"1 table", "2 charts", "3 sweep", "4 TCO"}
+
+// TCOFunc computes a TCO from inputs (steps.ComputeTCO in the real TUI).
+type TCOFunc func(inputs map[string]float64) (*steps.TCO, error)
+
+// Model is the compare view.
+type Model struct {
+	common.Common
+	res   *steps.Results
+	bench int
+	point int
+	tab   Tab
+	tco   *tcoForm
+}
+
+// New returns a compare view of res (nil shows "no results yet").
+func New(c common.Common, res *steps.Results, compute TCOFunc) *Model {
+	m := &Model{Common: c}
+	m.SetResults(res, compute)
+	return m
+}
+
+// SetResults replaces the results shown; the last bench with the most
+// variants is selected, at its last sweep point.
+func (m *Model) SetResults(res *steps.Results, compute TCOFunc) {
+	m.res = res
+	m.bench, m.point = 0, 0
+	if res != nil {
+		best := -1
+		for i, b := range res.Benches {
+			if len(b.Variants) >= best {
+				best = len(b.Variants)
+				m.bench = i
+			}
+		}
+		m.point = max(m.points()-1, 0)
+	}
+	m.tco = newTCOForm(m.Common, res, compute)
+}
+
+// Results returns what is shown.
+func (m *Model) Results() *steps.Results { return m.res }
+
+// Tab returns the active tab.
+func (m *Model) Tab() Tab { return m.tab }
+
+// SetTab selects a tab.
+func (m *Model) SetTab(t Tab) {
+	if t >= TabTable && t <= TabTCO {
+		m.tab = t
+	}
+}
+
+// SetSize implements common.Component.
+func (m *Model) SetSize(w, h int) {
+	m.Common.SetSize(w, h)
+	m.tco.SetSize(w, h)
+}
+
+func (m *Model) current() *steps.Compare {
+	if m.res == nil || m.bench >= len(m.res.Benches) {
+		return nil
+	}
+	return &m.res.Benches[m.bench]
+}
+
+func (m *Model) points() int {
+	c := m.current()
+	if c == nil || len(c.Variants) == 0 {
+		return 0
+	}
+	return len(c.Variants[0].Points)
+}
+
+// Init implements tea.Model.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// Update switches tabs, benches and sweep points, and edits TCO inputs.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return m, nil
+	}
+	if m.tab == TabTCO && m.tco.editing {
+		return m, m.tco.Update(k)
+	}
+	km := m.KeyMap
+	switch {
+	case key.Matches(k, km.Tab1):
+		m.tab = TabTable
+	case key.Matches(k, km.Tab2):
+		m.tab = TabCharts
+	case key.Matches(k, km.Tab3):
+		m.tab = TabSweep
+	case key.Matches(k, km.Tab4):
+		m.tab = TabTCO
+	case key.Matches(k, km.Right):
+		m.tab = (m.tab + 1) % 4
+	case key.Matches(k, km.Left):
+		m.tab = (m.tab + 3) % 4
+	case k.String() == "b" && m.res != nil && len(m.res.Benches) > 1:
+		m.bench = (m.bench + 1) % len(m.res.Benches)
+		m.point = max(m.points()-1, 0)
+	default:
+		if m.tab == TabTCO {
+			return m, m.tco.Update(k)
+		}
+		switch {
+		case key.Matches(k, km.Up):
+			m.point = max(m.point-1, 0)
+		case key.Matches(k, km.Down):
+			m.point = min(m.point+1, max(m.points()-1, 0))
+		}
+	}
+	return m, nil
+}
+
+// View draws the active tab in Width×Height.
+func (m *Model) View() string {
+	st := m.Styles
+	c := m.current()
+	if c == nil || len(c.Variants) == 0 {
+		return st.Muted.Render("No compare results yet: run the lab's bench or compare step, or open a results folder with `dpulab replay DIR`.")
+	}
+	var tabs []string
+	for i, n := range tabNames {
+		if Tab(i) == m.tab {
+			tabs = append(tabs, st.ChoiceActive.Render(n))
+		} else {
+			tabs = append(tabs, st.Choice.Render(n))
+		}
+	}
+	head := st.Title.Render("Compare: "+orStep(c)) + "  " + strings.Join(tabs, " ")
+	if len(m.res.Benches) > 1 {
+		head += st.Muted.Render(fmt.Sprintf("  b: next bench (%d/%d)", m.bench+1, len(m.res.Benches)))
+	}
+	body := ""
+	h := m.Height - 2
+	switch m.tab {
+	case TabTable:
+		body = m.tableView(c, h)
+	case TabCharts:
+		body = m.chartsView(c, h)
+	case TabSweep:
+		body = m.sweepView(c, h)
+	case TabTCO:
+		body = m.tco.View()
+	}
+	return ansi.Truncate(head, m.Width, "…") + "\n\n" + fit(body, m.Width, h)
+}
+
+func orStep(c *steps.Compare) string {
+	if c.Title != "" {
+		return c.Title
+	}
+	return c.Step
+}
+
+// fit cuts s to w columns and h lines, so a tab never breaks the layout.
+func fit(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:max(h, 0)]
+	}
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, w, "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// pointLabel names sweep point i ("instances = 40"), empty without a sweep.
+func pointLabel(c *steps.Compare, i int) string {
+	if c.Sweep == "" || len(c.Variants[0].Points) <= i {
+		return ""
+	}
+	return fmt.Sprintf("%s = %s", c.Sweep, c.Variants[0].Points[i].Value)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ShortHelp implements help.KeyMap.
+func (m *Model) ShortHelp() []key.Binding {
+	if m.tab == TabTCO {
+		return m.tco.ShortHelp()
+	}
+	return []key.Binding{m.KeyMap.Tab1, m.KeyMap.Tab2, m.KeyMap.Tab3, m.KeyMap.Tab4}
+}
+
+// FullHelp implements help.KeyMap.
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{m.KeyMap.Tab1, m.KeyMap.Tab2, m.KeyMap.Tab3, m.KeyMap.Tab4, m.KeyMap.Left, m.KeyMap.Right},
+		{m.KeyMap.Up, m.KeyMap.Down}}
+}

@@ -1,0 +1,185 @@
+package compare
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/chart"
+	"github.com/dpulab/dpulab/tui/common"
+)
+
+// tcoForm edits the TCO inputs; every change recomputes the outputs with
+// the engine's formula (never one of our own), so the view and the report
+// cannot disagree.
+type tcoForm struct {
+	common.Common
+	compute TCOFunc
+	names   []string
+	inputs  []textinput.Model
+	focus   int
+	editing bool
+	out     *steps.TCO
+	err     error
+}
+
+func newTCOForm(c common.Common, res *steps.Results, compute TCOFunc) *tcoForm {
+	f := &tcoForm{Common: c, compute: compute}
+	var start *steps.TCO
+	if res != nil && res.TCO != nil {
+		start = res.TCO
+	} else if compute != nil {
+		start, f.err = compute(nil)
+	}
+	if start == nil {
+		return f
+	}
+	f.out = start
+	f.names = orderedInputs(start)
+	for _, n := range f.names {
+		in := textinput.New()
+		in.Prompt = ""
+		in.CharLimit = 20
+		in.Width = 14
+		in.SetValue(strconv.FormatFloat(start.Inputs[n], 'f', -1, 64))
+		f.inputs = append(f.inputs, in)
+	}
+	return f
+}
+
+// orderedInputs lists input names in the order the formula uses them, so
+// the form reads top to bottom like the arithmetic.
+func orderedInputs(t *steps.TCO) []string {
+	names := sortedKeys(t.Inputs)
+	pos := func(n string) int {
+		if i := strings.Index(t.Formula, n); i >= 0 {
+			return i
+		}
+		return len(t.Formula) + 1
+	}
+	sort.SliceStable(names, func(i, j int) bool { return pos(names[i]) < pos(names[j]) })
+	return names
+}
+
+func (f *tcoForm) SetSize(w, h int) { f.Common.SetSize(w, h) }
+
+func (f *tcoForm) recompute() {
+	if f.compute == nil {
+		return
+	}
+	in := map[string]float64{}
+	for i, n := range f.names {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f.inputs[i].Value()), 64)
+		if err != nil {
+			f.err = fmt.Errorf("%s: %q is not a number", n, f.inputs[i].Value())
+			return
+		}
+		in[n] = v
+	}
+	out, err := f.compute(in)
+	if err != nil {
+		f.err = err
+		return
+	}
+	f.out, f.err = out, nil
+}
+
+func (f *tcoForm) Update(k tea.KeyMsg) tea.Cmd {
+	if len(f.inputs) == 0 {
+		return nil
+	}
+	km := f.KeyMap
+	if !f.editing {
+		switch {
+		case key.Matches(k, km.Up):
+			f.focus = max(f.focus-1, 0)
+		case key.Matches(k, km.Down):
+			f.focus = min(f.focus+1, len(f.inputs)-1)
+		case k.Type == tea.KeyEnter || k.String() == "e":
+			f.editing = true
+			f.inputs[f.focus].Focus()
+			f.inputs[f.focus].CursorEnd()
+		}
+		return nil
+	}
+	switch {
+	case k.Type == tea.KeyEnter, key.Matches(k, km.Cancel), k.Type == tea.KeyTab:
+		f.inputs[f.focus].Blur()
+		f.editing = false
+		f.recompute()
+		return nil
+	}
+	var cmd tea.Cmd
+	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(k)
+	f.recompute()
+	return cmd
+}
+
+func money(v float64) string { return "$" + chart.Human(v) }
+
+func (f *tcoForm) View() string {
+	st := f.Styles
+	if len(f.inputs) == 0 {
+		msg := "No TCO estimate in these results."
+		if f.err != nil {
+			msg += " " + f.err.Error()
+		}
+		return st.Muted.Render(msg)
+	}
+	var b strings.Builder
+	b.WriteString(st.Bold.Render("Inputs") + st.Muted.Render("  (↑/↓ choose · enter edit · enter/esc done)") + "\n")
+	nameW := 10
+	for _, n := range f.names {
+		nameW = max(nameW, len(n))
+	}
+	for i, n := range f.names {
+		mark := "  "
+		if i == f.focus {
+			mark = "› "
+		}
+		val := f.inputs[i].View()
+		if !f.editing || i != f.focus {
+			val = f.inputs[i].Value()
+		}
+		fmt.Fprintf(&b, "%s%-*s  %s\n", mark, nameW, n, val)
+	}
+	if f.err != nil {
+		b.WriteString(st.FieldInvalid.Render("✘ "+f.err.Error()) + "\n")
+	}
+	if f.out != nil {
+		b.WriteString("\n" + st.Bold.Render("Estimate") + "\n")
+		for _, n := range orderedOutputs(f.out) {
+			v := f.out.Outputs[n]
+			s := chart.Human(v)
+			if strings.HasSuffix(n, "_usd") || strings.Contains(n, "_usd_") {
+				s = money(v)
+			}
+			fmt.Fprintf(&b, "  %-*s  %s\n", nameW, n, st.BigNumber.Render(s))
+		}
+		if f.out.Formula != "" {
+			b.WriteString("\n" + st.Muted.Render(f.out.Formula) + "\n")
+		}
+	}
+	return b.String()
+}
+
+func orderedOutputs(t *steps.TCO) []string {
+	names := sortedKeys(t.Outputs)
+	pos := func(n string) int {
+		if i := strings.Index(t.Formula, strings.TrimSuffix(n, "_usd")); i >= 0 {
+			return i
+		}
+		return len(t.Formula) + 1
+	}
+	sort.SliceStable(names, func(i, j int) bool { return pos(names[i]) < pos(names[j]) })
+	return names
+}
+
+func (f *tcoForm) ShortHelp() []key.Binding {
+	return []key.Binding{f.KeyMap.Up, f.KeyMap.Down, key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "edit"))}
+}

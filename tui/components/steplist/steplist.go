@@ -1,0 +1,198 @@
+// Package steplist is the lab screen's left pane: the steps with a status
+// icon each (a spinner for the running one) and the overall progress bar.
+package steplist
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/progress"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/muesli/termenv"
+)
+
+// Icons per status; distinct shapes so the list reads without colour.
+var icons = map[steps.Status]string{
+	steps.Pending: "○",
+	steps.Running: "◐",
+	steps.Done:    "✔",
+	steps.Failed:  "✘",
+	steps.Skipped: "↷",
+}
+
+// Model is the step list.
+type Model struct {
+	common.Common
+	steps    []steps.StepInfo
+	selected int
+	spinner  spinner.Model
+	bar      progress.Model
+}
+
+// New returns an empty step list.
+func New(c common.Common) *Model {
+	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(c.Styles.StepRunning))
+	opts := []progress.Option{progress.WithoutPercentage(), progress.WithFillCharacters('█', '░')}
+	if c.Styles.NoColor {
+		opts = append(opts, progress.WithColorProfile(termenv.Ascii))
+	} else {
+		opts = append(opts, progress.WithSolidFill(c.Styles.ProgressColor))
+	}
+	m := &Model{Common: c, spinner: sp, bar: progress.New(opts...)}
+	m.SetSize(c.Width, c.Height)
+	return m
+}
+
+// SetSize implements common.Component.
+func (m *Model) SetSize(w, h int) {
+	m.Common.SetSize(w, h)
+	m.bar.Width = max(w-12, 4)
+}
+
+// SetSteps replaces the steps (on open and on restart).
+func (m *Model) SetSteps(s []steps.StepInfo) {
+	m.steps = append([]steps.StepInfo(nil), s...)
+	if m.selected >= len(m.steps) {
+		m.selected = 0
+	}
+}
+
+// Steps returns the steps as shown.
+func (m *Model) Steps() []steps.StepInfo { return m.steps }
+
+// SetStatus updates step i's status.
+func (m *Model) SetStatus(i int, st steps.Status) {
+	if i >= 0 && i < len(m.steps) {
+		m.steps[i].Status = st
+	}
+}
+
+// Status returns step i's status.
+func (m *Model) Status(i int) steps.Status {
+	if i >= 0 && i < len(m.steps) {
+		return m.steps[i].Status
+	}
+	return steps.Pending
+}
+
+// Selected is the index of the selected step.
+func (m *Model) Selected() int { return m.selected }
+
+// Select moves the selection to step i (clamped).
+func (m *Model) Select(i int) {
+	if len(m.steps) == 0 {
+		m.selected = 0
+		return
+	}
+	m.selected = min(max(i, 0), len(m.steps)-1)
+}
+
+// Running reports whether any step is running.
+func (m *Model) Running() bool {
+	for _, s := range m.steps {
+		if s.Status == steps.Running {
+			return true
+		}
+	}
+	return false
+}
+
+// Finished counts steps that are done or skipped.
+func (m *Model) Finished() int {
+	n := 0
+	for _, s := range m.steps {
+		if s.Status == steps.Done || s.Status == steps.Skipped {
+			n++
+		}
+	}
+	return n
+}
+
+// Init starts the spinner.
+func (m *Model) Init() tea.Cmd { return m.spinner.Tick }
+
+// Update moves the selection and animates the spinner.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case spinner.TickMsg:
+		var cmd tea.Cmd
+		m.spinner, cmd = m.spinner.Update(msg)
+		return m, cmd
+	case tea.KeyMsg:
+		switch {
+		case key.Matches(msg, m.KeyMap.Up), key.Matches(msg, m.KeyMap.Prev):
+			m.Select(m.selected - 1)
+		case key.Matches(msg, m.KeyMap.Down), key.Matches(msg, m.KeyMap.Next):
+			m.Select(m.selected + 1)
+		case key.Matches(msg, m.KeyMap.Top):
+			m.Select(0)
+		case key.Matches(msg, m.KeyMap.Bottom):
+			m.Select(len(m.steps) - 1)
+		}
+	}
+	return m, nil
+}
+
+// View draws the list and the progress bar, exactly Height lines.
+func (m *Model) View() string {
+	st := m.Styles
+	var b strings.Builder
+	listH := max(m.Height-2, 1)
+	// Scroll so the selection stays visible.
+	first := 0
+	if m.selected >= listH {
+		first = m.selected - listH + 1
+	}
+	for i := first; i < len(m.steps) && i < first+listH; i++ {
+		s := m.steps[i]
+		icon := icons[s.Status]
+		style := st.StepNormal
+		switch s.Status {
+		case steps.Running:
+			icon = m.spinner.View()
+			style = st.StepRunning
+		case steps.Done:
+			style = st.StepDone
+		case steps.Failed:
+			style = st.StepFailed
+		case steps.Skipped:
+			style = st.StepSkipped
+		}
+		if s.Status == steps.Running {
+			icon = ansi.Strip(icon)
+		}
+		text := ansi.Truncate(fmt.Sprintf("%2d %s", i+1, s.Title), max(m.Width-4, 1), "…")
+		line := style.Render(icon) + " " + text
+		if i == m.selected {
+			line = st.StepSelected.Render("›" + icon + " " + text) // selection marked by › as well as reverse video
+		} else {
+			line = " " + line
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	for i := len(m.steps) - first; i < listH; i++ {
+		b.WriteByte('\n')
+	}
+	frac := 0.0
+	if len(m.steps) > 0 {
+		frac = float64(m.Finished()) / float64(len(m.steps))
+	}
+	b.WriteString(m.bar.ViewAs(frac) + " " + st.Muted.Render(fmt.Sprintf("%d/%d", m.Finished(), len(m.steps))))
+	return b.String()
+}
+
+// ShortHelp implements help.KeyMap.
+func (m *Model) ShortHelp() []key.Binding {
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down}
+}
+
+// FullHelp implements help.KeyMap.
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Next, m.KeyMap.Prev, m.KeyMap.Top, m.KeyMap.Bottom}}
+}

@@ -1,0 +1,142 @@
+// Package picker is the first page: the labs (embedded and --lab-dir) in a
+// filterable list with their duration, roles and whether the inventory
+// covers them, and saved progress. quickstart comes first and is selected.
+package picker
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/list"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/session"
+)
+
+// OpenLabMsg asks the root to open a lab.
+type OpenLabMsg struct{ ID string }
+
+// item is one lab in the list.
+type item struct{ info session.LabInfo }
+
+func (i item) Title() string {
+	if i.info.Err != "" {
+		return i.info.Title + "  ✘ cannot open"
+	}
+	return i.info.Title
+}
+
+func (i item) Description() string { return Describe(i.info) }
+
+func (i item) FilterValue() string { return i.info.ID + " " + i.info.Title }
+
+// Describe is a lab's one-line summary: duration, roles with inventory
+// coverage, saved progress.
+func Describe(l session.LabInfo) string {
+	var parts []string
+	if l.Duration > 0 {
+		parts = append(parts, fmt.Sprintf("%d min", int(l.Duration.Minutes()+0.5)))
+	}
+	if len(l.Roles) > 0 {
+		cov := "✔ inventory covers them"
+		if len(l.Missing) > 0 {
+			cov = "✘ no host for " + strings.Join(l.Missing, ", ")
+		}
+		parts = append(parts, "roles: "+strings.Join(l.Roles, ", ")+" "+cov)
+	}
+	switch {
+	case l.Err != "":
+		parts = append(parts, l.Err)
+	case l.ResumeAt >= l.Steps && l.Steps > 0:
+		parts = append(parts, "finished (enter to review)")
+	case l.ResumeAt > 0:
+		parts = append(parts, fmt.Sprintf("resume at step %d/%d", l.ResumeAt+1, l.Steps))
+	case l.Steps > 0:
+		parts = append(parts, fmt.Sprintf("%d steps", l.Steps))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Model is the picker page.
+type Model struct {
+	common.Common
+	list list.Model
+	labs []session.LabInfo
+}
+
+// New builds the picker over labs; quickstart is moved first and selected.
+func New(c common.Common, labs []session.LabInfo) *Model {
+	ordered := make([]session.LabInfo, 0, len(labs))
+	for _, l := range labs {
+		if l.ID == "quickstart" {
+			ordered = append(ordered, l)
+		}
+	}
+	for _, l := range labs {
+		if l.ID != "quickstart" {
+			ordered = append(ordered, l)
+		}
+	}
+	items := make([]list.Item, len(ordered))
+	for i, l := range ordered {
+		items[i] = item{l}
+	}
+	d := list.NewDefaultDelegate()
+	l := list.New(items, d, c.Width, c.Height)
+	l.Title = "dpulab — pick a lab"
+	l.SetShowHelp(false) // the root footer shows help
+	l.SetStatusBarItemName("lab", "labs")
+	l.DisableQuitKeybindings()
+	m := &Model{Common: c, list: l, labs: ordered}
+	m.SetSize(c.Width, c.Height)
+	return m
+}
+
+// SetSize implements common.Component.
+func (m *Model) SetSize(w, h int) {
+	m.Common.SetSize(w, h)
+	m.list.SetSize(w, h)
+}
+
+// Selected returns the highlighted lab.
+func (m *Model) Selected() (session.LabInfo, bool) {
+	it, ok := m.list.SelectedItem().(item)
+	return it.info, ok
+}
+
+// Filtering reports whether the filter input has the keyboard.
+func (m *Model) Filtering() bool { return m.list.FilterState() == list.Filtering }
+
+// Init implements tea.Model.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// Update moves, filters and opens.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok && !m.Filtering() && key.Matches(k, m.KeyMap.Enter) {
+		if l, ok := m.Selected(); ok {
+			if l.Err != "" {
+				return m, common.ErrorCmd(fmt.Errorf("lab %s cannot be opened: %s (run `dpulab lint` on it)", l.ID, l.Err))
+			}
+			id := l.ID
+			return m, func() tea.Msg { return OpenLabMsg{ID: id} }
+		}
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.list, cmd = m.list.Update(msg)
+	return m, cmd
+}
+
+// View draws the list.
+func (m *Model) View() string { return m.list.View() }
+
+// ShortHelp implements help.KeyMap.
+func (m *Model) ShortHelp() []key.Binding {
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter, m.KeyMap.Filter, m.KeyMap.Quit, m.KeyMap.Help}
+}
+
+// FullHelp implements help.KeyMap.
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter}, {m.KeyMap.Filter, m.KeyMap.Back, m.KeyMap.Quit, m.KeyMap.ForceQuit, m.KeyMap.Help}}
+}
