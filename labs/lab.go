@@ -200,8 +200,9 @@ type TemplateSpec struct {
 	// Source is the template file: relative to the lab dir, or
 	// "assets/NAME" for a file shipped in package assets.
 	Source string
-	// Dest is where it is written on each host (a template over variables,
-	// rendered unquoted; it is a path, not a shell command).
+	// Dest is where it is written on each host: a text-context template
+	// that sees the same data as commands (.workdir, .host, .vars...), so
+	// render it with RenderText(Dest, Data(vars, extra)), not Value.Resolve.
 	Dest Value
 	// Mode is the file mode (default 0644).
 	Mode fs.FileMode

@@ -1,32 +1,288 @@
 package labs
 
 import (
+	"embed"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
+// embedded holds the labs shipped with dpulab, one directory each.
+//
+//go:embed quickstart
+var embedded embed.FS
+
+// DefaultLab is the lab the picker selects first and lists first: it runs on
+// this machine with nothing but dpulab.
+const DefaultLab = "quickstart"
+
+// Parse reads and checks the lab in dir of fsys. It returns the lab (as
+// complete as it could be read) and every problem found; file is how
+// lab.yaml is named in those problems.
+func Parse(fsys fs.FS, dir, file string) (*Lab, Problems) {
+	l := &Lab{File: file, Dir: dir, FS: fsys}
+	p := &parser{file: file, fsys: fsys, dir: dir, lab: l}
+	b, err := fs.ReadFile(fsys, path.Join(dir, LabFile))
+	if err != nil {
+		p.errAt(file, 0, "cannot read: %v", cleanFSErr(err))
+		return l, p.probs
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		p.errAt(file, yamlErrLine(err), "not valid YAML: %s", yamlErrMsg(err))
+		return l, p.probs
+	}
+	if root.Kind == 0 {
+		p.errAt(file, 0, "the file is empty; a lab needs at least id, title, roles and steps")
+		return l, p.probs
+	}
+	p.parse(&root)
+	p.probs.Sort()
+	return l, p.probs
+}
+
+// yamlErrLine pulls the line out of a yaml.v3 error ("yaml: line 7: ...").
+func yamlErrLine(err error) int {
+	var n int
+	msg := err.Error()
+	if i := strings.Index(msg, "line "); i >= 0 {
+		fmt.Sscanf(msg[i:], "line %d", &n)
+	}
+	return n
+}
+
+func yamlErrMsg(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "line ") {
+		msg = msg[i+2:]
+	}
+	return msg
+}
+
 // Load reads and validates the lab in dir of fsys (dir holds lab.yaml). It
-// returns every problem found, joined, as "file:line: message" lines.
+// fails with a Problems error listing every problem as "file:line: message".
 func Load(fsys fs.FS, dir string) (*Lab, error) {
-	return nil, errors.New("labs.Load: not built yet")
+	l, probs := Parse(fsys, dir, path.Join(dir, LabFile))
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return l, nil
 }
 
-// Embedded returns the labs compiled into dpulab, quickstart first.
+// Embedded returns the labs compiled into dpulab, quickstart first, then by
+// id.
 func Embedded() ([]*Lab, error) {
-	return nil, errors.New("labs.Embedded: not built yet")
+	dirs, err := fs.ReadDir(embedded, ".")
+	if err != nil {
+		return nil, fmt.Errorf("embedded labs: %w", err)
+	}
+	var out []*Lab
+	var probs Problems
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		l, ps := Parse(embedded, d.Name(), "labs/"+d.Name()+"/"+LabFile)
+		if len(ps) > 0 {
+			probs = append(probs, ps...)
+			continue
+		}
+		l.Embedded = true
+		out = append(out, l)
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	sortLabs(out)
+	return out, nil
 }
 
-// FromDir loads a lab directory (holding lab.yaml) or a directory of labs.
+// sortLabs puts the default lab first, then the others by id.
+func sortLabs(ls []*Lab) {
+	sort.SliceStable(ls, func(i, j int) bool {
+		a, b := ls[i].ID == DefaultLab, ls[j].ID == DefaultLab
+		if a != b {
+			return a
+		}
+		return ls[i].ID < ls[j].ID
+	})
+}
+
+// FromDir loads a lab directory (holding lab.yaml) or a directory whose
+// subdirectories are labs. Every problem of every lab is returned together.
 func FromDir(dir string) ([]*Lab, error) {
-	return nil, errors.New("labs.FromDir: not built yet")
+	dirs, err := labDirs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Lab
+	var probs Problems
+	for _, d := range dirs {
+		l, ps := Parse(os.DirFS(d), ".", filepath.Join(d, LabFile))
+		if len(ps) > 0 {
+			probs = append(probs, ps...)
+			continue
+		}
+		out = append(out, l)
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	if dup := duplicateIDs(out); dup != nil {
+		return nil, dup
+	}
+	sortLabs(out)
+	return out, nil
+}
+
+// labDirs finds the lab directories a path names: the directory of a
+// lab.yaml, a lab directory, or the lab directories inside a directory.
+func labDirs(p string) ([]string, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("lab path: %w", err)
+	}
+	if !fi.IsDir() {
+		if filepath.Base(p) != LabFile {
+			return nil, fmt.Errorf("%s: a lab is a directory holding %s; give that directory or file", p, LabFile)
+		}
+		return []string{filepath.Dir(p)}, nil
+	}
+	if _, err := os.Stat(filepath.Join(p, LabFile)); err == nil {
+		return []string{p}, nil
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return nil, fmt.Errorf("lab dir: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(p, e.Name())
+		if _, err := os.Stat(filepath.Join(sub, LabFile)); err == nil {
+			out = append(out, sub)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no lab (no %s in it or in its subdirectories)", p, LabFile)
+	}
+	return out, nil
+}
+
+// duplicateIDs reports labs that share an id.
+func duplicateIDs(ls []*Lab) Problems {
+	seen := map[string]*Lab{}
+	var probs Problems
+	for _, l := range ls {
+		if prev, dup := seen[l.ID]; dup {
+			probs = append(probs, Problem{File: l.File, Line: 1, Msg: fmt.Sprintf("lab id %q is also used by %s", l.ID, prev.File)})
+			continue
+		}
+		seen[l.ID] = l
+	}
+	return probs
+}
+
+// All returns the embedded labs and those of labDirs. A lab from a
+// directory replaces an embedded lab with the same id, so a trainer can
+// edit a copy of a shipped lab and run it under the same name.
+func All(labDirs ...string) ([]*Lab, error) {
+	emb, err := Embedded()
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*Lab{}
+	var order []string
+	for _, l := range emb {
+		byID[l.ID] = l
+		order = append(order, l.ID)
+	}
+	for _, d := range labDirs {
+		ls, err := FromDir(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range ls {
+			if _, ok := byID[l.ID]; !ok {
+				order = append(order, l.ID)
+			}
+			byID[l.ID] = l
+		}
+	}
+	out := make([]*Lab, 0, len(order))
+	for _, id := range order {
+		out = append(out, byID[id])
+	}
+	sortLabs(out)
+	return out, nil
 }
 
 // Find returns the lab with id from labDirs (searched first, in order) or
 // the embedded labs. id may also be a path to a lab directory or lab.yaml.
 func Find(id string, labDirs ...string) (*Lab, error) {
-	return nil, errors.New("labs.Find: not built yet")
+	if strings.ContainsRune(id, os.PathSeparator) || strings.HasSuffix(id, ".yaml") {
+		ls, err := FromDir(id)
+		if err != nil {
+			return nil, err
+		}
+		if len(ls) != 1 {
+			return nil, fmt.Errorf("%s holds %d labs; name one of them", id, len(ls))
+		}
+		return ls[0], nil
+	}
+	all, err := All(labDirs...)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(all))
+	for i, l := range all {
+		if l.ID == id {
+			return l, nil
+		}
+		ids[i] = l.ID
+	}
+	return nil, fmt.Errorf("no lab %q (available: %s; or give a path to a lab directory)", id, strings.Join(ids, ", "))
 }
 
-func readLabFile(fsys fs.FS, dir, name string) ([]byte, error) {
-	return nil, errors.New("not built yet")
+// Lint checks the labs a path names (a lab directory, a lab.yaml, or a
+// directory of labs) and returns every problem. The error is for paths
+// that hold no lab at all.
+func Lint(p string) (Problems, error) {
+	dirs, err := labDirs(p)
+	if err != nil {
+		return nil, err
+	}
+	var probs Problems
+	var ok []*Lab
+	for _, d := range dirs {
+		l, ps := Parse(os.DirFS(d), ".", filepath.Join(d, LabFile))
+		probs = append(probs, ps...)
+		if l.ID != "" {
+			ok = append(ok, l)
+		}
+	}
+	probs = append(probs, duplicateIDs(ok)...)
+	return probs, nil
+}
+
+// LintEmbedded checks the labs compiled into dpulab.
+func LintEmbedded() Problems {
+	_, err := Embedded()
+	var probs Problems
+	if errors.As(err, &probs) {
+		return probs
+	}
+	if err != nil {
+		return Problems{{File: "labs", Msg: err.Error()}}
+	}
+	return nil
 }

@@ -138,7 +138,8 @@ var safeWord = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
 
 // ShellQuote returns s as one POSIX shell word: unchanged when it holds only
 // characters that are never special, otherwise in single quotes with every
-// embedded single quote written as '\''.
+// embedded single quote closed, escaped and reopened (quote, backslash,
+// quote, quote).
 func ShellQuote(s string) string {
 	if s == "" {
 		return "''"

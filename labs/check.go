@@ -1,0 +1,304 @@
+package labs
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template/parse"
+
+	"github.com/dpulab/dpulab/assets"
+	"go.yaml.in/yaml/v3"
+)
+
+// value reads a Value field: its template must parse and reference only
+// declared variables, and, resolved with the variables' defaults, it must
+// pass check (when check is non-nil).
+func (p *parser) value(n *yaml.Node, what string, check func(string) error) Value {
+	return p.valueWith(n, what, valueKeys, check)
+}
+
+// valueWith is value for fields rendered with more than the variables
+// (a template step's dest sees .workdir, .host, ...).
+func (p *parser) valueWith(n *yaml.Node, what string, keys []string, check func(string) error) Value {
+	s := p.str(n, what)
+	if s == "" {
+		return ""
+	}
+	v := Value(s)
+	if strings.Contains(s, "{{") {
+		if !p.checkTemplate(p.file, n.Line, s, false, keys, what) {
+			return v
+		}
+	}
+	if check == nil {
+		return v
+	}
+	defaults := map[string]string{}
+	for _, vr := range p.lab.Variables {
+		defaults[vr.Name] = vr.Default
+	}
+	r, err := v.Resolve(defaults)
+	if err != nil {
+		p.errf(n, "%s: %v", what, err)
+		return v
+	}
+	if err := check(r); err != nil {
+		if r != s {
+			p.errf(n, "%s: %v (with the variables' defaults, %q gives %q)", what, err, s, r)
+		} else {
+			p.errf(n, "%s: %v", what, err)
+		}
+	}
+	return v
+}
+
+func checkDuration(s string) error {
+	d, err := ParseDuration(s)
+	if err == nil && d < 0 {
+		return fmt.Errorf("%q must not be negative", s)
+	}
+	return err
+}
+
+func checkSize(s string) error {
+	_, err := ParseSize(s)
+	return err
+}
+
+func checkBool(s string) error {
+	_, err := ParseBool(s)
+	return err
+}
+
+func checkIntMin(lo int) func(string) error {
+	return func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", s)
+		}
+		if n < lo {
+			return fmt.Errorf("%d is below the minimum %d", n, lo)
+		}
+		return nil
+	}
+}
+
+func checkPort(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q is not a port number (1-65535)", s)
+	}
+	return nil
+}
+
+func checkTransport(s string) error {
+	switch Transport(s) {
+	case TransportTCP, TransportUnix, TransportRDMA:
+		return nil
+	}
+	return fmt.Errorf("transport %q: use tcp, unix or rdma", s)
+}
+
+func checkRatio(s string) error {
+	a, b, ok := strings.Cut(s, ":")
+	x, e1 := strconv.Atoi(a)
+	y, e2 := strconv.Atoi(b)
+	if !ok || e1 != nil || e2 != nil || x < 0 || y < 0 || x+y == 0 {
+		return fmt.Errorf("ratio %q: write SET:GET, e.g. 1:10 (one SET per ten GETs)", s)
+	}
+	return nil
+}
+
+// tmplLineRE finds the line number in a text/template parse error
+// ("template: t:3: unexpected ...").
+var tmplLineRE = regexp.MustCompile(`^template: [^:]*:(\d+):(?:\d+:)? ?(.*)$`)
+
+// checkTemplate parses text as a lab template starting at line of file and
+// reports parse errors and references to unknown data or undeclared
+// variables. It reports whether the template parsed.
+func (p *parser) checkTemplate(file string, line int, text string, shell bool, keys []string, what string) bool {
+	t, err := parseTemplate("t", text, false)
+	if err != nil {
+		msg := err.Error()
+		at := line
+		if m := tmplLineRE.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			at = line + n - 1
+			msg = m[2]
+		}
+		p.errAt(file, at, "%s: template error: %s", what, msg)
+		return false
+	}
+	w := refWalker{p: p, file: file, line: line, text: text, shell: shell, keys: keys, what: what}
+	for _, tt := range t.Templates() {
+		if tt.Name() != "t" {
+			p.errAt(file, line, "%s: {{define}} and {{block}} are not supported in lab templates", what)
+			continue
+		}
+		if tt.Tree != nil {
+			w.walk(tt.Root, true)
+		}
+	}
+	return true
+}
+
+// checkTemplateFile checks a template file named by a step (template:,
+// config:), with problems reported against that file's own lines.
+func (p *parser) checkTemplateFile(n *yaml.Node, name string, keys []string, what string) {
+	b, err := readLabFile(p.fsys, p.dir, name)
+	if err != nil {
+		p.errf(n, "%s: template %q: %v", what, name, cleanFSErr(err))
+		return
+	}
+	file := name
+	if !strings.HasPrefix(name, "assets/") {
+		file = path.Join(path.Dir(p.file), name)
+	}
+	p.checkTemplate(file, 1, string(b), false, keys, what+" template "+name)
+}
+
+// refWalker checks the data references of a parsed template.
+type refWalker struct {
+	p     *parser
+	file  string
+	line  int
+	text  string
+	shell bool
+	keys  []string
+	what  string
+}
+
+func (w *refWalker) lineOf(pos parse.Pos) int {
+	if int(pos) > len(w.text) {
+		return w.line
+	}
+	return w.line + strings.Count(w.text[:pos], "\n")
+}
+
+// walk visits n; root says whether dot is still the template's data (it is
+// not inside range and with).
+func (w *refWalker) walk(n parse.Node, root bool) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for i, c := range n.Nodes {
+			if a, ok := c.(*parse.ActionNode); ok && w.shell && len(a.Pipe.Decl) == 0 && i > 0 {
+				if t, ok := n.Nodes[i-1].(*parse.TextNode); ok && len(t.Text) > 0 {
+					if q := t.Text[len(t.Text)-1]; q == '"' || q == '\'' {
+						w.p.errAt(w.file, w.lineOf(a.Pos), "%s: remove the %c before %s: values are shell-quoted for you", w.what, q, a.String())
+					}
+				}
+			}
+			w.walk(c, root)
+		}
+	case *parse.ActionNode:
+		w.walk(n.Pipe, root)
+	case *parse.PipeNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Cmds {
+			w.walk(c, root)
+		}
+	case *parse.CommandNode:
+		for _, a := range n.Args {
+			w.walk(a, root)
+		}
+	case *parse.IfNode:
+		w.walk(n.Pipe, root)
+		w.walk(n.List, root)
+		w.walk(n.ElseList, root)
+	case *parse.RangeNode:
+		w.walk(n.Pipe, root)
+		w.walk(n.List, false)
+		w.walk(n.ElseList, root)
+	case *parse.WithNode:
+		w.walk(n.Pipe, root)
+		w.walk(n.List, false)
+		w.walk(n.ElseList, root)
+	case *parse.TemplateNode:
+		w.p.errAt(w.file, w.lineOf(n.Pos), "%s: {{template}} is not supported in lab templates", w.what)
+	case *parse.FieldNode:
+		if root {
+			w.ref(n.Ident, n.Pos)
+		}
+	case *parse.VariableNode:
+		if len(n.Ident) > 1 && n.Ident[0] == "$" {
+			w.ref(n.Ident[1:], n.Pos)
+		}
+	case *parse.ChainNode:
+		w.walk(n.Node, root)
+	case *parse.IdentifierNode:
+		if n.Ident == autoquoteFunc {
+			w.p.errAt(w.file, w.lineOf(n.Pos), "%s: %s is applied for you; use quote, or nothing", w.what, autoquoteFunc)
+		}
+	}
+}
+
+// ref checks one data reference such as .vars.instances or .host.
+func (w *refWalker) ref(ident []string, pos parse.Pos) {
+	if len(ident) == 0 {
+		return
+	}
+	if !slices.Contains(w.keys, ident[0]) {
+		msg := fmt.Sprintf("%s: unknown field .%s here (available: .%s)", w.what, ident[0], strings.Join(w.keys, ", ."))
+		if w.p.lab.hasVar(ident[0]) {
+			msg = fmt.Sprintf("%s: .%s is a variable: write {{.vars.%s}}", w.what, ident[0], ident[0])
+		}
+		w.p.errAt(w.file, w.lineOf(pos), "%s", msg)
+		return
+	}
+	if ident[0] == DataVars && len(ident) > 1 && !w.p.lab.hasVar(ident[1]) {
+		msg := fmt.Sprintf("%s: undefined variable %q", w.what, ident[1])
+		if s := closest(ident[1], w.p.lab.varNames()); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		w.p.errAt(w.file, w.lineOf(pos), "%s", msg)
+	}
+}
+
+func (l *Lab) hasVar(name string) bool {
+	_, ok := l.Var(name)
+	return ok
+}
+
+// closest returns the candidate within a small edit distance of s, if any:
+// enough to catch typos like "pipline" without guessing wildly.
+func closest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD && d <= len(c)/3+1 {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func readAsset(name string) ([]byte, error) {
+	return assets.ReadFile(name)
+}

@@ -1,0 +1,872 @@
+package labs
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The parser walks lab.yaml as a yaml.Node tree rather than decoding into
+// structs: it needs the line of every key for its messages, must report
+// unknown keys, and keeps going after the first problem so a trainer sees
+// them all at once.
+
+// LabFile is the name of a lab's main file inside its directory.
+const LabFile = "lab.yaml"
+
+// idRE is what lab, step, role and group ids look like: they appear in file
+// names, state files and command lines.
+var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// varNameRE is what variable names look like: usable as {{.vars.NAME}}.
+var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+type parser struct {
+	file  string // lab.yaml as shown in messages
+	fsys  fs.FS
+	dir   string
+	probs Problems
+	lab   *Lab
+	// groups maps deploy group names to the deploy step defining them.
+	groups map[string]*Step
+}
+
+func (p *parser) errf(n *yaml.Node, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	p.probs = append(p.probs, Problem{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) errAt(file string, line int, format string, args ...any) {
+	p.probs = append(p.probs, Problem{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// mapping is a YAML mapping with its keys looked up by name.
+type mapping struct {
+	node   *yaml.Node
+	keys   []*yaml.Node // key nodes in file order
+	values map[string]*yaml.Node
+	keyOf  map[string]*yaml.Node
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "empty"
+		}
+		return "a scalar"
+	}
+	return "something else"
+}
+
+// mapOf reads n as a mapping, reporting duplicate keys; nil (with a problem
+// reported) when n is not one.
+func (p *parser) mapOf(n *yaml.Node, what string) *mapping {
+	n = deref(n)
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errf(n, "%s must be a mapping of keys to values, not %s", what, kindName(n))
+		return nil
+	}
+	m := &mapping{node: n, values: map[string]*yaml.Node{}, keyOf: map[string]*yaml.Node{}}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			p.errf(k, "%s: keys must be plain names", what)
+			continue
+		}
+		if prev, dup := m.keyOf[k.Value]; dup {
+			p.errf(k, "%s: key %q given twice (first on line %d)", what, k.Value, prev.Line)
+			continue
+		}
+		m.keys = append(m.keys, k)
+		m.values[k.Value] = v
+		m.keyOf[k.Value] = k
+	}
+	return m
+}
+
+func (m *mapping) get(key string) *yaml.Node {
+	if m == nil {
+		return nil
+	}
+	return m.values[key]
+}
+
+// allow reports every key of m not in allowed, suggesting the closest one.
+func (p *parser) allow(m *mapping, what string, allowed ...string) {
+	if m == nil {
+		return
+	}
+	for _, k := range m.keys {
+		if !slices.Contains(allowed, k.Value) {
+			msg := fmt.Sprintf("%s: unknown key %q", what, k.Value)
+			if s := closest(k.Value, allowed); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else {
+				sorted := slices.Clone(allowed)
+				sort.Strings(sorted)
+				msg += fmt.Sprintf(" (allowed: %s)", strings.Join(sorted, ", "))
+			}
+			p.errf(k, "%s", msg)
+		}
+	}
+}
+
+// require reports a missing key at the mapping's line.
+func (p *parser) require(m *mapping, what string, keys ...string) {
+	if m == nil {
+		return
+	}
+	for _, k := range keys {
+		if m.get(k) == nil {
+			p.errf(m.node, "%s: missing required key %q", what, k)
+		}
+	}
+}
+
+// str reads a scalar as a string; "" (and a problem) when not a scalar.
+func (p *parser) str(n *yaml.Node, what string) string {
+	n = deref(n)
+	if n == nil {
+		return ""
+	}
+	if n.Kind != yaml.ScalarNode {
+		p.errf(n, "%s must be a single value, not %s", what, kindName(n))
+		return ""
+	}
+	if n.Tag == "!!null" {
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) boolean(n *yaml.Node, what string) bool {
+	s := p.str(n, what)
+	if s == "" {
+		return false
+	}
+	b, err := ParseBool(s)
+	if err != nil {
+		p.errf(n, "%s: %v", what, err)
+	}
+	return b
+}
+
+func (p *parser) integer(n *yaml.Node, what string) int {
+	s := p.str(n, what)
+	if s == "" {
+		return 0
+	}
+	i, err := strconv.Atoi(s)
+	if err != nil {
+		p.errf(n, "%s: %q is not an integer", what, s)
+	}
+	return i
+}
+
+// strList reads a single scalar or a list of scalars.
+func (p *parser) strList(n *yaml.Node, what string) []string {
+	n = deref(n)
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		if s := p.str(n, what); s != "" {
+			return []string{s}
+		}
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, "%s must be a value or a list of values, not %s", what, kindName(n))
+		return nil
+	}
+	var out []string
+	for _, c := range n.Content {
+		out = append(out, p.str(c, what))
+	}
+	return out
+}
+
+func (p *parser) id(n *yaml.Node, what string) string {
+	s := p.str(n, what)
+	if s != "" && !idRE.MatchString(s) {
+		p.errf(n, "%s %q: use lower-case letters, digits, '-' and '_' (starting with a letter or digit)", what, s)
+	}
+	return s
+}
+
+// parse fills p.lab from the document root.
+func (p *parser) parse(root *yaml.Node) {
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			p.errf(root, "the file is empty; a lab needs at least id, title, roles and steps")
+			return
+		}
+		root = root.Content[0]
+	}
+	m := p.mapOf(root, "lab")
+	if m == nil {
+		return
+	}
+	p.allow(m, "lab", "id", "title", "summary", "duration", "roles", "variables", "references", "steps")
+	p.require(m, "lab", "id", "title", "summary", "duration", "roles", "steps")
+	l := p.lab
+	l.ID = p.id(m.get("id"), "lab id")
+	l.Title = p.str(m.get("title"), "title")
+	l.Summary = strings.TrimSpace(p.str(m.get("summary"), "summary"))
+	if n := m.get("duration"); n != nil {
+		s := p.str(n, "duration")
+		d, err := ParseDuration(s)
+		if err != nil {
+			p.errf(n, "duration: %v", err)
+		}
+		l.Duration = d
+	}
+	p.roles(m.get("roles"))
+	p.variables(m.get("variables"))
+	p.steps(m.get("steps"))
+	p.references(m.get("references"))
+}
+
+func (p *parser) roles(n *yaml.Node) {
+	n = deref(n)
+	if n == nil {
+		return
+	}
+	seen := map[string]int{}
+	add := func(k *yaml.Node, name, desc string) {
+		if name == "" {
+			return
+		}
+		if !idRE.MatchString(name) {
+			p.errf(k, "role %q: use lower-case letters, digits, '-' and '_'", name)
+		}
+		if line, dup := seen[name]; dup {
+			p.errf(k, "role %q declared twice (first on line %d)", name, line)
+			return
+		}
+		seen[name] = k.Line
+		p.lab.Roles = append(p.lab.Roles, Role{Name: name, Description: desc, Line: k.Line})
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			add(c, p.str(c, "role"), "")
+		}
+	case yaml.MappingNode:
+		m := p.mapOf(n, "roles")
+		for _, k := range m.keys {
+			add(k, k.Value, strings.TrimSpace(p.str(m.values[k.Value], "role description")))
+		}
+	default:
+		p.errf(n, "roles must be a list of names or a mapping of name to description")
+	}
+	if len(p.lab.Roles) == 0 {
+		p.errf(n, "roles: a lab needs at least one role")
+	}
+}
+
+func (p *parser) variables(n *yaml.Node) {
+	m := p.mapOf(n, "variables")
+	if m == nil {
+		return
+	}
+	for _, k := range m.keys {
+		name := k.Value
+		what := "variable " + name
+		if !varNameRE.MatchString(name) {
+			p.errf(k, "variable name %q: use letters, digits and '_' (usable as {{.vars.NAME}})", name)
+		}
+		vm := p.mapOf(m.values[name], what)
+		if vm == nil {
+			continue
+		}
+		p.allow(vm, what, "default", "type", "min", "max", "values", "pattern", "description")
+		p.require(vm, what, "default", "type", "description")
+		v := Variable{
+			Name:        name,
+			Type:        VarType(p.str(vm.get("type"), what+" type")),
+			Default:     p.str(vm.get("default"), what+" default"),
+			Min:         p.str(vm.get("min"), what+" min"),
+			Max:         p.str(vm.get("max"), what+" max"),
+			Values:      p.strList(vm.get("values"), what+" values"),
+			Pattern:     p.str(vm.get("pattern"), what+" pattern"),
+			Description: strings.TrimSpace(p.str(vm.get("description"), what+" description")),
+			Line:        k.Line,
+		}
+		p.checkVariable(v, vm)
+		p.lab.Variables = append(p.lab.Variables, v)
+	}
+}
+
+func (p *parser) checkVariable(v Variable, vm *mapping) {
+	what := "variable " + v.Name
+	switch v.Type {
+	case TypeInt, TypeDuration, TypeSize:
+		for _, b := range []string{"min", "max"} {
+			if n := vm.get(b); n != nil {
+				bound := Variable{Name: v.Name, Type: v.Type}
+				if err := bound.Check(n.Value); err != nil {
+					p.errf(n, "%s %s: %v", what, b, err)
+				}
+			}
+		}
+		if vm.get("min") != nil && vm.get("max") != nil {
+			if err := (Variable{Name: v.Name, Type: v.Type, Min: v.Min}).Check(v.Max); err != nil {
+				p.errf(vm.get("max"), "%s: max %s is below min %s", what, v.Max, v.Min)
+			}
+		}
+	case TypeEnum:
+		if len(v.Values) == 0 {
+			p.errf(vm.node, "%s: an enum needs values: [a, b, ...]", what)
+		}
+	case TypeString, TypeBool:
+	case "":
+		return
+	default:
+		p.errf(vm.get("type"), "%s: unknown type %q (use int, string, bool, duration, size or enum)", what, v.Type)
+		return
+	}
+	if v.Type != TypeInt && v.Type != TypeDuration && v.Type != TypeSize {
+		for _, b := range []string{"min", "max"} {
+			if n := vm.get(b); n != nil {
+				p.errf(n, "%s: %s applies only to int, duration and size variables", what, b)
+			}
+		}
+	}
+	if n := vm.get("values"); n != nil && v.Type != TypeEnum {
+		p.errf(n, "%s: values applies only to enum variables", what)
+	}
+	if n := vm.get("pattern"); n != nil {
+		if v.Type != TypeString {
+			p.errf(n, "%s: pattern applies only to string variables", what)
+		} else if _, err := regexp.Compile(v.Pattern); err != nil {
+			p.errf(n, "%s: pattern: %v", what, err)
+		}
+	}
+	if n := vm.get("default"); n != nil {
+		if err := v.Check(v.Default); err != nil {
+			p.errf(n, "default: %v", err)
+		}
+	}
+}
+
+func (p *parser) references(n *yaml.Node) {
+	n = deref(n)
+	if n == nil {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, "references must be a list of {label, value, source}")
+		return
+	}
+	for _, c := range n.Content {
+		m := p.mapOf(c, "reference")
+		if m == nil {
+			continue
+		}
+		p.allow(m, "reference", "label", "value", "source", "step")
+		p.require(m, "reference", "label", "value", "source")
+		r := Reference{
+			Label:  p.str(m.get("label"), "reference label"),
+			Value:  p.str(m.get("value"), "reference value"),
+			Source: strings.TrimSpace(p.str(m.get("source"), "reference source")),
+			Step:   p.str(m.get("step"), "reference step"),
+			Line:   c.Line,
+		}
+		if r.Step != "" && p.lab.Step(r.Step) == nil {
+			p.errf(m.get("step"), "reference: no step %q in this lab", r.Step)
+		}
+		p.lab.References = append(p.lab.References, r)
+	}
+}
+
+// Keys each kind accepts besides the common ones.
+var (
+	commonKeys   = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
+	commandKeys_ = []string{"run", "sudo", "skip_if", "verify"}
+	benchKeys    = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport"}
+	deployKeys   = []string{"group", "instances", "port", "config", "transport", "bind", "settings"}
+	kindKeys     = map[Kind][]string{
+		KindRead:     nil,
+		KindRun:      commandKeys_,
+		KindCleanup:  commandKeys_,
+		KindCheck:    {"verify", "sudo"},
+		KindTemplate: {"template", "dest", "mode", "sudo", "skip_if", "verify"},
+		KindDeploy:   deployKeys,
+		KindBench:    benchKeys,
+		KindCompare:  append(slices.Clone(benchKeys), "variants", "sweep"),
+		KindTCO:      {"inputs", "from"},
+	}
+)
+
+func (p *parser) steps(n *yaml.Node) {
+	n = deref(n)
+	if n == nil {
+		return
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.errf(n, "steps must be a non-empty list")
+		return
+	}
+	seen := map[string]int{}
+	p.groups = map[string]*Step{}
+	for _, c := range n.Content {
+		m := p.mapOf(c, "step")
+		if m == nil {
+			continue
+		}
+		s := Step{Line: c.Line}
+		s.ID = p.id(m.get("id"), "step id")
+		what := "step"
+		if s.ID != "" {
+			what = "step " + s.ID
+			if line, dup := seen[s.ID]; dup {
+				p.errf(m.get("id"), "duplicate step id %q (first on line %d)", s.ID, line)
+			} else {
+				seen[s.ID] = c.Line
+			}
+		}
+		p.require(m, what, "id", "title", "kind")
+		s.Title = p.str(m.get("title"), what+" title")
+		s.Kind = Kind(p.str(m.get("kind"), what+" kind"))
+		extra, known := kindKeys[s.Kind]
+		if !known {
+			if s.Kind != "" {
+				p.errf(m.get("kind"), "%s: unknown kind %q (use %s)", what, s.Kind, kindList())
+			}
+			p.lab.Steps = append(p.lab.Steps, s)
+			continue
+		}
+		p.allow(m, what, append(slices.Clone(commonKeys), extra...)...)
+		p.step(&s, m, what)
+		p.lab.Steps = append(p.lab.Steps, s)
+	}
+}
+
+func kindList() string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// step fills the common and kind-specific fields of s.
+func (p *parser) step(s *Step, m *mapping, what string) {
+	s.On = p.strList(m.get("on"), what+" on")
+	for i, r := range s.On {
+		if !slices.Contains(p.lab.RoleNames(), r) {
+			node := deref(m.get("on"))
+			if node.Kind == yaml.SequenceNode && i < len(node.Content) {
+				node = node.Content[i]
+			}
+			p.errf(node, "%s: unknown role %q (the lab's roles are: %s)", what, r, strings.Join(p.lab.RoleNames(), ", "))
+		}
+	}
+	runsOnHosts := s.Kind != KindRead && s.Kind != KindTCO
+	if len(s.On) == 0 && runsOnHosts {
+		if len(p.lab.Roles) == 1 {
+			s.On = []string{p.lab.Roles[0].Name}
+		} else if len(p.lab.Roles) > 1 {
+			p.errf(m.node, "%s: say which role(s) it runs on with on: (one of %s)", what, strings.Join(p.lab.RoleNames(), ", "))
+		}
+	}
+	if !runsOnHosts && m.get("on") != nil {
+		p.errf(m.get("on"), "%s: a %s step runs on no host; remove on:", what, s.Kind)
+	}
+	if (s.Kind == KindBench || s.Kind == KindCompare) && len(s.On) > 1 {
+		p.errf(m.get("on"), "%s: the load generator runs on one role (the client); got %s", what, strings.Join(s.On, ", "))
+	}
+
+	if n := m.get("doc"); n != nil {
+		s.Doc = p.str(n, what+" doc")
+		if s.Doc != "" {
+			if _, err := readLabFile(p.fsys, p.dir, s.Doc); err != nil {
+				p.errf(n, "%s: doc %q: %v", what, s.Doc, cleanFSErr(err))
+			}
+		}
+	} else if s.Kind == KindRead {
+		p.errf(m.node, "%s: a read step needs doc: (the markdown file it shows)", what)
+	}
+	s.Hint = strings.TrimSpace(p.str(m.get("hint"), what+" hint"))
+	if n := m.get("confirm"); n != nil {
+		v := p.str(n, what+" confirm")
+		if b, err := ParseBool(v); err == nil {
+			if b {
+				s.Confirm = "Run step " + s.ID + "?"
+			}
+		} else {
+			s.Confirm = strings.TrimSpace(v)
+		}
+	}
+	s.Timeout = p.value(m.get("timeout"), what+" timeout", checkDuration)
+	s.Sudo = p.boolean(m.get("sudo"), what+" sudo")
+
+	if n := m.get("run"); n != nil {
+		s.Run = p.strList(n, what+" run")
+		node := deref(n)
+		for i, c := range s.Run {
+			cn := node
+			if node.Kind == yaml.SequenceNode && i < len(node.Content) {
+				cn = node.Content[i]
+			}
+			p.checkTemplate(p.file, blockLine(cn), c, true, commandKeys, what+" run")
+		}
+	}
+	if (s.Kind == KindRun || s.Kind == KindCleanup) && len(s.Run) == 0 {
+		p.errf(m.node, "%s: a %s step needs run: (one command or a list)", what, s.Kind)
+	}
+	if n := m.get("skip_if"); n != nil {
+		s.SkipIf = p.str(n, what+" skip_if")
+		p.checkTemplate(p.file, blockLine(n), s.SkipIf, true, commandKeys, what+" skip_if")
+	}
+	if n := m.get("verify"); n != nil {
+		s.Verify = p.verify(n, what)
+	} else if s.Kind == KindCheck {
+		p.errf(m.node, "%s: a check step needs verify: {run: COMMAND, ...}", what)
+	}
+
+	switch s.Kind {
+	case KindTemplate:
+		p.require(m, what, "template", "dest")
+		t := &TemplateSpec{Mode: 0o644}
+		t.Source = p.str(m.get("template"), what+" template")
+		if t.Source != "" {
+			p.checkTemplateFile(m.get("template"), t.Source, commandKeys, what)
+		}
+		t.Dest = p.valueWith(m.get("dest"), what+" dest", commandKeys, nil)
+		if n := m.get("mode"); n != nil {
+			ms := p.str(n, what+" mode")
+			mode, err := strconv.ParseUint(ms, 8, 32)
+			if err != nil || mode > 0o777 {
+				p.errf(n, "%s: mode %q: write an octal file mode such as 0644", what, ms)
+			}
+			t.Mode = fs.FileMode(mode)
+		}
+		s.Template = t
+	case KindDeploy:
+		s.Deploy = p.deploy(m, what, false)
+		if s.Deploy.Group == "" {
+			s.Deploy.Group = s.ID
+		}
+		if prev, dup := p.groups[s.Deploy.Group]; dup {
+			p.errf(m.node, "%s: group %q is already deployed by step %s", what, s.Deploy.Group, prev.ID)
+		} else if s.Deploy.Group != "" {
+			p.groups[s.Deploy.Group] = s
+		}
+	case KindBench:
+		p.require(m, what, "target")
+		s.Bench = p.bench(m, what)
+	case KindCompare:
+		s.Bench = p.bench(m, what)
+		s.Compare = p.compare(m, s, what)
+	case KindTCO:
+		s.TCO = p.tco(m, what)
+	}
+}
+
+// blockLine is the first line of a scalar's text: one below the key for a
+// literal (|) or folded (>) block.
+func blockLine(n *yaml.Node) int {
+	n = deref(n)
+	if n == nil {
+		return 0
+	}
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return n.Line + 1
+	}
+	return n.Line
+}
+
+func (p *parser) verify(n *yaml.Node, what string) *Verify {
+	what += " verify"
+	m := p.mapOf(n, what)
+	if m == nil {
+		return nil
+	}
+	p.allow(m, what, "run", "expect_exit", "expect", "retries", "interval")
+	p.require(m, what, "run")
+	v := &Verify{Line: n.Line}
+	v.Run = p.str(m.get("run"), what+" run")
+	p.checkTemplate(p.file, blockLine(m.get("run")), v.Run, true, commandKeys, what+" run")
+	v.ExpectExit = p.integer(m.get("expect_exit"), what+" expect_exit")
+	if en := m.get("expect"); en != nil {
+		v.Expect = p.str(en, what+" expect")
+		if _, err := regexp.Compile(v.Expect); err != nil {
+			p.errf(en, "%s: expect is not a valid regular expression: %v", what, err)
+		}
+	}
+	v.Retries = p.integer(m.get("retries"), what+" retries")
+	if v.Retries < 0 {
+		p.errf(m.get("retries"), "%s: retries must be 0 or more", what)
+	}
+	v.Interval = 1e9
+	if in := m.get("interval"); in != nil {
+		d, err := ParseDuration(p.str(in, what+" interval"))
+		if err != nil {
+			p.errf(in, "%s interval: %v", what, err)
+		}
+		v.Interval = d
+	}
+	return v
+}
+
+// deploy reads the keys of a deploy step, or of a variant's deploy override
+// (override: group not allowed, nothing required).
+func (p *parser) deploy(m *mapping, what string, override bool) *DeploySpec {
+	d := &DeploySpec{}
+	if !override {
+		d.Group = p.id(m.get("group"), what+" group")
+	}
+	d.Instances = p.value(m.get("instances"), what+" instances", checkIntMin(1))
+	d.Port = p.value(m.get("port"), what+" port", checkPort)
+	if n := m.get("config"); n != nil {
+		d.Config = p.str(n, what+" config")
+		if d.Config != "" {
+			p.checkTemplateFile(n, d.Config, configKeys, what)
+		}
+	}
+	d.Transport = p.value(m.get("transport"), what+" transport", checkTransport)
+	d.Bind = p.value(m.get("bind"), what+" bind", nil)
+	d.Settings = p.settings(m.get("settings"), what)
+	return d
+}
+
+func (p *parser) settings(n *yaml.Node, what string) []Setting {
+	m := p.mapOf(n, what+" settings")
+	if m == nil {
+		return nil
+	}
+	var out []Setting
+	for _, k := range m.keys {
+		if strings.ContainsAny(k.Value, " \t\n") || k.Value == "" {
+			p.errf(k, "%s settings: %q is not a redis.conf directive name", what, k.Value)
+		}
+		v := p.value(m.values[k.Value], what+" settings "+k.Value, nil)
+		if strings.Contains(string(v), "\n") {
+			p.errf(m.values[k.Value], "%s settings %s: a directive's value must fit on one line", what, k.Value)
+		}
+		out = append(out, Setting{Name: k.Value, Value: v})
+	}
+	return out
+}
+
+func (p *parser) bench(m *mapping, what string) *BenchSpec {
+	b := &BenchSpec{
+		Target:     p.str(m.get("target"), what+" target"),
+		Clients:    p.value(m.get("clients"), what+" clients", checkIntMin(1)),
+		Pipeline:   p.value(m.get("pipeline"), what+" pipeline", checkIntMin(1)),
+		Ratio:      p.value(m.get("ratio"), what+" ratio", checkRatio),
+		DataSize:   p.value(m.get("data_size"), what+" data_size", checkSize),
+		Duration:   p.value(m.get("duration"), what+" duration", checkDuration),
+		Warmup:     p.value(m.get("warmup"), what+" warmup", checkDuration),
+		Requests:   p.value(m.get("requests"), what+" requests", checkIntMin(0)),
+		Rate:       p.value(m.get("rate"), what+" rate", checkIntMin(0)),
+		Runs:       p.value(m.get("runs"), what+" runs", checkIntMin(1)),
+		KeyMaximum: p.value(m.get("key_maximum"), what+" key_maximum", checkIntMin(1)),
+		Prefill:    p.value(m.get("prefill"), what+" prefill", checkBool),
+		Transport:  p.value(m.get("transport"), what+" transport", checkTransport),
+	}
+	if b.Target != "" {
+		if _, ok := p.groups[b.Target]; !ok {
+			p.errf(m.get("target"), "%s: target %q is not a group deployed by an earlier deploy step%s", what, b.Target, p.groupList())
+		}
+	}
+	return b
+}
+
+func (p *parser) groupList() string {
+	if len(p.groups) == 0 {
+		return " (this lab deploys none yet)"
+	}
+	names := make([]string, 0, len(p.groups))
+	for g := range p.groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	return " (deployed so far: " + strings.Join(names, ", ") + ")"
+}
+
+func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
+	c := &CompareSpec{}
+	n := deref(m.get("variants"))
+	if n == nil || n.Kind != yaml.SequenceNode || len(n.Content) < 2 {
+		p.errf(m.node, "%s: a compare step needs variants: a list of at least two", what)
+	}
+	labels := map[string]int{}
+	if n != nil && n.Kind == yaml.SequenceNode {
+		for _, vn := range n.Content {
+			vm := p.mapOf(vn, what+" variant")
+			if vm == nil {
+				continue
+			}
+			vwhat := what + " variant"
+			p.allow(vm, vwhat, "label", "description", "on", "group", "deploy", "transport", "settings")
+			p.require(vm, vwhat, "label")
+			v := Variant{Line: vn.Line}
+			v.Label = p.str(vm.get("label"), vwhat+" label")
+			if v.Label != "" {
+				vwhat += " " + strconv.Quote(v.Label)
+				if line, dup := labels[v.Label]; dup {
+					p.errf(vm.get("label"), "%s: label given twice (first on line %d)", vwhat, line)
+				}
+				labels[v.Label] = vn.Line
+			}
+			v.Description = strings.TrimSpace(p.str(vm.get("description"), vwhat+" description"))
+			v.On = p.str(vm.get("on"), vwhat+" on")
+			if v.On != "" && !slices.Contains(p.lab.RoleNames(), v.On) {
+				p.errf(vm.get("on"), "%s: unknown role %q (the lab's roles are: %s)", vwhat, v.On, strings.Join(p.lab.RoleNames(), ", "))
+			}
+			v.Group = p.str(vm.get("group"), vwhat+" group")
+			if v.Group == "" {
+				v.Group = s.Bench.Target
+			}
+			if v.Group == "" {
+				p.errf(vn, "%s: say which deployed group it uses (group: here, or target: on the step)", vwhat)
+			} else if _, ok := p.groups[v.Group]; !ok {
+				gn := vm.get("group")
+				if gn == nil {
+					gn = m.get("target")
+				}
+				p.errf(gn, "%s: group %q is not deployed by an earlier deploy step%s", vwhat, v.Group, p.groupList())
+			}
+			if dn := vm.get("deploy"); dn != nil {
+				dm := p.mapOf(dn, vwhat+" deploy")
+				if dm != nil {
+					p.allow(dm, vwhat+" deploy", "instances", "port", "config", "transport", "bind", "settings")
+					v.Deploy = p.deploy(dm, vwhat+" deploy", true)
+				}
+			}
+			v.Transport = p.value(vm.get("transport"), vwhat+" transport", checkTransport)
+			v.Settings = p.settings(vm.get("settings"), vwhat)
+			c.Variants = append(c.Variants, v)
+		}
+	}
+	if sn := m.get("sweep"); sn != nil {
+		sm := p.mapOf(sn, what+" sweep")
+		if sm != nil {
+			p.allow(sm, what+" sweep", "var", "values")
+			p.require(sm, what+" sweep", "var", "values")
+			sw := &Sweep{Line: sn.Line, Var: p.str(sm.get("var"), what+" sweep var")}
+			sw.Values = p.strList(sm.get("values"), what+" sweep values")
+			v, ok := p.lab.Var(sw.Var)
+			if sw.Var != "" && !ok {
+				p.errf(sm.get("var"), "%s: sweep over undefined variable %q", what, sw.Var)
+			}
+			if sm.get("values") != nil && len(sw.Values) == 0 {
+				p.errf(sm.get("values"), "%s: sweep values must not be empty", what)
+			}
+			if ok {
+				vals := deref(sm.get("values"))
+				for i, val := range sw.Values {
+					if err := v.Check(val); err != nil {
+						node := vals
+						if vals.Kind == yaml.SequenceNode && i < len(vals.Content) {
+							node = vals.Content[i]
+						}
+						p.errf(node, "%s: sweep value: %v", what, err)
+					}
+				}
+			}
+			c.Sweep = sw
+		}
+	}
+	return c
+}
+
+func (p *parser) tco(m *mapping, what string) *TCOSpec {
+	t := &TCOSpec{}
+	if fn := m.get("from"); fn != nil {
+		t.From = p.str(fn, what+" from")
+		if st := p.lab.Step(t.From); st == nil || st.Kind != KindCompare {
+			p.errf(fn, "%s: from %q is not an earlier compare step", what, t.From)
+		}
+	}
+	im := p.mapOf(m.get("inputs"), what+" inputs")
+	if im == nil {
+		p.errf(m.node, "%s: a tco step needs inputs: (name: default or {default, unit, description})", what)
+		return t
+	}
+	for _, k := range im.keys {
+		in := TCOInput{Name: k.Value, Line: k.Line}
+		if !slices.Contains(TCOInputNames, k.Value) {
+			p.errf(k, "%s: unknown tco input %q (known: %s)", what, k.Value, strings.Join(TCOInputNames, ", "))
+		}
+		vn := im.values[k.Value]
+		iwhat := what + " input " + k.Value
+		var def *yaml.Node
+		if vn.Kind == yaml.MappingNode {
+			vm := p.mapOf(vn, iwhat)
+			p.allow(vm, iwhat, "default", "unit", "description")
+			p.require(vm, iwhat, "default")
+			def = vm.get("default")
+			in.Unit = p.str(vm.get("unit"), iwhat+" unit")
+			in.Description = strings.TrimSpace(p.str(vm.get("description"), iwhat+" description"))
+		} else {
+			def = vn
+		}
+		if def != nil {
+			ds := p.str(def, iwhat+" default")
+			f, err := strconv.ParseFloat(ds, 64)
+			if err != nil {
+				p.errf(def, "%s: default %q is not a number", iwhat, ds)
+			} else if f < 0 {
+				p.errf(def, "%s: default must not be negative", iwhat)
+			}
+			in.Default = f
+		}
+		t.Inputs = append(t.Inputs, in)
+	}
+	if t.From == "" && !slices.ContainsFunc(t.Inputs, func(i TCOInput) bool { return i.Name == TCOSavedPct }) {
+		p.errf(m.node, "%s: give either from: (a compare step) or the input %s", what, TCOSavedPct)
+	}
+	return t
+}
+
+// cleanFSErr drops the path fs errors repeat, keeping "file does not exist".
+func cleanFSErr(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// readLabFile reads name relative to dir in fsys, or from package assets
+// when it starts with "assets/". Names must stay inside the lab dir.
+func readLabFile(fsys fs.FS, dir, name string) ([]byte, error) {
+	if rest, ok := strings.CutPrefix(name, "assets/"); ok {
+		return readAsset(rest)
+	}
+	if !fs.ValidPath(name) {
+		return nil, fmt.Errorf("%q must be a relative path inside the lab directory (or assets/NAME)", name)
+	}
+	if fsys == nil {
+		return nil, fmt.Errorf("%s: lab has no files", name)
+	}
+	return fs.ReadFile(fsys, path.Join(dir, name))
+}
