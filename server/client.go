@@ -1,0 +1,298 @@
+package server
+
+import (
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/dpulab/dpulab/server/resp"
+)
+
+// Client is one connection. Fields other than the atomics are only touched
+// by the connection's goroutine, and those used by commands only while it
+// holds Server.mu.
+type Client struct {
+	srv  *Server
+	conn net.Conn
+	id   int64
+
+	db      *db
+	dbIndex int
+	resp    int // protocol: 2 or 3
+	authed  bool
+	name    string
+	libName string
+	libVer  string
+	now     int64 // unix ms, taken once per batch (like Redis's cached time)
+
+	out        []byte
+	args       [][]byte
+	closeAfter bool // flush the replies so far, then close (QUIT, protocol error)
+	errors     int  // error replies written during the current command
+	touched    []*objBox
+	cur        *command // the command running
+
+	created         time.Time
+	lastCmd         string
+	lastInteraction atomic.Int64 // unix ms
+	qbuf            atomic.Int64 // bytes of unparsed input, for CLIENT LIST
+	addr, laddr     string
+	netw            string
+
+	scanKeys []string // SCAN's snapshot of the keyspace (see SCAN)
+	scanDB   *db
+}
+
+// Redis's error replies that commands share.
+const (
+	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errNotInt      = "ERR value is not an integer or out of range"
+	errNotFloat    = "ERR value is not a valid float"
+	errSyntax      = "ERR syntax error"
+	errNoSuchKey   = "ERR no such key"
+	errOverflow    = "ERR increment or decrement would overflow"
+	errOOM         = "OOM command not allowed when used memory > 'maxmemory'."
+	errNoAuth      = "NOAUTH Authentication required."
+	errInvalidDB   = "ERR DB index is out of range"
+	errInvalidExp  = "ERR invalid expire time in '%s' command"
+	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+)
+
+// errWrongTypeErr is returned by the typed-value getters; reply with
+// c.writeErr(err).
+var errWrongTypeErr = replyError(errWrongType)
+
+// replyError is an error whose text is the exact reply (code first).
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+// ---- replies ----
+// The write methods append to the client's output buffer, which is flushed
+// once after the batch. They pick the RESP2 or RESP3 form by c.resp.
+
+func (c *Client) writeOK()                { c.out = resp.AppendOK(c.out) }
+func (c *Client) writeSimple(s string)    { c.out = resp.AppendSimple(c.out, s) }
+func (c *Client) writeInt(n int64)        { c.out = resp.AppendInt(c.out, n) }
+func (c *Client) writeBulk(b []byte)      { c.out = resp.AppendBulk(c.out, b) }
+func (c *Client) writeBulkString(s string) { c.out = resp.AppendBulkString(c.out, s) }
+func (c *Client) writeArray(n int)        { c.out = resp.AppendArray(c.out, n) }
+
+// writeError replies an error; msg starts with its code ("ERR ...").
+func (c *Client) writeError(msg string) {
+	c.errors++
+	st := &c.srv.stats
+	st.totalErrors++
+	code := msg
+	for i := 0; i < len(msg); i++ {
+		if msg[i] == ' ' {
+			code = msg[:i]
+			break
+		}
+	}
+	st.errorReplies[code]++
+	c.out = resp.AppendError(c.out, msg)
+}
+
+// writeErr replies err's text: use with the errors the typed getters return.
+func (c *Client) writeErr(err error) { c.writeError(err.Error()) }
+
+// writeNull is a missing value: $-1 in RESP2, _ in RESP3.
+func (c *Client) writeNull() {
+	if c.resp == 3 {
+		c.out = resp.AppendNull(c.out)
+	} else {
+		c.out = resp.AppendNullBulk(c.out)
+	}
+}
+
+// writeNullArray is a missing aggregate: *-1 in RESP2, _ in RESP3.
+func (c *Client) writeNullArray() {
+	if c.resp == 3 {
+		c.out = resp.AppendNull(c.out)
+	} else {
+		c.out = resp.AppendNullArray(c.out)
+	}
+}
+
+// writeMap starts a map of n pairs: %n in RESP3, *2n in RESP2. Write the n
+// keys and values after it.
+func (c *Client) writeMap(n int) {
+	if c.resp == 3 {
+		c.out = resp.AppendMap(c.out, n)
+	} else {
+		c.out = resp.AppendArray(c.out, 2*n)
+	}
+}
+
+// writeSet starts a set of n elements: ~n in RESP3, *n in RESP2.
+func (c *Client) writeSet(n int) {
+	if c.resp == 3 {
+		c.out = resp.AppendSet(c.out, n)
+	} else {
+		c.out = resp.AppendArray(c.out, n)
+	}
+}
+
+// writeDouble is a double: ,f in RESP3, a bulk string in RESP2.
+func (c *Client) writeDouble(f float64) {
+	if c.resp == 3 {
+		c.out = resp.AppendDouble(c.out, f)
+		return
+	}
+	var tmp [32]byte
+	c.out = resp.AppendBulk(c.out, resp.AppendFloat(tmp[:0], f))
+}
+
+// writeBool is a boolean: #t/#f in RESP3, :1/:0 in RESP2.
+func (c *Client) writeBool(v bool) {
+	if c.resp == 3 {
+		c.out = resp.AppendBool(c.out, v)
+		return
+	}
+	if v {
+		c.out = resp.AppendInt(c.out, 1)
+	} else {
+		c.out = resp.AppendInt(c.out, 0)
+	}
+}
+
+// writeVerbatim is a verbatim text (INFO, CLIENT LIST): =len txt: in RESP3,
+// a bulk string in RESP2.
+func (c *Client) writeVerbatim(s string) {
+	if c.resp != 3 {
+		c.writeBulkString(s)
+		return
+	}
+	c.out = append(c.out, '=')
+	c.out = strconv.AppendInt(c.out, int64(len(s)+4), 10)
+	c.out = append(c.out, "\r\ntxt:"...)
+	c.out = append(c.out, s...)
+	c.out = append(c.out, '\r', '\n')
+}
+
+// writeArityError is Redis's wrong-number-of-arguments error.
+func (c *Client) writeArityError(name string) {
+	c.writeError("ERR wrong number of arguments for '" + name + "' command")
+}
+
+// ---- keyspace access for commands ----
+
+// lookup returns key's live entry in the selected database and counts a
+// keyspace hit or miss.
+func (c *Client) lookup(key []byte) (entry, bool) {
+	e, ok := c.db.get(key, c.now)
+	if ok {
+		c.srv.stats.keyspaceHits++
+		if c.srv.lruTracking {
+			// Writing the entry back costs a second hash, so it is only
+			// done when an LRU eviction policy needs the clock.
+			e.meta = e.meta&^lruMask | c.srv.lruClock
+			c.db.keys[string(key)] = e
+		}
+	} else {
+		c.srv.stats.keyspaceMisses++
+	}
+	return e, ok
+}
+
+// getString returns the string at key. found is false when the key does
+// not exist; err is the WRONGTYPE error when it holds another kind. The
+// slice aliases the stored value: reply with it or copy it, never keep it.
+func (c *Client) getString(key []byte) (val []byte, found bool, err error) {
+	e, ok := c.lookup(key)
+	if !ok {
+		return nil, false, nil
+	}
+	if e.kind() != kindString {
+		return nil, true, errWrongTypeErr
+	}
+	return e.bytes(), true, nil
+}
+
+// setString stores a copy of val at key, replacing any value of any kind.
+// keepTTL keeps an existing TTL (SET KEEPTTL); otherwise it is removed. It
+// returns the keyspace's own copy of the key when the key was new (pass it
+// to setExpire to share it), else "".
+func (c *Client) setString(key, val []byte, keepTTL bool) string {
+	v := make([]byte, len(val))
+	copy(v, val)
+	return c.storeString(key, v, keepTTL)
+}
+
+// storeString is setString without the copy: v must be owned by the
+// keyspace from now on.
+func (c *Client) storeString(key, v []byte, keepTTL bool) string {
+	d := c.db
+	k := d.put(key, stringEntry(v, c.srv.lruClock))
+	if !keepTTL && k == "" && len(d.expires) > 0 {
+		delete(d.expires, string(key))
+	}
+	c.srv.stats.dirty++
+	return k
+}
+
+// getObject returns the value of kind k at key as T (the type that
+// type_<kind>.go stores for k). found is false when the key does not exist;
+// err is the WRONGTYPE error when it holds another kind. Modify the value
+// in place: if the command is a write command its memory is re-accounted
+// after it runs.
+func getObject[T object](c *Client, key []byte, k kind) (v T, found bool, err error) {
+	e, ok := c.lookup(key)
+	if !ok {
+		return v, false, nil
+	}
+	if e.kind() != k {
+		return v, true, errWrongTypeErr
+	}
+	b := e.box()
+	if c.cur != nil && c.cur.Flags&flagWrite != 0 {
+		c.touched = append(c.touched, b)
+	}
+	return b.o.(T), true, nil
+}
+
+// getOrCreateObject is getObject that stores create() at key when the key
+// does not exist.
+func getOrCreateObject[T object](c *Client, key []byte, k kind, create func() T) (T, error) {
+	v, found, err := getObject[T](c, key, k)
+	if err != nil || found {
+		return v, err
+	}
+	v = create()
+	b := &objBox{o: v}
+	c.db.put(key, objectEntry(b, k, c.srv.lruClock))
+	c.touched = append(c.touched, b)
+	return v, nil
+}
+
+// deleteKey removes key (and its TTL) from the selected database; it
+// reports whether the key existed. Call it when a command empties a
+// container: Redis never keeps empty lists, hashes, sets or sorted sets.
+func (c *Client) deleteKey(key []byte) bool {
+	e, ok := c.db.get(key, c.now)
+	if !ok {
+		return false
+	}
+	c.db.remove(string(key), e)
+	c.srv.stats.dirty++
+	return true
+}
+
+// signalModified counts a change to the dataset (INFO's dirty counter and,
+// later, WATCH). Write commands call it once per changed key.
+func (c *Client) signalModified(key []byte) { c.srv.stats.dirty++ }
+
+// accountTouched re-measures the containers a write command touched.
+func (c *Client) accountTouched() {
+	for _, b := range c.touched {
+		if b.gone {
+			continue
+		}
+		m := b.o.memUsage()
+		c.db.used += int64(m - b.mem)
+		b.mem = m
+	}
+	c.touched = c.touched[:0]
+}

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+)
+
+// Config is one server instance's configuration. Start from DefaultConfig,
+// then apply a redis.conf (LoadFile), then flags, then call Validate.
+type Config struct {
+	// Bind lists the addresses to listen on. Default 127.0.0.1 and ::1 (a
+	// missing ::1 is tolerated, as Redis's "-::1" does).
+	Bind []string
+	// Port is the TCP port; 0 disables TCP (as in Redis).
+	Port int
+	// UnixSocket is a Unix socket path to listen on as well ("" = none).
+	UnixSocket string
+	// UnixSocketPerm is the socket file's permission bits (0 = umask).
+	UnixSocketPerm uint32
+	// ProtectedMode refuses non-loopback clients while no password is set.
+	ProtectedMode bool
+	// RequirePass makes clients AUTH first ("" = no password).
+	RequirePass string
+	// Databases is the number of numbered databases (SELECT 0..N-1).
+	Databases int
+	// MaxClients caps connected clients; more get "ERR max number of
+	// clients reached".
+	MaxClients int
+	// Timeout closes clients idle this long (0 = never).
+	Timeout time.Duration
+	// TCPKeepAlive is the keep-alive period for client sockets (0 = off).
+	TCPKeepAlive time.Duration
+	// ProtoMaxBulkLen is the largest bulk string a client may send.
+	ProtoMaxBulkLen int64
+	// ClientQueryBufferLimit closes clients whose unparsed input exceeds it.
+	ClientQueryBufferLimit int64
+	// MaxMemory is the dataset size limit in bytes (0 = none).
+	MaxMemory int64
+	// MaxMemoryPolicy is what happens at MaxMemory: noeviction (writes get
+	// OOM errors), allkeys-lru, allkeys-random, volatile-lru,
+	// volatile-random, volatile-ttl.
+	MaxMemoryPolicy string
+	// MaxMemorySamples is how many keys eviction samples per victim.
+	MaxMemorySamples int
+	// Hz is how often per second background tasks (active expiry) run.
+	Hz int
+	// PidFile is written with the process id at start and removed at stop.
+	PidFile string
+	// LogFile receives the log ("" = standard output).
+	LogFile string
+	// LogLevel is debug, verbose, notice or warning.
+	LogLevel string
+	// RDMA configures the RDMA transport (a later addition; enabling it
+	// fails start-up until then).
+	RDMA RDMAConfig
+
+	// Ignored lists the directives that were accepted from a config file but
+	// have no effect here (save, appendonly, ...), for the start-up log.
+	Ignored []string
+
+	logWriter io.Writer // set by WithLog
+}
+
+// RDMAConfig holds the RDMA transport's settings: Valkey's names plus the
+// seed article's (see DESIGN.md).
+type RDMAConfig struct {
+	// Port is the RDMA listening port (0 = off; Valkey's rdma-port).
+	Port int
+	// Bind lists the RDMA listening addresses.
+	Bind []string
+	// RxSize is the per-connection receive buffer (64 KiB..16 MiB).
+	RxSize int64
+	// CompletionVector picks the completion vector (-1 = automatic).
+	CompletionVector int
+	// Enabled turns RDMA on (the article's rdma-enabled).
+	Enabled bool
+	// TransportMode is reliable-connected (RC) or unreliable-connected (UC).
+	TransportMode string
+	// InlineSize is the max inline data of a send work request in bytes.
+	InlineSize int
+	// SQSize and RQSize are the send and receive queue depths.
+	SQSize, RQSize int
+	// PollUS is how long to busy-poll the completion queue (0 = events only).
+	PollUS int
+	// RetryCount is the RC retry count (0..7).
+	RetryCount int
+}
+
+// DefaultConfig returns Redis's defaults (bind loopback, port 6379, 16
+// databases, protected mode on).
+func DefaultConfig() Config {
+	return Config{
+		Bind:                   []string{"127.0.0.1", "-::1"},
+		Port:                   6379,
+		ProtectedMode:          true,
+		Databases:              16,
+		MaxClients:             10000,
+		TCPKeepAlive:           300 * time.Second,
+		ProtoMaxBulkLen:        512 << 20,
+		ClientQueryBufferLimit: 1 << 30,
+		MaxMemoryPolicy:        "noeviction",
+		MaxMemorySamples:       5,
+		Hz:                     10,
+		LogLevel:               "notice",
+		RDMA: RDMAConfig{
+			RxSize:           1 << 20,
+			CompletionVector: -1,
+			TransportMode:    "reliable-connected",
+			InlineSize:       0,
+			SQSize:           1024,
+			RQSize:           1024,
+			RetryCount:       7,
+		},
+	}
+}
+
+var policies = []string{"noeviction", "allkeys-lru", "allkeys-random", "volatile-lru", "volatile-random", "volatile-ttl"}
+
+// Validate checks every field and says what to change.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Port < 0 || c.Port > 65535 {
+		bad("port %d: must be 0..65535", c.Port)
+	}
+	if c.Port == 0 && c.UnixSocket == "" {
+		bad("port 0 and no unixsocket: nothing to listen on; set a port or a unixsocket")
+	}
+	for _, b := range c.Bind {
+		if net.ParseIP(strings.TrimPrefix(b, "-")) == nil && strings.TrimPrefix(b, "-") != "*" {
+			bad("bind %q: not an IP address (use e.g. 127.0.0.1, ::1, 0.0.0.0 or *)", b)
+		}
+	}
+	if c.Databases < 1 || c.Databases > 1<<20 {
+		bad("databases %d: must be 1..1048576", c.Databases)
+	}
+	if c.MaxClients < 1 {
+		bad("maxclients %d: must be at least 1", c.MaxClients)
+	}
+	if c.Timeout < 0 {
+		bad("timeout %v: must not be negative", c.Timeout)
+	}
+	if c.ProtoMaxBulkLen < 1<<20 || c.ProtoMaxBulkLen > 1<<32-1 {
+		bad("proto-max-bulk-len %d: must be 1mb..4gb", c.ProtoMaxBulkLen)
+	}
+	if c.ClientQueryBufferLimit < 1<<20 {
+		bad("client-query-buffer-limit %d: must be at least 1mb", c.ClientQueryBufferLimit)
+	}
+	if c.MaxMemory < 0 {
+		bad("maxmemory %d: must not be negative", c.MaxMemory)
+	}
+	if !contains(policies, c.MaxMemoryPolicy) {
+		bad("maxmemory-policy %q: must be one of %s", c.MaxMemoryPolicy, strings.Join(policies, ", "))
+	}
+	if c.MaxMemorySamples < 1 || c.MaxMemorySamples > 64 {
+		bad("maxmemory-samples %d: must be 1..64", c.MaxMemorySamples)
+	}
+	if c.Hz < 1 || c.Hz > 500 {
+		bad("hz %d: must be 1..500", c.Hz)
+	}
+	if !contains([]string{"debug", "verbose", "notice", "warning", "nothing"}, c.LogLevel) {
+		bad("loglevel %q: must be debug, verbose, notice, warning or nothing", c.LogLevel)
+	}
+	if err := c.RDMA.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (r *RDMAConfig) validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if r.Port < 0 || r.Port > 65535 {
+		bad("rdma-port %d: must be 0..65535", r.Port)
+	}
+	for _, b := range r.Bind {
+		if net.ParseIP(b) == nil {
+			bad("rdma-bind %q: not an IP address", b)
+		}
+	}
+	if r.RxSize < 64<<10 || r.RxSize > 16<<20 {
+		bad("rdma-rx-size %d: must be 64kb..16mb", r.RxSize)
+	}
+	if r.CompletionVector < -1 || r.CompletionVector > 1023 {
+		bad("rdma-completion-vector %d: must be -1 (automatic) or 0..1023", r.CompletionVector)
+	}
+	if r.TransportMode != "reliable-connected" && r.TransportMode != "unreliable-connected" {
+		bad("rdma-transport-mode %q: must be reliable-connected or unreliable-connected", r.TransportMode)
+	}
+	if r.InlineSize < 0 || r.InlineSize > 1024 {
+		bad("rdma-inline-size %d: must be 0..1024", r.InlineSize)
+	}
+	if r.SQSize < 1 || r.SQSize > 65536 {
+		bad("rdma-sq-size %d: must be 1..65536", r.SQSize)
+	}
+	if r.RQSize < 1 || r.RQSize > 65536 {
+		bad("rdma-rq-size %d: must be 1..65536", r.RQSize)
+	}
+	if r.PollUS < 0 || r.PollUS > 1_000_000 {
+		bad("rdma-poll-us %d: must be 0..1000000", r.PollUS)
+	}
+	if r.RetryCount < 0 || r.RetryCount > 7 {
+		bad("rdma-retry-count %d: must be 0..7", r.RetryCount)
+	}
+	return errors.Join(errs...)
+}
+
+// RDMARequested reports whether the configuration asks for the RDMA
+// transport.
+func (r *RDMAConfig) RDMARequested() bool { return r.Enabled || r.Port != 0 }
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

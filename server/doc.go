@@ -1,0 +1,83 @@
+// Package server is dpulab's bundled Redis-compatible server: what `dpulab
+// server` runs on every lab host, and what the RDMA transport plugs into.
+//
+// # Using it as a library
+//
+//	cfg := server.DefaultConfig()          // Redis's defaults: 127.0.0.1 and ::1, port 6379
+//	cfg.Port = 7000
+//	if err := cfg.LoadFile("redis.conf"); err != nil { ... } // optional
+//	if err := cfg.Validate(); err != nil { ... }
+//	srv, err := server.New(cfg)
+//	err = srv.ListenAndServe(ctx)          // until ctx is done, Shutdown, or SHUTDOWN
+//
+// StartLocal starts an instance on a free loopback port for tests and for
+// other packages' tests (the load generator's).
+//
+// # How it runs
+//
+// One goroutine per connection runs the loop in conn.go: read into the
+// connection's buffer, parse every complete command in it (arguments are
+// sub-slices of the buffer, see resp.ParseCommand), run them all while
+// holding Server.mu once, then write all replies with one write. Commands
+// therefore run with the lock held and never lock anything themselves; they
+// must not block.
+//
+// # Adding a command group
+//
+// A group lives in cmd_<group>.go (tests in cmd_<group>_test.go) and
+// registers its commands from init:
+//
+//	func init() { registerGroup(registerListCommands) }
+//
+//	func registerListCommands(t *commandTable) {
+//		t.add(
+//			&command{Name: "lpush", Fn: cmdLPush, Arity: -3, Flags: flagWrite | flagDenyOOM | flagFast,
+//				FirstKey: 1, LastKey: 1, Group: "list", Summary: "Prepend elements to a list", Since: "1.0.0"},
+//			...
+//		)
+//	}
+//
+// Arity follows Redis (N = exactly N arguments counting the name, -N = at
+// least N); the dispatcher checks it, and authentication and maxmemory, before
+// calling Fn, and replies Redis's errors. Flags: flagWrite for commands that
+// change data, flagReadonly for readers, flagDenyOOM for those that can grow
+// memory (refused with OOM at maxmemory under noeviction), flagFast for O(1)
+// or O(log N) ones. A command with subcommands (CLIENT, CONFIG) sets
+// Subcommands to commands named "parent|sub" and no Fn.
+//
+// A command function is func(c *Client, args [][]byte). args[0] is the name;
+// the arguments alias the read buffer and are only valid during the call:
+// copy what you store (setString copies; containers must copy elements).
+//
+// # Replying
+//
+// Write exactly one reply per command with the Client's methods, which pick
+// the RESP2 or RESP3 form by the connection's protocol (HELLO):
+// writeOK, writeSimple, writeError (text starting with its code, e.g.
+// "ERR syntax error"; shared texts: errWrongType, errNotInt, errNotFloat,
+// errSyntax ...), writeErr(err), writeInt, writeBulk, writeBulkString,
+// writeNull (missing value: $-1 / _), writeNullArray (*-1 / _), writeArray(n),
+// writeMap(n) (n pairs: %n in RESP3, *2n in RESP2 — e.g. HGETALL),
+// writeSet(n) (~n / *n — e.g. SMEMBERS), writeDouble (,d / bulk — e.g.
+// ZSCORE), writeBool (#t / :1), writeVerbatim, writeArityError(name).
+// Parse numbers with parseInt / parseFloat helpers (util.go) and reply
+// errNotInt / errNotFloat on failure, as Redis does.
+//
+// # Values
+//
+// A key holds a kind (kindString, kindList, kindHash, kindSet, kindZSet,
+// kindStream). Strings are stored compactly by the keyspace (getString,
+// setString). Every other kind is a Go value implementing object
+// (memUsage() int, O(1)), defined in type_<kind>.go:
+//
+//	l, found, err := getObject[*listValue](c, key, kindList) // err = WRONGTYPE
+//	l, err := getOrCreateObject(c, key, kindList, newListValue)
+//	c.deleteKey(key)    // when a command empties a container
+//	c.signalModified(key) // once per changed key, for INFO's dirty counter
+//
+// Values returned by getObject are modified in place; after a write
+// command (flagWrite) the keyspace calls memUsage again to keep the memory
+// total (maxmemory, INFO) current, so nothing else is needed. Never keep a
+// value beyond the command. Expired keys are invisible to getObject and
+// getString (lazy expiry) and removed in the background (active expiry).
+package server

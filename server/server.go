@@ -1,0 +1,365 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Version is the Redis version the server reports (INFO redis_version,
+// HELLO version): the Redis release whose behaviour it follows, so clients
+// that gate features on it choose the right ones.
+const Version = "7.0.15"
+
+// Server is one instance: its own keyspace, clients, statistics and
+// listeners. Several can run in one process (dpulab server --instances N).
+type Server struct {
+	// mu guards the keyspace, the config, the statistics and every
+	// Client's per-command state. A connection holds it for a whole batch
+	// of pipelined commands, not per command: one lock round trip per read.
+	mu    sync.Mutex
+	cfg   Config
+	dbs   []*db
+	stats stats
+
+	logw   io.Writer
+	logMu  sync.Mutex
+	closer io.Closer // log file
+
+	clientsMu sync.Mutex
+	clients   map[int64]*Client
+	nclients  atomic.Int64
+	nextID    atomic.Int64
+
+	lnMu      sync.Mutex
+	listeners []net.Listener
+	addrs     []net.Addr
+	wg        sync.WaitGroup
+
+	cmds        *commandTable
+	lruTracking bool   // an LRU policy is active: reads refresh entries' clocks
+	lruClock    uint32 // lruClock(now), refreshed by cron and each batch
+
+	start    time.Time
+	done     chan struct{} // closed by Shutdown
+	doneOnce sync.Once
+	shutErr  error
+}
+
+// New checks cfg and returns a server ready to ListenAndServe (or Serve on
+// listeners of your own).
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("server config: %w", err)
+	}
+	if cfg.RDMA.RDMARequested() {
+		return nil, errors.New("server config: the RDMA transport is not available in this build yet; remove rdma-enabled/rdma-port from the config (TCP works meanwhile)")
+	}
+	s := &Server{
+		cfg:     cfg,
+		clients: make(map[int64]*Client),
+		start:   time.Now(),
+		done:    make(chan struct{}),
+		logw:    os.Stdout,
+		cmds:    table(),
+	}
+	s.applyDerived()
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open logfile: %w", err)
+		}
+		s.logw, s.closer = f, f
+	}
+	if cfg.logWriter != nil {
+		s.logw = cfg.logWriter
+	}
+	s.dbs = make([]*db, cfg.Databases)
+	for i := range s.dbs {
+		s.dbs[i] = newDB()
+	}
+	s.stats.init(len(s.cmds.all))
+	for _, d := range cfg.Ignored {
+		s.logf('#', "config directive %q is accepted but has no effect in dpulab server", d)
+	}
+	return s, nil
+}
+
+// WithLog returns cfg with the log sent to w instead of LogFile/stdout
+// (tests pass io.Discard or a buffer).
+func (c Config) WithLog(w io.Writer) Config {
+	c.logWriter = w
+	return c
+}
+
+// logf writes a Redis-style log line ("pid:M 02 Jan 2006 15:04:05.000 * msg").
+// level is one of '.', '-', '*', '#' (debug, verbose, notice, warning).
+func (s *Server) logf(level byte, format string, a ...any) {
+	min := map[string]byte{"debug": '.', "verbose": '-', "notice": '*', "warning": '#'}[s.cfg.LogLevel]
+	order := map[byte]int{'.': 0, '-': 1, '*': 2, '#': 3}
+	if s.cfg.LogLevel == "nothing" || order[level] < order[min] {
+		return
+	}
+	line := fmt.Sprintf("%d:M %s %c %s\n", os.Getpid(), time.Now().Format("02 Jan 2006 15:04:05.000"), level, fmt.Sprintf(format, a...))
+	s.logMu.Lock()
+	io.WriteString(s.logw, line)
+	s.logMu.Unlock()
+}
+
+// Addrs returns the addresses being listened on (useful with port 0 when a
+// listener was passed to Serve).
+func (s *Server) Addrs() []net.Addr {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	return append([]net.Addr(nil), s.addrs...)
+}
+
+// Listen opens the configured TCP and Unix listeners without serving them.
+func (s *Server) Listen() ([]net.Listener, error) {
+	var lns []net.Listener
+	fail := func(err error) ([]net.Listener, error) {
+		for _, l := range lns {
+			l.Close()
+		}
+		return nil, err
+	}
+	if s.cfg.Port != 0 {
+		for _, b := range s.cfg.Bind {
+			optional := strings.HasPrefix(b, "-")
+			host := strings.TrimPrefix(b, "-")
+			network := "tcp"
+			if host == "*" {
+				host = ""
+			} else if ip := net.ParseIP(host); ip.To4() != nil {
+				network = "tcp4"
+			} else {
+				network = "tcp6"
+			}
+			ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(s.cfg.Port)))
+			if err != nil {
+				if optional {
+					s.logf('#', "Warning: Could not create server TCP listening socket %s:%d: %v", host, s.cfg.Port, err)
+					continue
+				}
+				return fail(fmt.Errorf("listen on %s port %d: %w", host, s.cfg.Port, err))
+			}
+			lns = append(lns, ln)
+		}
+	}
+	if s.cfg.UnixSocket != "" {
+		os.Remove(s.cfg.UnixSocket)
+		ln, err := net.Listen("unix", s.cfg.UnixSocket)
+		if err != nil {
+			return fail(fmt.Errorf("listen on unix socket %s: %w", s.cfg.UnixSocket, err))
+		}
+		if s.cfg.UnixSocketPerm != 0 {
+			if err := os.Chmod(s.cfg.UnixSocket, os.FileMode(s.cfg.UnixSocketPerm)); err != nil {
+				ln.Close()
+				return fail(fmt.Errorf("chmod unix socket: %w", err))
+			}
+		}
+		lns = append(lns, ln)
+	}
+	if len(lns) == 0 {
+		return nil, errors.New("no listening socket could be opened; check bind and port")
+	}
+	return lns, nil
+}
+
+// ListenAndServe opens the configured listeners and serves until ctx is
+// done, Shutdown is called or a client sends SHUTDOWN.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	lns, err := s.Listen()
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, lns...)
+}
+
+// Serve serves clients on lns until ctx is done, Shutdown is called or a
+// client sends SHUTDOWN; then it closes everything and returns. The
+// listeners are closed on return.
+func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
+	if s.cfg.PidFile != "" {
+		if err := writeFileAtomic(s.cfg.PidFile, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return fmt.Errorf("write pidfile: %w", err)
+		}
+		defer os.Remove(s.cfg.PidFile)
+	}
+	s.lnMu.Lock()
+	s.listeners = append(s.listeners, lns...)
+	for _, l := range lns {
+		s.addrs = append(s.addrs, l.Addr())
+	}
+	s.lnMu.Unlock()
+	s.logf('*', "dpulab server (Redis %s compatible) started, pid=%d", Version, os.Getpid())
+	for _, ln := range lns {
+		s.wg.Add(1)
+		go s.acceptLoop(ln)
+		kind := "tcp"
+		if ln.Addr().Network() == "unix" {
+			kind = "unix"
+		}
+		s.logf('*', "Ready to accept connections %s on %s", kind, ln.Addr())
+	}
+	cronDone := make(chan struct{})
+	go s.cron(cronDone)
+	select {
+	case <-ctx.Done():
+		s.logf('#', "Received shutdown request, preparing to shut down.")
+	case <-s.done:
+	}
+	s.stop()
+	close(cronDone)
+	s.wg.Wait()
+	s.logf('#', "dpulab server is now ready to exit, bye bye...")
+	if s.closer != nil {
+		s.closer.Close()
+	}
+	if s.cfg.UnixSocket != "" {
+		os.Remove(s.cfg.UnixSocket)
+	}
+	return nil
+}
+
+// Shutdown stops serving: listeners and client connections are closed and
+// Serve returns. It waits for the connection goroutines until ctx is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	ch := make(chan struct{})
+	go func() { s.wg.Wait(); close(ch) }()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stop closes listeners and clients once.
+func (s *Server) stop() {
+	s.doneOnce.Do(func() {
+		close(s.done)
+		s.lnMu.Lock()
+		for _, l := range s.listeners {
+			l.Close()
+		}
+		s.lnMu.Unlock()
+		s.clientsMu.Lock()
+		for _, c := range s.clients {
+			c.conn.Close()
+		}
+		s.clientsMu.Unlock()
+	})
+}
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	defer s.wg.Done()
+	var delay time.Duration
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.done:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) {
+				// Out of file descriptors or a transient error: back off
+				// instead of spinning, as net/http does.
+				if delay == 0 {
+					delay = 5 * time.Millisecond
+				} else if delay < time.Second {
+					delay *= 2
+				}
+				s.logf('#', "Error accepting a client connection: %v", err)
+				time.Sleep(delay)
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.logf('#', "Error accepting a client connection: %v", err)
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		delay = 0
+		s.wg.Add(1)
+		go s.handle(conn)
+	}
+}
+
+// cron runs background tasks Hz times per second: active expiry and the
+// instantaneous-ops samples.
+func (s *Server) cron(done chan struct{}) {
+	hz := s.cfg.Hz
+	t := time.NewTicker(time.Second / time.Duration(hz))
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		s.mu.Lock()
+		ms := now.UnixMilli()
+		// Redis spends up to 25% of a cron period on active expiry.
+		budget := time.Second / time.Duration(s.cfg.Hz) / 4 / time.Duration(len(s.dbs))
+		for _, d := range s.dbs {
+			if len(d.expires) > 0 {
+				s.stats.expiredKeys += int64(d.activeExpire(ms, budget))
+			}
+		}
+		s.stats.sample(now)
+		s.lruClock = lruClock(ms)
+		timeout := s.cfg.Timeout
+		s.mu.Unlock()
+		if timeout > 0 {
+			s.closeIdle(now, timeout)
+		}
+	}
+}
+
+// closeIdle closes clients idle longer than timeout.
+func (s *Server) closeIdle(now time.Time, timeout time.Duration) {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	for _, c := range s.clients {
+		if now.UnixMilli()-c.lastInteraction.Load() > timeout.Milliseconds() {
+			c.conn.Close()
+		}
+	}
+}
+
+// writeFileAtomic writes data via a temporary file and rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// applyDerived refreshes state derived from cfg (after New and CONFIG SET).
+func (s *Server) applyDerived() {
+	s.lruTracking = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lru")
+	s.lruClock = lruClock(time.Now().UnixMilli())
+}
