@@ -227,6 +227,8 @@ func ParseLine(line []byte) (Event, error) {
 		ev = &RunResult{}
 	case TypeSummary:
 		ev = &Summary{}
+	case TypePrefill:
+		ev = &Prefill{}
 	default:
 		return nil, fmt.Errorf("bench output: %w %q", ErrUnknownType, head.Type)
 	}

@@ -1,0 +1,443 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Prefill reports the key space loaded before the first run. (An event type
+// added after the first contract; readers that do not know it skip it.)
+type Prefill struct {
+	Keys    int64   `json:"keys"`
+	Seconds float64 `json:"seconds"`
+}
+
+// TypePrefill is Prefill's "type".
+const TypePrefill = "prefill"
+
+// EventType implements Event.
+func (*Prefill) EventType() string { return TypePrefill }
+
+// MarshalJSON writes the event with its "type" first.
+func (p Prefill) MarshalJSON() ([]byte, error) {
+	type plain Prefill
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{TypePrefill, plain(p)})
+}
+
+// stallGrace is how long after a run's end the generator waits for
+// outstanding replies before it closes the connections and states the stall.
+const stallGrace = 5 * time.Second
+
+// connectParallel bounds concurrent connects: 80 targets × 50 clients at
+// once would overflow listen backlogs and look like an unreachable server.
+const connectParallel = 64
+
+// Run runs the benchmark cfg describes. Every event (Start, Prefill, one
+// Sample per interval, a RunResult per run, the Summary) is passed to emit
+// in order, from one goroutine at a time. It returns the summary (nil when
+// nothing was measured) and an error when the bench could not start, a run
+// ended early (server gone, stall, all requests failed) or ctx was cancelled;
+// in the last cases the summary and results cover what was measured.
+//
+// cfg.Password is used as given; reading PasswordEnv is the caller's choice
+// (Config.PasswordFromEnv).
+func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	kind := cfg.Client
+	if kind == ClientAuto {
+		kind = ClientLean
+	}
+	eps := endpoints(&cfg)
+	ios := make([]*ioCounters, len(eps))
+	for i := range ios {
+		ios[i] = &ioCounters{}
+	}
+	set := &connSet{}
+	defer set.closeAll()
+	seed := uint64(cfg.Seed)
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	val := valueBytes(cfg.maxValueSize())
+
+	workers, clients, err := connectAll(ctx, &cfg, kind, eps, ios, set, val, seed)
+	for _, cl := range clients {
+		defer cl.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Ctrl-C: closing the sockets unblocks every worker at once.
+	stop := context.AfterFunc(ctx, set.closeAll)
+	defer stop()
+
+	emit(&Start{Config: cfg, Client: string(kind), Targets: cfg.Endpoints(), Connections: len(workers)})
+	col := newCollector(&cfg, workers, eps, ios)
+
+	if cfg.Prefill {
+		t := time.Now()
+		if err := prefill(ctx, &cfg, workers); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("interrupted during prefill: %w", ctx.Err())
+			}
+			return nil, err
+		}
+		emit(&Prefill{Keys: cfg.KeyMaximum, Seconds: time.Since(t).Seconds()})
+	}
+
+	var results []*RunResult
+	var runErr error
+	for r := 1; r <= cfg.Runs && ctx.Err() == nil; r++ {
+		res, err := runOnce(ctx, &cfg, r, workers, col, set, emit)
+		results = append(results, res)
+		emit(res)
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	if len(results) == 0 {
+		return nil, fmt.Errorf("interrupted before the first run: %w", ctx.Err())
+	}
+	sum := summarize(results, col)
+	emit(sum)
+	if runErr == nil && ctx.Err() != nil {
+		runErr = fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return sum, runErr
+}
+
+// connectAll opens every connection (clients per target), authenticated and
+// ready, before anything is timed. The first failure names its target.
+func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []endpoint, ios []*ioCounters, set *connSet, val []byte, seed uint64) ([]*worker, []*redis.Client, error) {
+	var clients []*redis.Client
+	if kind == ClientGoRedis {
+		for i, ep := range eps {
+			clients = append(clients, newGoRedisClient(cfg, ep, ios[i], set))
+		}
+	}
+	n := len(eps) * cfg.Clients
+	workers := make([]*worker, n)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		sem      = make(chan struct{}, connectParallel)
+	)
+	for i := 0; i < n; i++ {
+		ti := i / cfg.Clients
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-cctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			if cctx.Err() != nil {
+				return
+			}
+			tctx, tcancel := context.WithTimeout(cctx, cfg.ConnectTimeout)
+			defer tcancel()
+			var c client
+			var err error
+			if kind == ClientGoRedis {
+				c, err = dialGoRedis(tctx, clients[ti], cfg, val)
+			} else {
+				c, err = dialLean(tctx, cfg, eps[ti], ios[ti], set, val)
+			}
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil && ctx.Err() == nil {
+					firstErr = fmt.Errorf("connect to %s: %w; is the server running there and reachable (address, port, firewall, password)?", eps[ti].name, err)
+				}
+				mu.Unlock()
+				cancel()
+				return
+			}
+			workers[i] = newWorker(cfg, i, ti, n, c, seed)
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = fmt.Errorf("interrupted while connecting: %w", ctx.Err())
+	}
+	if firstErr != nil {
+		for _, w := range workers {
+			if w != nil {
+				w.c.close()
+			}
+		}
+		return nil, clients, firstErr
+	}
+	return workers, clients, nil
+}
+
+// prefill writes every key once, each worker its slice, 64 per pipeline.
+func prefill(ctx context.Context, cfg *Config, workers []*worker) error {
+	const depth = 64
+	var wg sync.WaitGroup
+	errs := make([]error, len(workers))
+	for i, w := range workers {
+		lo, hi := partition(cfg.KeyMaximum, i, len(workers))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ops := make([]op, depth)
+			res := make([]reply, depth)
+			for k := lo; k < hi && ctx.Err() == nil; {
+				n := int(min(int64(depth), hi-k))
+				for j := 0; j < n; j++ {
+					ops[j] = op{cmd: cmdSet, key: k + int64(j), size: int32(w.sizes.next())}
+				}
+				got, err := w.c.do(ops[:n], res[:n])
+				if err != nil {
+					errs[i] = fmt.Errorf("prefill: connection lost: %w", err)
+					return
+				}
+				for j := 0; j < got; j++ {
+					if res[j].kind == rErr {
+						errs[i] = fmt.Errorf("prefill: server replied %q to SET", res[j].errMsg)
+						return
+					}
+				}
+				k += int64(n)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runOnce runs one run and returns its result (partial when it ended early).
+func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *collector, set *connSet, emit func(Event)) (*RunResult, error) {
+	col.startRun()
+	W := len(workers)
+	start := nanotime()
+	t0 := start + int64(cfg.Warmup)
+	base := phase{start: start, t0: t0}
+	if cfg.Requests == 0 {
+		base.end = t0 + int64(cfg.Duration)
+	}
+	if cfg.Rate > 0 {
+		base.interval = int64(float64(W) / cfg.Rate * 1e9)
+		base.interval = max(base.interval, 1)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		w.err = nil
+		ph := base
+		if cfg.Requests > 0 {
+			ph.quota = quota(cfg.Requests, W, i)
+			if ph.quota == 0 {
+				continue
+			}
+		}
+		ph.offset = int64(i) * ph.interval / int64(W)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run(runCtx, ph)
+			if w.err != nil {
+				select {
+				case failed <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	// Warmup: nothing is kept until t0.
+	if wait := time.Duration(t0 - nanotime()); wait > 0 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-done:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+	}
+	col.baselineBytes()
+
+	iv := int64(cfg.Interval)
+	var stall <-chan time.Time
+	if base.end > 0 {
+		st := time.NewTimer(time.Duration(base.end-nanotime()) + stallGrace)
+		defer st.Stop()
+		stall = st.C
+	}
+	stalled, connFailed := false, false
+	lastT := 0.0
+	tick := time.NewTimer(time.Duration(t0 + iv - nanotime()))
+	defer tick.Stop()
+	next := t0 + iv
+loop:
+	for {
+		select {
+		case <-tick.C:
+			// In a timed run the last interval is closed by the run's end
+			// (below), not by a tick at the same instant that would leave
+			// a sliver of stragglers as a sample of its own.
+			if base.end > 0 && next >= base.end {
+				continue
+			}
+			col.gather(true)
+			t := float64(next-t0) / 1e9
+			for _, s := range col.samples(run, t, t-lastT) {
+				emit(s)
+			}
+			lastT = t
+			next += iv
+			tick.Reset(time.Duration(next - nanotime()))
+		case <-done:
+			break loop
+		case <-failed:
+			connFailed = true
+			cancel() // the run ends: stop the other workers after their pipeline
+		case <-stall:
+			stalled = true
+			set.closeAll()
+		case <-ctx.Done():
+			// Sockets are being closed by Run's AfterFunc; wait for workers.
+		}
+	}
+	col.gather(true)
+	endT := col.last
+	if endT <= t0 {
+		endT = nanotime()
+	}
+	seconds := float64(endT-t0) / 1e9
+	if seconds < 0 {
+		seconds = 0
+	}
+	if dt := seconds - lastT; dt > 0 && (col.ivCounts.total() > 0 || col.ivCounts.errors() > 0) {
+		for _, s := range col.samples(run, seconds, dt) {
+			emit(s)
+		}
+	}
+	res := col.runResult(run, seconds)
+
+	// Per-target errors, and the run's.
+	var firstConnErr string
+	for _, w := range workers {
+		if w.err == nil {
+			continue
+		}
+		msg := fmt.Sprintf("connection lost: %v", w.err)
+		tr := &res.Targets[w.target]
+		if tr.Err == "" {
+			tr.Err = msg
+		}
+		if firstConnErr == "" {
+			firstConnErr = fmt.Sprintf("%s: %s", tr.Target, msg)
+		}
+	}
+	var err error
+	switch {
+	case stalled:
+		err = fmt.Errorf("run %d: no reply within %s after the run's end; connections closed, partial results kept", run, stallGrace)
+	case connFailed || firstConnErr != "":
+		err = fmt.Errorf("run %d ended early: %s (is the server still running?); partial results kept", run, firstConnErr)
+	case ctx.Err() != nil:
+		err = fmt.Errorf("run %d interrupted: %w; partial results kept", run, ctx.Err())
+	}
+	if err != nil {
+		res.Partial = true
+	} else if res.Errors > 0 && col.runCounts.total()-col.runCounts.errReplies == 0 {
+		err = fmt.Errorf("run %d: all %d requests failed (%s), first error: %s", run, res.Errors, kindsText(res.ErrorsByKind), firstErrorText(workers))
+	}
+	if err != nil {
+		res.Err = err.Error()
+	}
+	return res, err
+}
+
+func kindsText(m map[string]int64) string {
+	var parts []string
+	for _, k := range sortedKinds(m) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func firstErrorText(workers []*worker) string {
+	for _, w := range workers {
+		if w.firstErr != "" {
+			return w.firstErr
+		}
+	}
+	return "(none recorded)"
+}
+
+// summarize computes the across-run statistics.
+func summarize(results []*RunResult, col *collector) *Summary {
+	s := &Summary{Runs: len(results), OpsPerSecByCmd: map[string]float64{}, LatencyMs: latencyOf(col.allHist)}
+	var ops, sent, recv []float64
+	fields := make([][]float64, 6)
+	for _, r := range results {
+		ops = append(ops, r.OpsPerSec)
+		sent = append(sent, r.BytesSentPerSec)
+		recv = append(recv, r.BytesRecvPerSec)
+		l := r.LatencyMs
+		for i, v := range []float64{l.Avg, l.P50, l.P90, l.P99, l.P999, l.Max} {
+			fields[i] = append(fields[i], v)
+		}
+		for k, v := range r.OpsPerSecByCmd {
+			s.OpsPerSecByCmd[k] += v / float64(len(results))
+		}
+		s.Ops += r.Ops
+		s.Errors += r.Errors
+		for k, v := range r.ErrorsByKind {
+			if s.ErrorsByKind == nil {
+				s.ErrorsByKind = map[string]int64{}
+			}
+			s.ErrorsByKind[k] += v
+		}
+		if r.Partial {
+			s.Partial = true
+		}
+		if s.Err == "" && r.Err != "" {
+			s.Err = r.Err
+		}
+	}
+	s.OpsPerSec, s.OpsPerSecStddev = meanStd(ops)
+	s.OpsPerSecMin, s.OpsPerSecMax = minMax(ops)
+	s.BytesSentPerSec, _ = meanStd(sent)
+	s.BytesRecvPerSec, _ = meanStd(recv)
+	var mean, std [6]float64
+	for i := range fields {
+		mean[i], std[i] = meanStd(fields[i])
+	}
+	s.LatencyMsMean = Latency{mean[0], mean[1], mean[2], mean[3], mean[4], mean[5]}
+	s.LatencyMsStddev = Latency{std[0], std[1], std[2], std[3], std[4], std[5]}
+	for _, v := range []*float64{&s.OpsPerSec, &s.OpsPerSecStddev} {
+		if math.IsNaN(*v) {
+			*v = 0
+		}
+	}
+	return s
+}

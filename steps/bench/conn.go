@@ -1,0 +1,357 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dpulab/dpulab/server/resp"
+)
+
+// base anchors every timestamp of the hot loop: monotonic nanoseconds since
+// package start are cheap to compute and to subtract.
+var base = time.Now()
+
+func nanotime() int64 { return int64(time.Since(base)) }
+
+// op is one request to send.
+type op struct {
+	cmd  uint8
+	size int32
+	key  int64
+}
+
+// Reply outcomes.
+const (
+	rOK = iota
+	rHit
+	rMiss
+	rErr
+)
+
+// reply is what came back for one op.
+type reply struct {
+	at   int64 // nanotime when the reply was read
+	kind uint8
+	// errKind is the error reply's first word ("ERR", "NOAUTH", ...);
+	// errMsg its whole text. Both only for rErr.
+	errKind string
+	errMsg  string
+}
+
+// client is one connection's hot loop: do sends ops as one pipeline and
+// fills res with their replies. It returns how many replies it read; a
+// non-nil error means the connection is broken and res[n:] got no reply.
+type client interface {
+	do(ops []op, res []reply) (n int, err error)
+	close() error
+}
+
+// endpoint is one target.
+type endpoint struct {
+	name    string // as in results: "host:port" or "unix:/path"
+	network string // "tcp" or "unix"
+	addr    string
+}
+
+func endpoints(cfg *Config) []endpoint {
+	var out []endpoint
+	for _, t := range cfg.Targets {
+		out = append(out, endpoint{name: t, network: "tcp", addr: t})
+	}
+	for _, p := range cfg.UnixSockets {
+		out = append(out, endpoint{name: "unix:" + p, network: "unix", addr: p})
+	}
+	return out
+}
+
+// connSet remembers every raw connection so that they can all be closed at
+// once: on Ctrl-C, on a stall after the run's end, on a failed connect.
+type connSet struct {
+	mu     sync.Mutex
+	conns  []net.Conn
+	closed bool
+}
+
+func (s *connSet) add(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close()
+		return false
+	}
+	s.conns = append(s.conns, c)
+	return true
+}
+
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+}
+
+// countConn counts bytes on the wire into its target's counters.
+type countConn struct {
+	net.Conn
+	io *ioCounters
+}
+
+func (c *countConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.io.recv.Add(int64(n))
+	return n, err
+}
+
+func (c *countConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.io.sent.Add(int64(n))
+	return n, err
+}
+
+// dial connects to ep, counted and remembered in set.
+func dial(ctx context.Context, ep endpoint, timeout time.Duration, ioc *ioCounters, set *connSet) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	nc, err := d.DialContext(ctx, ep.network, ep.addr)
+	if err != nil {
+		return nil, err
+	}
+	if !set.add(nc) {
+		return nil, context.Canceled
+	}
+	return &countConn{Conn: nc, io: ioc}, nil
+}
+
+// errKindOf names a connection-level error for errors_by_kind.
+func errKindOf(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF):
+		return "closed"
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, resp.ErrProtocol):
+		return "protocol"
+	}
+	return "io"
+}
+
+// kindCache interns error kinds and messages so that counting an error
+// reply allocates only the first time a text is seen on a connection.
+type kindCache struct {
+	kinds map[string]string
+	msgs  map[string]string
+}
+
+func newKindCache() kindCache {
+	return kindCache{kinds: map[string]string{}, msgs: map[string]string{}}
+}
+
+// of returns the error's first word ("ERR", "WRONGTYPE", "NOAUTH").
+func (k kindCache) of(msg []byte) string {
+	word := msg
+	for i, c := range msg {
+		if c == ' ' {
+			word = msg[:i]
+			break
+		}
+	}
+	if len(word) == 0 {
+		word = []byte("ERR")
+	}
+	if s, ok := k.kinds[string(word)]; ok {
+		return s
+	}
+	s := string(word)
+	k.kinds[s] = s
+	return s
+}
+
+// msg interns a whole error message; past 64 distinct ones it returns the
+// kind alone rather than grow without bound.
+func (k kindCache) msg(m []byte) string {
+	if s, ok := k.msgs[string(m)]; ok {
+		return s
+	}
+	if len(k.msgs) >= 64 {
+		return k.of(m)
+	}
+	s := string(m)
+	k.msgs[s] = s
+	return s
+}
+
+// replyReader reads replies with its own growable buffer. resp.Reader would
+// do, but starts every connection with 64 KiB: with 80 targets × 50 clients
+// that is 256 MB before a single request. This one starts at 16 KiB.
+type replyReader struct {
+	rd   io.Reader
+	buf  []byte
+	r, w int
+	slab []resp.Value
+}
+
+func (r *replyReader) read() (resp.Value, error) {
+	for {
+		if r.w > r.r {
+			v, n, slab, err := resp.ParseReply(r.buf[r.r:r.w], r.slab)
+			r.slab = slab
+			if err == nil {
+				r.r += n
+				if r.r == r.w {
+					r.r, r.w = 0, 0
+				}
+				return v, nil
+			}
+			if !errors.Is(err, resp.ErrIncomplete) {
+				return resp.Value{}, err
+			}
+		}
+		if r.r > 0 {
+			copy(r.buf, r.buf[r.r:r.w])
+			r.w -= r.r
+			r.r = 0
+		}
+		if r.w == len(r.buf) {
+			nb := make([]byte, 2*len(r.buf))
+			copy(nb, r.buf[:r.w])
+			r.buf = nb
+		}
+		n, err := r.rd.Read(r.buf[r.w:])
+		r.w += n
+		if n == 0 {
+			if err == nil {
+				err = io.ErrNoProgress
+			}
+			return resp.Value{}, err
+		}
+	}
+}
+
+// leanConn is the lean client path: requests are appended into one buffer
+// and written with one syscall per pipeline; replies are parsed in place.
+// Nothing is allocated per request.
+type leanConn struct {
+	nc    net.Conn
+	rd    replyReader
+	wbuf  []byte
+	key   []byte // prefix + number, rewritten per request
+	plen  int
+	val   []byte
+	kinds kindCache
+}
+
+var (
+	setHead = []byte("*3\r\n$3\r\nSET\r\n")
+	getHead = []byte("*2\r\n$3\r\nGET\r\n")
+)
+
+func dialLean(ctx context.Context, cfg *Config, ep endpoint, ioc *ioCounters, set *connSet, val []byte) (*leanConn, error) {
+	nc, err := dial(ctx, ep, cfg.ConnectTimeout, ioc, set)
+	if err != nil {
+		return nil, err
+	}
+	c := &leanConn{
+		nc:    nc,
+		rd:    replyReader{rd: nc, buf: make([]byte, 16<<10)},
+		key:   []byte(cfg.KeyPrefix),
+		plen:  len(cfg.KeyPrefix),
+		val:   val,
+		kinds: newKindCache(),
+	}
+	if err := c.handshake(ctx, cfg); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// handshake authenticates and picks the protocol, within the connect
+// timeout: a server that accepts and never answers is as unreachable as one
+// that refuses.
+func (c *leanConn) handshake(ctx context.Context, cfg *Config) error {
+	var cmd []string
+	switch {
+	case cfg.Protocol == 3 && cfg.Password != "":
+		cmd = []string{"HELLO", "3", "AUTH", "default", cfg.Password}
+	case cfg.Protocol == 3:
+		cmd = []string{"HELLO", "3"}
+	case cfg.Password != "":
+		cmd = []string{"AUTH", cfg.Password}
+	default:
+		return nil
+	}
+	dl := time.Now().Add(cfg.ConnectTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		dl = d
+	}
+	c.nc.SetDeadline(dl)
+	defer c.nc.SetDeadline(time.Time{})
+	if _, err := c.nc.Write(resp.AppendCommand(nil, cmd...)); err != nil {
+		return err
+	}
+	v, err := c.rd.read()
+	if err != nil {
+		return err
+	}
+	if v.IsError() {
+		if cmd[0] == "HELLO" && c.kinds.of(v.Str) != "NOAUTH" && c.kinds.of(v.Str) != "WRONGPASS" {
+			return fmt.Errorf("HELLO 3 refused (%s); the server may not speak RESP3: try --protocol 2", v.Str)
+		}
+		return fmt.Errorf("authentication failed: %s", v.Str)
+	}
+	return nil
+}
+
+func (c *leanConn) do(ops []op, res []reply) (int, error) {
+	b := c.wbuf[:0]
+	for _, o := range ops {
+		c.key = strconv.AppendInt(c.key[:c.plen], o.key, 10)
+		if o.cmd == cmdSet {
+			b = append(b, setHead...)
+			b = resp.AppendBulk(b, c.key)
+			b = resp.AppendBulk(b, c.val[:o.size])
+		} else {
+			b = append(b, getHead...)
+			b = resp.AppendBulk(b, c.key)
+		}
+	}
+	c.wbuf = b
+	if _, err := c.nc.Write(b); err != nil {
+		return 0, err
+	}
+	for i := range ops {
+		v, err := c.rd.read()
+		if err != nil {
+			return i, err
+		}
+		r := &res[i]
+		r.at = nanotime()
+		switch {
+		case v.IsError():
+			r.kind = rErr
+			r.errKind = c.kinds.of(v.Str)
+			r.errMsg = c.kinds.msg(v.Str)
+		case ops[i].cmd == cmdGet && v.Null:
+			r.kind = rMiss
+		case ops[i].cmd == cmdGet:
+			r.kind = rHit
+		default:
+			r.kind = rOK
+		}
+	}
+	return len(ops), nil
+}
+
+func (c *leanConn) close() error { return c.nc.Close() }

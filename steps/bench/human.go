@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// HumanPrinter renders the event stream for a person, like memtier's
+// report: a progress line per sample on Progress (stderr, so that stdout
+// holds only the tables), a table per run and the across-run summary on Out.
+type HumanPrinter struct {
+	Out      io.Writer
+	Progress io.Writer
+	start    *Start
+}
+
+// Event renders one event; use it as Run's emit.
+func (h *HumanPrinter) Event(ev Event) {
+	switch e := ev.(type) {
+	case *Start:
+		h.start = e
+		h.header(e)
+	case *Prefill:
+		fmt.Fprintf(h.Out, "prefilled %d keys in %.2f s\n", e.Keys, e.Seconds)
+	case *Sample:
+		if e.Target != "" || h.Progress == nil {
+			return
+		}
+		line := fmt.Sprintf("[run %d] %6.1fs %12s ops/s  avg %s  p50 %s  p99 %s  max %s ms",
+			e.Run, e.T, thousands(e.OpsPerSec), ms(e.LatencyMs.Avg), ms(e.LatencyMs.P50), ms(e.LatencyMs.P99), ms(e.LatencyMs.Max))
+		if e.Errors > 0 {
+			line += fmt.Sprintf("  errors %d (%s)", e.Errors, kindsText(e.ErrorsByKind))
+		}
+		fmt.Fprintln(h.Progress, line)
+	case *RunResult:
+		h.run(e)
+	case *Summary:
+		h.summary(e)
+	}
+}
+
+func (h *HumanPrinter) header(s *Start) {
+	c := s.Config
+	sizes := fmt.Sprintf("%d-byte values", c.DataSize)
+	if len(c.DataSizeList) > 0 {
+		sizes = "value sizes " + FormatSizeList(c.DataSizeList) + " (size:weight mix)"
+	}
+	length := c.Duration.String() + " per run"
+	if c.Requests > 0 {
+		length = fmt.Sprintf("%d requests per run", c.Requests)
+	}
+	if c.Warmup > 0 {
+		length += " after " + c.Warmup.String() + " warmup"
+	}
+	rate := "as fast as possible"
+	if c.Rate > 0 {
+		rate = fmt.Sprintf("fixed rate %s ops/s (latency from when each request was due)", thousands(c.Rate))
+	}
+	fmt.Fprintf(h.Out, "dpulab bench: %d target(s) × %d clients = %d connections, %s client, RESP%d\n",
+		len(s.Targets), c.Clients, s.Connections, s.Client, c.Protocol)
+	fmt.Fprintf(h.Out, "  pipeline %d, SET:GET %s, %s, keys %s0..%d %s, %s, %s, %d run(s)\n",
+		c.Pipeline, c.Ratio, sizes, c.KeyPrefix, c.KeyMaximum-1, c.KeyPattern, length, rate, c.Runs)
+}
+
+func (h *HumanPrinter) run(r *RunResult) {
+	fmt.Fprintf(h.Out, "\nRUN %d RESULTS (%.2f s measured)\n", r.Run, r.Seconds)
+	tw := tabwriter.NewWriter(h.Out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Type\tOps/sec\tHits/sec\tMisses/sec\tAvg ms\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tMax ms\tKB/sec\t")
+	for _, name := range cmdNames {
+		ops, ok := r.OpsPerSecByCmd[name]
+		if !ok {
+			continue
+		}
+		l := r.LatencyMsByCmd[name]
+		hits, misses := "---", "---"
+		if name == "get" {
+			hits, misses = thousands(perSec(r.Hits, r.Seconds)), thousands(perSec(r.Misses, r.Seconds))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", strings.ToUpper(name[:1])+name[1:]+"s",
+			thousands(ops), hits, misses, ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), "---")
+	}
+	l := r.LatencyMs
+	fmt.Fprintf(tw, "Totals\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", thousands(r.OpsPerSec),
+		thousands(perSec(r.Hits, r.Seconds)), thousands(perSec(r.Misses, r.Seconds)),
+		ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max),
+		thousands((r.BytesSentPerSec+r.BytesRecvPerSec)/1024))
+	tw.Flush()
+	fmt.Fprintf(h.Out, "requests answered: %d", r.Ops)
+	if r.Errors > 0 {
+		fmt.Fprintf(h.Out, "; errors: %d (%s)", r.Errors, kindsText(r.ErrorsByKind))
+	} else {
+		fmt.Fprint(h.Out, "; errors: 0")
+	}
+	fmt.Fprintln(h.Out)
+	if len(r.Targets) > 1 {
+		h.targets(r.Targets)
+	}
+	if r.Err != "" {
+		fmt.Fprintf(h.Out, "run %d did not complete: %s\n", r.Run, r.Err)
+	}
+}
+
+func (h *HumanPrinter) targets(ts []TargetResult) {
+	sorted := append([]TargetResult(nil), ts...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].OpsPerSec > sorted[j].OpsPerSec })
+	fmt.Fprintln(h.Out, "per target:")
+	tw := tabwriter.NewWriter(h.Out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Target\tOps/sec\tp50 ms\tp99 ms\tMax ms\tErrors\t\t")
+	for _, t := range sorted {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", t.Target, thousands(t.OpsPerSec),
+			ms(t.LatencyMs.P50), ms(t.LatencyMs.P99), ms(t.LatencyMs.Max), t.Errors, t.Err)
+	}
+	tw.Flush()
+}
+
+func (h *HumanPrinter) summary(s *Summary) {
+	if s.Runs < 2 && s.Err == "" {
+		return
+	}
+	fmt.Fprintf(h.Out, "\nSUMMARY OVER %d RUNS\n", s.Runs)
+	fmt.Fprintf(h.Out, "ops/sec: mean %s ± %s (stddev), min %s, max %s\n",
+		thousands(s.OpsPerSec), thousands(s.OpsPerSecStddev), thousands(s.OpsPerSecMin), thousands(s.OpsPerSecMax))
+	l := s.LatencyMs
+	fmt.Fprintf(h.Out, "latency (all runs' requests): avg %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s ms\n",
+		ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max))
+	fmt.Fprintf(h.Out, "p99 across runs: mean %s ± %s ms\n", ms(s.LatencyMsMean.P99), ms(s.LatencyMsStddev.P99))
+	fmt.Fprintf(h.Out, "requests answered: %d; errors: %d", s.Ops, s.Errors)
+	if s.Errors > 0 {
+		fmt.Fprintf(h.Out, " (%s)", kindsText(s.ErrorsByKind))
+	}
+	fmt.Fprintln(h.Out)
+	if s.Partial {
+		fmt.Fprintln(h.Out, "(partial: a run ended early; numbers cover what was measured)")
+	}
+}
+
+func ms(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+// thousands formats v with two decimals and thousands separators.
+func thousands(v float64) string {
+	s := fmt.Sprintf("%.2f", v)
+	intPart, frac, _ := strings.Cut(s, ".")
+	neg := strings.HasPrefix(intPart, "-")
+	intPart = strings.TrimPrefix(intPart, "-")
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	out := b.String() + "." + frac
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
