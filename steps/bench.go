@@ -1,0 +1,569 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/bench"
+)
+
+// benchJob is one invocation of `dpulab bench` (all repetitions of one
+// variant at one sweep point) with the samplers around it.
+type benchJob struct {
+	Step    string
+	Variant string
+	Sweep   string
+	Label   string
+	Client  hostRef
+	Servers []hostRef
+	Config  bench.Config
+	// Password, when set, reaches the bench on its stdin (never argv).
+	Password string
+	// Progress maps this job's own 0..1 onto the step's 0..1.
+	ProgressBase, ProgressSpan float64
+	StepStart                  time.Time
+	StepTotal                  time.Duration
+	// OnRun is called after every finished repetition.
+	OnRun func(RunResult)
+}
+
+// benchConfig turns a bench profile into a bench.Config against the
+// instances of a deployment, reached over transport (tcp or unix).
+func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, transport string) (bench.Config, error) {
+	c := bench.DefaultConfig()
+	var err error
+	fail := func(field string, err error) (bench.Config, error) {
+		return c, fmt.Errorf("bench %s: %w", field, err)
+	}
+	if c.Clients, err = spec.Clients.Int(vars, c.Clients); err != nil {
+		return fail("clients", err)
+	}
+	if c.Pipeline, err = spec.Pipeline.Int(vars, c.Pipeline); err != nil {
+		return fail("pipeline", err)
+	}
+	if spec.Ratio.IsSet() {
+		s, err := spec.Ratio.Resolve(vars)
+		if err != nil {
+			return fail("ratio", err)
+		}
+		if c.Ratio, err = bench.ParseRatio(s); err != nil {
+			return fail("ratio", err)
+		}
+	}
+	ds, err := spec.DataSize.Size(vars, int64(c.DataSize))
+	if err != nil {
+		return fail("data_size", err)
+	}
+	c.DataSize = int(ds)
+	if c.Duration, err = spec.Duration.Duration(vars, c.Duration); err != nil {
+		return fail("duration", err)
+	}
+	if c.Warmup, err = spec.Warmup.Duration(vars, c.Warmup); err != nil {
+		return fail("warmup", err)
+	}
+	req, err := spec.Requests.Int(vars, 0)
+	if err != nil {
+		return fail("requests", err)
+	}
+	c.Requests = int64(req)
+	if c.Rate, err = spec.Rate.Float(vars, 0); err != nil {
+		return fail("rate", err)
+	}
+	if c.Runs, err = spec.Runs.Int(vars, 1); err != nil {
+		return fail("runs", err)
+	}
+	km, err := spec.KeyMaximum.Int(vars, int(c.KeyMaximum))
+	if err != nil {
+		return fail("key_maximum", err)
+	}
+	c.KeyMaximum = int64(km)
+	if c.Prefill, err = spec.Prefill.Bool(vars, false); err != nil {
+		return fail("prefill", err)
+	}
+	for _, in := range insts {
+		switch transport {
+		case string(labs.TransportUnix):
+			c.UnixSockets = append(c.UnixSockets, in.Socket)
+		case string(labs.TransportTCP), "":
+			c.Targets = append(c.Targets, in.Address)
+		default:
+			return c, fmt.Errorf("bench: transport %q is not supported by the engine yet (tcp or unix)", transport)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("bench profile: %w", err)
+	}
+	return c, nil
+}
+
+// expectedDuration is how long a bench job should take (the measured runs
+// and their warmups; prefill and connecting are not counted).
+func expectedDuration(c bench.Config) time.Duration {
+	per := c.Duration + c.Warmup
+	if c.Requests > 0 {
+		per = c.Warmup + 5*time.Second
+	}
+	return time.Duration(c.Runs) * per
+}
+
+// benchCommand is the client side of a job.
+func (e *Engine) benchCommand(client hostRef, c bench.Config, password bool) string {
+	args := append([]string{e.dpulabOn(client), "bench", "--json"}, c.Args()...)
+	cmd := "exec " + runner.QuoteAll(args...)
+	if password {
+		// The password comes on stdin into the environment, never argv.
+		cmd = "IFS= read -r " + bench.PasswordEnv + " && export " + bench.PasswordEnv + " && " + cmd
+	}
+	return cmd
+}
+
+// samplerCommand is the server side of a job.
+func (e *Engine) samplerCommand(h hostRef) string {
+	return "exec " + runner.QuoteAll(e.dpulabOn(h), "sample", "--interval", "1s")
+}
+
+// runBench runs one job: samplers on the server hosts, the bench on the
+// client host, merged into one per-second series. Finished repetitions are
+// returned even when a later one fails.
+func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error) {
+	client, err := e.hosts.target(ctx, job.Client.Name)
+	if err != nil {
+		return nil, &StepError{Host: job.Client.Name, Err: err}
+	}
+	if err := e.ensureHost(ctx, job.Client, client); err != nil {
+		return nil, err
+	}
+	// Samplers: best effort. A host we cannot sample leaves CPU unknown
+	// (nil), it does not fail the bench.
+	sctx, stopSamplers := context.WithCancel(ctx)
+	var swg sync.WaitGroup
+	latest := newSampleBoard()
+	for _, h := range job.Servers {
+		t, err := e.hosts.target(ctx, h.Name)
+		if err != nil {
+			continue
+		}
+		if err := e.ensureHost(ctx, h, t); err != nil {
+			continue
+		}
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h), Output: func(l runner.Line) {
+				if l.Stream != runner.Stdout {
+					return
+				}
+				if s, ok := parseHostSample([]byte(l.Text)); ok {
+					latest.put(h.Name, s)
+				}
+			}})
+		}()
+	}
+	defer func() {
+		stopSamplers()
+		swg.Wait()
+	}()
+
+	var mu sync.Mutex
+	var runs []RunResult
+	var cur []Point
+	var decodeErr error
+	total := expectedDuration(job.Config)
+	start := time.Now()
+	cmd := e.benchCommand(job.Client, job.Config, job.Password != "")
+	var stdin []byte
+	if job.Password != "" {
+		stdin = []byte(job.Password + "\n")
+	}
+	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
+		if l.Stream == runner.Stderr {
+			e.opts.Emit(Output{Step: job.Step, Line: l})
+			return
+		}
+		ev, perr := bench.ParseLine([]byte(l.Text))
+		if perr != nil {
+			if !errors.Is(perr, bench.ErrUnknownType) {
+				mu.Lock()
+				if decodeErr == nil {
+					decodeErr = perr
+				}
+				mu.Unlock()
+				e.opts.Emit(Output{Step: job.Step, Line: l})
+			}
+			return
+		}
+		switch ev := ev.(type) {
+		case *bench.Sample:
+			if ev.Target != "" {
+				return
+			}
+			p := latest.merge(Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: Latency(ev.LatencyMs), Errors: ev.Errors})
+			mu.Lock()
+			cur = append(cur, p)
+			mu.Unlock()
+			e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: ev.Run, Point: p})
+			e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d", job.Label, ev.Run, job.Config.Runs))
+		case *bench.RunResult:
+			mu.Lock()
+			r := RunResult{Run: ev.Run, OpsPerSec: ev.OpsPerSec, LatencyMs: Latency(ev.LatencyMs), Errors: ev.Errors, Series: cur, Err: ev.Err}
+			cur = nil
+			summarizeSeries(&r, latest.cores())
+			runs = append(runs, r)
+			mu.Unlock()
+			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: runSummary(job.Label, job.Config.Runs, r), Time: time.Now()}})
+			if job.OnRun != nil {
+				job.OnRun(r)
+			}
+		}
+	}})
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case err != nil:
+		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: tailText(res.Tail), Err: fmt.Errorf("bench %s: %w", job.Label, err)}
+	case res.ExitCode != 0:
+		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: tailText(res.Tail), Err: fmt.Errorf("bench %s: exit status %d", job.Label, res.ExitCode)}
+	case decodeErr != nil:
+		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Err: fmt.Errorf("bench %s: %w", job.Label, decodeErr)}
+	case len(runs) == 0:
+		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: tailText(res.Tail), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
+	}
+	return runs, nil
+}
+
+// runSummary is the one line printed after each repetition.
+func runSummary(label string, of int, r RunResult) string {
+	s := fmt.Sprintf("%s run %d/%d: %s ops/s, avg %.3f ms, p99 %.3f ms", label, r.Run, of, FormatNumber(r.OpsPerSec), r.LatencyMs.Avg, r.LatencyMs.P99)
+	if r.ServerCPU != nil {
+		s += fmt.Sprintf(", server CPU %.1f%%", *r.ServerCPU)
+	}
+	if r.NetworkCPU != nil {
+		s += fmt.Sprintf(" (network %.1f%%)", *r.NetworkCPU)
+	}
+	if r.Errors > 0 {
+		s += fmt.Sprintf(", %d errors", r.Errors)
+	}
+	if r.Err != "" {
+		s += ", ended early: " + r.Err
+	}
+	return s
+}
+
+func (e *Engine) emitProgress(job benchJob, start time.Time, total time.Duration, label string) {
+	el := time.Since(start)
+	f := 0.0
+	if total > 0 {
+		f = math.Min(1, float64(el)/float64(total))
+	}
+	overall := job.ProgressBase + f*job.ProgressSpan
+	stepEl := time.Since(job.StepStart)
+	var remaining time.Duration
+	if overall > 0 && job.StepTotal > 0 {
+		remaining = time.Duration(float64(job.StepTotal) * (1 - overall))
+	}
+	e.opts.Emit(Progress{Step: job.Step, Label: label, Fraction: overall, Elapsed: stepEl, Remaining: remaining})
+}
+
+// deploymentFor returns the running deployment of group, deploying it
+// (again) when it is missing or differs from what plan wants.
+func (e *Engine) deploymentFor(ctx context.Context, step string, group string, vars map[string]string, variant *labs.Variant) (Deployment, error) {
+	dst, err := e.deployStepFor(group)
+	if err != nil {
+		return Deployment{}, err
+	}
+	plan, err := e.planDeploy(dst, vars, variant)
+	if err != nil {
+		return Deployment{}, err
+	}
+	e.mu.Lock()
+	dep, ok := e.state.Deployments[group]
+	e.mu.Unlock()
+	if ok && dep.Key == plan.key() {
+		return dep, nil
+	}
+	if err := e.deploy(ctx, step, plan); err != nil {
+		return Deployment{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state.Deployments[group], nil
+}
+
+// serverHosts lists the distinct hosts of a deployment.
+func (e *Engine) serverHosts(dep Deployment, plan []hostRef) []hostRef {
+	seen := map[string]bool{}
+	var out []hostRef
+	for _, in := range dep.Instances {
+		if seen[in.Host] {
+			continue
+		}
+		seen[in.Host] = true
+		ref := hostRef{Name: in.Host, Role: "server"}
+		for _, h := range plan {
+			if h.Name == in.Host {
+				ref = h
+			}
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// clientHost is the host the load comes from: the first of the step's roles.
+func (e *Engine) clientHost(st *labs.Step) (hostRef, error) {
+	hs, err := e.hosts.hosts(st.On)
+	if err != nil {
+		return hostRef{}, err
+	}
+	if len(hs) == 0 {
+		return hostRef{}, fmt.Errorf("no host plays role %s for the load generator", strings.Join(st.On, ", "))
+	}
+	return hs[0], nil
+}
+
+// upsertBench puts c into the results, replacing an earlier attempt of the
+// same step.
+func (e *Engine) upsertBenchLocked(c Compare) {
+	for i := range e.results.Benches {
+		if e.results.Benches[i].Step == c.Step {
+			e.results.Benches[i] = c
+			return
+		}
+	}
+	e.results.Benches = append(e.results.Benches, c)
+}
+
+// runBenchStep is the bench step: one profile against one deployed group.
+func (e *Engine) runBenchStep(ctx context.Context, st *labs.Step) error {
+	spec := st.Bench
+	if spec == nil {
+		return errors.New("bench step without bench keys")
+	}
+	variant := labs.Variant{Label: spec.Target, Transport: spec.Transport}
+	c := &labs.CompareSpec{Variants: []labs.Variant{variant}}
+	return e.compare(ctx, st, spec, c)
+}
+
+// runCompare is the compare step.
+func (e *Engine) runCompare(ctx context.Context, st *labs.Step) error {
+	if st.Bench == nil || st.Compare == nil || len(st.Compare.Variants) == 0 {
+		return errors.New("compare step needs a bench profile and at least one variant")
+	}
+	return e.compare(ctx, st, st.Bench, st.Compare)
+}
+
+// compare runs spec against every variant at every sweep value, writing
+// the results after every finished repetition.
+func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpec, cs *labs.CompareSpec) error {
+	client, err := e.clientHost(st)
+	if err != nil {
+		return err
+	}
+	sweepVals := []string{""}
+	sweepVar := ""
+	if cs.Sweep != nil && len(cs.Sweep.Values) > 0 {
+		sweepVar = cs.Sweep.Var
+		sweepVals = cs.Sweep.Values
+		if def, ok := e.lab.Var(sweepVar); ok {
+			for _, v := range sweepVals {
+				if err := CheckVar(def, v); err != nil {
+					return fmt.Errorf("sweep value %s: %w", v, err)
+				}
+			}
+		}
+	}
+	base := e.Vars()
+	res := Compare{Step: st.ID, Title: st.Title, Sweep: sweepVar}
+	for _, v := range cs.Variants {
+		res.Variants = append(res.Variants, VariantResult{Label: v.Label, Description: v.Description})
+	}
+	// Estimate the whole step for progress.
+	jobs := len(sweepVals) * len(cs.Variants)
+	perJob := time.Duration(0)
+	if c0, err := benchConfig(spec, base, []Instance{{Address: "127.0.0.1:1", Socket: "/x"}}, ""); err == nil {
+		perJob = expectedDuration(c0)
+	}
+	stepStart := time.Now()
+	n := 0
+	var errs []error
+	for _, sv := range sweepVals {
+		vars := base
+		if sweepVar != "" {
+			vars = map[string]string{}
+			for k, v := range base {
+				vars[k] = v
+			}
+			vars[sweepVar] = sv
+		}
+		for vi := range cs.Variants {
+			variant := cs.Variants[vi]
+			label := variant.Label
+			if sweepVar != "" {
+				label = fmt.Sprintf("%s, %s=%s", variant.Label, sweepVar, sv)
+			}
+			group := variant.Group
+			if group == "" {
+				group = spec.Target
+			}
+			dep, err := e.deploymentFor(ctx, st.ID, group, vars, &variant)
+			if err != nil {
+				return err
+			}
+			transport := ""
+			if variant.Transport.IsSet() {
+				if transport, err = variant.Transport.Resolve(vars); err != nil {
+					return fmt.Errorf("variant %s: transport: %w", variant.Label, err)
+				}
+			} else if spec.Transport.IsSet() {
+				if transport, err = spec.Transport.Resolve(vars); err != nil {
+					return fmt.Errorf("bench transport: %w", err)
+				}
+			}
+			cfg, err := benchConfig(spec, vars, dep.Instances, transport)
+			if err != nil {
+				return err
+			}
+			dst, _ := e.deployStepFor(group)
+			plan, _ := e.planDeploy(dst, vars, &variant)
+			settings := map[string]string{"transport": orDefault(transport, "tcp"), "instances": fmt.Sprint(len(dep.Instances))}
+			for _, s := range plan.Settings {
+				settings[s[0]] = s[1]
+			}
+			vr := &res.Variants[vi]
+			vr.Settings = settings
+			vr.Hosts = nil
+			for _, h := range e.serverHosts(dep, plan.Hosts) {
+				vr.Hosts = append(vr.Hosts, h.Name)
+			}
+			vr.Points = append(vr.Points, SweepPoint{Value: sv})
+			pi := len(vr.Points) - 1
+			job := benchJob{
+				Step: st.ID, Variant: variant.Label, Sweep: sv, Label: label,
+				Client: client, Servers: e.serverHosts(dep, plan.Hosts), Config: cfg, Password: vars["password"],
+				ProgressBase: float64(n) / float64(jobs), ProgressSpan: 1 / float64(jobs),
+				StepStart: stepStart, StepTotal: time.Duration(jobs) * perJob,
+			}
+			job.OnRun = func(r RunResult) {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				p := &res.Variants[vi].Points[pi]
+				p.Runs = append(p.Runs, r)
+				p.Stats = Summarize(p.Runs)
+				ComputeDeltas(&res)
+				e.upsertBenchLocked(cloneCompare(res))
+				if err := e.writeResultsLocked(); err != nil {
+					e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: client.Name, Stream: runner.Stderr, Text: "results not written: " + err.Error(), Time: time.Now()}})
+				}
+			}
+			_, err = e.runBench(ctx, job)
+			n++
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				errs = append(errs, err)
+				// One variant failing should not hide the others' numbers,
+				// but the step fails.
+				continue
+			}
+		}
+	}
+	e.mu.Lock()
+	ComputeDeltas(&res)
+	e.upsertBenchLocked(cloneCompare(res))
+	werr := e.writeResultsLocked()
+	e.mu.Unlock()
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return werr
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// cloneCompare copies c deeply enough that later appends to the running
+// compare do not change what the results (and the TUI) already hold.
+func cloneCompare(c Compare) Compare {
+	out := c
+	out.Variants = make([]VariantResult, len(c.Variants))
+	for i, v := range c.Variants {
+		nv := v
+		nv.Points = make([]SweepPoint, len(v.Points))
+		for j, p := range v.Points {
+			np := p
+			np.Runs = append([]RunResult(nil), p.Runs...)
+			if p.DeltaPct != nil {
+				np.DeltaPct = map[string]float64{}
+				for k, d := range p.DeltaPct {
+					np.DeltaPct[k] = d
+				}
+			}
+			nv.Points[j] = np
+		}
+		out.Variants[i] = nv
+	}
+	return out
+}
+
+// runTCO is the tco step: inputs from the step's defaults, then variables
+// of the same names; the share of servers saved from the compare named in
+// from when no value was given for it.
+func (e *Engine) runTCO(ctx context.Context, st *labs.Step) error {
+	in := map[string]float64{}
+	given := map[string]bool{}
+	if st.TCO != nil {
+		for _, i := range st.TCO.Inputs {
+			in[i.Name] = i.Default
+			given[i.Name] = true
+		}
+	}
+	fromVars, err := TCOInputsFromVars(e.Vars())
+	if err != nil {
+		return err
+	}
+	for k, v := range fromVars {
+		in[k] = v
+		given[k] = true
+	}
+	note := ""
+	if !given[TCOSavedPct] && st.TCO != nil && st.TCO.From != "" {
+		e.mu.Lock()
+		var c *Compare
+		for i := range e.results.Benches {
+			if e.results.Benches[i].Step == st.TCO.From {
+				c = &e.results.Benches[i]
+			}
+		}
+		pct, ok := SavedPctFromCompare(c)
+		e.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("tco: no TPS per busy core from step %s to derive servers_saved_pct from; run it first or give servers_saved_pct", st.TCO.From)
+		}
+		in[TCOSavedPct] = pct
+		note = fmt.Sprintf(" (servers_saved_pct %.1f%% derived from %s)", pct, st.TCO.From)
+	}
+	t, err := ComputeTCO(in)
+	if err != nil {
+		return err
+	}
+	o := t.Outputs
+	e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: runner.LocalName, Text: fmt.Sprintf("%s servers saved: CapEx $%s + OpEx $%s = $%s over %g years%s",
+		FormatNumber(o[TCOServersSaved]), groupThousands(fmt.Sprintf("%.0f", o[TCOCapexUSD])), groupThousands(fmt.Sprintf("%.0f", o[TCOOpexUSD])),
+		groupThousands(fmt.Sprintf("%.0f", o[TCOTotalUSD])), t.Inputs[TCOYears], note), Time: time.Now()}})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.results.TCO = t
+	return e.writeResultsLocked()
+}

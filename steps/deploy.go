@@ -1,0 +1,478 @@
+package steps
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
+)
+
+// Deploy starts one `dpulab server` process per instance (not one process
+// with --instances N): each instance then has its own pid, log and config,
+// a crashed instance is named in errors, and cleanup stops exactly the
+// processes recorded in the saved progress.
+
+// pingTimeout is how long deploy waits for each instance to answer PING.
+const pingTimeout = 15 * time.Second
+
+// stopGrace is how long a server gets between SIGTERM and SIGKILL.
+const stopGrace = 3 * time.Second
+
+// deployPlan is a deploy step resolved with the run's variables (and a
+// compare variant's overrides): exactly what should be running.
+type deployPlan struct {
+	Step      string      `json:"step"`
+	Group     string      `json:"group"`
+	Hosts     []hostRef   `json:"hosts"`
+	Instances int         `json:"instances"`
+	Port      int         `json:"port"`
+	Bind      string      `json:"bind"`
+	Transport string      `json:"transport"`
+	Config    string      `json:"config,omitempty"`
+	Settings  [][2]string `json:"settings,omitempty"`
+}
+
+func (p deployPlan) key() string {
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// Limits that keep a typo from starting thousands of servers.
+const maxInstances = 512
+
+// deployStepFor finds the deploy step of group.
+func (e *Engine) deployStepFor(group string) (*labs.Step, error) {
+	for i := range e.lab.Steps {
+		st := &e.lab.Steps[i]
+		if st.Kind == labs.KindDeploy && st.Deploy != nil && st.Deploy.Group == group {
+			return st, nil
+		}
+	}
+	return nil, fmt.Errorf("no deploy step has group %q", group)
+}
+
+// planDeploy resolves a deploy step; variant (may be nil) overrides keys
+// and adds settings, and its role, when set, replaces the step's.
+func (e *Engine) planDeploy(st *labs.Step, vars map[string]string, variant *labs.Variant) (deployPlan, error) {
+	spec := *st.Deploy
+	roles := st.On
+	var extra []labs.Setting
+	if variant != nil {
+		if d := variant.Deploy; d != nil {
+			if d.Instances.IsSet() {
+				spec.Instances = d.Instances
+			}
+			if d.Port.IsSet() {
+				spec.Port = d.Port
+			}
+			if d.Config != "" {
+				spec.Config = d.Config
+			}
+			if d.Transport.IsSet() {
+				spec.Transport = d.Transport
+			}
+			if d.Bind.IsSet() {
+				spec.Bind = d.Bind
+			}
+			extra = append(extra, d.Settings...)
+		}
+		extra = append(extra, variant.Settings...)
+		if variant.On != "" {
+			roles = []string{variant.On}
+		}
+	}
+	p := deployPlan{Step: st.ID, Group: spec.Group, Config: spec.Config}
+	var err error
+	if p.Instances, err = spec.Instances.Int(vars, 1); err != nil {
+		return p, fmt.Errorf("deploy %s: instances: %w", st.ID, err)
+	}
+	if p.Instances < 1 || p.Instances > maxInstances {
+		return p, fmt.Errorf("deploy %s: %d instances: want 1..%d", st.ID, p.Instances, maxInstances)
+	}
+	if p.Port, err = spec.Port.Int(vars, 7000); err != nil {
+		return p, fmt.Errorf("deploy %s: port: %w", st.ID, err)
+	}
+	if p.Port < 1 || p.Port+p.Instances-1 > 65535 {
+		return p, fmt.Errorf("deploy %s: ports %d..%d out of range 1..65535", st.ID, p.Port, p.Port+p.Instances-1)
+	}
+	if p.Bind, err = spec.Bind.String(vars, "127.0.0.1"); err != nil {
+		return p, fmt.Errorf("deploy %s: bind: %w", st.ID, err)
+	}
+	if p.Transport, err = spec.Transport.String(vars, string(labs.TransportTCP)); err != nil {
+		return p, fmt.Errorf("deploy %s: transport: %w", st.ID, err)
+	}
+	for _, s := range append(append([]labs.Setting{}, spec.Settings...), extra...) {
+		v, err := s.Value.Resolve(vars)
+		if err != nil {
+			return p, fmt.Errorf("deploy %s: setting %s: %w", st.ID, s.Name, err)
+		}
+		if strings.ContainsAny(s.Name+v, "\n\r") {
+			return p, fmt.Errorf("deploy %s: setting %s: a value may not span lines", st.ID, s.Name)
+		}
+		p.Settings = append(p.Settings, [2]string{s.Name, v})
+	}
+	if p.Hosts, err = e.hosts.hosts(roles); err != nil {
+		return p, err
+	}
+	if len(p.Hosts) == 0 {
+		return p, fmt.Errorf("deploy %s: no host plays role %s", st.ID, strings.Join(roles, ", "))
+	}
+	return p, nil
+}
+
+// instanceDir is an instance's own directory on its host.
+func (e *Engine) instanceDir(group string, port int) string {
+	return path.Join(e.workdir(), fmt.Sprintf("%s-%d", group, port))
+}
+
+// procName names an instance's process in the saved progress.
+func procName(group string, port int) string { return fmt.Sprintf("server:%s:%d", group, port) }
+
+// serverCmd is the shell command that starts one instance.
+func (e *Engine) serverCmd(h hostRef, p deployPlan, port int) string {
+	dir := e.instanceDir(p.Group, port)
+	return "exec " + runner.QuoteAll(e.dpulabOn(h), "server",
+		"--config", path.Join(dir, "redis.conf"),
+		"--port", strconv.Itoa(port),
+		"--unixsocket", path.Join(dir, "redis.sock"))
+}
+
+// instances lists how clients reach the instances of a plan.
+func (p deployPlan) instances(e *Engine) []Instance {
+	var out []Instance
+	for _, h := range p.Hosts {
+		addr := h.Address
+		if p.Bind != "" && p.Bind != "0.0.0.0" && p.Bind != "::" && p.Bind != "*" {
+			addr = strings.Fields(p.Bind)[0]
+		}
+		for k := 0; k < p.Instances; k++ {
+			port := p.Port + k
+			out = append(out, Instance{Host: h.Name, Address: net.JoinHostPort(addr, strconv.Itoa(port)), Port: port,
+				Socket: path.Join(e.instanceDir(p.Group, port), "redis.sock")})
+		}
+	}
+	return out
+}
+
+// runDeploy is the deploy step.
+func (e *Engine) runDeploy(ctx context.Context, st *labs.Step) error {
+	if st.Deploy == nil {
+		return errors.New("deploy step without deploy keys")
+	}
+	p, err := e.planDeploy(st, e.Vars(), nil)
+	if err != nil {
+		return err
+	}
+	return e.deploy(ctx, st.ID, p)
+}
+
+// deploy makes exactly p run: it stops the group's servers (from this or
+// an earlier run), starts p's instances on every host in parallel, and
+// waits until each answers PING.
+func (e *Engine) deploy(ctx context.Context, step string, p deployPlan) error {
+	if err := e.stopGroup(ctx, p.Group); err != nil {
+		return err
+	}
+	var conf []byte
+	if p.Config != "" {
+		b, err := e.lab.ReadFile(p.Config)
+		if err != nil {
+			return fmt.Errorf("read config template %s: %w", p.Config, err)
+		}
+		conf = b
+	}
+	vars := e.Vars()
+	for _, h := range p.Hosts {
+		if len(e.instanceDir(p.Group, p.Port+p.Instances-1))+len("/redis.sock") > 100 {
+			return fmt.Errorf("deploy on %s: the Unix socket path under %s is too long", h.Name, e.workdir())
+		}
+	}
+	errs := make([]error, len(p.Hosts))
+	var wg sync.WaitGroup
+	for k, h := range p.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = e.deployHost(ctx, step, p, h, conf, vars)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	dep := Deployment{Step: step, Group: p.Group, Key: p.key(), Instances: p.instances(e)}
+	e.mu.Lock()
+	if e.state.Deployments == nil {
+		e.state.Deployments = map[string]Deployment{}
+	}
+	e.state.Deployments[p.Group] = dep
+	err := e.saveStateLocked()
+	e.mu.Unlock()
+	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: p.Hosts[0].Name, Text: fmt.Sprintf("group %s: %d instances on %d host(s) answer PING (ports %d-%d)", p.Group, p.Instances, len(p.Hosts), p.Port, p.Port+p.Instances-1), Time: time.Now()}})
+	return err
+}
+
+// renderConfig is an instance's redis.conf: the lab's template, then what
+// deploy owns (bind, port, socket, dir), then the settings, so that the
+// later lines win as in redis.conf.
+func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars map[string]string) (string, error) {
+	port := p.Port + k
+	dir := e.instanceDir(p.Group, port)
+	sock := path.Join(dir, "redis.sock")
+	var b strings.Builder
+	if len(tmpl) > 0 {
+		data := labs.Data(vars, map[string]any{
+			labs.DataLab: e.lab.ID, labs.DataHost: h.Name, labs.DataRole: h.Role, labs.DataWorkdir: e.workdir(),
+			labs.DataDpulab: e.dpulabOn(h), labs.DataGroup: p.Group, labs.DataInstance: k, labs.DataPort: port,
+			labs.DataBind: p.Bind, labs.DataSocket: sock, labs.DataTransport: p.Transport, labs.DataDir: dir,
+		})
+		s, err := labs.RenderText(string(tmpl), data)
+		if err != nil {
+			return "", fmt.Errorf("render %s: %w", p.Config, err)
+		}
+		b.WriteString(s)
+		if !strings.HasSuffix(s, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	fmt.Fprintf(&b, "# written by dpulab deploy (group %s, instance %d)\nbind %s\nport %d\nunixsocket %s\nunixsocketperm 700\ndir %s\n", p.Group, k, p.Bind, port, sock, dir)
+	for _, s := range p.Settings {
+		fmt.Fprintf(&b, "%s %s\n", s[0], s[1])
+	}
+	return b.String(), nil
+}
+
+func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h hostRef, tmpl []byte, vars map[string]string) error {
+	t, err := e.hosts.target(ctx, h.Name)
+	if err != nil {
+		return &StepError{Host: h.Name, Err: err}
+	}
+	if err := e.ensureHost(ctx, h, t); err != nil {
+		return err
+	}
+	for k := 0; k < p.Instances; k++ {
+		port := p.Port + k
+		inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+		// Something already answering there would be benchmarked instead
+		// of our server: refuse.
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		perr := e.ping(pctx, h, t, inst, false)
+		cancel()
+		if perr == nil {
+			return &StepError{Host: h.Name, Err: fmt.Errorf("port %d on %s already answers PING: another server is running there; stop it or choose another port (--set of the lab's port variable)", port, h.Name)}
+		}
+		conf, err := e.renderConfig(p, h, k, tmpl, vars)
+		if err != nil {
+			return err
+		}
+		dir := e.instanceDir(p.Group, port)
+		if res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(dir) + " && rm -f " + runner.Quote(path.Join(dir, "redis.sock")), Timeout: time.Minute}); err != nil || res.ExitCode != 0 {
+			return &StepError{Host: h.Name, Tail: tailText(res.Tail), Err: fmt.Errorf("create %s: %v", dir, errOr(err, res))}
+		}
+		if err := e.writeOnHost(ctx, h, t, path.Join(dir, "redis.conf"), []byte(conf), 0o600, false); err != nil {
+			return err
+		}
+		cmd := e.serverCmd(h, p, port)
+		proc, err := t.Start(ctx, runner.ProcSpec{Name: procName(p.Group, port), Cmd: cmd, LogFile: path.Join(dir, "server.log")})
+		if err != nil {
+			return &StepError{Host: h.Name, Cmd: cmd, Err: fmt.Errorf("start instance %s:%d: %w", p.Group, port, err)}
+		}
+		// Record it at once: a run killed from here on still stops it later.
+		e.mu.Lock()
+		e.state.Procs = append(e.state.Procs, proc)
+		serr := e.saveStateLocked()
+		e.mu.Unlock()
+		if serr != nil {
+			return serr
+		}
+		e.opts.Emit(Output{Step: step, Line: runner.Line{Host: h.Name, Text: fmt.Sprintf("started %s (pid %d), log %s", proc.Name, proc.PID, proc.LogFile), Time: time.Now()}})
+	}
+	// Wait until every instance answers.
+	for k := 0; k < p.Instances; k++ {
+		port := p.Port + k
+		inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+		if err := e.ping(ctx, h, t, inst, true); err != nil {
+			log, _ := t.ReadFile(ctx, path.Join(e.instanceDir(p.Group, port), "server.log"))
+			return &StepError{Host: h.Name, Cmd: e.serverCmd(h, p, port), Tail: lastLines(string(log), 10),
+				Err: fmt.Errorf("instance %s:%d on %s did not answer PING within %s: %w", p.Group, port, h.Name, pingTimeout, err)}
+		}
+	}
+	return nil
+}
+
+func lastLines(s string, n int) []string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) == 1 && ls[0] == "" {
+		return nil
+	}
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return ls
+}
+
+// contextDialer is implemented by targets that can open connections from
+// the host's side (SSH direct-tcpip), so PING reaches servers bound to the
+// host's loopback.
+type contextDialer interface {
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// ping checks that an instance answers PING with PONG, from the host's own
+// side (its loopback). With wait it retries until pingTimeout.
+func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Instance, wait bool) error {
+	if wait {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, pingTimeout)
+		defer cancel()
+	}
+	var last error
+	for {
+		last = e.pingOnce(ctx, h, t, inst)
+		if last == nil || !wait {
+			return last
+		}
+		select {
+		case <-ctx.Done():
+			return last
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
+	var conn net.Conn
+	var err error
+	switch d := t.(type) {
+	case contextDialer:
+		conn, err = d.DialContext(ctx, "tcp", inst.Address)
+	default:
+		if t.Name() != runner.LocalName && e.hosts.inv != nil {
+			return e.pingByCommand(ctx, t, inst)
+		}
+		var nd net.Dialer
+		conn, err = nd.DialContext(ctx, "tcp", inst.Address)
+	}
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	} else {
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	}
+	if _, err := conn.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	line = strings.TrimSpace(line)
+	if line != "+PONG" {
+		return fmt.Errorf("answered %q instead of +PONG", line)
+	}
+	return nil
+}
+
+// pingByCommand pings from the host with one request of dpulab bench, for
+// targets that cannot dial from the host's side.
+func (e *Engine) pingByCommand(ctx context.Context, t runner.Target, inst Instance) error {
+	cmd := runner.QuoteAll(e.dpulabOn(hostRef{Name: t.Name()}), "bench", "--json", "--target", inst.Address, "--clients", "1", "--requests", "1", "--connect-timeout", "2s") + " >/dev/null"
+	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("exit status %d: %s", res.ExitCode, strings.Join(tailText(res.Tail), " / "))
+	}
+	return nil
+}
+
+// stopGroup stops the recorded servers of one group.
+func (e *Engine) stopGroup(ctx context.Context, group string) error {
+	return e.stopProcs(ctx, func(p runner.Proc) bool { return strings.HasPrefix(p.Name, "server:"+group+":") }, false)
+}
+
+// stopAll stops every recorded process (cleanup).
+func (e *Engine) stopAll(ctx context.Context) error {
+	return e.stopProcs(ctx, func(runner.Proc) bool { return true }, true)
+}
+
+// stopProcs stops the recorded processes that match and forgets them; the
+// deployments they made up are dropped and, with markPending (cleanup),
+// their deploy steps become pending again, so a resumed run deploys before
+// it benches.
+func (e *Engine) stopProcs(ctx context.Context, match func(runner.Proc) bool, markPending bool) error {
+	e.mu.Lock()
+	var stop, keep []runner.Proc
+	for _, p := range e.state.Procs {
+		if match(p) {
+			stop = append(stop, p)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	e.mu.Unlock()
+	if len(stop) == 0 {
+		return nil
+	}
+	var errs []error
+	var failed []runner.Proc
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, p := range stop {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t, err := e.hosts.target(ctx, p.Host)
+			if err == nil {
+				err = t.Stop(ctx, p, stopGrace)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("stop %s (pid %d) on %s: %w", p.Name, p.PID, p.Host, err))
+				failed = append(failed, p)
+				return
+			}
+			e.opts.Emit(Output{Line: runner.Line{Host: p.Host, Text: fmt.Sprintf("stopped %s (pid %d)", p.Name, p.PID), Time: time.Now()}})
+		}()
+	}
+	wg.Wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.state.Procs = append(keep, failed...)
+	stopped := map[string]bool{}
+	for _, p := range stop {
+		stopped[p.Name] = true
+	}
+	for g, d := range e.state.Deployments {
+		for _, in := range d.Instances {
+			if stopped[procName(g, in.Port)] {
+				delete(e.state.Deployments, g)
+				if ss, ok := e.state.Steps[d.Step]; ok && ss.Status == Done && markPending {
+					ss.Status = Pending
+					ss.Err = "its servers were stopped by cleanup"
+					e.state.Steps[d.Step] = ss
+				}
+				break
+			}
+		}
+	}
+	if err := e.saveStateLocked(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

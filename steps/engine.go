@@ -1,0 +1,578 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
+)
+
+// Options configure a run of a lab. The zero value runs every role on this
+// machine, asks before confirm steps, and saves progress and results in
+// their default places.
+type Options struct {
+	// Inventory maps roles to hosts; nil means every role is this machine.
+	Inventory *Inventory
+	// Vars are --set overrides, checked against the lab's variables.
+	Vars map[string]string
+	// Yes answers confirm prompts with yes (headless runs).
+	Yes bool
+	// DryRun plans every step (commands, hosts, sudo) and runs nothing,
+	// saves nothing and writes no results.
+	DryRun bool
+	// From starts at this step id; Only runs just this step. Both ignore
+	// saved progress.
+	From, Only string
+	// Restart ignores saved progress (what an earlier run deployed is
+	// still stopped by cleanup).
+	Restart bool
+	// ResultsDir is where results go (default results/LAB/TIMESTAMP, or
+	// the folder of the run being resumed).
+	ResultsDir string
+	// StateDir holds saved progress (default $XDG_STATE_HOME/dpulab).
+	StateDir string
+	// Emit receives every event, from engine goroutines; it must not block
+	// long. A Prompt must be answered by calling its Reply.
+	Emit func(Event)
+	// AcceptNewHostKeys trusts (and saves) unknown host keys without
+	// asking, like OpenSSH's accept-new. A changed key is always refused.
+	AcceptNewHostKeys bool
+	// Binary is the dpulab executable that runs `dpulab server|bench|
+	// sample` on this machine and is uploaded to lab hosts (default: the
+	// running executable). Tests set it to a freshly built dpulab.
+	Binary string
+	// CleanupTimeout bounds cleanup after an abort (default 2 minutes).
+	CleanupTimeout time.Duration
+}
+
+// Engine runs one lab. Its methods are safe to call from the TUI's
+// goroutine while a step runs in another, but steps run one at a time.
+type Engine struct {
+	lab   *labs.Lab
+	opts  Options
+	vars  map[string]string
+	runID string
+
+	statePath string
+
+	// runMu makes steps run one at a time.
+	runMu sync.Mutex
+
+	mu      sync.Mutex
+	state   *State
+	session []Status // status of each step in this process (Pending = not touched)
+	results *Results
+	resDir  string
+	hosts   *hostPool
+	// cleanedUp is true once Cleanup ran in this process.
+	cleanedUp bool
+	// prepared maps a host to its dpulab path once its working directory
+	// exists (and dpulab is uploaded there).
+	prepared map[string]string
+}
+
+// StepError is why a step failed: the host and command that failed, and
+// the command's last lines of output.
+type StepError struct {
+	Host string
+	Cmd  string
+	Tail []string
+	Err  error
+}
+
+func (e *StepError) Error() string {
+	var b strings.Builder
+	if e.Host != "" {
+		fmt.Fprintf(&b, "on %s: ", e.Host)
+	}
+	b.WriteString(e.Err.Error())
+	if e.Cmd != "" {
+		fmt.Fprintf(&b, " (command: %s)", e.Cmd)
+	}
+	return b.String()
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// errSkipped reports that a step decided not to run (skip_if held).
+var errSkipped = errors.New("skipped")
+
+// New prepares a run of lab: it checks the variables, loads saved progress
+// (unless Restart) and decides where results go. It connects to nothing.
+func New(lab *labs.Lab, opts Options) (*Engine, error) {
+	if lab == nil {
+		return nil, errors.New("no lab given")
+	}
+	if len(lab.Steps) == 0 {
+		return nil, fmt.Errorf("lab %s has no steps", lab.ID)
+	}
+	e := &Engine{lab: lab, opts: opts, session: make([]Status, len(lab.Steps))}
+	if e.opts.Emit == nil {
+		e.opts.Emit = func(Event) {}
+	}
+	if e.opts.CleanupTimeout <= 0 {
+		e.opts.CleanupTimeout = 2 * time.Minute
+	}
+	for _, id := range []string{opts.From, opts.Only} {
+		if id != "" && lab.Step(id) == nil {
+			return nil, fmt.Errorf("lab %s has no step %q (steps: %s)", lab.ID, id, strings.Join(stepIDs(lab), ", "))
+		}
+	}
+	if opts.From != "" && opts.Only != "" {
+		return nil, errors.New("give --from or --only, not both")
+	}
+	stateDir := opts.StateDir
+	if stateDir == "" {
+		d, err := DefaultStateDir()
+		if err != nil {
+			return nil, err
+		}
+		stateDir = d
+	}
+	p, err := StatePath(stateDir, lab.ID)
+	if err != nil {
+		return nil, err
+	}
+	e.statePath = p
+	old, err := LoadState(p)
+	if err != nil && !opts.Restart {
+		return nil, err
+	}
+	fresh := old == nil || opts.Restart || old.allFinished(lab)
+	if fresh {
+		e.state = &State{Lab: lab.ID, Started: time.Now().UTC(), Steps: map[string]StepState{}}
+		e.state.RunID = newRunID(e.state.Started)
+		if old != nil {
+			// Whatever an earlier run started is still ours to stop.
+			e.state.Procs = old.Procs
+		}
+	} else {
+		e.state = old
+	}
+	e.runID = e.state.RunID
+
+	vars, err := resolveVars(lab, e.state.Vars, opts.Vars)
+	if err != nil {
+		return nil, err
+	}
+	e.vars = vars
+	e.state.Vars = vars
+
+	switch {
+	case opts.ResultsDir != "":
+		e.resDir = opts.ResultsDir
+	case !fresh && e.state.ResultsDir != "":
+		e.resDir = e.state.ResultsDir
+	default:
+		e.resDir = filepath.Join("results", lab.ID, e.runID)
+	}
+	if abs, err := filepath.Abs(e.resDir); err == nil {
+		e.resDir = abs
+	}
+	e.state.ResultsDir = e.resDir
+	if !fresh {
+		if r, err := LoadResults(e.resDir); err == nil && r.Lab == lab.ID {
+			e.results = r
+		}
+	}
+	if e.results == nil {
+		e.results = &Results{Version: ResultsVersion, Lab: lab.ID, Title: lab.Title, RunID: e.runID, Started: e.state.Started}
+	}
+	e.results.Variables = vars
+	e.results.References = nil
+	for _, r := range lab.References {
+		e.results.References = append(e.results.References, Reference{Label: r.Label, Value: r.Value, Source: r.Source})
+	}
+	hp, err := newHostPool(lab, e.opts, e.prompter())
+	if err != nil {
+		return nil, err
+	}
+	e.hosts = hp
+	e.results.Hosts = hp.hostInfos()
+	return e, nil
+}
+
+func stepIDs(lab *labs.Lab) []string {
+	ids := make([]string, len(lab.Steps))
+	for i, s := range lab.Steps {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+// newRunID names a run by its start time; it also names the results folder.
+func newRunID(t time.Time) string { return t.UTC().Format("20060102T150405Z") }
+
+// allFinished reports whether every step of lab is done or skipped: such a
+// lab starts over on the next run instead of resuming past its end.
+func (s *State) allFinished(lab *labs.Lab) bool {
+	for _, st := range lab.Steps {
+		ss, ok := s.Steps[st.ID]
+		if !ok || (ss.Status != Done && ss.Status != Skipped) {
+			return false
+		}
+	}
+	return true
+}
+
+// Lab returns the lab being run.
+func (e *Engine) Lab() *labs.Lab { return e.lab }
+
+// Vars returns the run's variables (defaults, saved, then --set).
+func (e *Engine) Vars() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]string, len(e.vars))
+	for k, v := range e.vars {
+		out[k] = v
+	}
+	return out
+}
+
+// SetVars changes variables between steps (the TUI's variables form); the
+// values are checked like --set.
+func (e *Engine) SetVars(set map[string]string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, err := resolveVars(e.lab, e.vars, set)
+	if err != nil {
+		return err
+	}
+	e.vars = v
+	e.state.Vars = v
+	e.results.Variables = v
+	return e.saveStateLocked()
+}
+
+// RunID names this run (also the default results folder's last part).
+func (e *Engine) RunID() string { return e.runID }
+
+// ResultsDir is where Finish writes.
+func (e *Engine) ResultsDir() string { return e.resDir }
+
+// StatePath is the saved progress file.
+func (e *Engine) StatePath() string { return e.statePath }
+
+// Steps lists the lab's steps with their status: this session's when the
+// step ran here, else the saved one.
+func (e *Engine) Steps() []StepInfo {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]StepInfo, len(e.lab.Steps))
+	for i, s := range e.lab.Steps {
+		out[i] = StepInfo{ID: s.ID, Title: s.Title, Kind: string(s.Kind), Status: e.statusLocked(i)}
+	}
+	return out
+}
+
+func (e *Engine) statusLocked(i int) Status {
+	if e.session[i] != Pending {
+		return e.session[i]
+	}
+	return e.state.Steps[e.lab.Steps[i].ID].Status
+}
+
+// Resume is the index of the first step to run: --only's or --from's step,
+// else the first step that has not finished (done or skipped). A cleanup
+// step is never a resume point: cleanup runs at the end anyway.
+func (e *Engine) Resume() int {
+	if id := e.opts.Only; id != "" {
+		return e.index(id)
+	}
+	if id := e.opts.From; id != "" {
+		return e.index(id)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, s := range e.lab.Steps {
+		if s.Kind == labs.KindCleanup {
+			continue
+		}
+		st := e.statusLocked(i)
+		if st != Done && st != Skipped {
+			return i
+		}
+	}
+	return len(e.lab.Steps)
+}
+
+func (e *Engine) index(id string) int {
+	for i, s := range e.lab.Steps {
+		if s.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Skip marks step i skipped (the person chose to) and saves progress.
+func (e *Engine) Skip(i int) {
+	if i < 0 || i >= len(e.lab.Steps) {
+		return
+	}
+	st := &e.lab.Steps[i]
+	e.mu.Lock()
+	e.session[i] = Skipped
+	e.state.Steps[st.ID] = StepState{Status: Skipped, Finished: time.Now().UTC()}
+	err := e.saveStateLocked()
+	e.mu.Unlock()
+	ev := StepFinished{Step: st.ID, Index: i, Status: Skipped}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	e.opts.Emit(ev)
+}
+
+// Results returns the results so far (shared: read it, do not change it
+// while a step runs).
+func (e *Engine) Results() *Results {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.results
+}
+
+// saveStateLocked writes progress; dry runs save nothing.
+func (e *Engine) saveStateLocked() error {
+	if e.opts.DryRun {
+		return nil
+	}
+	return e.state.Save(e.statePath)
+}
+
+// writeResultsLocked writes the results folder now (after every finished
+// bench run, so a killed run keeps what it measured).
+func (e *Engine) writeResultsLocked() error {
+	if e.opts.DryRun {
+		return nil
+	}
+	e.results.Finished = time.Now().UTC()
+	return WriteResults(e.resDir, e.results)
+}
+
+// RunStep runs step i (again, for a retry) and returns how it ended. It
+// emits StepStarted, the step's output, and StepFinished, and saves
+// progress. In a dry run it only plans the step.
+func (e *Engine) RunStep(ctx context.Context, i int) Status {
+	if i < 0 || i >= len(e.lab.Steps) {
+		return Failed
+	}
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	st := &e.lab.Steps[i]
+	plan, planErr := e.Plan(i)
+	e.mu.Lock()
+	e.session[i] = Running
+	e.mu.Unlock()
+	e.opts.Emit(StepStarted{Step: st.ID, Index: i, Commands: plan})
+	start := time.Now()
+	var err error
+	switch {
+	case planErr != nil:
+		err = planErr
+	case e.opts.DryRun:
+		err = errSkipped
+	default:
+		err = e.runKind(ctx, i, st)
+	}
+	status := Done
+	fin := StepFinished{Step: st.ID, Index: i}
+	switch {
+	case errors.Is(err, errSkipped):
+		status = Skipped
+	case err != nil:
+		status = Failed
+		if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("aborted: %w", err)
+		}
+		fin.Err = err.Error()
+		fin.Hint = st.Hint
+		var se *StepError
+		if errors.As(err, &se) {
+			fin.Host = se.Host
+			fin.Tail = se.Tail
+		}
+	}
+	fin.Status = status
+	fin.Duration = time.Since(start)
+	e.mu.Lock()
+	e.session[i] = status
+	if !e.opts.DryRun {
+		ss := StepState{Status: status, Finished: time.Now().UTC()}
+		if err != nil && status == Failed {
+			ss.Err = err.Error()
+		}
+		e.state.Steps[st.ID] = ss
+		if serr := e.saveStateLocked(); serr != nil && fin.Err == "" {
+			fin.Err = "progress not saved: " + serr.Error()
+		}
+	}
+	e.mu.Unlock()
+	e.opts.Emit(fin)
+	return status
+}
+
+// Run runs the lab headless: from Resume to the end (or just --only's
+// step), stopping at the first failure, then cleanup (always, on a fresh
+// context when ctx was cancelled), then results. The error says which step
+// failed and why.
+func (e *Engine) Run(ctx context.Context) error {
+	start := time.Now()
+	resume := e.Resume()
+	e.opts.Emit(LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun})
+	var runErr error
+	for i := resume; i < len(e.lab.Steps); i++ {
+		st := &e.lab.Steps[i]
+		if e.opts.Only != "" && st.ID != e.opts.Only {
+			break
+		}
+		// Cleanup steps run in Cleanup, at the end, whatever happened.
+		if st.Kind == labs.KindCleanup && e.opts.Only == "" {
+			continue
+		}
+		if ctx.Err() != nil {
+			runErr = fmt.Errorf("aborted before step %s: %w", st.ID, ctx.Err())
+			break
+		}
+		if e.RunStep(ctx, i) == Failed {
+			e.mu.Lock()
+			msg := e.state.Steps[st.ID].Err
+			e.mu.Unlock()
+			if e.opts.DryRun || msg == "" {
+				msg = "failed"
+			}
+			runErr = fmt.Errorf("step %s (%s) failed: %s", st.ID, st.Title, msg)
+			break
+		}
+	}
+	// Cleanup must run even when ctx was cancelled (Ctrl-C): give it a
+	// fresh context of its own, bounded so a dead host cannot hang us.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.CleanupTimeout)
+	defer cancel()
+	var cleanErr error
+	if e.opts.Only == "" || runErr != nil {
+		cleanErr = e.Cleanup(cctx)
+	}
+	dir, finErr := e.Finish(cctx)
+	e.hosts.close()
+	err := errors.Join(runErr, cleanErr, finErr)
+	fin := LabFinished{Lab: e.lab.ID, Status: Done, ResultsDir: dir, Duration: time.Since(start)}
+	if err != nil {
+		fin.Status = Failed
+		fin.Err = err.Error()
+	}
+	e.opts.Emit(fin)
+	return err
+}
+
+// Cleanup runs the lab's cleanup steps that have not run in this process
+// and then stops every process a deploy step started (also ones recorded by
+// an earlier, killed run). Deploy steps whose servers it stopped become
+// pending again, so a resumed run deploys before it benches. Call it with a
+// fresh context after an abort.
+func (e *Engine) Cleanup(ctx context.Context) error {
+	var errs []error
+	for i, st := range e.lab.Steps {
+		if st.Kind != labs.KindCleanup {
+			continue
+		}
+		e.mu.Lock()
+		ran := e.session[i] == Done
+		e.mu.Unlock()
+		if ran {
+			continue
+		}
+		if e.RunStep(ctx, i) == Failed {
+			e.mu.Lock()
+			errs = append(errs, fmt.Errorf("cleanup step %s: %s", st.ID, e.state.Steps[st.ID].Err))
+			e.mu.Unlock()
+		}
+	}
+	if !e.opts.DryRun {
+		if err := e.stopAll(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	e.mu.Lock()
+	e.cleanedUp = true
+	e.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// Finish writes results.json, samples.csv and report.md and returns the
+// folder. A dry run writes nothing and returns "".
+func (e *Engine) Finish(ctx context.Context) (string, error) {
+	if e.opts.DryRun {
+		return "", nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.writeResultsLocked(); err != nil {
+		return "", err
+	}
+	return e.resDir, nil
+}
+
+// resolveVars merges the lab's defaults, saved values and overrides, and
+// checks each override against its variable.
+func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range lab.Variables {
+		out[v.Name] = v.Default
+	}
+	for k, v := range saved {
+		if _, ok := lab.Var(k); ok {
+			out[k] = v
+		}
+	}
+	var errs []error
+	for _, k := range sortedKeys(set) {
+		val := set[k]
+		def, ok := lab.Var(k)
+		if !ok {
+			names := make([]string, len(lab.Variables))
+			for i, v := range lab.Variables {
+				names[i] = v.Name
+			}
+			sort.Strings(names)
+			errs = append(errs, fmt.Errorf("--set %s: lab %s has no variable %q (it has: %s)", k, lab.ID, k, strings.Join(names, ", ")))
+			continue
+		}
+		if err := CheckVar(def, val); err != nil {
+			errs = append(errs, fmt.Errorf("--set %s=%s: %w", k, val, err))
+			continue
+		}
+		out[k] = val
+	}
+	return out, errors.Join(errs...)
+}
+
+// ensureWorkdir name: the lab's working directory on every host, stable
+// across a resumed run (it holds configs, sockets and server logs).
+func (e *Engine) workdir() string {
+	return "/tmp/dpulab-" + e.lab.ID + "-" + strings.ToLower(e.runID)
+}
+
+// emitOutput forwards a command's output line as an event.
+func (e *Engine) emitOutput(step string) func(runner.Line) {
+	return func(l runner.Line) { e.opts.Emit(Output{Step: step, Line: l}) }
+}
+
+// binaryPath is the local dpulab executable.
+func (e *Engine) binaryPath() (string, error) {
+	if e.opts.Binary != "" {
+		return e.opts.Binary, nil
+	}
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the dpulab executable: %w", err)
+	}
+	return p, nil
+}

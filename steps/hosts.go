@@ -1,0 +1,82 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
+)
+
+// hostRef is one host a step runs on, with the role it plays there.
+type hostRef struct {
+	Name string
+	Role string
+	// Address is how other hosts of the lab reach it (127.0.0.1 for this
+	// machine).
+	Address string
+}
+
+// hostPool maps roles to hosts (inventory, or this machine for every role)
+// and keeps one connected Target per host for the whole run.
+type hostPool struct {
+	lab *labs.Lab
+	inv *Inventory
+	pr  runner.Prompter
+
+	mu      sync.Mutex
+	targets map[string]runner.Target
+}
+
+func newHostPool(lab *labs.Lab, opts Options, pr runner.Prompter) (*hostPool, error) {
+	h := &hostPool{lab: lab, inv: opts.Inventory, pr: pr, targets: map[string]runner.Target{}}
+	if h.inv != nil {
+		if err := h.checkRoles(); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// hosts lists the hosts of roles, each host once (with the first role that
+// named it), in inventory order.
+func (h *hostPool) hosts(roles []string) ([]hostRef, error) {
+	if len(roles) == 0 {
+		return nil, nil
+	}
+	if h.inv == nil {
+		return []hostRef{{Name: runner.LocalName, Role: roles[0], Address: "127.0.0.1"}}, nil
+	}
+	return h.invHosts(roles)
+}
+
+// target returns the connected Target for a host, connecting on first use.
+func (h *hostPool) target(ctx context.Context, name string) (runner.Target, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.targets[name]; ok {
+		return t, nil
+	}
+	var t runner.Target
+	if h.inv == nil || name == runner.LocalName {
+		t = runner.NewLocal(runner.WithLocalPrompter(h.pr))
+	} else {
+		var err error
+		t, err = h.invTarget(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", name, err)
+		}
+	}
+	h.targets[name] = t
+	return t, nil
+}
+
+func (h *hostPool) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for n, t := range h.targets {
+		_ = t.Close()
+		delete(h.targets, n)
+	}
+}

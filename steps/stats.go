@@ -1,0 +1,214 @@
+package steps
+
+import (
+	"math"
+	"sort"
+)
+
+// Metric names used as keys of SweepPoint.DeltaPct, in report order.
+const (
+	MetricOps          = "ops_per_sec"
+	MetricLatAvg       = "latency_avg_ms"
+	MetricLatP99       = "latency_p99_ms"
+	MetricServerCPU    = "server_cpu_pct"
+	MetricNetworkCPU   = "network_cpu_pct"
+	MetricOpsPerCore   = "ops_per_busy_core"
+	MetricNetGbps      = "net_gbps"
+	MetricWattsPerMOps = "watts_per_million_ops"
+)
+
+// Metrics lists every metric in report order.
+var Metrics = []string{MetricOps, MetricLatAvg, MetricLatP99, MetricServerCPU, MetricNetworkCPU, MetricOpsPerCore, MetricNetGbps, MetricWattsPerMOps}
+
+// LowerIsBetter says whether a smaller value of metric is an improvement
+// (latency, CPU, watts), so renderers can colour a delta.
+func LowerIsBetter(metric string) bool {
+	switch metric {
+	case MetricLatAvg, MetricLatP99, MetricServerCPU, MetricNetworkCPU, MetricWattsPerMOps:
+		return true
+	}
+	return false
+}
+
+// Metric returns a sweep point's mean of metric, and whether it was measured.
+func (s Stats) Metric(metric string) (MeanStd, bool) {
+	switch metric {
+	case MetricOps:
+		return s.OpsPerSec, s.OpsPerSec.N > 0
+	case MetricLatAvg:
+		return s.LatencyAvgMs, s.LatencyAvgMs.N > 0
+	case MetricLatP99:
+		return s.LatencyP99Ms, s.LatencyP99Ms.N > 0
+	}
+	var p *MeanStd
+	switch metric {
+	case MetricServerCPU:
+		p = s.ServerCPU
+	case MetricNetworkCPU:
+		p = s.NetworkCPU
+	case MetricOpsPerCore:
+		p = s.OpsPerBusyCore
+	case MetricNetGbps:
+		p = s.NetGbps
+	case MetricWattsPerMOps:
+		p = s.WattsPerMOps
+	}
+	if p == nil || p.N == 0 {
+		return MeanStd{}, false
+	}
+	return *p, true
+}
+
+// meanStd is the mean and sample standard deviation of xs (NaNs dropped).
+func meanStd(xs []float64) MeanStd {
+	var m MeanStd
+	var vals []float64
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			vals = append(vals, x)
+		}
+	}
+	if len(vals) == 0 {
+		return m
+	}
+	m.N = len(vals)
+	m.Min, m.Max = vals[0], vals[0]
+	sum := 0.0
+	for _, v := range vals {
+		sum += v
+		m.Min = math.Min(m.Min, v)
+		m.Max = math.Max(m.Max, v)
+	}
+	m.Mean = sum / float64(m.N)
+	if m.N > 1 {
+		ss := 0.0
+		for _, v := range vals {
+			ss += (v - m.Mean) * (v - m.Mean)
+		}
+		m.Stddev = math.Sqrt(ss / float64(m.N-1))
+	}
+	return m
+}
+
+// optMeanStd is meanStd over the runs where get reports a value; nil when
+// no run measured it (unknown stays unknown, never zero).
+func optMeanStd(runs []RunResult, get func(RunResult) (float64, bool)) *MeanStd {
+	var xs []float64
+	for _, r := range runs {
+		if v, ok := get(r); ok {
+			xs = append(xs, v)
+		}
+	}
+	m := meanStd(xs)
+	if m.N == 0 {
+		return nil
+	}
+	return &m
+}
+
+func deref(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+// Summarize computes a sweep point's Stats from its runs.
+func Summarize(runs []RunResult) Stats {
+	var ops, avg, p99 []float64
+	for _, r := range runs {
+		ops = append(ops, r.OpsPerSec)
+		avg = append(avg, r.LatencyMs.Avg)
+		p99 = append(p99, r.LatencyMs.P99)
+	}
+	s := Stats{OpsPerSec: meanStd(ops), LatencyAvgMs: meanStd(avg), LatencyP99Ms: meanStd(p99)}
+	s.ServerCPU = optMeanStd(runs, func(r RunResult) (float64, bool) { return deref(r.ServerCPU) })
+	s.NetworkCPU = optMeanStd(runs, func(r RunResult) (float64, bool) { return deref(r.NetworkCPU) })
+	s.NetGbps = optMeanStd(runs, func(r RunResult) (float64, bool) { return deref(r.NetGbps) })
+	s.OpsPerBusyCore = optMeanStd(runs, func(r RunResult) (float64, bool) {
+		c, ok := deref(r.BusyCores)
+		if !ok || c <= 0 {
+			return 0, false
+		}
+		return r.OpsPerSec / c, true
+	})
+	s.WattsPerMOps = optMeanStd(runs, func(r RunResult) (float64, bool) {
+		w, ok := deref(r.PowerWatts)
+		if !ok || r.OpsPerSec <= 0 {
+			return 0, false
+		}
+		return w / (r.OpsPerSec / 1e6), true
+	})
+	return s
+}
+
+// ComputeDeltas fills DeltaPct of every variant after the first with the
+// change in percent of each metric's mean against the first variant at the
+// same sweep value. The first variant gets no deltas.
+func ComputeDeltas(c *Compare) {
+	if len(c.Variants) == 0 {
+		return
+	}
+	base := map[string]Stats{}
+	for _, p := range c.Variants[0].Points {
+		base[p.Value] = p.Stats
+		p.DeltaPct = nil
+	}
+	for vi := 1; vi < len(c.Variants); vi++ {
+		for pi := range c.Variants[vi].Points {
+			p := &c.Variants[vi].Points[pi]
+			p.DeltaPct = nil
+			b, ok := base[p.Value]
+			if !ok {
+				continue
+			}
+			for _, m := range Metrics {
+				bv, ok1 := b.Metric(m)
+				v, ok2 := p.Stats.Metric(m)
+				if !ok1 || !ok2 || bv.Mean == 0 {
+					continue
+				}
+				if p.DeltaPct == nil {
+					p.DeltaPct = map[string]float64{}
+				}
+				p.DeltaPct[m] = (v.Mean - bv.Mean) / math.Abs(bv.Mean) * 100
+			}
+		}
+	}
+}
+
+// summarizeSeries averages the sampler columns of a run's series into the
+// run's summary (the bench's own numbers come from its run event).
+func summarizeSeries(r *RunResult, cores float64) {
+	avg := func(get func(Point) *float64) *float64 {
+		var xs []float64
+		for _, p := range r.Series {
+			if v := get(p); v != nil {
+				xs = append(xs, *v)
+			}
+		}
+		if len(xs) == 0 {
+			return nil
+		}
+		m := meanStd(xs).Mean
+		return &m
+	}
+	r.ServerCPU = avg(func(p Point) *float64 { return p.ServerCPU })
+	r.NetworkCPU = avg(func(p Point) *float64 { return p.NetworkCPU })
+	r.NetGbps = avg(func(p Point) *float64 { return p.NetGbps })
+	r.PowerWatts = avg(func(p Point) *float64 { return p.PowerWatts })
+	if r.ServerCPU != nil && cores > 0 {
+		bc := *r.ServerCPU / 100 * cores
+		r.BusyCores = &bc
+	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
