@@ -14,7 +14,8 @@ package server
 //	!resp2 HGETALL h                    run only in the RESP2 pass (!resp3 too)
 //
 // Markers combine: "!resp3 !sort SMEMBERS s". Before a script runs both
-// servers are flushed (FLUSHALL); each pass uses a fresh connection.
+// redis-server is flushed (FLUSHALL) and our server is a fresh in-process
+// instance; each pass uses a fresh connection.
 
 import (
 	"bufio"
@@ -265,15 +266,16 @@ func diffScripts(t *testing.T) map[string][]diffLine {
 // reports every differing reply.
 func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(testing.TB) *diffConn) {
 	ref, ours := want(t), got(t)
-	setup := [][]string{{"FLUSHALL"}}
-	if proto == 3 {
-		setup = append(setup, []string{"HELLO", "3"})
+	// redis-server is shared by all scripts and flushed; ours is a fresh
+	// instance per script and protocol.
+	if r, err := ref.do([]string{"FLUSHALL"}, renderReply); err != nil || r != `+"OK"` {
+		t.Fatalf("redis-server: FLUSHALL: %v %s", err, r)
 	}
-	for _, args := range setup {
+	if proto == 3 {
 		for name, c := range map[string]*diffConn{"redis-server": ref, "ours": ours} {
-			r, err := c.do(args, renderReply)
+			r, err := c.do([]string{"HELLO", "3"}, renderReply)
 			if err != nil || strings.HasPrefix(r, "-") {
-				t.Fatalf("%s: setup %v: %v %s", name, args, err, r)
+				t.Fatalf("%s: HELLO 3: %v %s", name, err, r)
 			}
 		}
 	}
@@ -332,7 +334,6 @@ func TestDiffScriptsParse(t *testing.T) {
 func TestDiff(t *testing.T) {
 	scripts := diffScripts(t)
 	sock := startRedisPeer(t)
-	network, addr := startDiffOurs(t)
 	names := make([]string, 0, len(scripts))
 	for n := range scripts {
 		names = append(names, n)
@@ -343,7 +344,10 @@ func TestDiff(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/resp%d", name, proto), func(t *testing.T) {
 				runDiffScript(t, scripts[name], proto,
 					func(t testing.TB) *diffConn { return dialDiff(t, "unix", sock) },
-					func(t testing.TB) *diffConn { return dialDiff(t, network, addr) })
+					func(t testing.TB) *diffConn {
+						network, addr := startDiffOurs(t)
+						return dialDiff(t, network, addr)
+					})
 			})
 		}
 	}
