@@ -29,7 +29,8 @@ func (p *parser) valueWith(n *yaml.Node, what string, keys []string, check func(
 	}
 	v := Value(s)
 	if strings.Contains(s, "{{") {
-		if !p.checkTemplate(p.file, n.Line, s, false, keys, what) {
+		before := len(p.probs)
+		if !p.checkTemplate(p.file, n.Line, s, false, keys, what) || len(p.probs) > before {
 			return v
 		}
 	}
@@ -116,6 +117,9 @@ func checkRatio(s string) error {
 // ("template: t:3: unexpected ...").
 var tmplLineRE = regexp.MustCompile(`^template: [^:]*:(\d+):(?:\d+:)? ?(.*)$`)
 
+// startedRE finds where an unclosed action began.
+var startedRE = regexp.MustCompile(` started at t:(\d+)$`)
+
 // checkTemplate parses text as a lab template starting at line of file and
 // reports parse errors and references to unknown data or undeclared
 // variables. It reports whether the template parsed.
@@ -128,6 +132,12 @@ func (p *parser) checkTemplate(file string, line int, text string, shell bool, k
 			n, _ := strconv.Atoi(m[1])
 			at = line + n - 1
 			msg = m[2]
+		}
+		// "unclosed action started at t:3" is about line 3, not the end.
+		if m := startedRE.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			at = line + n - 1
+			msg = strings.TrimSuffix(msg, m[0])
 		}
 		p.errAt(file, at, "%s: template error: %s", what, msg)
 		return false

@@ -36,7 +36,7 @@ func Parse(fsys fs.FS, dir, file string) (*Lab, Problems) {
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		p.errAt(file, yamlErrLine(err), "not valid YAML: %s", yamlErrMsg(err))
+		p.errAt(file, yamlErrLine(err), "not valid YAML (here or in what this line starts): %s", yamlErrMsg(err))
 		return l, p.probs
 	}
 	if root.Kind == 0 {

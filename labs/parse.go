@@ -370,7 +370,7 @@ func (p *parser) checkVariable(v Variable, vm *mapping) {
 	}
 	if n := vm.get("default"); n != nil {
 		if err := v.Check(v.Default); err != nil {
-			p.errf(n, "default: %v", err)
+			p.errf(n, "default of %v", err)
 		}
 	}
 }
@@ -457,7 +457,13 @@ func (p *parser) steps(n *yaml.Node) {
 		extra, known := kindKeys[s.Kind]
 		if !known {
 			if s.Kind != "" {
-				p.errf(m.get("kind"), "%s: unknown kind %q (use %s)", what, s.Kind, kindList())
+				msg := fmt.Sprintf("%s: unknown kind %q", what, s.Kind)
+				if c := closest(string(s.Kind), kindNames()); c != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", c)
+				} else {
+					msg += " (use " + strings.Join(kindNames(), ", ") + ")"
+				}
+				p.errf(m.get("kind"), "%s", msg)
 			}
 			p.lab.Steps = append(p.lab.Steps, s)
 			continue
@@ -468,12 +474,12 @@ func (p *parser) steps(n *yaml.Node) {
 	}
 }
 
-func kindList() string {
+func kindNames() []string {
 	names := make([]string, len(Kinds))
 	for i, k := range Kinds {
 		names[i] = string(k)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // step fills the common and kind-specific fields of s.
@@ -863,7 +869,7 @@ func readLabFile(fsys fs.FS, dir, name string) ([]byte, error) {
 		return readAsset(rest)
 	}
 	if !fs.ValidPath(name) {
-		return nil, fmt.Errorf("%q must be a relative path inside the lab directory (or assets/NAME)", name)
+		return nil, fmt.Errorf("must be a relative path inside the lab directory (or assets/NAME)")
 	}
 	if fsys == nil {
 		return nil, fmt.Errorf("%s: lab has no files", name)

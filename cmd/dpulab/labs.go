@@ -1,19 +1,144 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
 
+	"github.com/dpulab/dpulab/labs"
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 )
 
-// newLabsCmd is a placeholder until its issue lands; it fails loudly rather
-// than pretending to work.
+// labInfo is one lab as `dpulab labs --json` prints it.
+type labInfo struct {
+	ID              string            `json:"id"`
+	Title           string            `json:"title"`
+	Summary         string            `json:"summary"`
+	Duration        string            `json:"duration"`
+	DurationSeconds float64           `json:"duration_seconds"`
+	Roles           []labs.RoleStatus `json:"roles"`
+	Covered         bool              `json:"covered"`
+	Missing         []string          `json:"missing_roles,omitempty"`
+	Embedded        bool              `json:"embedded"`
+	File            string            `json:"file"`
+	Variables       []labs.Variable   `json:"-"`
+}
+
 func newLabsCmd() *cobra.Command {
-	return &cobra.Command{
+	var (
+		asJSON    bool
+		labDirs   []string
+		inventory string
+	)
+	cmd := &cobra.Command{
 		Use:   "labs",
-		Short: "List labs (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("dpulab labs is not built yet")
+		Short: "List labs: built in and from --lab-dir",
+		Long: `List the labs dpulab knows: the built-in ones and those in --lab-dir.
+For each: id, title, duration, the roles it needs and whether they are
+covered. Without --inventory every role runs on this machine, so every lab is
+covered; with one, a lab is covered when some host plays each of its roles.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			all, err := labs.All(labDirs...)
+			if err != nil {
+				return err
+			}
+			var byRole map[string][]string
+			if inventory != "" {
+				byRole, err = inventoryRoles(inventory)
+				if err != nil {
+					return err
+				}
+			}
+			infos := make([]labInfo, len(all))
+			for i, l := range all {
+				missing := l.MissingRoles(byRole)
+				infos[i] = labInfo{
+					ID: l.ID, Title: l.Title, Summary: l.Summary,
+					Duration: labs.FormatDuration(l.Duration), DurationSeconds: l.Duration.Seconds(),
+					Roles: l.Coverage(byRole), Covered: len(missing) == 0, Missing: missing,
+					Embedded: l.Embedded, File: l.File,
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(infos)
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTITLE\tDURATION\tROLES\tHOSTS")
+			for _, in := range infos {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", in.ID, in.Title, in.Duration, roleNames(in.Roles), coverText(in))
+			}
+			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the labs as JSON")
+	cmd.Flags().StringArrayVar(&labDirs, "lab-dir", nil, "also list the labs in `DIR` (repeatable; a lab there replaces a built-in one with the same id)")
+	cmd.Flags().StringVar(&inventory, "inventory", "", "hosts.yaml `FILE` to check the labs' roles against")
+	return cmd
+}
+
+func roleNames(rs []labs.RoleStatus) string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.Role
+	}
+	return strings.Join(names, ", ")
+}
+
+// coverText says, in a few words, whether the lab can run on the hosts.
+func coverText(in labInfo) string {
+	if len(in.Missing) > 0 {
+		return "missing: " + strings.Join(in.Missing, ", ")
+	}
+	if len(in.Roles) > 0 && in.Roles[0].Local {
+		return "this machine"
+	}
+	var parts []string
+	for _, r := range in.Roles {
+		parts = append(parts, r.Role+"="+strings.Join(r.Hosts, "+"))
+	}
+	return "ok (" + strings.Join(parts, " ") + ")"
+}
+
+// inventoryRoles reads the roles of an inventory file (hosts.yaml) and
+// returns them as role → host names. It reads only the names and roles, so
+// that listing labs never needs SSH or credentials.
+//
+// TODO(labs): switch to runner.LoadInventory once it lands, so both agree
+// on the format's details (defaults, ~/.ssh/config aliases).
+func inventoryRoles(path string) (map[string][]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	var inv struct {
+		Hosts []struct {
+			Name    string   `yaml:"name"`
+			Address string   `yaml:"address"`
+			Roles   []string `yaml:"roles"`
+		} `yaml:"hosts"`
+	}
+	if err := yaml.Unmarshal(b, &inv); err != nil {
+		return nil, fmt.Errorf("inventory %s: %w", path, err)
+	}
+	byRole := map[string][]string{}
+	for i, h := range inv.Hosts {
+		name := h.Name
+		if name == "" {
+			name = h.Address
+		}
+		if name == "" {
+			return nil, fmt.Errorf("inventory %s: host %d has neither name nor address", path, i+1)
+		}
+		for _, r := range h.Roles {
+			byRole[r] = append(byRole[r], name)
+		}
+	}
+	return byRole, nil
 }

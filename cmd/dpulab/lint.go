@@ -1,19 +1,46 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 
+	"github.com/dpulab/dpulab/labs"
 	"github.com/spf13/cobra"
 )
 
-// newLintCmd is a placeholder until its issue lands; it fails loudly rather
-// than pretending to work.
+// newLintCmd checks lab files and prints every problem as file:line:
+// message, the form editors and CI logs link to.
 func newLintCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "lint",
-		Short: "Validate lab files (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("dpulab lint is not built yet")
+		Use:   "lint [PATH...]",
+		Short: "Validate lab files; every problem as file:line: message",
+		Long: `Check lab files: YAML syntax, unknown or missing keys, steps that run on
+roles the lab does not declare, variables used but not declared, template
+errors, defaults outside min/max, duplicate step ids, missing doc and
+template files.
+
+PATH is a lab directory, its lab.yaml, or a directory of labs. Without a
+PATH the labs built into dpulab are checked. Exits 1 when anything is wrong.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			var probs labs.Problems
+			if len(args) == 0 {
+				probs = labs.LintEmbedded()
+			}
+			for _, p := range args {
+				ps, err := labs.Lint(p)
+				if err != nil {
+					return err
+				}
+				probs = append(probs, ps...)
+			}
+			for _, p := range probs {
+				fmt.Fprintln(out, p)
+			}
+			if len(probs) > 0 {
+				fmt.Fprintf(errOut, "%d problem(s)\n", len(probs))
+				return exitError{code: 1}
+			}
+			return nil
 		},
 	}
 }
