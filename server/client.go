@@ -72,12 +72,12 @@ func (e replyError) Error() string { return string(e) }
 // The write methods append to the client's output buffer, which is flushed
 // once after the batch. They pick the RESP2 or RESP3 form by c.resp.
 
-func (c *Client) writeOK()                { c.out = resp.AppendOK(c.out) }
-func (c *Client) writeSimple(s string)    { c.out = resp.AppendSimple(c.out, s) }
-func (c *Client) writeInt(n int64)        { c.out = resp.AppendInt(c.out, n) }
-func (c *Client) writeBulk(b []byte)      { c.out = resp.AppendBulk(c.out, b) }
+func (c *Client) writeOK()                 { c.out = resp.AppendOK(c.out) }
+func (c *Client) writeSimple(s string)     { c.out = resp.AppendSimple(c.out, s) }
+func (c *Client) writeInt(n int64)         { c.out = resp.AppendInt(c.out, n) }
+func (c *Client) writeBulk(b []byte)       { c.out = resp.AppendBulk(c.out, b) }
 func (c *Client) writeBulkString(s string) { c.out = resp.AppendBulkString(c.out, s) }
-func (c *Client) writeArray(n int)        { c.out = resp.AppendArray(c.out, n) }
+func (c *Client) writeArray(n int)         { c.out = resp.AppendArray(c.out, n) }
 
 // writeError replies an error; msg starts with its code ("ERR ...").
 func (c *Client) writeError(msg string) {

@@ -40,4 +40,3 @@ func StartLocal(cfg Config) (addr string, stop func(), err error) {
 	}
 	return ln.Addr().String(), stop, nil
 }
-
