@@ -203,16 +203,29 @@ func (s *Set) RandomDistinct(count int) []string {
 	if count >= n {
 		return s.Members()
 	}
-	// Partial Fisher-Yates over indexes; count < n so this is bounded by n.
+	out := make([]string, 0, count)
+	if count*4 < n {
+		// Few of many: draw indexes and skip repeats, O(count).
+		seen := make(map[int]struct{}, count)
+		for len(out) < count {
+			i := rand.IntN(n)
+			if _, dup := seen[i]; dup {
+				continue
+			}
+			seen[i] = struct{}{}
+			out = append(out, s.member(i))
+		}
+		return out
+	}
+	// Many of few: partial Fisher-Yates over the indexes, O(n).
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = i
 	}
-	out := make([]string, count)
 	for i := 0; i < count; i++ {
 		j := i + rand.IntN(n-i)
 		perm[i], perm[j] = perm[j], perm[i]
-		out[i] = s.member(perm[i])
+		out = append(out, s.member(perm[i]))
 	}
 	return out
 }
