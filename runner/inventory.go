@@ -1,0 +1,254 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Inventory is the list of lab hosts (hosts.yaml). The zero value, and a
+// nil *Inventory, mean "no inventory": every role runs on this machine.
+//
+//	known_hosts: ~/.ssh/known_hosts        # default
+//	hosts:
+//	  - name: client1
+//	    address: 10.0.0.5                  # "local" = this machine, no SSH
+//	    port: 22
+//	    user: lab
+//	    identity: ~/.ssh/id_ed25519        # else ssh-agent, else password prompt
+//	    roles: [client]
+//	    labels: {nic: ConnectX-5}
+type Inventory struct {
+	// Path is the file it was read from ("" for the default inventory).
+	Path string `yaml:"-" json:"path,omitempty"`
+	// KnownHosts is the known_hosts file, ~ expanded; empty means
+	// ~/.ssh/known_hosts (or UserKnownHostsFile from ~/.ssh/config).
+	KnownHosts string `yaml:"known_hosts" json:"known_hosts,omitempty"`
+	Hosts      []Host `yaml:"hosts" json:"hosts"`
+}
+
+// Host is one lab host.
+type Host struct {
+	// Name identifies the host in steps, output and results.
+	Name string `yaml:"name" json:"name"`
+	// Address is an IP, a DNS name or a ~/.ssh/config Host alias; "local"
+	// means this machine (no SSH). Empty means the same as Name.
+	Address string `yaml:"address" json:"address"`
+	// Port, User and Identity override ~/.ssh/config when set.
+	Port     int    `yaml:"port" json:"port,omitempty"`
+	User     string `yaml:"user" json:"user,omitempty"`
+	Identity string `yaml:"identity" json:"identity,omitempty"`
+	// Roles are what steps select hosts by (client, baseline, ...).
+	Roles []string `yaml:"roles" json:"roles"`
+	// Labels describe the host in results (nic, mode, ...).
+	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
+	// Line is where the host is defined in the inventory file.
+	Line int `yaml:"-" json:"-"`
+}
+
+// IsLocal reports whether the host is this machine.
+func (h Host) IsLocal() bool { return h.Address == LocalName }
+
+// HasRole reports whether the host plays role.
+func (h Host) HasRole(role string) bool {
+	for _, r := range h.Roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+var hostNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// LoadInventory reads an inventory file. An empty path returns the default
+// inventory (every role on this machine). Errors name the file and line.
+func LoadInventory(path string) (*Inventory, error) {
+	if path == "" {
+		return &Inventory{}, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	return ParseInventory(path, b)
+}
+
+// ParseInventory parses inventory YAML; path is used in error messages.
+func ParseInventory(path string, b []byte) (*Inventory, error) {
+	inv := &Inventory{Path: path}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("%s: empty inventory: list hosts under `hosts:` or run without --inventory to use this machine", path)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(inv); err != nil {
+		return nil, yamlErr(path, err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err == nil {
+		lines := hostLines(&doc)
+		for i := range inv.Hosts {
+			if i < len(lines) {
+				inv.Hosts[i].Line = lines[i]
+			}
+		}
+	}
+	if err := inv.validate(); err != nil {
+		return nil, err
+	}
+	inv.KnownHosts = expandHome(inv.KnownHosts)
+	for i := range inv.Hosts {
+		h := &inv.Hosts[i]
+		if h.Address == "" {
+			h.Address = h.Name
+		}
+		h.Identity = expandHome(h.Identity)
+	}
+	return inv, nil
+}
+
+// hostLines finds the line of each item under the top-level hosts key.
+func hostLines(doc *yaml.Node) []int {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "hosts" && m.Content[i+1].Kind == yaml.SequenceNode {
+			var lines []int
+			for _, it := range m.Content[i+1].Content {
+				lines = append(lines, it.Line)
+			}
+			return lines
+		}
+	}
+	return nil
+}
+
+var yamlLineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// yamlErr rewrites yaml.v3's "line N: msg" errors as "file:N: msg".
+func yamlErr(path string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var msgs []string
+		for _, e := range te.Errors {
+			msgs = append(msgs, fileLine(path, e))
+		}
+		return errors.New(strings.Join(msgs, "\n"))
+	}
+	return errors.New(fileLine(path, err.Error()))
+}
+
+func fileLine(path, msg string) string {
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s:%s: %s", path, m[1], m[2])
+	}
+	return fmt.Sprintf("%s: %s", path, strings.TrimPrefix(msg, "yaml: "))
+}
+
+func (inv *Inventory) validate() error {
+	var errs []string
+	seen := map[string]int{}
+	for i, h := range inv.Hosts {
+		at := fmt.Sprintf("%s:%d", inv.Path, h.Line)
+		switch {
+		case h.Name == "":
+			errs = append(errs, fmt.Sprintf("%s: host #%d has no name: add `name: ...`", at, i+1))
+		case !hostNameRe.MatchString(h.Name):
+			errs = append(errs, fmt.Sprintf("%s: host name %q: use letters, digits, '.', '_' and '-' only", at, h.Name))
+		default:
+			if prev, ok := seen[h.Name]; ok {
+				errs = append(errs, fmt.Sprintf("%s: host %q is already defined at line %d: names must be unique", at, h.Name, prev))
+			}
+			seen[h.Name] = h.Line
+		}
+		if h.Port < 0 || h.Port > 65535 {
+			errs = append(errs, fmt.Sprintf("%s: host %q: port %d is not between 1 and 65535", at, h.Name, h.Port))
+		}
+		if strings.ContainsAny(h.Address, " \t\n") {
+			errs = append(errs, fmt.Sprintf("%s: host %q: address %q contains spaces", at, h.Name, h.Address))
+		}
+		for _, r := range h.Roles {
+			if strings.TrimSpace(r) == "" {
+				errs = append(errs, fmt.Sprintf("%s: host %q: empty role", at, h.Name))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// HostsFor returns the hosts that play role, in inventory order. Without an
+// inventory (no hosts) every role is this machine: a single host named
+// "local". With one, a role no host plays is an error saying how to fix the
+// file.
+func (inv *Inventory) HostsFor(role string) ([]Host, error) {
+	if inv == nil || len(inv.Hosts) == 0 {
+		return []Host{{Name: LocalName, Address: LocalName, Roles: []string{role}}}, nil
+	}
+	var out []Host
+	for _, h := range inv.Hosts {
+		if h.HasRole(role) {
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no host has role %q (roles present: %s): add %q to the roles of a host", inv.Path, role, strings.Join(inv.Roles(), ", "), role)
+	}
+	return out, nil
+}
+
+// Roles lists every role some host plays, sorted.
+func (inv *Inventory) Roles() []string {
+	if inv == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, h := range inv.Hosts {
+		for _, r := range h.Roles {
+			set[r] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Host returns the host called name.
+func (inv *Inventory) Host(name string) (Host, bool) {
+	if inv == nil || len(inv.Hosts) == 0 {
+		if name == LocalName {
+			return Host{Name: LocalName, Address: LocalName}, true
+		}
+		return Host{}, false
+	}
+	for _, h := range inv.Hosts {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Host{}, false
+}
+
+// expandHome replaces a leading ~ with the home directory.
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + p[1:]
+		}
+	}
+	return p
+}

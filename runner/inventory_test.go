@@ -1,0 +1,170 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestLoadInventory(t *testing.T) {
+	inv, err := LoadInventory("testdata/hosts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Hosts) != 4 || inv.KnownHosts != "/tmp/dpulab-test-known_hosts" {
+		t.Fatalf("%+v", inv)
+	}
+	h := inv.Hosts[0]
+	if h.Name != "client1" || h.Address != "10.0.0.5" || h.Port != 2222 || h.User != "lab" || h.Line != 3 {
+		t.Fatalf("host %+v", h)
+	}
+	if inv.Hosts[2].Labels["mode"] != "UPTv2" || inv.Hosts[2].Line != 13 {
+		t.Fatalf("host %+v", inv.Hosts[2])
+	}
+	tests := []struct {
+		role  string
+		names []string
+	}{
+		{"client", []string{"client1", "me"}},
+		{"baseline", []string{"esx-std-vm", "esx-dpu-vm"}},
+		{"accelerated", []string{"esx-dpu-vm"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.role, func(t *testing.T) {
+			hs, err := inv.HostsFor(tc.role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, h := range hs {
+				names = append(names, h.Name)
+			}
+			if !reflect.DeepEqual(names, tc.names) {
+				t.Fatalf("%v, want %v", names, tc.names)
+			}
+		})
+	}
+	_, err = inv.HostsFor("server")
+	if err == nil || !strings.Contains(err.Error(), `no host has role "server"`) || !strings.Contains(err.Error(), "accelerated, baseline, client") {
+		t.Fatalf("err = %v", err)
+	}
+	if !inv.Hosts[3].IsLocal() || inv.Hosts[0].IsLocal() {
+		t.Fatal("IsLocal")
+	}
+}
+
+func TestNoInventoryIsLocal(t *testing.T) {
+	for _, inv := range []*Inventory{nil, {}} {
+		inv2, _ := LoadInventory("")
+		for _, i := range []*Inventory{inv, inv2} {
+			hs, err := i.HostsFor("anything")
+			if err != nil || len(hs) != 1 || !hs[0].IsLocal() || hs[0].Name != "local" {
+				t.Fatalf("%v %v", hs, err)
+			}
+		}
+	}
+}
+
+func TestInventoryErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "hosts:\n  - name: a\n    adress: x\n", "inv.yaml:3: field adress not found"},
+		{"bad type", "hosts:\n  - name: a\n    port: many\n", "inv.yaml:3: cannot unmarshal"},
+		{"syntax", "hosts: [\n", "inv.yaml:"},
+		{"no name", "hosts:\n  - address: x\n", "inv.yaml:2: host #1 has no name"},
+		{"duplicate", "hosts:\n  - name: a\n  - name: a\n", "inv.yaml:3: host \"a\" is already defined at line 2"},
+		{"bad port", "hosts:\n  - name: a\n    port: 70000\n", "inv.yaml:2: host \"a\": port 70000"},
+		{"bad name", "hosts:\n  - name: 'a b'\n", "inv.yaml:2: host name \"a b\""},
+		{"empty", "\n", "empty inventory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseInventory("inv.yaml", []byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := LoadInventory("testdata/missing.yaml"); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPoolResolvesSSHConfig(t *testing.T) {
+	inv, err := LoadInventory("testdata/hosts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	pool := NewPool(inv, SSHOptions{SSHConfigFiles: []string{"testdata/ssh_config"}})
+	defer pool.Close()
+
+	c1, err := pool.SSHConfig(inv.Hosts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c1.Addr != "10.0.0.5" || c1.Port != 2222 || c1.User != "lab" || !reflect.DeepEqual(c1.Identities, []string{"/keys/id_lab"}) || c1.KnownHosts != "/tmp/dpulab-test-known_hosts" {
+		t.Fatalf("client1 %+v", c1)
+	}
+	std, err := pool.SSHConfig(inv.Hosts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if std.Name != "esx-std-vm" || std.Addr != "10.0.0.6" || std.Port != 2200 || std.User != "stduser" || std.Identities[0] != filepath.Join(home, ".ssh/id_std") {
+		t.Fatalf("std %+v", std)
+	}
+	dpu, err := pool.SSHConfig(inv.Hosts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dpu.Addr != "192.168.50.7" || dpu.Port != 22 || dpu.Jump == nil {
+		t.Fatalf("dpu %+v", dpu)
+	}
+	if j := dpu.Jump; j.Addr != "10.0.0.1" || j.Port != 2022 || j.User != "jumper" || j.KnownHosts != "/tmp/dpulab-test-known_hosts" {
+		t.Fatalf("jump %+v", j)
+	}
+
+	// Targets are made once per host and reused.
+	a, err := pool.Target(inv.Hosts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := pool.Target(inv.Hosts[1])
+	if a != b {
+		t.Fatal("second Target for the same host is a new one")
+	}
+	if _, ok := a.(*SSHTarget); !ok {
+		t.Fatalf("%T", a)
+	}
+	ts, err := pool.TargetsFor("client")
+	if err != nil || len(ts) != 2 || ts[1].Name() != "me" {
+		t.Fatalf("%v %v", ts, err)
+	}
+	if _, ok := ts[1].(*Local); !ok {
+		t.Fatalf("local host gave %T", ts[1])
+	}
+}
+
+func TestParseJump(t *testing.T) {
+	tests := []struct {
+		in         string
+		user, host string
+		port       int
+	}{
+		{"bastion", "", "bastion", 0},
+		{"u@b:2022", "u", "b", 2022},
+		{"ssh://u@b", "u", "b", 0},
+		{"[::1]:22", "", "::1", 22},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			u, h, p, err := parseJump(tc.in)
+			if err != nil || u != tc.user || h != tc.host || p != tc.port {
+				t.Fatalf("%q %q %d %v", u, h, p, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,112 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// UploadSelf puts this dpulab executable on t under remoteDir and returns
+// its path there. When t's OS and architecture differ from this binary's,
+// a build for them is looked for next to the executable
+// (dpulab-linux-arm64, ...); without one the error says how to build it.
+// An identical file already there (same size and sha256) is not sent again.
+func UploadSelf(ctx context.Context, t Target, remoteDir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("upload dpulab: cannot find this executable: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return UploadBinary(ctx, t, exe, Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, remoteDir)
+}
+
+// UploadBinary is UploadSelf for the executable exe built for exePlat.
+func UploadBinary(ctx context.Context, t Target, exe string, exePlat Platform, remoteDir string) (string, error) {
+	plat, err := t.Platform(ctx)
+	if err != nil {
+		return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+	}
+	local := exe
+	if plat != exePlat {
+		local, err = BinaryFor(exe, plat)
+		if err != nil {
+			return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+		}
+	}
+	sum, size, err := fileSHA256(local)
+	if err != nil {
+		return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+	}
+	remote := path.Join(remoteDir, "dpulab")
+	res, err := t.Run(ctx, Command{Cmd: "f=" + Quote(remote) + `; [ -f "$f" ] && wc -c <"$f" && sha256sum "$f"`})
+	if err != nil {
+		return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+	}
+	if res.ExitCode == 0 && sameFile(res.Tail, size, sum) {
+		return remote, nil
+	}
+	if err := t.Upload(ctx, local, remote, 0o755); err != nil {
+		return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+	}
+	return remote, nil
+}
+
+// sameFile checks `wc -c; sha256sum` output against size and sum.
+func sameFile(lines []Line, size int64, sum string) bool {
+	var out []string
+	for _, l := range lines {
+		if l.Stream == Stdout {
+			out = append(out, strings.TrimSpace(l.Text))
+		}
+	}
+	if len(out) != 2 {
+		return false
+	}
+	n, err := strconv.ParseInt(out[0], 10, 64)
+	if err != nil || n != size {
+		return false
+	}
+	f := strings.Fields(out[1])
+	return len(f) >= 1 && f[0] == sum
+}
+
+// BinaryFor finds the dpulab build for plat next to exe:
+// dpulab-OS-ARCH in the same directory.
+func BinaryFor(exe string, plat Platform) (string, error) {
+	name := fmt.Sprintf("dpulab-%s-%s", plat.OS, plat.Arch)
+	cand := filepath.Join(filepath.Dir(exe), name)
+	st, err := os.Stat(cand)
+	if err == nil && st.Mode().IsRegular() {
+		return cand, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	return "", fmt.Errorf("the host is %s/%s and this dpulab is %s/%s; no %s next to it: build one with `GOOS=%s GOARCH=%s go build -o %s ./cmd/dpulab`",
+		plat.OS, plat.Arch, runtime.GOOS, runtime.GOARCH, cand, plat.OS, plat.Arch, cand)
+}
+
+func fileSHA256(p string) (string, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
