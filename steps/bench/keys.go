@@ -17,9 +17,13 @@ type keyGen struct {
 
 // partition returns worker w's slice of [0, max) when the key space is split
 // over n workers: the slices are contiguous and cover every key exactly
-// once (some are empty when there are more workers than keys).
+// once (some are empty when there are more workers than keys). Slice sizes
+// are quota(max, n, w), so that --requests KEY-MAXIMUM with the sequential
+// pattern writes every key exactly once.
 func partition(max int64, w, n int) (lo, hi int64) {
-	return max * int64(w) / int64(n), max * int64(w+1) / int64(n)
+	q, r := max/int64(n), max%int64(n)
+	lo = int64(w)*q + min(int64(w), r)
+	return lo, lo + quota(max, n, w)
 }
 
 func newKeyGen(cfg *Config, rng *rand.Rand, w, n int) *keyGen {
