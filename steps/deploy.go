@@ -31,15 +31,18 @@ const stopGrace = 3 * time.Second
 // deployPlan is a deploy step resolved with the run's variables (and a
 // compare variant's overrides): exactly what should be running.
 type deployPlan struct {
-	Step      string      `json:"step"`
-	Group     string      `json:"group"`
-	Hosts     []hostRef   `json:"hosts"`
-	Instances int         `json:"instances"`
-	Port      int         `json:"port"`
-	Bind      string      `json:"bind"`
-	Transport string      `json:"transport"`
-	Config    string      `json:"config,omitempty"`
-	Settings  [][2]string `json:"settings,omitempty"`
+	Step      string    `json:"step"`
+	Group     string    `json:"group"`
+	Hosts     []hostRef `json:"hosts"`
+	Instances int       `json:"instances"`
+	Port      int       `json:"port"`
+	Bind      string    `json:"bind"`
+	Transport string    `json:"transport"`
+	Config    string    `json:"config,omitempty"`
+	// Socket adds a Unix socket to every instance (some step reaches the
+	// group over one).
+	Socket   bool        `json:"socket,omitempty"`
+	Settings [][2]string `json:"settings,omitempty"`
 }
 
 func (p deployPlan) key() string {
@@ -92,6 +95,7 @@ func (e *Engine) planDeploy(st *labs.Step, vars map[string]string, variant *labs
 		}
 	}
 	p := deployPlan{Step: st.ID, Group: spec.Group, Config: spec.Config}
+	p.Socket = e.groupNeedsSocket(spec.Group, vars)
 	var err error
 	if p.Instances, err = spec.Instances.Int(vars, 1); err != nil {
 		return p, fmt.Errorf("deploy %s: instances: %w", st.ID, err)
@@ -141,10 +145,44 @@ func procName(group string, port int) string { return fmt.Sprintf("server:%s:%d"
 // serverCmd is the shell command that starts one instance.
 func (e *Engine) serverCmd(h hostRef, p deployPlan, port int) string {
 	dir := e.instanceDir(p.Group, port)
-	return "exec " + runner.QuoteAll(e.dpulabOn(h), "server",
-		"--config", path.Join(dir, "redis.conf"),
-		"--port", strconv.Itoa(port),
-		"--unixsocket", path.Join(dir, "redis.sock"))
+	args := []string{e.dpulabOn(h), "server", "--config", path.Join(dir, "redis.conf"), "--port", strconv.Itoa(port)}
+	if p.Socket {
+		args = append(args, "--unixsocket", path.Join(dir, "redis.sock"))
+	}
+	return "exec " + runner.QuoteAll(args...)
+}
+
+// groupNeedsSocket reports whether the group's deploy or any bench or
+// compare against it uses the unix transport.
+func (e *Engine) groupNeedsSocket(group string, vars map[string]string) bool {
+	isUnix := func(v labs.Value) bool {
+		s, err := v.Resolve(vars)
+		return err == nil && s == string(labs.TransportUnix)
+	}
+	for _, st := range e.lab.Steps {
+		switch {
+		case st.Deploy != nil && st.Deploy.Group == group:
+			if isUnix(st.Deploy.Transport) {
+				return true
+			}
+		case st.Bench != nil:
+			if st.Compare != nil {
+				for _, v := range st.Compare.Variants {
+					g := v.Group
+					if g == "" {
+						g = st.Bench.Target
+					}
+					if g == group && (isUnix(v.Transport) || (v.Deploy != nil && isUnix(v.Deploy.Transport))) {
+						return true
+					}
+				}
+			}
+			if st.Bench.Target == group && isUnix(st.Bench.Transport) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // instances lists how clients reach the instances of a plan.
@@ -157,8 +195,11 @@ func (p deployPlan) instances(e *Engine) []Instance {
 		}
 		for k := 0; k < p.Instances; k++ {
 			port := p.Port + k
-			out = append(out, Instance{Host: h.Name, Address: net.JoinHostPort(addr, strconv.Itoa(port)), Port: port,
-				Socket: path.Join(e.instanceDir(p.Group, port), "redis.sock")})
+			in := Instance{Host: h.Name, Address: net.JoinHostPort(addr, strconv.Itoa(port)), Port: port}
+			if p.Socket {
+				in.Socket = path.Join(e.instanceDir(p.Group, port), "redis.sock")
+			}
+			out = append(out, in)
 		}
 	}
 	return out
@@ -222,13 +263,16 @@ func (e *Engine) deploy(ctx context.Context, step string, p deployPlan) error {
 	return err
 }
 
-// renderConfig is an instance's redis.conf: the lab's template, then what
-// deploy owns (bind, port, socket, dir), then the settings, so that the
-// later lines win as in redis.conf.
+// renderConfig is an instance's redis.conf: the lab's template (or a
+// minimal one), then the step's and variant's settings, so that the later
+// lines win as in redis.conf.
 func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars map[string]string) (string, error) {
 	port := p.Port + k
 	dir := e.instanceDir(p.Group, port)
-	sock := path.Join(dir, "redis.sock")
+	sock := ""
+	if p.Socket {
+		sock = path.Join(dir, "redis.sock")
+	}
 	var b strings.Builder
 	if len(tmpl) > 0 {
 		data := labs.Data(vars, map[string]any{
@@ -244,8 +288,18 @@ func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars 
 		if !strings.HasSuffix(s, "\n") {
 			b.WriteByte('\n')
 		}
+	} else {
+		// No template: the minimum a lab instance needs. Port and socket
+		// also come as flags.
+		fmt.Fprintf(&b, "# written by dpulab deploy (group %s, instance %d)\nbind %s\nport %d\n", p.Group, k, p.Bind, port)
+		if sock != "" {
+			fmt.Fprintf(&b, "unixsocket %s\nunixsocketperm 700\n", sock)
+		}
+		fmt.Fprintf(&b, "dir %s\nsave \"\"\nappendonly no\n", dir)
 	}
-	fmt.Fprintf(&b, "# written by dpulab deploy (group %s, instance %d)\nbind %s\nport %d\nunixsocket %s\nunixsocketperm 700\ndir %s\n", p.Group, k, p.Bind, port, sock, dir)
+	if len(p.Settings) > 0 {
+		b.WriteString("# settings of the lab step or compare variant\n")
+	}
 	for _, s := range p.Settings {
 		fmt.Fprintf(&b, "%s %s\n", s[0], s[1])
 	}

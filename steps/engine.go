@@ -546,7 +546,7 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 			continue
 		}
 		if err := CheckVar(def, val); err != nil {
-			errs = append(errs, fmt.Errorf("--set %s=%s: %w", k, val, err))
+			errs = append(errs, fmt.Errorf("--set %s: %w", k, err))
 			continue
 		}
 		out[k] = val

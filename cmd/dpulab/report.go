@@ -1,19 +1,33 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dpulab/dpulab/steps"
 )
 
-// newReportCmd is a placeholder until its issue lands; it fails loudly rather
-// than pretending to work.
 func newReportCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "report",
-		Short: "Re-render a results folder (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("dpulab report is not built yet")
+		Use:   "report DIR",
+		Short: "Re-render a results folder (report.md and samples.csv from results.json)",
+		Long: `Re-render a results folder: reads DIR/results.json and writes report.md and
+samples.csv again (atomically), e.g. after upgrading dpulab.`,
+		Example: "  dpulab report results/quickstart/20261202T170000Z",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			r, err := steps.LoadResults(dir)
+			if err != nil {
+				return err
+			}
+			if err := steps.RenderFiles(dir, r); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(dir, steps.ReportFile), filepath.Join(dir, steps.SamplesFile))
+			return nil
 		},
 	}
 }

@@ -1,19 +1,203 @@
 package main
 
 import (
-	"errors"
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/steps"
 )
 
-// newRunCmd is a placeholder until its issue lands; it fails loudly rather
-// than pretending to work.
+// runFlags are the flags of `dpulab run`.
+type runFlags struct {
+	inventory  string
+	set        []string
+	yes        bool
+	json       bool
+	results    string
+	from, only string
+	dryRun     bool
+	restart    bool
+	labDirs    []string
+	acceptNew  bool
+	stateDir   string
+}
+
 func newRunCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "run",
-		Short: "Run a lab without the TUI (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("dpulab run is not built yet")
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run LAB",
+		Short: "Run a lab without the TUI (CI, scripting, rehearsal)",
+		Long: `Run a lab headless: every step in order, progress on stderr, results in
+results/LAB/TIMESTAMP (results.json, samples.csv, report.md).
+
+Progress is saved after every step; running the same lab again resumes at the
+first unfinished step (--restart starts over). Cleanup steps always run at the
+end, also after a failure or Ctrl-C. Exit status 0 only when every step passed.`,
+		Example: `  dpulab run quickstart
+  dpulab run quickstart --set duration=2s --yes --json > events.jsonl
+  dpulab run quickstart --dry-run
+  dpulab run rdma-lab --inventory hosts.yaml --from bench`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLab(cmd.Context(), args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.inventory, "inventory", "", "hosts.yaml mapping roles to lab hosts (default: every role is this machine)")
+	fl.StringArrayVar(&f.set, "set", nil, "set a lab variable, NAME=VALUE (repeatable)")
+	fl.BoolVar(&f.yes, "yes", false, "answer yes to confirmation prompts")
+	fl.BoolVar(&f.json, "json", false, "print the events as JSON lines on stdout")
+	fl.StringVar(&f.results, "results", "", "results folder (default results/LAB/TIMESTAMP)")
+	fl.StringVar(&f.from, "from", "", "start at this step id (ignores saved progress)")
+	fl.StringVar(&f.only, "only", "", "run only this step id")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print each command, its host and sudo; run nothing")
+	fl.BoolVar(&f.restart, "restart", false, "ignore saved progress and start over")
+	fl.StringArrayVar(&f.labDirs, "lab-dir", nil, "also look for labs in DIR (repeatable)")
+	fl.BoolVar(&f.acceptNew, "accept-new-host-keys", false, "trust and save unknown SSH host keys (never changed ones)")
+	fl.StringVar(&f.stateDir, "state-dir", "", "where progress is saved (default $XDG_STATE_HOME/dpulab)")
+	return cmd
+}
+
+// parseSets reads --set NAME=VALUE flags.
+func parseSets(sets []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--set %q: want NAME=VALUE", s)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer) error {
+	vars, err := parseSets(f.set)
+	if err != nil {
+		return err
+	}
+	lab, err := labs.Find(id, f.labDirs...)
+	if err != nil {
+		return err
+	}
+	opts := steps.Options{
+		Vars: vars, Yes: f.yes, DryRun: f.dryRun, From: f.from, Only: f.only, Restart: f.restart,
+		ResultsDir: f.results, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew,
+	}
+	if f.inventory != "" {
+		inv, err := loadInventory(f.inventory)
+		if err != nil {
+			return err
+		}
+		opts.Inventory = inv
+	}
+	printer := steps.NewPrinter(stderr)
+	var outMu sync.Mutex
+	asker := newTermAsker(stderr)
+	opts.Emit = func(ev steps.Event) {
+		if f.json {
+			if b, err := steps.EventJSON(ev); err == nil {
+				outMu.Lock()
+				stdout.Write(append(b, '\n'))
+				outMu.Unlock()
+			}
+		}
+		if p, ok := ev.(steps.Prompt); ok {
+			printer.Print(ev)
+			go asker.answer(p)
+			return
+		}
+		if !f.json {
+			printer.Print(ev)
+			return
+		}
+		// With --json the stream is on stdout; stderr still tells a person
+		// what is happening, without samples and progress.
+		switch ev.(type) {
+		case steps.Sample, steps.Progress:
+		default:
+			printer.Print(ev)
+		}
+	}
+	eng, err := steps.New(lab, opts)
+	if err != nil {
+		return err
+	}
+	if err := eng.Run(ctx); err != nil {
+		// The printer has said what failed (step, host, last lines).
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// termAsker answers prompts from the terminal when there is one; without
+// one it refuses, saying which flag would have answered.
+type termAsker struct {
+	mu  sync.Mutex
+	w   io.Writer
+	tty bool
+	in  *bufio.Reader
+}
+
+func newTermAsker(w io.Writer) *termAsker {
+	return &termAsker{w: w, tty: term.IsTerminal(int(os.Stdin.Fd())), in: bufio.NewReader(os.Stdin)}
+}
+
+func (a *termAsker) answer(p steps.Prompt) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.tty {
+		switch p.Type {
+		case steps.PromptConfirm:
+			fmt.Fprintln(a.w, "  no terminal to ask: answering no (use --yes)")
+			p.Reply(steps.Answer{Choice: "no"})
+		case steps.PromptHostKey:
+			fmt.Fprintf(a.w, "  no terminal to ask: refusing the %s key %s of %s (use --accept-new-host-keys after checking it)\n", p.KeyType, p.Fingerprint, p.Host)
+			p.Reply(steps.Answer{Choice: "refuse"})
+		default:
+			fmt.Fprintln(a.w, "  no terminal to ask for a secret: use an SSH key or ssh-agent, or passwordless sudo")
+			p.Reply(steps.Answer{Choice: "cancel"})
+		}
+		return
+	}
+	switch p.Type {
+	case steps.PromptConfirm:
+		fmt.Fprint(a.w, "  go ahead? [y/N] ")
+		line, _ := a.in.ReadString('\n')
+		c := "no"
+		if s := strings.ToLower(strings.TrimSpace(line)); s == "y" || s == "yes" {
+			c = "yes"
+		}
+		p.Reply(steps.Answer{Choice: c})
+	case steps.PromptHostKey:
+		fmt.Fprintf(a.w, "  %s key fingerprint %s\n  trust it? [o]nce / [s]ave to known_hosts / [R]efuse: ", p.KeyType, p.Fingerprint)
+		line, _ := a.in.ReadString('\n')
+		c := "refuse"
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "o", "once":
+			c = "once"
+		case "s", "save":
+			c = "save"
+		}
+		p.Reply(steps.Answer{Choice: c})
+	case steps.PromptSecret:
+		fmt.Fprint(a.w, "  (input hidden): ")
+		b, err := term.ReadPassword(int(os.Stdin.Fd()))
+		fmt.Fprintln(a.w)
+		if err != nil {
+			p.Reply(steps.Answer{Choice: "cancel"})
+			return
+		}
+		p.Reply(steps.Answer{Choice: "ok", Secret: string(b)})
 	}
 }
