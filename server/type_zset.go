@@ -21,7 +21,16 @@ type ZSet struct {
 	dict  map[string]float64
 	zsl   zskiplist
 	bytes int // sum of member lengths, for memUsage
+	// big is set once the set outgrows Redis's listpack thresholds; only
+	// the sign of a zero score depends on it (see Set).
+	big bool
 }
+
+// Redis's zset-max-listpack-entries and zset-max-listpack-value.
+const (
+	zsetMaxSmallEntries = 128
+	zsetMaxSmallValue   = 64
+)
 
 // memUsage approximates the bytes the sorted set holds: member data, a
 // skiplist node (about 1.33 levels on average) and a map slot per member.
@@ -245,34 +254,36 @@ func (zsl *zskiplist) lastInRange(r ScoreRange) *zslNode {
 	return x
 }
 
-// LexRange is a member interval as ZRANGE BYLEX parses it: "-" and "+" are
-// the open ends, "[" inclusive, "(" exclusive.
+// LexRange is a member interval as ZRANGE BYLEX parses it: "[" inclusive,
+// "(" exclusive, and "-" / "+" the smallest and largest possible strings
+// (Inf -1 / +1; either end may be either, as in Redis).
 type LexRange struct {
 	Min, Max       string
-	MinInf, MaxInf bool // "-" as Min, "+" as Max
-	MinNeg, MaxPos bool // "+" as Min or "-" as Max: matches nothing
+	MinInf, MaxInf int // -1: "-", +1: "+", 0: the string
 	MinEx, MaxEx   bool
 }
 
 func (r LexRange) aboveMin(m string) bool {
-	switch {
-	case r.MinNeg:
-		return false
-	case r.MinInf:
+	switch r.MinInf {
+	case -1:
 		return true
-	case r.MinEx:
+	case 1:
+		return false
+	}
+	if r.MinEx {
 		return m > r.Min
 	}
 	return m >= r.Min
 }
 
 func (r LexRange) belowMax(m string) bool {
-	switch {
-	case r.MaxPos:
-		return false
-	case r.MaxInf:
+	switch r.MaxInf {
+	case 1:
 		return true
-	case r.MaxEx:
+	case -1:
+		return false
+	}
+	if r.MaxEx {
 		return m < r.Max
 	}
 	return m <= r.Max
@@ -317,10 +328,15 @@ func (z *ZSet) Score(member string) (float64, bool) {
 // Set adds member with score or moves it to score; it reports whether the
 // member is new. score must not be NaN.
 func (z *ZSet) Set(member string, score float64) bool {
-	if score == 0 {
-		score = 0 // -0 sorts and prints as 0, as Redis stores it
-	}
 	old, ok := z.dict[member]
+	if !ok && !z.big && (len(z.dict)+1 > zsetMaxSmallEntries || len(member) > zsetMaxSmallValue) {
+		z.big = true
+	}
+	if score == 0 && !z.big {
+		// Redis's listpack encoding stores scores as text, where -0
+		// becomes "0"; its skiplist keeps the double's sign.
+		score = 0
+	}
 	if ok {
 		if old == score {
 			return false

@@ -112,7 +112,7 @@ func TestZSetLexAndInfinities(t *testing.T) {
 	for _, m := range []string{"a", "b", "c", "d"} {
 		z.Set(m, 0)
 	}
-	r := LexRange{Min: "b", MaxInf: true, MinEx: true}
+	r := LexRange{Min: "b", MaxInf: 1, MinEx: true}
 	got := z.RangeByLex(r, false, 0, -1)
 	if len(got) != 2 || got[0].Member != "c" || got[1].Member != "d" {
 		t.Fatalf("(b + = %v, want c d", got)
@@ -125,6 +125,13 @@ func TestZSetLexAndInfinities(t *testing.T) {
 	}
 	z.Set("neg0", math.Copysign(0, -1))
 	if s, _ := z.Score("neg0"); math.Signbit(s) {
-		t.Fatal("-0 stored with its sign; Redis prints it as 0")
+		t.Fatal("-0 stored with its sign in a small set; Redis's listpack prints it as 0")
+	}
+	for i := 0; i < zsetMaxSmallEntries; i++ {
+		z.Set(strconv.Itoa(i), 1)
+	}
+	z.Set("neg0b", math.Copysign(0, -1))
+	if s, _ := z.Score("neg0b"); !math.Signbit(s) {
+		t.Fatal("-0 lost its sign in a large set; Redis's skiplist keeps it")
 	}
 }
