@@ -259,7 +259,7 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.run(runCtx, ph)
+			w.run(runCtx, ctx, ph)
 			if w.err != nil {
 				select {
 				case failed <- struct{}{}:

@@ -483,3 +483,37 @@ func TestJSONStreamDecodes(t *testing.T) {
 		t.Errorf("event counts %v; want 1 start, 1 prefill, ≥4 samples (total+target per run), 2 runs, 1 summary", types)
 	}
 }
+
+func TestWarmupIsNotMeasured(t *testing.T) {
+	p := startRedis(t)
+	p.reset(t)
+	cfg := testConfig(p.addr)
+	cfg.Warmup, cfg.Requests = 300*time.Millisecond, 500
+	got, err := runCollect(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.calls(t)
+	if got.runs[0].Ops != 500 || c["set"]+c["get"] <= 500 {
+		t.Errorf("run counted %d, server saw %v; want exactly 500 measured and more sent (warmup)", got.runs[0].Ops, c)
+	}
+}
+
+func TestDataSizeListIsAMix(t *testing.T) {
+	p := startRedis(t)
+	p.reset(t)
+	ctx := context.Background()
+	cfg := testConfig(p.addr)
+	cfg.DataSizeList = []SizeWeight{{32, 1}, {256, 1}, {4096, 2}}
+	cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeySequential, 400, Ratio{1, 0}, 400
+	if _, err := runCollect(t, ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]int{}
+	for i := 0; i < 400; i++ {
+		seen[p.rdb.StrLen(ctx, "memtier-"+strconv.Itoa(i)).Val()]++
+	}
+	if len(seen) != 3 || seen[32] < 50 || seen[256] < 50 || seen[4096] < 140 {
+		t.Errorf("value sizes %v; want a 1:1:2 mix of 32, 256 and 4096 over 400 SETs", seen)
+	}
+}

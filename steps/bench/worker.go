@@ -71,8 +71,10 @@ type phase struct {
 	interval, offset int64
 }
 
-// run is the hot loop for one run.
-func (w *worker) run(ctx context.Context, ph phase) {
+// run is the hot loop for one run. ctx ends the run; user is the caller's
+// context: when it is cancelled (Ctrl-C) the requests cut off in flight are
+// not errors of the server's and are not counted.
+func (w *worker) run(ctx, user context.Context, ph phase) {
 	P := len(w.ops)
 	var done int64 // measured requests sent
 	k := int64(0)  // index of the next request in the rate schedule
@@ -118,7 +120,7 @@ func (w *worker) run(ctx context.Context, ph phase) {
 		got, err := w.c.do(w.ops[:n], w.res[:n])
 		if measured {
 			done += int64(n)
-			w.record(n, got, err)
+			w.record(n, got, err, user.Err() == nil)
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -130,7 +132,7 @@ func (w *worker) run(ctx context.Context, ph phase) {
 }
 
 // record adds one pipeline's outcome to the worker's accum.
-func (w *worker) record(n, got int, err error) {
+func (w *worker) record(n, got int, err error, countFailed bool) {
 	w.mu.Lock()
 	a := w.cur
 	for i := 0; i < got; i++ {
@@ -158,7 +160,7 @@ func (w *worker) record(n, got int, err error) {
 			w.last = r.at
 		}
 	}
-	if err != nil && got < n {
+	if err != nil && got < n && countFailed {
 		a.failed += int64(n - got)
 		a.addKind(errKindOf(err), int64(n-got))
 	}
