@@ -124,9 +124,29 @@ func (e *Engine) benchCommand(client hostRef, c bench.Config, password bool) str
 	return cmd
 }
 
-// samplerCommand is the server side of a job.
-func (e *Engine) samplerCommand(h hostRef) string {
-	return "exec " + runner.QuoteAll(e.dpulabOn(h), "sample", "--interval", "1s")
+// samplerCommand is the server side of a job. When the load comes from
+// the same machine (a local lab), the traffic is on the loopback
+// interface, which the sampler leaves out by default: ask for it.
+func (e *Engine) samplerCommand(h hostRef, client hostRef) string {
+	args := []string{e.dpulabOn(h), "sample", "--interval", "1s", "--host", h.Name}
+	if h.Local && client.Local {
+		args = append(args, "--iface", "lo")
+	}
+	return "exec " + runner.QuoteAll(args...)
+}
+
+// cpuCount asks a host how many CPUs are online (0 when it cannot say).
+func cpuCount(ctx context.Context, t runner.Target) int {
+	var n int
+	res, err := t.Run(ctx, runner.Command{Cmd: "getconf _NPROCESSORS_ONLN", Timeout: 10 * time.Second, Output: func(l runner.Line) {
+		if l.Stream == runner.Stdout {
+			fmt.Sscanf(strings.TrimSpace(l.Text), "%d", &n)
+		}
+	}})
+	if err != nil || res.ExitCode != 0 {
+		return 0
+	}
+	return n
 }
 
 // runBench runs one job: samplers on the server hosts, the bench on the
@@ -153,10 +173,11 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 		if err := e.ensureHost(ctx, h, t); err != nil {
 			continue
 		}
+		latest.setCPUs(h.Name, cpuCount(ctx, t))
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
-			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h), Output: func(l runner.Line) {
+			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client), Output: func(l runner.Line) {
 				if l.Stream != runner.Stdout {
 					return
 				}

@@ -411,8 +411,8 @@ func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst 
 	case contextDialer:
 		conn, err = d.DialContext(ctx, "tcp", inst.Address)
 	default:
-		if t.Name() != runner.LocalName && e.hosts.inv != nil {
-			return e.pingByCommand(ctx, t, inst)
+		if !h.Local {
+			return e.pingByCommand(ctx, h, t, inst)
 		}
 		var nd net.Dialer
 		conn, err = nd.DialContext(ctx, "tcp", inst.Address)
@@ -442,8 +442,8 @@ func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst 
 
 // pingByCommand pings from the host with one request of dpulab bench, for
 // targets that cannot dial from the host's side.
-func (e *Engine) pingByCommand(ctx context.Context, t runner.Target, inst Instance) error {
-	cmd := runner.QuoteAll(e.dpulabOn(hostRef{Name: t.Name()}), "bench", "--json", "--target", inst.Address, "--clients", "1", "--requests", "1", "--connect-timeout", "2s") + " >/dev/null"
+func (e *Engine) pingByCommand(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
+	cmd := runner.QuoteAll(e.dpulabOn(h), "bench", "--json", "--target", inst.Address, "--clients", "1", "--requests", "1", "--connect-timeout", "2s") + " >/dev/null"
 	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Timeout: 10 * time.Second})
 	if err != nil {
 		return err

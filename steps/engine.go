@@ -20,7 +20,7 @@ import (
 // their default places.
 type Options struct {
 	// Inventory maps roles to hosts; nil means every role is this machine.
-	Inventory *Inventory
+	Inventory *runner.Inventory
 	// Vars are --set overrides, checked against the lab's variables.
 	Vars map[string]string
 	// Yes answers confirm prompts with yes (headless runs).

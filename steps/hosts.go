@@ -16,14 +16,17 @@ type hostRef struct {
 	// Address is how other hosts of the lab reach it (127.0.0.1 for this
 	// machine).
 	Address string
+	// Local is true for this machine (no SSH).
+	Local bool
 }
 
 // hostPool maps roles to hosts (inventory, or this machine for every role)
 // and keeps one connected Target per host for the whole run.
 type hostPool struct {
 	lab *labs.Lab
-	inv *Inventory
-	pr  runner.Prompter
+	inv  *runner.Inventory
+	pool *runner.Pool
+	pr   runner.Prompter
 
 	mu      sync.Mutex
 	targets map[string]runner.Target
@@ -31,7 +34,11 @@ type hostPool struct {
 
 func newHostPool(lab *labs.Lab, opts Options, pr runner.Prompter) (*hostPool, error) {
 	h := &hostPool{lab: lab, inv: opts.Inventory, pr: pr, targets: map[string]runner.Target{}}
+	if h.inv != nil && len(h.inv.Hosts) == 0 {
+		h.inv = nil
+	}
 	if h.inv != nil {
+		h.pool = runner.NewPool(h.inv, runner.SSHOptions{Prompter: pr})
 		if err := h.checkRoles(); err != nil {
 			return nil, err
 		}
@@ -46,7 +53,7 @@ func (h *hostPool) hosts(roles []string) ([]hostRef, error) {
 		return nil, nil
 	}
 	if h.inv == nil {
-		return []hostRef{{Name: runner.LocalName, Role: roles[0], Address: "127.0.0.1"}}, nil
+		return []hostRef{{Name: runner.LocalName, Role: roles[0], Address: "127.0.0.1", Local: true}}, nil
 	}
 	return h.invHosts(roles)
 }
@@ -59,7 +66,7 @@ func (h *hostPool) target(ctx context.Context, name string) (runner.Target, erro
 		return t, nil
 	}
 	var t runner.Target
-	if h.inv == nil || name == runner.LocalName {
+	if h.inv == nil {
 		t = runner.NewLocal(runner.WithLocalPrompter(h.pr))
 	} else {
 		var err error
@@ -78,5 +85,8 @@ func (h *hostPool) close() {
 	for n, t := range h.targets {
 		_ = t.Close()
 		delete(h.targets, n)
+	}
+	if h.pool != nil {
+		_ = h.pool.Close()
 	}
 }

@@ -2,34 +2,103 @@ package steps
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"runtime"
+	"strings"
 
 	"github.com/dpulab/dpulab/runner"
 )
 
-// Inventory is the runner's inventory of lab hosts. Until runner.Inventory
-// lands this is a placeholder and every role is this machine.
-type Inventory struct{}
-
-func (h *hostPool) checkRoles() error { return nil }
+// checkRoles fails early when the inventory lacks a host for a role the
+// lab needs, naming the role and the file.
+func (h *hostPool) checkRoles() error {
+	var missing []string
+	for _, r := range h.lab.RoleNames() {
+		if hs, err := h.inv.HostsFor(r); err != nil || len(hs) == 0 {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("inventory %s has no host for role %s that lab %s needs (it has roles: %s): add the role to a host's roles",
+			h.inv.Path, strings.Join(missing, ", "), h.lab.ID, strings.Join(h.inv.Roles(), ", "))
+	}
+	return nil
+}
 
 func (h *hostPool) invHosts(roles []string) ([]hostRef, error) {
-	return nil, errors.New("inventories are not supported yet")
+	seen := map[string]bool{}
+	var out []hostRef
+	for _, r := range roles {
+		hs, err := h.inv.HostsFor(r)
+		if err != nil {
+			return nil, err
+		}
+		for _, host := range hs {
+			if seen[host.Name] {
+				continue
+			}
+			seen[host.Name] = true
+			addr := host.Address
+			if addr == "" {
+				addr = host.Name
+			}
+			if host.IsLocal() {
+				addr = "127.0.0.1"
+			}
+			out = append(out, hostRef{Name: host.Name, Role: r, Address: addr, Local: host.IsLocal()})
+		}
+	}
+	return out, nil
 }
 
 func (h *hostPool) invTarget(ctx context.Context, name string) (runner.Target, error) {
-	return nil, errors.New("inventories are not supported yet")
-}
-
-func (h *hostPool) hostInfos() []HostInfo {
-	return []HostInfo{{Name: runner.LocalName, Address: runner.LocalName, Roles: h.lab.RoleNames()}}
-}
-
-// hostBinary returns the path of dpulab on a host, uploading it to lab
-// hosts.
-func (e *Engine) hostBinary(ctx context.Context, h hostRef, t runner.Target) (string, error) {
-	if h.Name == runner.LocalName || e.hosts.inv == nil {
-		return e.binaryPath()
+	host, ok := h.inv.Host(name)
+	if !ok {
+		return nil, fmt.Errorf("host %s is not in inventory %s", name, h.inv.Path)
 	}
-	return "", errors.New("uploading dpulab to lab hosts is not supported yet")
+	return h.pool.Target(host)
+}
+
+// hostInfos lists the hosts taking part, for results.
+func (h *hostPool) hostInfos() []HostInfo {
+	if h.inv == nil || len(h.inv.Hosts) == 0 {
+		return []HostInfo{{Name: runner.LocalName, Address: runner.LocalName, Roles: h.lab.RoleNames(), OS: runtime.GOOS, Arch: runtime.GOARCH}}
+	}
+	need := map[string]bool{}
+	for _, r := range h.lab.RoleNames() {
+		need[r] = true
+	}
+	var out []HostInfo
+	for _, host := range h.inv.Hosts {
+		var roles []string
+		for _, r := range host.Roles {
+			if need[r] {
+				roles = append(roles, r)
+			}
+		}
+		if len(roles) == 0 {
+			continue
+		}
+		out = append(out, HostInfo{Name: host.Name, Address: host.Address, Roles: roles, Labels: host.Labels})
+	}
+	return out
+}
+
+// hostBinary returns the path of dpulab on a host: this executable on this
+// machine, an uploaded copy (the build for the host's platform) under the
+// lab's working directory on a lab host.
+func (e *Engine) hostBinary(ctx context.Context, h hostRef, t runner.Target) (string, error) {
+	bin, err := e.binaryPath()
+	if err != nil {
+		return "", err
+	}
+	if h.Local || e.hosts.inv == nil {
+		return bin, nil
+	}
+	p, err := runner.UploadBinary(ctx, t, bin, runner.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, e.workdir())
+	if err != nil {
+		return "", err
+	}
+	e.opts.Emit(Output{Line: runner.Line{Host: h.Name, Text: "dpulab is at " + p}})
+	return p, nil
 }

@@ -135,7 +135,7 @@ func (e *Engine) dpulabOn(h hostRef) string {
 	if ok {
 		return bin
 	}
-	if h.Name == runner.LocalName || e.hosts.inv == nil {
+	if h.Local || e.hosts.inv == nil {
 		if p, err := e.binaryPath(); err == nil {
 			return p
 		}

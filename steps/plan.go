@@ -123,7 +123,7 @@ func (e *Engine) Plan(i int) ([]PlannedCommand, error) {
 			out = append(out, PlannedCommand{Host: client.Name, Cmd: "# " + v.Label})
 			out = append(out, PlannedCommand{Host: client.Name, Cmd: e.benchCommand(client, cfg, pv["password"] != "")})
 			for _, h := range p.Hosts {
-				out = append(out, PlannedCommand{Host: h.Name, Cmd: e.samplerCommand(h)})
+				out = append(out, PlannedCommand{Host: h.Name, Cmd: e.samplerCommand(h, client)})
 			}
 		}
 	}

@@ -1,9 +1,10 @@
 package steps
 
 import (
-	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/dpulab/dpulab/runner/sample"
 )
 
 // hostSample is what the engine takes from one `dpulab sample` line.
@@ -12,23 +13,32 @@ type hostSample struct {
 	CPUNetworkPct *float64
 	NetGbps       *float64
 	PowerWatts    *float64
-	Cores         int
 	At            time.Time
 }
 
-// parseHostSample reads one line of `dpulab sample` output.
+// parseHostSample reads one line of `dpulab sample` output. Busy CPU is
+// everything but idle and iowait; the network share is softirq + irq (the
+// sampler's "network"); traffic is rx + tx over the sampled interfaces.
 func parseHostSample(line []byte) (hostSample, bool) {
-	var raw struct {
-		BusyPct    *float64 `json:"cpu_busy_pct"`
-		NetworkPct *float64 `json:"cpu_network_pct"`
-		NetGbps    *float64 `json:"net_gbps"`
-		PowerWatts *float64 `json:"power_watts"`
-		Cores      int      `json:"cpus"`
-	}
-	if err := json.Unmarshal(line, &raw); err != nil {
+	s, err := sample.DecodeLine(line, 0)
+	if err != nil {
 		return hostSample{}, false
 	}
-	return hostSample{CPUBusyPct: raw.BusyPct, CPUNetworkPct: raw.NetworkPct, NetGbps: raw.NetGbps, PowerWatts: raw.PowerWatts, Cores: raw.Cores, At: time.Now()}, true
+	busy := 100 - s.CPU.Idle - s.CPU.IOWait
+	if busy < 0 {
+		busy = 0
+	}
+	netcpu := s.CPU.Network
+	hs := hostSample{CPUBusyPct: &busy, CPUNetworkPct: &netcpu, PowerWatts: s.PowerWatts, At: time.Now()}
+	if len(s.Net) > 0 {
+		var bps float64
+		for _, r := range s.Net {
+			bps += r.RxBytesPerSec + r.TxBytesPerSec
+		}
+		g := bps * 8 / 1e9
+		hs.NetGbps = &g
+	}
+	return hs, true
 }
 
 // sampleBoard keeps the latest sample of every server host, so each bench
@@ -36,9 +46,19 @@ func parseHostSample(line []byte) (hostSample, bool) {
 type sampleBoard struct {
 	mu     sync.Mutex
 	latest map[string]hostSample
+	// ncpu is each host's CPU count, for busy cores.
+	ncpu map[string]int
 }
 
-func newSampleBoard() *sampleBoard { return &sampleBoard{latest: map[string]hostSample{}} }
+func newSampleBoard() *sampleBoard {
+	return &sampleBoard{latest: map[string]hostSample{}, ncpu: map[string]int{}}
+}
+
+func (b *sampleBoard) setCPUs(host string, n int) {
+	b.mu.Lock()
+	b.ncpu[host] = n
+	b.mu.Unlock()
+}
 
 func (b *sampleBoard) put(host string, s hostSample) {
 	b.mu.Lock()
@@ -99,8 +119,11 @@ func (b *sampleBoard) cores() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := 0
-	for _, s := range b.latest {
-		n += s.Cores
+	for h := range b.latest {
+		if b.ncpu[h] == 0 {
+			return 0 // unknown for one host: unknown for all
+		}
+		n += b.ncpu[h]
 	}
 	// ServerCPU is a mean over hosts, so busy cores ≈ mean% × all cores.
 	return float64(n)

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
-
-	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/runner"
 )
 
-// loadInventory reads hosts.yaml; waits for runner.LoadInventory.
-func loadInventory(path string) (*steps.Inventory, error) {
-	return nil, errors.New("--inventory is not supported yet: run without it (every role on this machine)")
+// loadInventory reads hosts.yaml (errors as file:line: message).
+func loadInventory(path string) (*runner.Inventory, error) {
+	return runner.LoadInventory(path)
 }
