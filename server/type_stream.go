@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,39 +21,85 @@ func (a StreamID) String() string {
 	return strconv.FormatUint(a.Ms, 10) + "-" + strconv.FormatUint(a.Seq, 10)
 }
 
-// parseStreamID parses "ms", "ms-seq" (and, when seqWild is allowed, "ms-*";
-// then wildSeq is true). A missing sequence takes missingSeq, which is 0 for
-// a range start and max uint64 for a range end, as in Redis.
-func parseStreamID(s string, missingSeq uint64, allowWild bool) (id StreamID, wildSeq bool, ok bool) {
-	if s == "" || len(s) > 127 {
+// parseStreamID parses a stream ID as Redis's streamGenericParseIDOrReply:
+// "-" and "+" (unless strict), "ms" (the sequence is then missingSeq) or
+// "ms-seq", each part as string2ull reads it. With allowWild, "ms-*" is
+// accepted and seqGiven is false (XADD picks the sequence).
+func parseStreamID(s string, missingSeq uint64, strict, allowWild bool) (id StreamID, seqGiven bool, ok bool) {
+	if len(s) > 127 {
 		return id, false, false
 	}
+	if strict && (s == "-" || s == "+") {
+		return id, false, false
+	}
+	switch s {
+	case "-":
+		return StreamID{}, true, true
+	case "+":
+		return StreamID{math.MaxUint64, math.MaxUint64}, true, true
+	}
 	msPart, seqPart, hasSeq := strings.Cut(s, "-")
-	ms, err := strconv.ParseUint(msPart, 10, 64)
-	if err != nil || msPart == "" || msPart[0] == '+' {
+	ms, ok := string2ull(msPart)
+	if !ok {
 		return id, false, false
 	}
 	id.Ms = ms
 	if !hasSeq {
 		id.Seq = missingSeq
-		return id, false, true
-	}
-	if allowWild && seqPart == "*" {
 		return id, true, true
 	}
-	seq, err := strconv.ParseUint(seqPart, 10, 64)
-	if err != nil || seqPart == "" || seqPart[0] == '+' {
+	if allowWild && seqPart == "*" {
+		return id, false, true
+	}
+	if id.Seq, ok = string2ull(seqPart); !ok {
 		return id, false, false
 	}
-	id.Seq = seq
-	return id, false, true
+	return id, true, true
+}
+
+// string2ull is Redis's: a canonical non-negative integer, or whatever
+// strtoull accepts whole (leading blanks, a sign, leading zeros), without
+// overflow.
+func string2ull(s string) (uint64, bool) {
+	if v, ok := parseInt([]byte(s)); ok {
+		return uint64(v), v >= 0
+	}
+	i := 0
+	for i < len(s) && cIsSpace(s[i]) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if i == len(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[i:], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		v = -v // strtoull negates in unsigned arithmetic
+	}
+	return v, true
 }
 
 // StreamEntry is one stream entry: its ID and field/value pairs in order.
 type StreamEntry struct {
 	ID     StreamID
 	Fields []string // field, value, field, value, ...
+	n      uint64   // append index: entry n belongs to node n/streamNodeMaxEntries
 }
+
+// streamNodeMaxEntries is Redis's stream-node-max-entries. Redis stores a
+// stream as listpack nodes of up to this many entries, and approximate
+// trimming ("MAXLEN ~") only drops whole nodes, so replies depend on where
+// node boundaries fall. Entries are assigned to nodes by append order,
+// which is exact as long as nodes do not also hit stream-node-max-bytes
+// (4096 bytes, i.e. entries of about 40 bytes or less).
+const streamNodeMaxEntries = 100
 
 // Stream is the value of a Redis stream key: entries in ascending ID order
 // in a slice (XADD appends; trimming by MAXLEN drops from the front, so a
@@ -84,39 +131,79 @@ func (s *Stream) LastID() StreamID { return s.lastID }
 
 // Add appends an entry with id, which must be greater than LastID().
 func (s *Stream) Add(id StreamID, fields []string) {
-	s.entries = append(s.entries, StreamEntry{ID: id, Fields: fields})
+	s.entries = append(s.entries, StreamEntry{ID: id, Fields: fields, n: s.added})
 	s.bytes += fieldBytes(fields)
 	s.lastID = id
 	s.added++
 }
 
-// TrimMaxLen drops the oldest entries until at most maxLen remain and
-// returns how many were dropped.
-func (s *Stream) TrimMaxLen(maxLen int) int {
-	drop := s.Len() - maxLen
-	if drop <= 0 {
-		return 0
-	}
-	for _, e := range s.entries[s.head : s.head+drop] {
-		s.bytes -= fieldBytes(e.Fields)
-	}
-	clear(s.entries[s.head : s.head+drop])
-	s.head += drop
-	s.compact()
-	return drop
+// StreamTrim is a trimming request as XADD and XTRIM take it.
+type StreamTrim struct {
+	MaxLen  int64    // MAXLEN threshold (when ByMinID is false)
+	ByMinID bool     // MINID instead of MAXLEN
+	MinID   StreamID // MINID threshold
+	Approx  bool     // "~": only whole nodes are removed
+	Limit   int64    // at most this many entries (0: no limit)
 }
 
-// TrimMinID drops entries with an ID lower than min and returns how many.
-func (s *Stream) TrimMinID(min StreamID) int {
-	live := s.entries[s.head:]
-	drop := sort.Search(len(live), func(i int) bool { return !live[i].ID.Less(min) })
-	for _, e := range live[:drop] {
+// Trim removes entries from the head as Redis's streamTrim does: whole
+// nodes while they are entirely beyond the threshold, then (unless
+// approximate) single entries of the next node. It returns how many
+// entries were removed.
+func (s *Stream) Trim(t StreamTrim) int64 {
+	var deleted int64
+	for s.Len() > 0 {
+		if !t.ByMinID && int64(s.Len()) <= t.MaxLen {
+			break
+		}
+		live := s.entries[s.head:]
+		node := live[0].n / streamNodeMaxEntries
+		inNode := 1
+		for inNode < len(live) && live[inNode].n/streamNodeMaxEntries == node {
+			inNode++
+		}
+		if t.Limit > 0 && deleted+int64(inNode) > t.Limit {
+			break
+		}
+		var removeNode bool
+		if t.ByMinID {
+			removeNode = live[inNode-1].ID.Less(t.MinID)
+		} else {
+			removeNode = int64(s.Len()-inNode) >= t.MaxLen
+		}
+		if removeNode {
+			s.dropHead(inNode)
+			deleted += int64(inNode)
+			continue
+		}
+		if t.Approx {
+			break
+		}
+		drop := 0
+		for drop < inNode {
+			if t.ByMinID {
+				if !live[drop].ID.Less(t.MinID) {
+					break
+				}
+			} else if int64(s.Len()-drop) <= t.MaxLen {
+				break
+			}
+			drop++
+		}
+		s.dropHead(drop)
+		deleted += int64(drop)
+		break
+	}
+	s.compact()
+	return deleted
+}
+
+func (s *Stream) dropHead(n int) {
+	for _, e := range s.entries[s.head : s.head+n] {
 		s.bytes -= fieldBytes(e.Fields)
 	}
-	clear(live[:drop])
-	s.head += drop
-	s.compact()
-	return drop
+	clear(s.entries[s.head : s.head+n])
+	s.head += n
 }
 
 // compact moves the live entries down once the dropped prefix dominates, so

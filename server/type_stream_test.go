@@ -20,16 +20,19 @@ func TestParseStreamID(t *testing.T) {
 		{"18446744073709551615-18446744073709551615", 0, StreamID{math.MaxUint64, math.MaxUint64}, false, true},
 		{"18446744073709551616", 0, StreamID{}, false, false},
 		{"-1", 0, StreamID{}, false, false},
-		{"+1", 0, StreamID{}, false, false},
+		{"+1", 0, StreamID{1, 0}, false, true},    // strtoull accepts a sign
+		{" 1-01", 0, StreamID{1, 1}, false, true}, // and blanks and zeros
+		{"-", 0, StreamID{}, false, true},
+		{"+", 0, StreamID{math.MaxUint64, math.MaxUint64}, false, true},
 		{"a-1", 0, StreamID{}, false, false},
 		{"1-", 0, StreamID{}, false, false},
 		{"", 0, StreamID{}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			id, wild, ok := parseStreamID(tt.in, tt.missing, true)
-			if ok != tt.ok || (ok && (id != tt.want || wild != tt.wild)) {
-				t.Fatalf("parseStreamID(%q) = %v %v %v, want %v %v %v", tt.in, id, wild, ok, tt.want, tt.wild, tt.ok)
+			id, seqGiven, ok := parseStreamID(tt.in, tt.missing, false, true)
+			if ok != tt.ok || (ok && (id != tt.want || seqGiven == tt.wild)) {
+				t.Fatalf("parseStreamID(%q) = %v %v %v, want %v %v %v", tt.in, id, !seqGiven, ok, tt.want, tt.wild, tt.ok)
 			}
 		})
 	}
@@ -46,14 +49,17 @@ func TestStreamRangeAndTrim(t *testing.T) {
 	if got := s.Range(StreamID{}, StreamID{math.MaxUint64, math.MaxUint64}, 2, true); len(got) != 2 || got[0].ID.Ms != 200 || got[1].ID.Ms != 199 {
 		t.Fatalf("reverse COUNT 2 = %v", got)
 	}
-	if n := s.TrimMaxLen(50); n != 150 || s.Len() != 50 {
-		t.Fatalf("TrimMaxLen(50) dropped %d, len %d", n, s.Len())
+	if n := s.Trim(StreamTrim{MaxLen: 50, Approx: true}); n != 100 || s.Len() != 100 {
+		t.Fatalf("Trim(MAXLEN ~ 50) dropped %d, len %d; want whole nodes: 100, 100", n, s.Len())
+	}
+	if n := s.Trim(StreamTrim{MaxLen: 50}); n != 50 || s.Len() != 50 {
+		t.Fatalf("Trim(MAXLEN 50) dropped %d, len %d", n, s.Len())
 	}
 	if got := s.Range(StreamID{}, StreamID{math.MaxUint64, math.MaxUint64}, 1, false); got[0].ID.Ms != 151 {
 		t.Fatalf("first after trim = %v, want 151-0", got[0].ID)
 	}
-	if n := s.TrimMinID(StreamID{190, 0}); n != 39 || s.Len() != 11 {
-		t.Fatalf("TrimMinID(190) dropped %d, len %d", n, s.Len())
+	if n := s.Trim(StreamTrim{ByMinID: true, MinID: StreamID{190, 0}}); n != 39 || s.Len() != 11 {
+		t.Fatalf("Trim(MINID 190) dropped %d, len %d", n, s.Len())
 	}
 	if s.LastID() != (StreamID{200, 0}) {
 		t.Fatalf("LastID = %v", s.LastID())

@@ -1,0 +1,305 @@
+package server
+
+import (
+	"math"
+	"time"
+)
+
+// Stream commands (t_stream.c): XADD, XLEN, XRANGE and XREVRANGE, with
+// Redis 7.0's replies and errors, enough for redis-benchmark's
+// "XADD key * field value" and for looking at what it wrote.
+
+func init() { registerGroup(registerStreamCommands) }
+
+func registerStreamCommands(t *commandTable) {
+	const w, r = flagWrite, flagReadonly
+	t.add(
+		&command{Name: "xadd", Fn: cmdXAdd, Arity: -5, Flags: w | flagDenyOOM | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", Since: "5.0.0"},
+		&command{Name: "xlen", Fn: cmdXLen, Arity: 2, Flags: r | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Return the number of messages in a stream.", Since: "5.0.0"},
+		&command{Name: "xrange", Fn: cmdXRange, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Returns the messages from a stream within a range of IDs.", Since: "5.0.0"},
+		&command{Name: "xrevrange", Fn: cmdXRevRange, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Returns the messages from a stream within a range of IDs in reverse order.", Since: "5.0.0"},
+	)
+}
+
+const errInvalidStreamID = "ERR Invalid stream ID specified as stream command argument"
+
+func newStream() *Stream { return &Stream{} }
+
+// xaddArgs is what streamParseAddOrTrimArgsOrReply extracts.
+type xaddArgs struct {
+	trim       StreamTrim
+	trimming   bool
+	id         StreamID
+	idGiven    bool
+	seqGiven   bool
+	noMkStream bool
+}
+
+// parseXAddArgs parses XADD's options up to the ID and returns the ID's
+// argument index, or -1 after replying an error.
+func parseXAddArgs(c *Client, args [][]byte, a *xaddArgs) int {
+	limitGiven := false
+	i := 2
+	for ; i < len(args); i++ {
+		more := len(args) - 1 - i
+		opt := args[i]
+		switch {
+		case len(opt) == 1 && opt[0] == '*':
+			return a.finish(c, i, limitGiven)
+		case equalFold(opt, "maxlen") && more > 0, equalFold(opt, "minid") && more > 0:
+			byMinID := equalFold(opt, "minid")
+			if a.trimming {
+				c.writeError("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+				return -1
+			}
+			a.trim.Approx = false
+			next := args[i+1]
+			if more >= 2 && len(next) == 1 && (next[0] == '~' || next[0] == '=') {
+				a.trim.Approx = next[0] == '~'
+				i++
+			}
+			if byMinID {
+				id, _, ok := parseStreamID(string(args[i+1]), 0, true, false)
+				if !ok {
+					c.writeError(errInvalidStreamID)
+					return -1
+				}
+				a.trim.ByMinID, a.trim.MinID = true, id
+			} else {
+				n, ok := parseInt(args[i+1])
+				if !ok {
+					c.writeError(errNotInt)
+					return -1
+				}
+				if n < 0 {
+					c.writeError("ERR The MAXLEN argument must be >= 0.")
+					return -1
+				}
+				a.trim.MaxLen = n
+			}
+			a.trimming = true
+			i++
+		case equalFold(opt, "limit") && more > 0:
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				c.writeError(errNotInt)
+				return -1
+			}
+			if n < 0 {
+				c.writeError("ERR The LIMIT argument must be >= 0.")
+				return -1
+			}
+			a.trim.Limit = n
+			limitGiven = true
+			i++
+		case equalFold(opt, "nomkstream"):
+			a.noMkStream = true
+		default:
+			id, seqGiven, ok := parseStreamID(string(opt), 0, true, true)
+			if !ok {
+				c.writeError(errInvalidStreamID)
+				return -1
+			}
+			a.id, a.seqGiven, a.idGiven = id, seqGiven, true
+			return a.finish(c, i, limitGiven)
+		}
+	}
+	return a.finish(c, i, limitGiven)
+}
+
+func (a *xaddArgs) finish(c *Client, i int, limitGiven bool) int {
+	if limitGiven && !a.trimming {
+		c.writeError("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		return -1
+	}
+	if limitGiven && !a.trim.Approx {
+		c.writeError("ERR syntax error, LIMIT cannot be used without the special ~ option")
+		return -1
+	}
+	if !limitGiven {
+		if a.trim.Approx {
+			a.trim.Limit = 100 * streamNodeMaxEntries
+		} else {
+			a.trim.Limit = 0
+		}
+	}
+	return i
+}
+
+func cmdXAdd(c *Client, args [][]byte) {
+	var a xaddArgs
+	idPos := parseXAddArgs(c, args, &a)
+	if idPos < 0 {
+		return
+	}
+	fieldPos := idPos + 1
+	if n := len(args) - fieldPos; n < 2 || n%2 == 1 {
+		c.writeArityError("xadd")
+		return
+	}
+	if a.idGiven && a.seqGiven && a.id == (StreamID{}) {
+		c.writeError("ERR The ID specified in XADD must be greater than 0-0")
+		return
+	}
+	s, found, err := getObject[*Stream](c, args[1], kindStream)
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	if !found && a.noMkStream {
+		c.writeNull()
+		return
+	}
+	last := StreamID{}
+	if found {
+		last = s.LastID()
+	}
+	if last == (StreamID{math.MaxUint64, math.MaxUint64}) {
+		c.writeError("ERR The stream has exhausted the last possible ID, unable to add more items")
+		return
+	}
+	var id StreamID
+	switch {
+	case !a.idGiven:
+		// Redis's streamNextID: the current time, or the last ID plus one
+		// when the clock has not moved past it.
+		if ms := uint64(time.Now().UnixMilli()); ms > last.Ms {
+			id = StreamID{ms, 0}
+		} else if last.Seq == math.MaxUint64 {
+			id = StreamID{last.Ms + 1, 0}
+		} else {
+			id = StreamID{last.Ms, last.Seq + 1}
+		}
+	case a.seqGiven:
+		id = a.id
+	default:
+		id = a.id
+		if last.Ms == a.id.Ms {
+			if last.Seq == math.MaxUint64 {
+				id = last // fails the check below, as in Redis
+			} else {
+				id = StreamID{last.Ms, last.Seq + 1}
+			}
+		}
+	}
+	if !last.Less(id) {
+		c.writeError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+		return
+	}
+	if !found {
+		s, _ = getOrCreateObject(c, args[1], kindStream, newStream)
+	}
+	fields := make([]string, len(args)-fieldPos)
+	for i, f := range args[fieldPos:] {
+		fields[i] = string(f)
+	}
+	s.Add(id, fields)
+	c.writeBulkString(id.String())
+	if a.trimming {
+		s.Trim(a.trim)
+	}
+	c.signalModified(args[1])
+}
+
+func cmdXLen(c *Client, args [][]byte) {
+	s, found, err := getObject[*Stream](c, args[1], kindStream)
+	switch {
+	case err != nil:
+		c.writeErr(err)
+	case !found:
+		c.writeInt(0)
+	default:
+		c.writeInt(int64(s.Len()))
+	}
+}
+
+func cmdXRange(c *Client, args [][]byte)    { xrangeGeneric(c, args, false) }
+func cmdXRevRange(c *Client, args [][]byte) { xrangeGeneric(c, args, true) }
+
+// parseIntervalID parses an XRANGE bound; "(" makes it exclusive (and then
+// "-" and "+" are not allowed).
+func parseIntervalID(b []byte, missingSeq uint64) (id StreamID, exclusive bool, ok bool) {
+	if len(b) > 1 && b[0] == '(' {
+		id, _, ok = parseStreamID(string(b[1:]), missingSeq, true, false)
+		return id, true, ok
+	}
+	id, _, ok = parseStreamID(string(b), missingSeq, false, false)
+	return id, false, ok
+}
+
+func xrangeGeneric(c *Client, args [][]byte, rev bool) {
+	startArg, endArg := args[2], args[3]
+	if rev {
+		startArg, endArg = endArg, startArg
+	}
+	start, startEx, ok := parseIntervalID(startArg, 0)
+	if !ok {
+		c.writeError(errInvalidStreamID)
+		return
+	}
+	if startEx {
+		if start.Seq == math.MaxUint64 {
+			if start.Ms == math.MaxUint64 {
+				c.writeError("ERR invalid start ID for the interval")
+				return
+			}
+			start = StreamID{start.Ms + 1, 0}
+		} else {
+			start.Seq++
+		}
+	}
+	end, endEx, ok := parseIntervalID(endArg, math.MaxUint64)
+	if !ok {
+		c.writeError(errInvalidStreamID)
+		return
+	}
+	if endEx {
+		if end.Seq == 0 {
+			if end.Ms == 0 {
+				c.writeError("ERR invalid end ID for the interval")
+				return
+			}
+			end = StreamID{end.Ms - 1, math.MaxUint64}
+		} else {
+			end.Seq--
+		}
+	}
+	count := int64(-1)
+	for j := 4; j < len(args); j++ {
+		if equalFold(args[j], "count") && len(args)-j-1 >= 1 {
+			n, ok := parseInt(args[j+1])
+			if !ok {
+				c.writeError(errNotInt)
+				return
+			}
+			count = max(n, 0)
+			j++
+			continue
+		}
+		c.writeError(errSyntax)
+		return
+	}
+	s, found, err := getObject[*Stream](c, args[1], kindStream)
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	if !found {
+		c.writeArray(0)
+		return
+	}
+	if count == 0 {
+		c.writeNullArray()
+		return
+	}
+	entries := s.Range(start, end, int(min(count, math.MaxInt32)), rev)
+	c.writeArray(len(entries))
+	for _, e := range entries {
+		c.writeArray(2)
+		c.writeBulkString(e.ID.String())
+		c.writeArray(len(e.Fields))
+		for _, f := range e.Fields {
+			c.writeBulkString(f)
+		}
+	}
+}
