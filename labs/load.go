@@ -16,7 +16,7 @@ import (
 
 // embedded holds the labs shipped with dpulab, one directory each.
 //
-//go:embed quickstart
+//go:embed quickstart redis-dpu-uptv2
 var embedded embed.FS
 
 // DefaultLab is the lab the picker selects first and lists first: it runs on

@@ -415,7 +415,7 @@ var (
 		KindRead:     nil,
 		KindRun:      commandKeys_,
 		KindCleanup:  commandKeys_,
-		KindCheck:    {"verify", "sudo"},
+		KindCheck:    {"verify", "sudo", "skip_if"},
 		KindTemplate: {"template", "dest", "mode", "sudo", "skip_if", "verify"},
 		KindDeploy:   deployKeys,
 		KindBench:    benchKeys,
@@ -754,12 +754,14 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 			}
 			if v.Group == "" {
 				p.errf(vn, "%s: say which deployed group it uses (group: here, or target: on the step)", vwhat)
-			} else if _, ok := p.groups[v.Group]; !ok {
+			} else if ds, ok := p.groups[v.Group]; !ok {
 				gn := vm.get("group")
 				if gn == nil {
 					gn = m.get("target")
 				}
 				p.errf(gn, "%s: group %q is not deployed by an earlier deploy step%s", vwhat, v.Group, p.groupList())
+			} else if v.On != "" && slices.Contains(p.lab.RoleNames(), v.On) && !slices.Contains(ds.On, v.On) {
+				p.errf(vm.get("on"), "%s: on %s, but group %q is deployed on %s (step %s)", vwhat, v.On, v.Group, strings.Join(ds.On, ", "), ds.ID)
 			}
 			if dn := vm.get("deploy"); dn != nil {
 				dm := p.mapOf(dn, vwhat+" deploy")
