@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/dpulab/dpulab/steps/bench"
@@ -53,18 +54,22 @@ Ctrl-C stops the run and prints what was measured so far.`,
 			cfg.Targets = splitList(targets)
 			cfg.UnixSockets = splitList(sockets)
 			var errs []error
-			if cmd.Flags().Changed("ratio") {
-				r, err := bench.ParseRatio(ratio)
+			// Collect every problem, flags and Validate alike, so that one
+			// attempt shows all there is to fix.
+			if r, err := bench.ParseRatio(ratio); err != nil {
 				errs = append(errs, err)
+			} else {
 				cfg.Ratio = r
 			}
 			if sizeList != "" {
 				if cmd.Flags().Changed("data-size") {
 					errs = append(errs, errors.New("give --data-size or --data-size-list, not both"))
 				}
-				l, err := bench.ParseSizeList(sizeList)
-				errs = append(errs, err)
-				cfg.DataSizeList = l
+				if l, err := bench.ParseSizeList(sizeList); err != nil {
+					errs = append(errs, err)
+				} else {
+					cfg.DataSizeList = l
+				}
 			}
 			if cmd.Flags().Changed("requests") && cmd.Flags().Changed("duration") {
 				errs = append(errs, errors.New("give --duration or --requests, not both"))
@@ -72,10 +77,7 @@ Ctrl-C stops the run and prints what was measured so far.`,
 			cfg.KeyPattern = bench.KeyPattern(keyPattern)
 			cfg.Client = bench.ClientKind(client)
 			cfg.PasswordFromEnv()
-			if err := errors.Join(errs...); err != nil {
-				return err
-			}
-			if err := cfg.Validate(); err != nil {
+			if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
 				return err
 			}
 			return runBench(cmd.Context(), cfg, asJSON)
@@ -109,6 +111,11 @@ Ctrl-C stops the run and prints what was measured so far.`,
 	return cmd
 }
 
+// quietLogger drops go-redis's log lines.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -122,6 +129,9 @@ func splitList(s string) []string {
 // runBench runs the bench with its output. On Ctrl-C the results so far
 // are printed and the exit status is 130, as for any interrupted command.
 func runBench(ctx context.Context, cfg bench.Config, asJSON bool) error {
+	// The bench reports connection errors itself, naming the target; go-redis's
+	// own pool log lines would only repeat them between the progress lines.
+	redis.SetLogger(quietLogger{})
 	var emit func(bench.Event)
 	var werr error
 	if asJSON {

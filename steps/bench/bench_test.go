@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -515,5 +517,31 @@ func TestDataSizeListIsAMix(t *testing.T) {
 	}
 	if len(seen) != 3 || seen[32] < 50 || seen[256] < 50 || seen[4096] < 140 {
 		t.Errorf("value sizes %v; want a 1:1:2 mix of 32, 256 and 4096 over 400 SETs", seen)
+	}
+}
+
+func TestUnixSocket(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dpb") // short: socket paths are limited to ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "redis.sock")
+	p := startRedis(t, "--unixsocket", sock, "--unixsocketperm", "700")
+	for _, client := range []ClientKind{ClientLean, ClientGoRedis} {
+		t.Run(string(client), func(t *testing.T) {
+			p.reset(t)
+			cfg := testConfig("")
+			cfg.Targets, cfg.UnixSockets, cfg.Client, cfg.Requests = nil, []string{sock}, client, 777
+			got, err := runCollect(t, context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := got.runs[0]
+			c := p.calls(t)
+			if r.Ops != 777 || c["set"]+c["get"] != 777 || r.Targets[0].Target != "unix:"+sock {
+				t.Errorf("ops=%d server=%v target=%q; want 777 over unix:%s", r.Ops, c, r.Targets[0].Target, sock)
+			}
+		})
 	}
 }

@@ -78,3 +78,32 @@ func TestAgainstOurServer(t *testing.T) {
 		}
 	})
 }
+
+// TestEightyTargets is the whitepaper's scale: 80 instances (in-process
+// here), clients spread over all of them, a result kept per target.
+func TestEightyTargets(t *testing.T) {
+	var addrs []string
+	for i := 0; i < 80; i++ {
+		addrs = append(addrs, startOurs(t))
+	}
+	cfg := testConfig(addrs[0])
+	cfg.Targets, cfg.Clients, cfg.Requests, cfg.Pipeline = addrs, 2, 16000, 4
+	got, err := runCollect(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := got.runs[0]
+	if got.start.Connections != 160 || len(r.Targets) != 80 || r.Ops != 16000 {
+		t.Fatalf("connections=%d targets=%d ops=%d, want 160, 80, 16000", got.start.Connections, len(r.Targets), r.Ops)
+	}
+	var sum int64
+	for i, tr := range r.Targets {
+		if tr.Target != addrs[i] || tr.Ops != 200 {
+			t.Errorf("target %d: %s ops=%d, want %s with 200", i, tr.Target, tr.Ops, addrs[i])
+		}
+		sum += tr.Ops
+	}
+	if sum != r.Ops {
+		t.Errorf("per-target ops add up to %d, run has %d", sum, r.Ops)
+	}
+}
