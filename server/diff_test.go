@@ -13,13 +13,16 @@ package server
 //	!type RANDOMKEY                     compare only the reply's type
 //	!resp2 HGETALL h                    run only in the RESP2 pass (!resp3 too)
 //
-// Markers combine: "!resp3 !sort SMEMBERS s". Before a script runs both
+// Markers combine: "!resp3 !sort SMEMBERS s". After changing a script,
+// re-record redis-server's replies for TestDiffGolden (which runs without
+// redis-server): go test -run TestDiff -diff.update ./server/ Before a script runs both
 // redis-server is flushed (FLUSHALL) and our server is a fresh in-process
 // instance; each pass uses a fresh connection.
 
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -262,9 +265,29 @@ func diffScripts(t *testing.T) map[string][]diffLine {
 	return out
 }
 
-// runDiffScript runs one script against both servers in protocol proto and
-// reports every differing reply.
-func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(testing.TB) *diffConn) {
+// renderFor picks the comparison a line's markers ask for.
+func (l diffLine) renderFor() func(resp.Value) string {
+	switch {
+	case l.typ:
+		return renderType
+	case l.shape:
+		return renderShape
+	case l.sort:
+		return renderSorted
+	}
+	return renderReply
+}
+
+// goldenLine is how a reply is recorded in testdata/diff/NAME.golden:
+// protocol, script line, the command (quoted) and the rendered reply.
+func goldenLine(proto int, l diffLine, reply string) string {
+	return fmt.Sprintf("%d\t%d\t%s\t%s", proto, l.lineNo, strconv.Quote(l.text), reply)
+}
+
+// runDiffScript runs one script against both servers in protocol proto,
+// reports every differing reply, and returns redis-server's replies as
+// golden lines.
+func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(testing.TB) *diffConn) []string {
 	ref, ours := want(t), got(t)
 	// redis-server is shared by all scripts and flushed; ours is a fresh
 	// instance per script and protocol.
@@ -279,24 +302,18 @@ func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(tes
 			}
 		}
 	}
+	var golden []string
 	fails := 0
 	for _, l := range lines {
 		if l.only != 0 && l.only != proto {
 			continue
 		}
-		render := renderReply
-		switch {
-		case l.typ:
-			render = renderType
-		case l.shape:
-			render = renderShape
-		case l.sort:
-			render = renderSorted
-		}
+		render := l.renderFor()
 		w, err := ref.do(l.args, render)
 		if err != nil {
 			t.Fatalf("line %d %q: redis-server: %v", l.lineNo, l.text, err)
 		}
+		golden = append(golden, goldenLine(proto, l, w))
 		g, err := ours.do(l.args, render)
 		if err != nil {
 			t.Fatalf("line %d %q: ours: %v (redis-server replied %s)", l.lineNo, l.text, err, w)
@@ -309,6 +326,96 @@ func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(tes
 			if fails++; fails > 30 {
 				t.Fatal("too many differences, stopping")
 			}
+		}
+	}
+	return golden
+}
+
+var updateGolden = flag.Bool("diff.update", false, "TestDiff: record redis-server's replies in testdata/diff/*.golden for TestDiffGolden")
+
+func goldenPath(name string) string { return filepath.Join("testdata", "diff", name+".golden") }
+
+// writeGolden replaces a golden file atomically.
+func writeGolden(name string, lines []string) error {
+	path := goldenPath(name)
+	tmp := path + ".tmp"
+	data := "# Replies of Debian 12's redis-server to " + name + ".txt, recorded by\n" +
+		"# go test -run TestDiff -diff.update ./server/ (protocol, line, command, reply).\n" +
+		strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// readGolden loads a golden file as "proto line" -> golden line.
+func readGolden(name string) (map[string]string, error) {
+	data, err := os.ReadFile(goldenPath(name))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string)
+	for _, ln := range strings.Split(string(data), "\n") {
+		if ln == "" || strings.HasPrefix(ln, "#") {
+			continue
+		}
+		f := strings.SplitN(ln, "\t", 3)
+		if len(f) < 3 {
+			return nil, fmt.Errorf("%s: malformed line %q", goldenPath(name), ln)
+		}
+		out[f[0]+" "+f[1]] = ln
+	}
+	return out, nil
+}
+
+// TestDiffGolden replays every script against our server and compares
+// with redis-server's recorded replies, so the comparison runs on machines
+// without redis-server too (TestDiff, against the live peer, is the
+// authority and refreshes the recordings with -diff.update).
+func TestDiffGolden(t *testing.T) {
+	scripts := diffScripts(t)
+	names := make([]string, 0, len(scripts))
+	for n := range scripts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		golden, err := readGolden(name)
+		if err != nil {
+			t.Errorf("%s: %v; record it with: go test -run TestDiff -diff.update ./server/ (needs redis-server)", name, err)
+			continue
+		}
+		for _, proto := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/resp%d", name, proto), func(t *testing.T) {
+				network, addr := startDiffOurs(t)
+				ours := dialDiff(t, network, addr)
+				if proto == 3 {
+					if r, err := ours.do([]string{"HELLO", "3"}, renderReply); err != nil || strings.HasPrefix(r, "-") {
+						t.Fatalf("HELLO 3: %v %s", err, r)
+					}
+				}
+				fails := 0
+				for _, l := range scripts[name] {
+					if l.only != 0 && l.only != proto {
+						continue
+					}
+					want, ok := golden[fmt.Sprintf("%d %d", proto, l.lineNo)]
+					wantPrefix := goldenLine(proto, l, "")
+					if !ok || !strings.HasPrefix(want, wantPrefix) {
+						t.Fatalf("%s.golden is out of date at %s.txt:%d (%s); re-record: go test -run TestDiff -diff.update ./server/", name, name, l.lineNo, l.text)
+					}
+					g, err := ours.do(l.args, l.renderFor())
+					if err != nil {
+						t.Fatalf("line %d %q: %v", l.lineNo, l.text, err)
+					}
+					if w := strings.TrimPrefix(want, wantPrefix); w != g {
+						t.Errorf("line %d: %s\n  redis-server (recorded): %s\n  ours:                    %s", l.lineNo, l.text, w, g)
+						if fails++; fails > 30 {
+							t.Fatal("too many differences, stopping")
+						}
+					}
+				}
+			})
 		}
 	}
 }
@@ -340,15 +447,21 @@ func TestDiff(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		var golden []string
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s/resp%d", name, proto), func(t *testing.T) {
-				runDiffScript(t, scripts[name], proto,
+				golden = append(golden, runDiffScript(t, scripts[name], proto,
 					func(t testing.TB) *diffConn { return dialDiff(t, "unix", sock) },
 					func(t testing.TB) *diffConn {
 						network, addr := startDiffOurs(t)
 						return dialDiff(t, network, addr)
-					})
+					})...)
 			})
+		}
+		if *updateGolden {
+			if err := writeGolden(name, golden); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
