@@ -16,7 +16,7 @@ import (
 
 // embedded holds the labs shipped with dpulab, one directory each.
 //
-//go:embed quickstart redis-dpu-uptv2
+//go:embed quickstart redis-dpu-uptv2 redis-rdma-rc-uc
 var embedded embed.FS
 
 // DefaultLab is the lab the picker selects first and lists first: it runs on
