@@ -1,15 +1,127 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui"
+	"github.com/dpulab/dpulab/tui/pages/lab"
+	"github.com/dpulab/dpulab/tui/session"
 )
 
-// addTUIFlags adds the root command's flags (the TUI's); placeholder until
-// the TUI lands.
-func addTUIFlags(*cobra.Command) {}
+// tuiFlags are the root command's flags: the TUI's.
+type tuiFlags struct {
+	booth     string
+	labDirs   []string
+	inventory string
+	acceptNew bool
+	stateDir  string
+	// Booth timing, hidden: the defaults suit a booth; tests shorten them.
+	boothStepDelay, boothHold, boothPromptTimeout time.Duration
+}
 
-func runTUI(*cobra.Command, []string) error {
-	return errors.New("the TUI is not built yet")
+var rootTUIFlags tuiFlags
+
+// addTUIFlags adds the TUI's flags to the root command.
+func addTUIFlags(root *cobra.Command) {
+	f := &rootTUIFlags
+	fl := root.Flags()
+	fl.StringVar(&f.booth, "booth", "", "booth mode: play LAB on a loop, unattended (any key pauses, Ctrl+C quits)")
+	fl.StringArrayVar(&f.labDirs, "lab-dir", nil, "also look for labs in DIR (repeatable)")
+	fl.StringVar(&f.inventory, "inventory", "", "hosts.yaml mapping roles to lab hosts (default: every role is this machine)")
+	fl.BoolVar(&f.acceptNew, "accept-new-host-keys", false, "trust and save unknown SSH host keys without asking (never changed ones)")
+	fl.StringVar(&f.stateDir, "state-dir", "", "where progress is saved (default $XDG_STATE_HOME/dpulab)")
+	fl.DurationVar(&f.boothStepDelay, "booth-step-delay", 0, "booth mode: countdown before each step (default 5s)")
+	fl.DurationVar(&f.boothHold, "booth-hold", 0, "booth mode: how long results stay on screen before starting over (default 60s)")
+	fl.DurationVar(&f.boothPromptTimeout, "booth-prompt-timeout", 0, "booth mode: how long a prompt waits before its safe answer (default 20s)")
+	_ = fl.MarkHidden("booth-step-delay")
+	_ = fl.MarkHidden("booth-hold")
+	_ = fl.MarkHidden("booth-prompt-timeout")
+}
+
+// noColor honours NO_COLOR (https://no-color.org) and dumb terminals, and
+// pins lipgloss to plain text so no component can leak a colour.
+func noColor() bool {
+	nc := os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb"
+	if nc {
+		lipgloss.SetColorProfile(termenv.Ascii)
+	}
+	return nc
+}
+
+func needTerminal() error {
+	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+		return errors.New("the TUI needs a terminal; for scripts and CI use `dpulab run LAB` (see dpulab run --help)")
+	}
+	return nil
+}
+
+// clipboard is where OSC52 copy sequences go: the terminal, on stderr so
+// they never interleave with the renderer's frames on stdout.
+func clipboard() io.Writer {
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		return os.Stderr
+	}
+	return nil
+}
+
+func computeTCO(in map[string]float64) (*steps.TCO, error) { return steps.ComputeTCO(in) }
+
+func runTUI(cmd *cobra.Command, _ []string) error {
+	f := rootTUIFlags
+	if err := needTerminal(); err != nil {
+		return err
+	}
+	var inv *runner.Inventory
+	if f.inventory != "" {
+		i, err := runner.LoadInventory(f.inventory)
+		if err != nil {
+			return err
+		}
+		inv = i
+	}
+	cat := &session.EngineCatalog{LabDirs: f.labDirs, Inventory: inv, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew}
+	if f.booth != "" {
+		// Fail before the screen opens when the lab cannot be found.
+		if _, err := cat.Open(f.booth, session.Options{}); err != nil {
+			return fmt.Errorf("booth: %w", err)
+		}
+	}
+	app := tui.New(tui.Config{
+		Catalog:   cat,
+		BoothLab:  f.booth,
+		Booth:     lab.BoothConfig{StepDelay: f.boothStepDelay, CompareHold: f.boothHold, PromptTimeout: f.boothPromptTimeout},
+		NoColor:   noColor(),
+		Clipboard: clipboard(),
+		TCO:       computeTCO,
+	})
+	return runProgram(cmd.Context(), app)
+}
+
+// runProgram runs the app full screen and makes sure cleanup ran on every
+// way out (q, Ctrl+C, SIGTERM, a terminal that went away).
+func runProgram(ctx context.Context, app *tui.App) error {
+	p := tea.NewProgram(app, tea.WithAltScreen(), tea.WithFPS(10), tea.WithContext(ctx))
+	_, runErr := p.Run()
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := app.Shutdown(cctx); err != nil {
+		fmt.Fprintln(os.Stderr, "dpulab: cleanup:", err)
+	}
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
+		return runErr
+	}
+	return nil
 }

@@ -25,7 +25,12 @@ type Spec struct {
 	LowerBound float64
 	// XMin and XMax, when XMax > XMin, draw an x axis with that range.
 	XMin, XMax float64
+	// XTicks is the number of x labels (0 picks from the width).
+	XTicks int
 }
+
+// SeriesChars draw the second and later series of a chart.
+var SeriesChars = []string{"─", "•", "x", "o", "+", "#"}
 
 // labelWidth is the room asciigraph's y labels take with our formatter.
 const labelWidth = 9
@@ -83,10 +88,31 @@ func Plot(spec Spec) string {
 		opts = append(opts, asciigraph.LowerBound(spec.LowerBound))
 	}
 	if spec.XMax > spec.XMin {
-		opts = append(opts, asciigraph.XAxisRange(spec.XMin, spec.XMax), asciigraph.XAxisTickCount(min(plotW/8, 9)))
+		opts = append(opts, asciigraph.XAxisRange(spec.XMin, spec.XMax), asciigraph.XAxisTickCount(xticks(spec.XTicks, plotW)))
 	}
 	if spec.Caption != "" {
 		opts = append(opts, asciigraph.Caption(spec.Caption))
+	}
+	if len(data) > 1 {
+		// Series after the first are drawn with their own character so the
+		// chart reads without colour (NO_COLOR, text captures); the legend
+		// names the character.
+		sets := make([]asciigraph.CharSet, len(data))
+		for i := range sets {
+			if i == 0 {
+				sets[i] = asciigraph.DefaultCharSet
+			} else {
+				sets[i] = asciigraph.CreateCharSet(SeriesChars[i%len(SeriesChars)])
+			}
+		}
+		opts = append(opts, asciigraph.SeriesChars(sets...))
+		for i := range legends {
+			if i == 0 {
+				legends[i] = "─ " + legends[i]
+			} else {
+				legends[i] = SeriesChars[i%len(SeriesChars)] + " " + legends[i]
+			}
+		}
 	}
 	if len(legends) > 0 {
 		opts = append(opts, asciigraph.SeriesLegends(legends...))
@@ -146,4 +172,11 @@ func Human(v float64) string {
 	default:
 		return fmt.Sprintf("%.3f", v)
 	}
+}
+
+func xticks(want, plotW int) int {
+	if want > 1 && want <= plotW/6 {
+		return want
+	}
+	return min(max(plotW/10, 2), 9)
 }

@@ -29,6 +29,8 @@ type Common struct {
 	// Clipboard receives OSC52 sequences for "copy command" (the terminal's
 	// output); nil disables copying to the terminal clipboard.
 	Clipboard io.Writer
+	// NoAnimation draws spinners as a fixed icon (golden tests).
+	NoAnimation bool
 }
 
 // NewCommon returns a Common with default styles and key map.

@@ -17,12 +17,14 @@ type KeyMap struct {
 	Filter         key.Binding
 
 	// Lab screen.
-	Run        key.Binding
-	RunAll     key.Binding
-	Skip       key.Binding
-	Retry      key.Binding
-	Next       key.Binding
-	Prev       key.Binding
+	Run    key.Binding
+	RunAll key.Binding
+	Skip   key.Binding
+	Retry  key.Binding
+	Next   key.Binding
+	Prev   key.Binding
+	// NextPrev is n and p together, for the short footer.
+	NextPrev   key.Binding
 	SwitchPane key.Binding
 	Copy       key.Binding
 	Dashboard  key.Binding
@@ -57,17 +59,18 @@ func DefaultKeyMap() *KeyMap {
 		Back:      b("esc", "back", "esc"),
 		Quit:      b("q", "quit", "q"),
 		ForceQuit: b("ctrl+c", "quit now", "ctrl+c"),
-		Help:      b("?", "all keys", "?"),
+		Help:      b("?", "more keys", "?"),
 		Filter:    b("/", "filter", "/"),
 
-		Run:        b("enter", "run step", "enter"),
-		RunAll:     b("a", "run all from here", "a"),
+		Run:        b("enter", "run", "enter"),
+		RunAll:     b("a", "run all", "a"),
 		Skip:       b("s", "skip", "s"),
 		Retry:      b("r", "retry", "r"),
 		Next:       b("n", "next step", "n"),
 		Prev:       b("p", "previous step", "p"),
-		SwitchPane: b("tab", "switch pane", "tab"),
-		Copy:       b("y", "copy command", "y"),
+		NextPrev:   b("n/p", "next/prev step", "n", "p"),
+		SwitchPane: b("tab", "pane", "tab"),
+		Copy:       b("y", "copy cmds", "y"),
 		Dashboard:  b("d", "dashboard", "d"),
 		Compare:    b("c", "compare view", "c"),
 

@@ -22,6 +22,8 @@ type LabInfo struct {
 	// not cover (empty: the lab can run).
 	Roles   []string
 	Missing []string
+	// Local is set when there is no inventory: every role is this machine.
+	Local bool
 	// Steps is the number of steps; ResumeAt the index of the first
 	// unfinished one when saved progress exists, -1 otherwise.
 	Steps    int

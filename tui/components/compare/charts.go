@@ -83,7 +83,7 @@ func (m *Model) sweepView(c *steps.Compare, h int) string {
 	top := (h-1)*3/5 + 1
 	w := m.Width
 	return st.Muted.Render(note) + "\n" +
-		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "mean TPS vs " + c.Sweep + " (cf. whitepaper figure 3)", Colors: m.colors(len(legends)), LowerBound: 0, XMin: xmin, XMax: xmax}) + "\n" +
+		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "mean TPS vs " + c.Sweep + " (cf. whitepaper figure 3)", Colors: m.colors(len(legends)), LowerBound: 0, XMin: xmin, XMax: xmax, XTicks: len(vals)}) + "\n" +
 		chart.Plot(chart.Spec{Series: lat, Legends: legends, Width: w, Height: h - 1 - top, Caption: "avg latency (ms) vs " + c.Sweep, Colors: m.colors(len(legends)), LowerBound: 0})
 }
 

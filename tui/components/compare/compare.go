@@ -163,7 +163,7 @@ func (m *Model) View() string {
 	}
 	head := st.Title.Render("Compare: "+orStep(c)) + "  " + strings.Join(tabs, " ")
 	if len(m.res.Benches) > 1 {
-		head += st.Muted.Render(fmt.Sprintf("  b: next bench (%d/%d)", m.bench+1, len(m.res.Benches)))
+		head += st.Muted.Render(fmt.Sprintf("  b bench %d/%d", m.bench+1, len(m.res.Benches)))
 	}
 	body := ""
 	h := m.Height - 2

@@ -137,6 +137,11 @@ func (f *tcoForm) View() string {
 	for _, n := range f.names {
 		nameW = max(nameW, len(n))
 	}
+	if f.out != nil {
+		for n := range f.out.Outputs {
+			nameW = max(nameW, len(n))
+		}
+	}
 	for i, n := range f.names {
 		mark := "  "
 		if i == f.focus {
@@ -155,7 +160,7 @@ func (f *tcoForm) View() string {
 		b.WriteString("\n" + st.Bold.Render("Estimate") + "\n")
 		for _, n := range orderedOutputs(f.out) {
 			v := f.out.Outputs[n]
-			s := chart.Human(v)
+			s := steps.FormatNumber(v)
 			if strings.HasSuffix(n, "_usd") || strings.Contains(n, "_usd_") {
 				s = money(v)
 			}

@@ -154,7 +154,9 @@ func (m *Model) View() string {
 		style := st.StepNormal
 		switch s.Status {
 		case steps.Running:
-			icon = m.spinner.View()
+			if !m.NoAnimation {
+				icon = strings.TrimSpace(ansi.Strip(m.spinner.View()))
+			}
 			style = st.StepRunning
 		case steps.Done:
 			style = st.StepDone
@@ -162,9 +164,6 @@ func (m *Model) View() string {
 			style = st.StepFailed
 		case steps.Skipped:
 			style = st.StepSkipped
-		}
-		if s.Status == steps.Running {
-			icon = ansi.Strip(icon)
 		}
 		text := ansi.Truncate(fmt.Sprintf("%2d %s", i+1, s.Title), max(m.Width-4, 1), "…")
 		line := style.Render(icon) + " " + text

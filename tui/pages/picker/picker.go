@@ -40,6 +40,9 @@ func Describe(l session.LabInfo) string {
 	}
 	if len(l.Roles) > 0 {
 		cov := "✔ inventory covers them"
+		if l.Local {
+			cov = "(all on this machine: no inventory)"
+		}
 		if len(l.Missing) > 0 {
 			cov = "✘ no host for " + strings.Join(l.Missing, ", ")
 		}

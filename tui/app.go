@@ -1,0 +1,376 @@
+// Package tui is dpulab's terminal interface: the lab picker, the lab
+// screen (steps, docs, commands, live output), the live dashboard, the
+// compare view, modal prompts, booth mode and replay. It renders what the
+// steps engine emits and never runs a command itself.
+//
+// The root model here owns the pages, the footer help and the one error
+// path; pages and components follow soft-serve's contract (Common, SetSize,
+// help.KeyMap), see package common.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/components/compare"
+	"github.com/dpulab/dpulab/tui/pages/lab"
+	"github.com/dpulab/dpulab/tui/pages/picker"
+	"github.com/dpulab/dpulab/tui/pages/replay"
+	"github.com/dpulab/dpulab/tui/session"
+)
+
+// Config configures the app.
+type Config struct {
+	// Catalog lists and opens labs (nil only for replay).
+	Catalog session.Catalog
+	// BoothLab, when set, runs booth mode on that lab.
+	BoothLab string
+	Booth    lab.BoothConfig
+	// Replay, when set, plays these recorded results back.
+	Replay        *steps.Results
+	ReplayOptions replay.Options
+	// NoColor turns colours off (NO_COLOR).
+	NoColor bool
+	// Clipboard receives OSC52 copy sequences (the terminal); nil disables.
+	Clipboard io.Writer
+	// TCO computes TCO estimates (steps.ComputeTCO).
+	TCO compare.TCOFunc
+	// NoAnimation freezes spinners (golden tests).
+	NoAnimation bool
+}
+
+// State is the page the app shows.
+type State int
+
+// The app's pages.
+const (
+	StatePicker State = iota
+	StateLab
+	StateReplay
+)
+
+// clockMsg is the app's once-a-second clock.
+type clockMsg time.Time
+
+// App is the root model.
+type App struct {
+	common.Common
+	cfg      Config
+	state    State
+	picker   *picker.Model
+	lab      *lab.Model
+	replay   *replay.Model
+	sess     session.Session
+	help     help.Model
+	pump     *session.Pump
+	err      error
+	errAt    time.Time
+	quitting bool
+	cleaned  bool
+}
+
+// New builds the app; Init opens the first page.
+func New(cfg Config) *App {
+	c := common.NewCommon(cfg.NoColor, common.MinWidth, common.MinHeight)
+	c.Clipboard = cfg.Clipboard
+	c.NoAnimation = cfg.NoAnimation
+	h := help.New()
+	h.ShortSeparator = " · "
+	return &App{Common: c, cfg: cfg, help: h, pump: session.NewPump()}
+}
+
+// State returns the page shown.
+func (a *App) State() State { return a.state }
+
+// Lab returns the lab page (nil when not open).
+func (a *App) Lab() *lab.Model { return a.lab }
+
+// Picker returns the picker page.
+func (a *App) Picker() *picker.Model { return a.picker }
+
+// Replay returns the replay page.
+func (a *App) Replay() *replay.Model { return a.replay }
+
+// Err is the error on screen, if any.
+func (a *App) Err() error { return a.err }
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return clockMsg(t) })
+}
+
+// Init opens the replay, the booth lab or the picker.
+func (a *App) Init() tea.Cmd {
+	cmds := []tea.Cmd{tick(), a.pump.Wait()}
+	switch {
+	case a.cfg.Replay != nil:
+		a.state = StateReplay
+		a.replay = replay.New(a.page(), a.cfg.Replay, a.cfg.ReplayOptions)
+		cmds = append(cmds, a.replay.Init())
+	case a.cfg.BoothLab != "":
+		cmds = append(cmds, a.open(a.cfg.BoothLab, true))
+	default:
+		cmds = append(cmds, a.showPicker())
+	}
+	return tea.Batch(cmds...)
+}
+
+// page is the Common a page gets: the screen minus the footer.
+func (a *App) page() common.Common {
+	c := a.Common
+	c.Height = max(a.Height-a.footerHeight(), 1)
+	return c
+}
+
+func (a *App) footerHeight() int {
+	if a.state == StateReplay {
+		return 0 // the replay draws its own help line
+	}
+	if a.help.ShowAll {
+		return 7
+	}
+	return 1
+}
+
+func (a *App) showPicker() tea.Cmd {
+	a.state = StatePicker
+	labs, err := a.cfg.Catalog.Labs()
+	if err != nil {
+		a.setErr(fmt.Errorf("list labs: %w", err))
+	}
+	a.picker = picker.New(a.page(), labs)
+	return a.picker.Init()
+}
+
+// open opens lab id; booth mode opens it from the start every time.
+func (a *App) open(id string, booth bool) tea.Cmd {
+	a.closeSession()
+	sess, err := a.cfg.Catalog.Open(id, session.Options{Emit: a.pump.Emit, Restart: booth})
+	if err != nil {
+		a.setErr(fmt.Errorf("open lab %s: %w", id, err))
+		if booth {
+			// Booth mode never exits on an error: show it, try again.
+			a.state = StateLab
+			return nil
+		}
+		return a.showPicker()
+	}
+	a.sess = sess
+	a.cleaned = false
+	opts := lab.Options{TCO: a.cfg.TCO}
+	if booth {
+		cfg := a.cfg.Booth
+		cfg.AutoConfirm = cfg.AutoConfirm || sess.Info().BoothAutoConfirm
+		opts.Booth = &cfg
+	}
+	a.lab = lab.New(a.page(), sess, opts)
+	a.state = StateLab
+	return a.lab.Init()
+}
+
+func (a *App) closeSession() {
+	if a.sess != nil {
+		_ = a.sess.Close()
+		a.sess = nil
+	}
+}
+
+func (a *App) setErr(err error) {
+	a.err = err
+	a.errAt = time.Now()
+}
+
+// Shutdown runs cleanup if the program ends without the lab page having
+// done it (a signal, a crash of the terminal); the caller bounds ctx.
+func (a *App) Shutdown(ctx context.Context) error {
+	if a.sess == nil {
+		return nil
+	}
+	var err error
+	if !a.cleaned && a.lab != nil && a.lab.Running() >= 0 {
+		err = a.sess.Cleanup(ctx)
+	}
+	a.closeSession()
+	return err
+}
+
+// Update routes messages: global keys, the pump, the clock, page messages.
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.SetSize(msg.Width, msg.Height)
+		return a, nil
+	case session.EventsMsg:
+		if a.lab != nil {
+			_, cmd := a.lab.Update(msg)
+			cmds = append(cmds, cmd)
+		}
+		cmds = append(cmds, a.pump.Wait())
+		return a, tea.Batch(cmds...)
+	case clockMsg:
+		cmds = append(cmds, tick())
+		if a.err != nil && a.cfg.BoothLab != "" && time.Since(a.errAt) > a.cfg.Booth.WithDefaults().ErrorHold {
+			// Booth: an error stays on screen for a while, then we start over.
+			a.err = nil
+			if a.lab == nil || a.sess == nil {
+				cmds = append(cmds, a.open(a.cfg.BoothLab, true))
+			}
+		}
+		if a.lab != nil && a.state == StateLab {
+			_, cmd := a.lab.Update(lab.ClockMsg(msg))
+			cmds = append(cmds, cmd)
+		}
+		return a, tea.Batch(cmds...)
+	case common.ErrorMsg:
+		a.setErr(msg)
+		return a, nil
+	case picker.OpenLabMsg:
+		return a, a.open(msg.ID, false)
+	case lab.BackMsg:
+		a.closeSession()
+		a.lab = nil
+		return a, a.showPicker()
+	case lab.QuitMsg:
+		a.cleaned = true
+		a.quitting = true
+		a.closeSession()
+		return a, tea.Quit
+	case lab.RestartMsg:
+		a.cleaned = true
+		if a.cfg.BoothLab != "" {
+			return a, a.open(a.cfg.BoothLab, true)
+		}
+		return a, nil
+	case tea.KeyMsg:
+		if cmd, done := a.globalKey(msg); done {
+			return a, cmd
+		}
+	}
+	switch a.state {
+	case StatePicker:
+		if a.picker != nil {
+			_, cmd := a.picker.Update(msg)
+			cmds = append(cmds, cmd)
+		}
+	case StateLab:
+		if a.lab != nil {
+			_, cmd := a.lab.Update(msg)
+			cmds = append(cmds, cmd)
+		}
+	case StateReplay:
+		_, cmd := a.replay.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	return a, tea.Batch(cmds...)
+}
+
+// globalKey handles Ctrl+C, help, dismissing errors and quitting pages
+// without a session. done says the key was used.
+func (a *App) globalKey(k tea.KeyMsg) (tea.Cmd, bool) {
+	km := a.KeyMap
+	if key.Matches(k, km.ForceQuit) {
+		if a.quitting || a.lab == nil {
+			a.quitting = true
+			return tea.Quit, true
+		}
+		// First Ctrl+C: stop and clean up; a second one quits at once.
+		a.quitting = true
+		return a.lab.Shutdown(), true
+	}
+	if a.err != nil && a.cfg.BoothLab == "" {
+		// Any key dismisses the error; esc and enter are consumed.
+		a.err = nil
+		if key.Matches(k, km.Back) || key.Matches(k, km.Enter) {
+			return nil, true
+		}
+	}
+	typing := (a.lab != nil && a.state == StateLab && a.lab.Typing()) ||
+		(a.state == StatePicker && a.picker != nil && a.picker.Filtering())
+	if typing || a.cfg.BoothLab != "" {
+		return nil, false
+	}
+	switch {
+	case key.Matches(k, km.Help):
+		a.help.ShowAll = !a.help.ShowAll
+		a.SetSize(a.Width, a.Height)
+		return nil, true
+	case key.Matches(k, km.Quit) && a.state != StateLab:
+		a.quitting = true
+		return tea.Quit, true
+	}
+	return nil, false
+}
+
+// SetSize resizes every page.
+func (a *App) SetSize(w, h int) {
+	a.Common.SetSize(w, h)
+	a.help.Width = w
+	p := a.page()
+	if a.picker != nil {
+		a.picker.SetSize(p.Width, p.Height)
+	}
+	if a.lab != nil {
+		a.lab.SetSize(p.Width, p.Height)
+	}
+	if a.replay != nil {
+		a.replay.SetSize(p.Width, p.Height)
+	}
+}
+
+// View draws the page, the error (if any) and the footer.
+func (a *App) View() string {
+	if a.quitting && a.lab == nil {
+		return ""
+	}
+	if a.TooSmall() {
+		return a.TooSmallView()
+	}
+	p := a.page()
+	var body string
+	var keys help.KeyMap
+	switch a.state {
+	case StatePicker:
+		if a.picker != nil {
+			body, keys = a.picker.View(), a.picker
+		}
+	case StateLab:
+		if a.lab != nil {
+			body, keys = a.lab.View(), a.lab
+		}
+	case StateReplay:
+		body, keys = a.replay.View(), nil
+	}
+	body = common.Fit(body, p.Width, p.Height)
+	if a.err != nil {
+		body = common.Overlay(body, a.errorBox(), p.Width, p.Height)
+	}
+	if keys == nil || a.footerHeight() == 0 {
+		return body
+	}
+	foot := a.help.View(keys)
+	return body + "\n" + common.Fit(foot, a.Width, a.footerHeight())
+}
+
+func (a *App) errorBox() string {
+	st := a.Styles
+	msg := a.err.Error()
+	w := min(a.Width-6, 90)
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		lines = append(lines, ansi.Wordwrap(l, w-4, " "))
+	}
+	tail := "any key closes this"
+	if a.cfg.BoothLab != "" {
+		tail = "booth mode: starting over shortly"
+	}
+	return st.ErrorBox.Width(w).Render(st.Error.Render("Error") + "\n\n" + strings.Join(lines, "\n") + "\n\n" + st.Muted.Render(tail))
+}

@@ -1,0 +1,238 @@
+// Package lab is the lab screen: the step list, the selected step's
+// markdown, the exact commands it runs (hosts and sudo marked), its live
+// output, and — while a bench runs or when results exist — the dashboard and
+// the compare view. Prompts from the engine open as modal dialogs; a
+// variables form comes before the first bench or compare.
+package lab
+
+import (
+	"context"
+	"time"
+
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/components/compare"
+	"github.com/dpulab/dpulab/tui/components/dashboard"
+	"github.com/dpulab/dpulab/tui/components/logview"
+	"github.com/dpulab/dpulab/tui/components/prompt"
+	"github.com/dpulab/dpulab/tui/components/steplist"
+	"github.com/dpulab/dpulab/tui/components/varform"
+	"github.com/dpulab/dpulab/tui/session"
+)
+
+// StepDoneMsg says RunStep returned for step Index.
+type StepDoneMsg struct {
+	Index  int
+	Status steps.Status
+}
+
+// CleanupDoneMsg says Cleanup returned; Then says what comes next.
+type CleanupDoneMsg struct {
+	Err  error
+	Then AfterCleanup
+}
+
+// AfterCleanup is what the page does once cleanup finished.
+type AfterCleanup int
+
+// What follows a cleanup.
+const (
+	ThenStay AfterCleanup = iota
+	ThenQuit
+	ThenRestart
+)
+
+// FinishedMsg says Finish wrote the results (or failed to).
+type FinishedMsg struct {
+	Dir string
+	Err error
+}
+
+// QuitMsg asks the root to end the program; cleanup has run.
+type QuitMsg struct{}
+
+// BackMsg asks the root to show the picker again.
+type BackMsg struct{}
+
+// RestartMsg asks the root to open the lab again from the first step
+// (booth mode's loop).
+type RestartMsg struct{}
+
+// ClockMsg is the root's clock tick (about once a second), which drives
+// countdowns and booth timers.
+type ClockMsg time.Time
+
+// Pane is the focused pane of the steps view.
+type Pane int
+
+// The panes, in tab order.
+const (
+	PaneSteps Pane = iota
+	PaneDoc
+	PaneOutput
+)
+
+// View is what the page shows.
+type View int
+
+// The page's views.
+const (
+	ViewSteps View = iota
+	ViewDashboard
+	ViewCompare
+)
+
+// quitPromptStep marks the page's own "quit while running?" dialog.
+const quitPromptStep = "dpulab:quit"
+
+// Model is the lab screen.
+type Model struct {
+	common.Common
+	sess session.Session
+	info session.LabInfo
+
+	list *steplist.Model
+	out  *logview.Model
+	dash *dashboard.Model
+	cmp  *compare.Model
+	doc  viewport.Model
+
+	docCache map[[2]int]string
+	plans    map[int][]steps.PlannedCommand
+	planErr  map[int]string
+	failures map[int]steps.StepFinished
+
+	prompts []*prompt.Model
+	form    *varform.Model
+	// formFor is the step the form was opened for (-1: none).
+	formFor int
+
+	focus   Pane
+	view    View
+	running int // index of the running step, -1 when none
+	runAll  bool
+	varsSet bool
+	cancel  context.CancelFunc
+	busy    string // "cleaning up", "writing results": blocks new runs
+	status  string
+	resDir  string
+	now     time.Time
+
+	booth *booth
+	tco   compare.TCOFunc
+}
+
+// Options configure the page.
+type Options struct {
+	// Booth, when non-nil, plays the lab on its own (booth mode).
+	Booth *BoothConfig
+	// TCO computes TCO estimates for the compare view (steps.ComputeTCO).
+	TCO compare.TCOFunc
+}
+
+// New opens the lab screen over an open session, at its resume point.
+func New(c common.Common, sess session.Session, opts Options) *Model {
+	m := &Model{
+		Common:   c,
+		sess:     sess,
+		info:     sess.Info(),
+		list:     steplist.New(c),
+		out:      logview.New(c),
+		dash:     dashboard.New(c),
+		doc:      viewport.New(c.Width, c.Height),
+		docCache: map[[2]int]string{},
+		plans:    map[int][]steps.PlannedCommand{},
+		planErr:  map[int]string{},
+		failures: map[int]steps.StepFinished{},
+		running:  -1,
+		formFor:  -1,
+		tco:      opts.TCO,
+		now:      time.Now(),
+	}
+	m.cmp = compare.New(c, sess.Results(), opts.TCO)
+	m.list.SetSteps(sess.Steps())
+	m.list.Select(sess.Resume())
+	if opts.Booth != nil {
+		m.booth = newBooth(*opts.Booth)
+	}
+	m.SetSize(c.Width, c.Height)
+	return m
+}
+
+// Init starts the spinner and, in booth mode, the first countdown.
+func (m *Model) Init() tea.Cmd {
+	if m.booth != nil {
+		m.booth.schedule(m.now, m.booth.cfg.StepDelay)
+	}
+	return m.list.Init()
+}
+
+// Session returns the open session.
+func (m *Model) Session() session.Session { return m.sess }
+
+// Running is the index of the running step, -1 when none.
+func (m *Model) Running() int { return m.running }
+
+// ActiveView is the view shown.
+func (m *Model) ActiveView() View { return m.view }
+
+// Focus is the focused pane.
+func (m *Model) Focus() Pane { return m.focus }
+
+// Steps returns the step list as shown.
+func (m *Model) Steps() []steps.StepInfo { return m.list.Steps() }
+
+// Selected is the selected step's index.
+func (m *Model) Selected() int { return m.list.Selected() }
+
+// Prompt returns the open dialog, if any.
+func (m *Model) Prompt() *prompt.Model {
+	if len(m.prompts) == 0 {
+		return nil
+	}
+	return m.prompts[0]
+}
+
+// Form returns the open variables form, if any.
+func (m *Model) Form() *varform.Model { return m.form }
+
+// Status is the status line's text.
+func (m *Model) Status() string { return m.status }
+
+// Output returns the output pane.
+func (m *Model) Output() *logview.Model { return m.out }
+
+// Dashboard returns the dashboard.
+func (m *Model) Dashboard() *dashboard.Model { return m.dash }
+
+// Compare returns the compare view.
+func (m *Model) Compare() *compare.Model { return m.cmp }
+
+// Failure returns step i's last failure, if it failed.
+func (m *Model) Failure(i int) (steps.StepFinished, bool) {
+	f, ok := m.failures[i]
+	return f, ok
+}
+
+// SetSize implements common.Component.
+func (m *Model) SetSize(w, h int) {
+	m.Common.SetSize(w, h)
+	m.dash.SetSize(w, h-1)
+	m.cmp.SetSize(w, h-1)
+	m.layout()
+}
+
+// Shutdown stops a running step and runs cleanup, then asks the root to
+// quit (Ctrl+C, SIGTERM).
+func (m *Model) Shutdown() tea.Cmd {
+	if m.busy != "" {
+		return nil
+	}
+	return m.cleanup(ThenQuit)
+}
+
+// Typing reports whether a dialog or form has the keyboard, so the root
+// must not take keys like ? or q for itself.
+func (m *Model) Typing() bool { return m.Prompt() != nil || m.form != nil }

@@ -1,0 +1,440 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aymanbagabas/go-osc52/v2"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/components/prompt"
+	"github.com/dpulab/dpulab/tui/components/varform"
+	"github.com/dpulab/dpulab/tui/session"
+)
+
+// Update handles keys, engine events and the page's own messages.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case session.EventsMsg:
+		for _, ev := range msg {
+			cmds = append(cmds, m.handleEvent(ev))
+		}
+	case StepDoneMsg:
+		cmds = append(cmds, m.stepDone(msg))
+	case FinishedMsg:
+		m.busy = ""
+		if msg.Err != nil {
+			m.status = m.Styles.Error.Render("writing results failed: ") + msg.Err.Error()
+			if m.booth != nil {
+				cmds = append(cmds, m.boothFailed())
+			}
+			break
+		}
+		m.resDir = msg.Dir
+		m.cmp.SetResults(m.sess.Results(), m.tco)
+		if m.cmp.Results() != nil {
+			m.view = ViewCompare
+		}
+		m.status = "results written to " + msg.Dir
+		if m.booth != nil {
+			m.booth.showCompare(m.now)
+		}
+	case CleanupDoneMsg:
+		m.busy = ""
+		if msg.Err != nil {
+			m.out.AppendText("cleanup: " + msg.Err.Error())
+		}
+		switch msg.Then {
+		case ThenQuit:
+			return m, func() tea.Msg { return QuitMsg{} }
+		case ThenRestart:
+			return m, func() tea.Msg { return RestartMsg{} }
+		}
+		m.status = "cleanup done"
+	case ClockMsg:
+		cmds = append(cmds, m.clock(msg))
+	case prompt.AnsweredMsg:
+		cmds = append(cmds, m.answered(msg))
+	case varform.SubmittedMsg:
+		cmds = append(cmds, m.formSubmitted(msg))
+	case varform.CancelledMsg:
+		m.form, m.formFor, m.runAll = nil, -1, false
+		m.status = "not run: variables form cancelled"
+	case spinner.TickMsg:
+		_, cmd := m.list.Update(msg)
+		cmds = append(cmds, cmd)
+	case tea.KeyMsg:
+		cmds = append(cmds, m.key(msg))
+	default:
+		// Cursor blinks and the like belong to the open dialog or form.
+		if p := m.Prompt(); p != nil {
+			_, cmd := p.Update(msg)
+			cmds = append(cmds, cmd)
+		} else if m.form != nil {
+			_, cmd := m.form.Update(msg)
+			cmds = append(cmds, cmd)
+		}
+	}
+	return m, tea.Batch(cmds...)
+}
+
+func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
+	switch e := ev.(type) {
+	case steps.LabStarted:
+		if len(e.Steps) > 0 {
+			sel := m.list.Selected()
+			m.list.SetSteps(e.Steps)
+			m.list.Select(sel)
+		}
+	case steps.StepStarted:
+		m.list.SetStatus(e.Index, steps.Running)
+		if len(e.Commands) > 0 {
+			m.plans[e.Index] = e.Commands
+			delete(m.planErr, e.Index)
+		}
+		m.layout()
+	case steps.Output:
+		m.out.AppendLines([]runnerLine{e.Line})
+	case steps.Progress:
+		m.dash.SetProgress(e)
+	case steps.Sample:
+		m.dash.AddSample(e)
+	case steps.StepFinished:
+		m.list.SetStatus(e.Index, e.Status)
+		if e.Status == steps.Failed {
+			m.failures[e.Index] = e
+			msg := "✘ step failed"
+			if e.Err != "" {
+				msg += ": " + e.Err
+			}
+			m.out.AppendText(msg)
+		} else {
+			delete(m.failures, e.Index)
+		}
+		m.layout()
+	case steps.Prompt:
+		p := prompt.New(m.Common, e)
+		if m.booth != nil {
+			m.booth.armPrompt(p, m.now)
+		}
+		m.prompts = append(m.prompts, p)
+		return p.Init()
+	case steps.LabFinished:
+		if e.ResultsDir != "" {
+			m.resDir = e.ResultsDir
+		}
+	}
+	return nil
+}
+
+func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	m.running = -1
+	// The engine's StepFinished normally set this already; the return
+	// value is the authority when the event was dropped or never sent.
+	m.list.SetStatus(msg.Index, msg.Status)
+	if m.view == ViewDashboard && msg.Status != steps.Running {
+		m.view = ViewSteps
+	}
+	switch msg.Status {
+	case steps.Done, steps.Skipped:
+		next := msg.Index + 1
+		if next >= len(m.list.Steps()) {
+			m.runAll = false
+			return m.finish()
+		}
+		m.list.Select(next)
+		m.layout()
+		if m.booth != nil {
+			m.booth.schedule(m.now, m.booth.cfg.StepDelay)
+			return nil
+		}
+		if m.runAll {
+			return m.start(next)
+		}
+		m.status = fmt.Sprintf("step %d %s · enter runs step %d", msg.Index+1, msg.Status, next+1)
+	case steps.Failed:
+		m.runAll = false
+		m.list.Select(msg.Index)
+		m.layout()
+		m.status = m.Styles.Error.Render(fmt.Sprintf("step %d failed", msg.Index+1)) + " · r retry · s skip"
+		if m.booth != nil {
+			return m.boothFailed()
+		}
+	}
+	return nil
+}
+
+// start runs step i (after the variables form when it is the first bench or
+// compare and the lab has variables).
+func (m *Model) start(i int) tea.Cmd {
+	if m.running >= 0 || m.busy != "" {
+		m.status = "a step is already running; wait for it or press q"
+		return nil
+	}
+	if i < 0 || i >= len(m.list.Steps()) {
+		return nil
+	}
+	s := m.list.Steps()[i]
+	if m.booth == nil && session.NeedsVars(s.Kind) && !m.varsSet && len(m.sess.Variables()) > 0 {
+		m.form = varform.New(m.Common, "Variables for "+s.Title, m.sess.Variables(), m.sess.ValidateVar)
+		m.formFor = i
+		return m.form.Init()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	m.running = i
+	delete(m.failures, i)
+	m.list.SetStatus(i, steps.Running)
+	m.list.Select(i)
+	m.out.Clear()
+	m.status = ""
+	if session.NeedsVars(s.Kind) {
+		m.dash.Reset()
+		m.view = ViewDashboard
+	}
+	m.layout()
+	sess := m.sess
+	return tea.Batch(m.list.Init(), func() tea.Msg {
+		return StepDoneMsg{Index: i, Status: sess.RunStep(ctx, i)}
+	})
+}
+
+func (m *Model) formSubmitted(msg varform.SubmittedMsg) tea.Cmd {
+	i := m.formFor
+	m.form, m.formFor = nil, -1
+	if err := m.sess.SetVars(msg.Vars); err != nil {
+		m.runAll = false
+		return common.ErrorCmd(fmt.Errorf("variables: %w", err))
+	}
+	m.varsSet = true
+	// Plans depend on the variables.
+	m.plans = map[int][]steps.PlannedCommand{}
+	m.planErr = map[int]string{}
+	return m.start(i)
+}
+
+func (m *Model) finish() tea.Cmd {
+	m.busy = "writing results"
+	sess := m.sess
+	return func() tea.Msg {
+		dir, err := sess.Finish(context.Background())
+		return FinishedMsg{Dir: dir, Err: err}
+	}
+}
+
+// cleanup stops a running step and runs the lab's cleanup in the
+// background; then decides what follows.
+func (m *Model) cleanup(then AfterCleanup) tea.Cmd {
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	// Unblock the engine if it waits on a dialog: the safe answer.
+	for _, p := range m.prompts {
+		p.Answer(safeAnswer(p.Prompt()), true)
+	}
+	m.prompts = nil
+	m.form = nil
+	m.runAll = false
+	m.busy = "cleaning up (stopping what the lab started)"
+	sess := m.sess
+	return func() tea.Msg {
+		return CleanupDoneMsg{Err: sess.Cleanup(context.Background()), Then: then}
+	}
+}
+
+func safeAnswer(p interface{ Kind() string }) steps.Answer {
+	if sp, ok := p.(steps.Prompt); ok && sp.Type == steps.PromptHostKey {
+		return steps.Answer{Choice: "refuse"}
+	}
+	if sp, ok := p.(steps.Prompt); ok && sp.Type == steps.PromptSecret {
+		return steps.Answer{Choice: "cancel"}
+	}
+	return steps.Answer{Choice: "no"}
+}
+
+func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
+	// Drop the answered dialog (and any others already answered).
+	kept := m.prompts[:0]
+	for _, p := range m.prompts {
+		if !p.Done() {
+			kept = append(kept, p)
+		}
+	}
+	m.prompts = kept
+	if msg.Prompt.Step == quitPromptStep {
+		if msg.Answer.Choice == "yes" {
+			return m.cleanup(ThenQuit)
+		}
+		return nil
+	}
+	if msg.Auto {
+		m.status = fmt.Sprintf("answered %q on its own (booth mode)", msg.Answer.Choice)
+	}
+	return nil
+}
+
+func (m *Model) key(k tea.KeyMsg) tea.Cmd {
+	km := m.KeyMap
+	if m.booth != nil && m.Prompt() == nil {
+		return m.boothKey(k)
+	}
+	if p := m.Prompt(); p != nil {
+		_, cmd := p.Update(k)
+		return cmd
+	}
+	if m.form != nil {
+		_, cmd := m.form.Update(k)
+		return cmd
+	}
+	if m.busy != "" {
+		return nil
+	}
+	switch {
+	case key.Matches(k, km.Quit):
+		return m.quit()
+	case key.Matches(k, km.Dashboard):
+		m.view = toggle(m.view, ViewDashboard)
+		return nil
+	case key.Matches(k, km.Compare):
+		m.view = toggle(m.view, ViewCompare)
+		if m.view == ViewCompare && m.cmp.Results() == nil {
+			m.cmp.SetResults(m.sess.Results(), m.tco)
+		}
+		return nil
+	}
+	if m.view != ViewSteps {
+		if key.Matches(k, km.Back) {
+			m.view = ViewSteps
+			return nil
+		}
+		if m.view == ViewCompare {
+			_, cmd := m.cmp.Update(k)
+			return cmd
+		}
+		return nil
+	}
+	sel := m.list.Selected()
+	switch {
+	case key.Matches(k, km.Back):
+		if m.running >= 0 {
+			m.status = "a step is running: q stops it"
+			return nil
+		}
+		return func() tea.Msg { return BackMsg{} }
+	case key.Matches(k, km.Run) && m.focus != PaneOutput, key.Matches(k, km.Retry):
+		return m.start(sel)
+	case key.Matches(k, km.RunAll):
+		m.runAll = true
+		return m.start(sel)
+	case key.Matches(k, km.Skip):
+		if m.running == sel {
+			m.status = "cannot skip the running step"
+			return nil
+		}
+		m.sess.Skip(sel)
+		m.list.SetStatus(sel, steps.Skipped)
+		delete(m.failures, sel)
+		m.list.Select(sel + 1)
+		m.layout()
+		m.status = fmt.Sprintf("step %d skipped", sel+1)
+		return nil
+	case key.Matches(k, km.Next):
+		m.list.Select(sel + 1)
+		m.layout()
+		return nil
+	case key.Matches(k, km.Prev):
+		m.list.Select(sel - 1)
+		m.layout()
+		return nil
+	case key.Matches(k, km.SwitchPane):
+		m.focus = (m.focus + 1) % 3
+		return nil
+	case key.Matches(k, km.Copy):
+		return m.copyCommands(sel)
+	}
+	switch m.focus {
+	case PaneSteps:
+		before := m.list.Selected()
+		m.list.Update(k)
+		if m.list.Selected() != before {
+			m.layout()
+		}
+	case PaneDoc:
+		var cmd tea.Cmd
+		m.doc, cmd = m.doc.Update(k)
+		return cmd
+	case PaneOutput:
+		_, cmd := m.out.Update(k)
+		return cmd
+	}
+	return nil
+}
+
+func toggle(cur, v View) View {
+	if cur == v {
+		return ViewSteps
+	}
+	return v
+}
+
+// quit asks first when a step runs; either way cleanup runs before exit.
+func (m *Model) quit() tea.Cmd {
+	if m.running < 0 {
+		return m.cleanup(ThenQuit)
+	}
+	p := prompt.New(m.Common, steps.Prompt{
+		Step:    quitPromptStep,
+		Type:    steps.PromptConfirm,
+		Message: fmt.Sprintf("Step %d is still running. Quit anyway? It is stopped, then the lab's cleanup runs (servers it started are stopped). Your progress is kept.", m.running+1),
+	})
+	m.prompts = append([]*prompt.Model{p}, m.prompts...)
+	return nil
+}
+
+// copyCommands puts step i's commands on the terminal's clipboard with
+// OSC52 and says so; terminals that ignore OSC52 still show them in the
+// commands pane.
+func (m *Model) copyCommands(i int) tea.Cmd {
+	cmds := m.commands(i)
+	if len(cmds) == 0 {
+		m.status = "this step has no commands to copy"
+		return nil
+	}
+	var b strings.Builder
+	for _, c := range cmds {
+		if c.Sudo {
+			b.WriteString("sudo ")
+		}
+		b.WriteString(c.Cmd + "\n")
+	}
+	if m.Clipboard == nil {
+		m.status = "no terminal to copy to; the commands are in the commands pane"
+		return nil
+	}
+	seq := osc52.New(b.String())
+	if strings.HasPrefix(getenv("TERM"), "screen") || getenv("TMUX") != "" {
+		seq = seq.Tmux()
+	}
+	if _, err := seq.WriteTo(m.Clipboard); err != nil {
+		m.status = "copy failed: " + err.Error()
+		return nil
+	}
+	m.status = fmt.Sprintf("copied %d command(s) via OSC52 (terminal clipboard; needs OSC52 support, e.g. tmux set-clipboard on)", len(cmds))
+	return nil
+}
+
+type runnerLine = runner.Line
+
+var getenv = os.Getenv

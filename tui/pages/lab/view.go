@@ -1,0 +1,275 @@
+package lab
+
+import (
+	"fmt"
+	"github.com/dpulab/dpulab/tui/common"
+	"strings"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/steps"
+)
+
+// geometry of the steps view, computed from the size and the selected step.
+type geometry struct {
+	leftW, rightW int
+	docH, cmdH    int
+	failH, outH   int
+}
+
+func (m *Model) geometry() geometry {
+	g := geometry{}
+	g.leftW = min(max(m.Width/3, 24), 38)
+	g.rightW = max(m.Width-g.leftW-1, 10)
+	h := m.Height - 1 // status line
+	rest := h - 1     // step title line
+	cmds := m.commands(m.list.Selected())
+	g.cmdH = 1 + min(max(len(cmds), 1), 4)
+	if f, ok := m.failures[m.list.Selected()]; ok {
+		g.failH = len(m.failureLines(f, g.rightW))
+	}
+	g.outH = max(rest/3, 5)
+	g.docH = max(rest-g.cmdH-g.failH-g.outH, 3)
+	g.outH = max(rest-g.cmdH-g.failH-g.docH, 2)
+	return g
+}
+
+func (m *Model) layout() {
+	g := m.geometry()
+	m.list.SetSize(g.leftW, m.Height-2)
+	m.out.SetSize(g.rightW, g.outH-1)
+	m.doc.Width = g.rightW
+	m.doc.Height = g.docH
+	m.doc.SetContent(m.renderDoc(m.list.Selected(), g.rightW))
+}
+
+// renderDoc renders step i's markdown with glamour, cached per width
+// because glamour is far too slow to run on every frame.
+func (m *Model) renderDoc(i, w int) string {
+	if i < 0 || i >= len(m.list.Steps()) {
+		return ""
+	}
+	k := [2]int{i, w}
+	if s, ok := m.docCache[k]; ok {
+		return s
+	}
+	src := m.sess.Doc(i)
+	if strings.TrimSpace(src) == "" {
+		src = "_This step has no text._"
+	}
+	style := "dark"
+	if m.Styles.NoColor {
+		style = "notty"
+	}
+	out := src
+	if r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(w-2, 20))); err == nil {
+		if s, err := r.Render(src); err == nil {
+			out = strings.Trim(s, "\n")
+		}
+	}
+	m.docCache[k] = out
+	return out
+}
+
+// commands returns what step i will run: from its StepStarted when it has
+// run, else from the engine's plan.
+func (m *Model) commands(i int) []steps.PlannedCommand {
+	if c, ok := m.plans[i]; ok {
+		return c
+	}
+	if _, ok := m.planErr[i]; ok || i < 0 || i >= len(m.list.Steps()) {
+		return nil
+	}
+	c, err := m.sess.Plan(i)
+	if err != nil {
+		m.planErr[i] = err.Error()
+		return nil
+	}
+	m.plans[i] = c
+	return c
+}
+
+func (m *Model) commandsView(i, w, h int) string {
+	st := m.Styles
+	title := "Commands"
+	if m.focus == PaneSteps {
+		title += st.Muted.Render("  (y copies)")
+	}
+	lines := []string{m.section(title, false, w)}
+	cmds := m.commands(i)
+	switch {
+	case m.planErr[i] != "":
+		lines = append(lines, st.Error.Render("cannot plan: ")+m.planErr[i])
+	case len(cmds) == 0:
+		lines = append(lines, st.Muted.Render("(no shell commands of the lab's own: "+kindNote(m.list.Steps()[i].Kind)+")"))
+	}
+	for k, c := range cmds {
+		if len(lines) >= h {
+			lines[len(lines)-1] = st.Muted.Render(fmt.Sprintf("… %d more (y copies all)", len(cmds)-k+1))
+			break
+		}
+		host := c.Host
+		if host == "" {
+			host = "local"
+		}
+		l := st.CmdHost.Render(host) + " "
+		if c.Sudo {
+			l += st.CmdSudo.Render("[sudo]") + " "
+		}
+		l += "$ " + st.CmdText.Render(strings.ReplaceAll(c.Cmd, "\n", "⏎ "))
+		lines = append(lines, ansi.Truncate(l, w, "…"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func kindNote(kind string) string {
+	switch kind {
+	case "read":
+		return "read the text"
+	case "deploy":
+		return "uploads dpulab and starts the servers"
+	case "bench", "compare":
+		return "runs dpulab bench and samplers"
+	case "tco":
+		return "arithmetic only"
+	}
+	return kind
+}
+
+func (m *Model) failureLines(f steps.StepFinished, w int) []string {
+	st := m.Styles
+	inner := max(w-4, 10)
+	var ls []string
+	head := "✘ failed"
+	if f.Host != "" {
+		head += " on " + f.Host
+	}
+	if f.Err != "" {
+		head += ": " + f.Err
+	}
+	ls = append(ls, st.Error.Render(ansi.Truncate(head, inner, "…")))
+	tail := f.Tail
+	if len(tail) > 3 {
+		tail = tail[len(tail)-3:]
+	}
+	for _, t := range tail {
+		ls = append(ls, st.Muted.Render(ansi.Truncate("  "+t, inner, "…")))
+	}
+	if f.Hint != "" {
+		wrapped := lipgloss.NewStyle().Width(inner).Render("Hint: " + f.Hint)
+		for _, l := range strings.Split(wrapped, "\n") {
+			ls = append(ls, st.Hint.Render(l))
+		}
+	}
+	ls = append(ls, st.Muted.Render("r retry · s skip · n next"))
+	return append(append([]string{""}, ls...), "") // border lines
+}
+
+func (m *Model) failureView(f steps.StepFinished, w int) string {
+	ls := m.failureLines(f, w)
+	return m.Styles.ErrorBox.Width(w - 2).Render(strings.Join(ls[1:len(ls)-1], "\n"))
+}
+
+func (m *Model) section(title string, active bool, w int) string {
+	st := m.Styles
+	mark := "── "
+	if active {
+		mark = "▶─ "
+		title = st.Title.Render(title)
+	} else {
+		title = st.PaneTitle.Render(title)
+	}
+	s := mark + title + " "
+	return s + strings.Repeat("─", max(w-ansi.StringWidth(s), 0))
+}
+
+// View draws the page in Width×Height.
+func (m *Model) View() string {
+	if m.TooSmall() {
+		return m.TooSmallView()
+	}
+	var body string
+	switch m.view {
+	case ViewDashboard:
+		body = m.dash.View()
+	case ViewCompare:
+		body = m.cmp.View()
+	default:
+		body = m.stepsView()
+	}
+	body = common.Fit(body, m.Width, m.Height-1)
+	if ov := m.overlay(); ov != "" {
+		body = common.Overlay(body, ov, m.Width, m.Height-1)
+	}
+	return body + "\n" + m.statusLine()
+}
+
+func (m *Model) overlay() string {
+	if p := m.Prompt(); p != nil {
+		p.SetSize(m.Width, m.Height)
+		return p.View()
+	}
+	if m.form != nil {
+		m.form.SetSize(m.Width, m.Height)
+		return m.form.View()
+	}
+	return ""
+}
+
+func (m *Model) stepsView() string {
+	st := m.Styles
+	g := m.geometry()
+	i := m.list.Selected()
+	left := m.section("Steps", m.focus == PaneSteps, g.leftW) + "\n" + m.list.View()
+	left = common.Fit(left, g.leftW, m.Height-1)
+
+	var right []string
+	if i < len(m.list.Steps()) {
+		s := m.list.Steps()[i]
+		right = append(right, ansi.Truncate(st.Title.Render(fmt.Sprintf("Step %d/%d: %s", i+1, len(m.list.Steps()), s.Title))+
+			st.Muted.Render(fmt.Sprintf("  [%s · %s]", s.Kind, s.Status)), g.rightW, "…"))
+	}
+	m.doc.Width, m.doc.Height = g.rightW, g.docH
+	right = append(right, common.Fit(m.doc.View(), g.rightW, g.docH))
+	right = append(right, common.Fit(m.commandsView(i, g.rightW, g.cmdH), g.rightW, g.cmdH))
+	if f, ok := m.failures[i]; ok {
+		right = append(right, m.failureView(f, g.rightW))
+	}
+	outTitle := "Output"
+	if !m.out.Following() {
+		outTitle += st.Muted.Render("  (scrolled: G/end follows again)")
+	}
+	right = append(right, m.section(outTitle, m.focus == PaneOutput, g.rightW))
+	right = append(right, common.Fit(m.out.View(), g.rightW, g.outH-1))
+	r := common.Fit(strings.Join(right, "\n"), g.rightW, m.Height-1)
+	sep := strings.TrimRight(strings.Repeat("│\n", m.Height-1), "\n")
+	return lipgloss.JoinHorizontal(lipgloss.Top, left, st.Muted.Render(sep), r)
+}
+
+func (m *Model) statusLine() string {
+	st := m.Styles
+	var s string
+	switch {
+	case m.booth != nil:
+		s = m.boothStatus()
+	case m.busy != "":
+		s = st.Countdown.Render(m.busy + "…")
+	case m.running >= 0:
+		s = st.StepRunning.Render(fmt.Sprintf("running step %d", m.running+1))
+		if m.runAll {
+			s += st.Muted.Render(" (running all)")
+		}
+		s += st.Muted.Render(" · q stops it and cleans up")
+	}
+	if m.status != "" {
+		if s != "" {
+			s += st.Muted.Render(" · ")
+		}
+		s += m.status
+	}
+	if s == "" {
+		s = st.Muted.Render(m.info.Title)
+	}
+	return ansi.Truncate(s, m.Width, "…")
+}

@@ -1,0 +1,263 @@
+// Package replay plays a recorded results folder back: the dashboard fed
+// with the recorded per-second series, then the compare view, always under
+// a banner saying it is a replay, of which run, recorded where and when. A
+// booth without the hardware shows a real DPU run this way.
+package replay
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/components/compare"
+	"github.com/dpulab/dpulab/tui/components/dashboard"
+)
+
+// TickMsg advances the playback by one recorded second.
+type TickMsg struct{ gen int }
+
+// Options configure a replay.
+type Options struct {
+	// Step is the wall time per recorded second (default 250ms: 4× speed).
+	Step time.Duration
+	// Loop starts over after showing the compare view for Hold.
+	Loop bool
+	Hold time.Duration
+	TCO  compare.TCOFunc
+}
+
+// Model is the replay page.
+type Model struct {
+	common.Common
+	res     *steps.Results
+	opts    Options
+	dash    *dashboard.Model
+	cmp     *compare.Model
+	samples []steps.Sample
+	labels  []string // progress label per sample
+	pos     int
+	paused  bool
+	showCmp bool
+	holdEnd time.Time
+	gen     int
+}
+
+// New builds a replay of res.
+func New(c common.Common, res *steps.Results, opts Options) *Model {
+	if opts.Step <= 0 {
+		opts.Step = 250 * time.Millisecond
+	}
+	if opts.Hold <= 0 {
+		opts.Hold = 45 * time.Second
+	}
+	m := &Model{Common: c, res: res, opts: opts, dash: dashboard.New(c), cmp: compare.New(c, res, opts.TCO)}
+	m.flatten()
+	m.SetSize(c.Width, c.Height)
+	return m
+}
+
+// flatten orders every recorded second as the run produced them.
+func (m *Model) flatten() {
+	for _, b := range m.res.Benches {
+		for _, v := range b.Variants {
+			for _, p := range v.Points {
+				sweep := ""
+				if b.Sweep != "" {
+					sweep = b.Sweep + " " + p.Value
+				}
+				for _, r := range p.Runs {
+					for _, pt := range r.Series {
+						m.samples = append(m.samples, steps.Sample{Step: b.Step, Variant: v.Label, Sweep: sweep, Run: r.Run, Point: pt})
+						lbl := "variant " + v.Label
+						if sweep != "" {
+							lbl += ", " + sweep
+						}
+						m.labels = append(m.labels, fmt.Sprintf("%s, run %d", lbl, r.Run))
+					}
+				}
+			}
+		}
+	}
+}
+
+// Banner is the line that says this is a replay, of what, from where.
+func Banner(res *steps.Results) string {
+	when := res.Started
+	if when.IsZero() {
+		when = res.Finished
+	}
+	date := "an unknown date"
+	if !when.IsZero() {
+		date = when.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	var hosts []string
+	for _, h := range res.Hosts {
+		s := h.Name
+		if len(h.Labels) > 0 {
+			var ls []string
+			for _, k := range sortedKeys(h.Labels) {
+				ls = append(ls, k+"="+h.Labels[k])
+			}
+			s += " (" + strings.Join(ls, ", ") + ")"
+		}
+		hosts = append(hosts, s)
+	}
+	where := "this machine"
+	if len(hosts) > 0 {
+		where = strings.Join(hosts, ", ")
+	}
+	title := res.Title
+	if title == "" {
+		title = res.Lab
+	}
+	return fmt.Sprintf("REPLAY of a run recorded on %s on %s — %s", date, where, title)
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SetSize implements common.Component.
+func (m *Model) SetSize(w, h int) {
+	m.Common.SetSize(w, h)
+	m.dash.SetSize(w, h-2)
+	m.cmp.SetSize(w, h-2)
+}
+
+// Samples is the number of recorded seconds; Pos how many were played.
+func (m *Model) Samples() int { return len(m.samples) }
+
+// Pos is how many recorded seconds have been played.
+func (m *Model) Pos() int { return m.pos }
+
+// ShowingCompare reports whether the compare view is shown.
+func (m *Model) ShowingCompare() bool { return m.showCmp }
+
+// Dashboard returns the dashboard (for tests).
+func (m *Model) Dashboard() *dashboard.Model { return m.dash }
+
+// Compare returns the compare view (for tests).
+func (m *Model) Compare() *compare.Model { return m.cmp }
+
+func (m *Model) tick() tea.Cmd {
+	gen := m.gen
+	return tea.Tick(m.opts.Step, func(time.Time) tea.Msg { return TickMsg{gen: gen} })
+}
+
+// Init starts the playback.
+func (m *Model) Init() tea.Cmd {
+	if len(m.samples) == 0 {
+		m.showCmp = true
+		return nil
+	}
+	return m.tick()
+}
+
+// Advance plays n recorded seconds at once (tests, fast-forward).
+func (m *Model) Advance(n int) {
+	for ; n > 0 && m.pos < len(m.samples); n-- {
+		s := m.samples[m.pos]
+		m.dash.AddSample(s)
+		m.pos++
+		m.dash.SetProgress(m.progress())
+	}
+	if m.pos >= len(m.samples) && !m.showCmp {
+		m.showCmp = true
+		m.holdEnd = time.Now().Add(m.opts.Hold)
+	}
+}
+
+func (m *Model) progress() steps.Progress {
+	total := len(m.samples)
+	sec := time.Second
+	return steps.Progress{
+		Label:     "replay · " + m.labels[max(m.pos-1, 0)],
+		Fraction:  float64(m.pos) / float64(max(total, 1)),
+		Elapsed:   time.Duration(m.pos) * sec,
+		Remaining: time.Duration(total-m.pos) * sec,
+	}
+}
+
+// Update plays, pauses, switches views.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case TickMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		if m.showCmp {
+			if m.opts.Loop && !m.paused && time.Now().After(m.holdEnd) {
+				m.restart()
+			}
+			return m, m.tick()
+		}
+		if !m.paused {
+			m.Advance(1)
+		}
+		return m, m.tick()
+	case tea.KeyMsg:
+		km := m.KeyMap
+		switch {
+		case key.Matches(msg, km.Pause):
+			m.paused = !m.paused
+			return m, nil
+		case key.Matches(msg, km.SwitchPane), key.Matches(msg, km.Compare), key.Matches(msg, km.Dashboard):
+			m.showCmp = !m.showCmp
+			return m, nil
+		case msg.String() == "R":
+			m.restart()
+			return m, nil
+		}
+		if m.showCmp {
+			_, cmd := m.cmp.Update(msg)
+			return m, cmd
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) restart() {
+	m.pos = 0
+	m.showCmp = false
+	m.dash.Reset()
+}
+
+// View draws the banner and the active view.
+func (m *Model) View() string {
+	if m.TooSmall() {
+		return m.TooSmallView()
+	}
+	st := m.Styles
+	banner := ansi.Truncate(st.Banner.Render(Banner(m.res)), m.Width, "…")
+	state := fmt.Sprintf("second %d/%d", m.pos, len(m.samples))
+	if m.paused {
+		state += " · PAUSED"
+	}
+	help := st.Muted.Render(state + " · space pause · tab dashboard/compare · R restart · q quit")
+	var body string
+	if m.showCmp {
+		body = m.cmp.View()
+	} else {
+		body = m.dash.View()
+	}
+	return banner + "\n" + body + "\n" + ansi.Truncate(help, m.Width, "…")
+}
+
+// ShortHelp implements help.KeyMap.
+func (m *Model) ShortHelp() []key.Binding {
+	return []key.Binding{m.KeyMap.Pause, m.KeyMap.SwitchPane, m.KeyMap.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (m *Model) FullHelp() [][]key.Binding { return [][]key.Binding{m.ShortHelp()} }

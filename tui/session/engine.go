@@ -1,0 +1,177 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps"
+)
+
+// EngineCatalog is the real catalogue: labs from package labs (embedded
+// and --lab-dir), run by the steps engine.
+type EngineCatalog struct {
+	// LabDirs are searched before the embedded labs.
+	LabDirs []string
+	// Inventory maps roles to hosts (nil: every role is this machine).
+	Inventory *runner.Inventory
+	// StateDir holds saved progress ("" = default).
+	StateDir string
+	// AcceptNewHostKeys trusts unknown host keys without asking.
+	AcceptNewHostKeys bool
+	// Binary is the dpulab executable the engine runs and uploads
+	// ("" = the running executable).
+	Binary string
+}
+
+// all returns every lab: --lab-dir first, then embedded ones not shadowed.
+func (c *EngineCatalog) all() ([]*labs.Lab, []LabInfo, error) {
+	var out []*labs.Lab
+	var broken []LabInfo
+	seen := map[string]bool{}
+	for _, d := range c.LabDirs {
+		ls, err := labs.FromDir(d)
+		if err != nil {
+			broken = append(broken, LabInfo{ID: d, Title: d, Err: firstLine(err.Error()), ResumeAt: -1})
+			continue
+		}
+		for _, l := range ls {
+			if !seen[l.ID] {
+				seen[l.ID] = true
+				out = append(out, l)
+			}
+		}
+	}
+	emb, err := labs.Embedded()
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded labs: %w", err)
+	}
+	for _, l := range emb {
+		if !seen[l.ID] {
+			seen[l.ID] = true
+			out = append(out, l)
+		}
+	}
+	return out, broken, nil
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i] + " …"
+		}
+	}
+	return s
+}
+
+// info describes a lab for the picker, with saved progress.
+func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
+	in := LabInfo{ID: l.ID, Title: l.Title, Summary: l.Summary, Duration: l.Duration, Roles: l.RoleNames(), Steps: len(l.Steps), ResumeAt: -1, Local: c.Inventory == nil}
+	for _, r := range in.Roles {
+		if _, err := c.Inventory.HostsFor(r); err != nil {
+			in.Missing = append(in.Missing, r)
+		}
+	}
+	if st, err := steps.LoadLabState(c.StateDir, l.ID); err == nil && st != nil {
+		in.ResumeAt = len(l.Steps)
+		for i, s := range l.Steps {
+			ss, ok := st.Steps[s.ID]
+			if !ok || (ss.Status != steps.Done && ss.Status != steps.Skipped) {
+				in.ResumeAt = i
+				break
+			}
+		}
+	}
+	return in
+}
+
+// Labs implements Catalog.
+func (c *EngineCatalog) Labs() ([]LabInfo, error) {
+	ls, broken, err := c.all()
+	if err != nil {
+		return nil, err
+	}
+	var out []LabInfo
+	for _, l := range ls {
+		out = append(out, c.info(l))
+	}
+	return append(out, broken...), nil
+}
+
+// Open implements Catalog.
+func (c *EngineCatalog) Open(id string, opts Options) (Session, error) {
+	l, err := labs.Find(id, c.LabDirs...)
+	if err != nil {
+		return nil, err
+	}
+	e, err := steps.New(l, steps.Options{
+		Inventory:         c.Inventory,
+		Vars:              opts.Vars,
+		Restart:           opts.Restart,
+		StateDir:          c.StateDir,
+		Emit:              opts.Emit,
+		AcceptNewHostKeys: c.AcceptNewHostKeys,
+		Binary:            c.Binary,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &engineSession{lab: l, e: e, info: c.info(l)}, nil
+}
+
+// engineSession adapts *steps.Engine to Session.
+type engineSession struct {
+	lab  *labs.Lab
+	e    *steps.Engine
+	info LabInfo
+}
+
+func (s *engineSession) Info() LabInfo                     { return s.info }
+func (s *engineSession) Steps() []steps.StepInfo           { return s.e.Steps() }
+func (s *engineSession) Resume() int                       { return s.e.Resume() }
+func (s *engineSession) Results() *steps.Results           { return s.e.Results() }
+func (s *engineSession) Skip(i int)                        { s.e.Skip(i) }
+func (s *engineSession) SetVars(v map[string]string) error { return s.e.SetVars(v) }
+
+func (s *engineSession) Doc(i int) string {
+	if i < 0 || i >= len(s.lab.Steps) {
+		return ""
+	}
+	d, err := s.lab.Doc(&s.lab.Steps[i])
+	if err != nil {
+		return fmt.Sprintf("_Cannot read this step's text: %v_", err)
+	}
+	return d
+}
+
+func (s *engineSession) Plan(i int) ([]steps.PlannedCommand, error) { return s.e.Plan(i) }
+
+func (s *engineSession) Variables() []Variable {
+	cur := s.e.Vars()
+	var out []Variable
+	for _, v := range s.lab.Variables {
+		val, ok := cur[v.Name]
+		if !ok {
+			val = v.Default
+		}
+		out = append(out, Variable{Name: v.Name, Type: string(v.Type), Default: val, Min: v.Min, Max: v.Max, Values: v.Values, Description: v.Description})
+	}
+	return out
+}
+
+func (s *engineSession) ValidateVar(name, value string) error {
+	v, ok := s.lab.Var(name)
+	if !ok {
+		return errors.New("unknown variable " + name)
+	}
+	return v.Check(value)
+}
+
+func (s *engineSession) RunStep(ctx context.Context, i int) steps.Status { return s.e.RunStep(ctx, i) }
+func (s *engineSession) Cleanup(ctx context.Context) error               { return s.e.Cleanup(ctx) }
+func (s *engineSession) Finish(ctx context.Context) (string, error)      { return s.e.Finish(ctx) }
+
+// Close releases nothing more: Cleanup closes the engine's connections.
+func (s *engineSession) Close() error { return nil }

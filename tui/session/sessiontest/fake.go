@@ -1,0 +1,221 @@
+// Package sessiontest scripts a session.Session for the TUI's tests: each
+// step emits the steps.Event values it is given (the same types the engine
+// emits) and ends with a chosen status. It runs no commands; the end-to-end
+// test in package tui drives the real engine instead.
+package sessiontest
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/session"
+)
+
+// Step is one scripted step.
+type Step struct {
+	Info  steps.StepInfo
+	Doc   string
+	Plan  []steps.PlannedCommand
+	Emit  []steps.Event
+	Final steps.Status
+	// Err and Hint go into the StepFinished of a failed step.
+	Err, Hint string
+	// Block, when non-nil, keeps the step running until it is closed or
+	// the context ends (to show "a step running").
+	Block chan struct{}
+}
+
+// Fake is a scripted lab.
+type Fake struct {
+	LabInfo session.LabInfo
+	Script  []Step
+	Vars    []session.Variable
+	Res     *steps.Results
+
+	mu       sync.Mutex
+	emit     func(steps.Event)
+	Ran      []int
+	Skipped  []int
+	SetTo    map[string]string
+	Cleaned  int
+	Finished int
+	Answers  []steps.Answer
+}
+
+// Catalog serves Fakes by id.
+type Catalog struct {
+	Fakes []*Fake
+}
+
+// Labs implements session.Catalog.
+func (c *Catalog) Labs() ([]session.LabInfo, error) {
+	var out []session.LabInfo
+	for _, f := range c.Fakes {
+		out = append(out, f.Info())
+	}
+	return out, nil
+}
+
+// Open implements session.Catalog.
+func (c *Catalog) Open(id string, opts session.Options) (session.Session, error) {
+	for _, f := range c.Fakes {
+		if f.LabInfo.ID == id {
+			f.mu.Lock()
+			f.emit = opts.Emit
+			if opts.Restart {
+				for i := range f.Script {
+					f.Script[i].Info.Status = steps.Pending
+				}
+			}
+			f.mu.Unlock()
+			return f, nil
+		}
+	}
+	return nil, errors.New("no lab " + id)
+}
+
+// Info implements session.Session.
+func (f *Fake) Info() session.LabInfo {
+	i := f.LabInfo
+	i.Steps = len(f.Script)
+	return i
+}
+
+// Steps implements session.Session.
+func (f *Fake) Steps() []steps.StepInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]steps.StepInfo, len(f.Script))
+	for i, s := range f.Script {
+		out[i] = s.Info
+	}
+	return out
+}
+
+// Resume implements session.Session.
+func (f *Fake) Resume() int {
+	for i, s := range f.Steps() {
+		if s.Status != steps.Done && s.Status != steps.Skipped {
+			return i
+		}
+	}
+	return len(f.Script)
+}
+
+// Doc implements session.Session.
+func (f *Fake) Doc(i int) string { return f.Script[i].Doc }
+
+// Plan implements session.Session.
+func (f *Fake) Plan(i int) ([]steps.PlannedCommand, error) { return f.Script[i].Plan, nil }
+
+// Variables implements session.Session.
+func (f *Fake) Variables() []session.Variable { return f.Vars }
+
+// ValidateVar accepts anything but "bad" and the empty string.
+func (f *Fake) ValidateVar(name, value string) error {
+	if value == "" || value == "bad" {
+		return errors.New(name + " must be a number between 1 and 64")
+	}
+	return nil
+}
+
+// SetVars implements session.Session.
+func (f *Fake) SetVars(v map[string]string) error {
+	f.mu.Lock()
+	f.SetTo = v
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *Fake) send(ev steps.Event) {
+	f.mu.Lock()
+	emit := f.emit
+	f.mu.Unlock()
+	if emit != nil {
+		emit(ev)
+	}
+}
+
+// RunStep emits the step's script; a Prompt in it waits for its answer.
+func (f *Fake) RunStep(ctx context.Context, i int) steps.Status {
+	s := f.Script[i]
+	f.mu.Lock()
+	f.Ran = append(f.Ran, i)
+	f.Script[i].Info.Status = steps.Running
+	f.mu.Unlock()
+	f.send(steps.StepStarted{Step: s.Info.ID, Index: i, Commands: s.Plan})
+	for _, ev := range s.Emit {
+		if p, ok := ev.(steps.Prompt); ok {
+			got := make(chan steps.Answer, 1)
+			p.Reply = func(a steps.Answer) { got <- a }
+			f.send(p)
+			select {
+			case a := <-got:
+				f.mu.Lock()
+				f.Answers = append(f.Answers, a)
+				f.mu.Unlock()
+			case <-ctx.Done():
+				return f.finish(i, steps.Failed, "cancelled", "")
+			}
+			continue
+		}
+		f.send(ev)
+	}
+	if s.Block != nil {
+		select {
+		case <-s.Block:
+		case <-ctx.Done():
+			return f.finish(i, steps.Failed, "cancelled", "")
+		}
+	}
+	return f.finish(i, s.Final, s.Err, s.Hint)
+}
+
+func (f *Fake) finish(i int, st steps.Status, err, hint string) steps.Status {
+	f.mu.Lock()
+	f.Script[i].Info.Status = st
+	id := f.Script[i].Info.ID
+	f.mu.Unlock()
+	f.send(steps.StepFinished{Step: id, Index: i, Status: st, Err: err, Hint: hint})
+	return st
+}
+
+// Skip implements session.Session.
+func (f *Fake) Skip(i int) {
+	f.mu.Lock()
+	f.Skipped = append(f.Skipped, i)
+	f.Script[i].Info.Status = steps.Skipped
+	f.mu.Unlock()
+}
+
+// Cleanup implements session.Session.
+func (f *Fake) Cleanup(context.Context) error {
+	f.mu.Lock()
+	f.Cleaned++
+	f.mu.Unlock()
+	return nil
+}
+
+// Finish implements session.Session.
+func (f *Fake) Finish(context.Context) (string, error) {
+	f.mu.Lock()
+	f.Finished++
+	f.mu.Unlock()
+	f.send(steps.LabFinished{Lab: f.LabInfo.ID, Status: steps.Done, ResultsDir: "results/" + f.LabInfo.ID + "/test"})
+	return "results/" + f.LabInfo.ID + "/test", nil
+}
+
+// Results implements session.Session.
+func (f *Fake) Results() *steps.Results { return f.Res }
+
+// Close implements session.Session.
+func (f *Fake) Close() error { return nil }
+
+// Counts returns how many cleanups and finishes ran (race-free).
+func (f *Fake) Counts() (cleaned, finished int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Cleaned, f.Finished
+}
