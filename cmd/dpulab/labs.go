@@ -3,13 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 )
 
 // labInfo is one lab as `dpulab labs --json` prints it.
@@ -106,38 +105,21 @@ func coverText(in labInfo) string {
 	return "ok (" + strings.Join(parts, " ") + ")"
 }
 
-// inventoryRoles reads the roles of an inventory file (hosts.yaml) and
-// returns them as role → host names. It reads only the names and roles, so
-// that listing labs never needs SSH or credentials.
-//
-// TODO(labs): switch to runner.LoadInventory once it lands, so both agree
-// on the format's details (defaults, ~/.ssh/config aliases).
+// inventoryRoles reads an inventory file (hosts.yaml) and returns its roles
+// as role → host names. Reading it opens no connection: listing labs never
+// needs SSH or credentials.
 func inventoryRoles(path string) (map[string][]string, error) {
-	b, err := os.ReadFile(path)
+	inv, err := runner.LoadInventory(path)
 	if err != nil {
-		return nil, fmt.Errorf("inventory: %w", err)
+		return nil, err
 	}
-	var inv struct {
-		Hosts []struct {
-			Name    string   `yaml:"name"`
-			Address string   `yaml:"address"`
-			Roles   []string `yaml:"roles"`
-		} `yaml:"hosts"`
-	}
-	if err := yaml.Unmarshal(b, &inv); err != nil {
-		return nil, fmt.Errorf("inventory %s: %w", path, err)
+	if len(inv.Hosts) == 0 {
+		return nil, nil // no hosts: every role is this machine, as for the engine
 	}
 	byRole := map[string][]string{}
-	for i, h := range inv.Hosts {
-		name := h.Name
-		if name == "" {
-			name = h.Address
-		}
-		if name == "" {
-			return nil, fmt.Errorf("inventory %s: host %d has neither name nor address", path, i+1)
-		}
+	for _, h := range inv.Hosts {
 		for _, r := range h.Roles {
-			byRole[r] = append(byRole[r], name)
+			byRole[r] = append(byRole[r], h.Name)
 		}
 	}
 	return byRole, nil

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCmd runs the dpulab command line in-process and returns its output.
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), errb.String(), err
+}
+
+func TestLabsJSON(t *testing.T) {
+	out, _, err := runCmd(t, "labs", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var infos []labInfo
+	if err := json.Unmarshal([]byte(out), &infos); err != nil {
+		t.Fatalf("labs --json is not JSON: %v\n%s", err, out)
+	}
+	if len(infos) < 3 || infos[0].ID != "quickstart" {
+		t.Fatalf("want quickstart first of the built-in labs, got %+v", infos)
+	}
+	for _, in := range infos {
+		if !in.Covered || in.Title == "" || in.DurationSeconds <= 0 || len(in.Roles) == 0 || !in.Embedded {
+			t.Errorf("lab %s: %+v (without an inventory every lab is covered by this machine)", in.ID, in)
+		}
+	}
+}
+
+func TestLabsTableAndInventory(t *testing.T) {
+	inv := filepath.Join(t.TempDir(), "hosts.yaml")
+	if err := os.WriteFile(inv, []byte("hosts:\n  - name: c1\n    address: 127.0.0.1\n    roles: [client]\n  - name: s1\n    address: 127.0.0.2\n    roles: [server]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCmd(t, "labs", "--inventory", inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(out, "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = line
+		}
+	}
+	tests := []struct{ lab, want string }{
+		{"redis-rdma-rc-uc", "ok (client=c1 server=s1)"},
+		{"redis-dpu-uptv2", "missing: baseline, accelerated"},
+		{"quickstart", "missing: local"},
+	}
+	for _, tt := range tests {
+		if !strings.HasSuffix(strings.TrimSpace(rows[tt.lab]), tt.want) {
+			t.Errorf("%s: row %q, want it to end with %q", tt.lab, rows[tt.lab], tt.want)
+		}
+	}
+	if _, _, err := runCmd(t, "labs", "--inventory", filepath.Join(t.TempDir(), "none.yaml")); err == nil {
+		t.Error("a missing inventory file gave no error")
+	}
+}
+
+func TestLintCommand(t *testing.T) {
+	if out, _, err := runCmd(t, "lint"); err != nil || out != "" {
+		t.Fatalf("built-in labs: %v\n%s", err, out)
+	}
+	if _, _, err := runCmd(t, "lint", "../../labs/quickstart", "../../labs/redis-dpu-uptv2/lab.yaml"); err != nil {
+		t.Fatalf("lint of good labs by dir and by file: %v", err)
+	}
+	out, errOut, err := runCmd(t, "lint", "../../labs/testdata/bad/unknown-keys", "../../labs/testdata/bad/unknown-roles")
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("lint of bad labs: err = %v, want exit status 1", err)
+	}
+	for _, want := range []string{
+		"labs/testdata/bad/unknown-keys/lab.yaml:12: step hello: unknown key \"tiemout\"",
+		"labs/testdata/bad/unknown-roles/lab.yaml:12: step one: unknown role \"servre\"",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "8 problem(s)") {
+		t.Errorf("stderr %q should count the problems", errOut)
+	}
+	if _, _, err := runCmd(t, "lint", t.TempDir()); err == nil || errors.As(err, &ee) {
+		t.Errorf("a dir with no lab: %v, want a plain error", err)
+	}
+}
