@@ -401,7 +401,7 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 		}
 	}
 	base := e.Vars()
-	res := Compare{Step: st.ID, Title: st.Title, Sweep: sweepVar}
+	res := Compare{Step: st.ID, Title: st.Title, Sweep: sweepVar, Client: client.Name}
 	for _, v := range cs.Variants {
 		res.Variants = append(res.Variants, VariantResult{Label: v.Label, Description: v.Description})
 	}

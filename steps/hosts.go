@@ -23,7 +23,7 @@ type hostRef struct {
 // hostPool maps roles to hosts (inventory, or this machine for every role)
 // and keeps one connected Target per host for the whole run.
 type hostPool struct {
-	lab *labs.Lab
+	lab  *labs.Lab
 	inv  *runner.Inventory
 	pool *runner.Pool
 	pr   runner.Prompter

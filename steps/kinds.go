@@ -100,8 +100,10 @@ func (e *Engine) fanOut(ctx context.Context, roles []string, fn func(context.Con
 	return nil
 }
 
-// ensureHost prepares a host once per run: the lab's working directory,
-// and on a lab host the dpulab binary.
+// ensureHost prepares a host once per run: on a lab host, the lab's
+// working directory and the dpulab binary in it. This machine needs
+// neither (the working directory is made when something is written there,
+// so a lab's own "create the working directory" step still does its job).
 func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) error {
 	e.mu.Lock()
 	if e.prepared == nil {
@@ -112,9 +114,10 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 	if done {
 		return nil
 	}
-	res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(e.workdir()), Timeout: time.Minute})
-	if err != nil || res.ExitCode != 0 {
-		return &StepError{Host: h.Name, Cmd: "mkdir " + e.workdir(), Tail: tailText(res.Tail), Err: fmt.Errorf("create the lab's working directory: %v", errOr(err, res))}
+	if !h.Local {
+		if err := e.ensureWorkdir(ctx, h, t); err != nil {
+			return err
+		}
 	}
 	bin, err := e.hostBinary(ctx, h, t)
 	if err != nil {
@@ -123,6 +126,15 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 	e.mu.Lock()
 	e.prepared[h.Name] = bin
 	e.mu.Unlock()
+	return nil
+}
+
+// ensureWorkdir creates the lab's working directory on a host.
+func (e *Engine) ensureWorkdir(ctx context.Context, h hostRef, t runner.Target) error {
+	res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(e.workdir()), Timeout: time.Minute})
+	if err != nil || res.ExitCode != 0 {
+		return &StepError{Host: h.Name, Cmd: "mkdir " + e.workdir(), Tail: tailText(res.Tail), Err: fmt.Errorf("create the lab's working directory: %v", errOr(err, res))}
+	}
 	return nil
 }
 
@@ -356,6 +368,9 @@ func (e *Engine) writeOnHost(ctx context.Context, h hostRef, t runner.Target, de
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", dest, err)
+	}
+	if err := e.ensureWorkdir(ctx, h, t); err != nil {
+		return err
 	}
 	tmp := path.Join(e.workdir(), fmt.Sprintf(".upload-%d-%s", time.Now().UnixNano(), path.Base(dest)))
 	if err := t.Upload(ctx, f.Name(), tmp, mode); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,18 +132,38 @@ func MetricLabel(metric string) string {
 }
 
 // FormatNumber renders a value with a precision that suits its size.
-func FormatNumber(v float64) string {
+func FormatNumber(v float64) string { return formatPrec(v, precFor(v)) }
+
+// FormatMeanStd renders "mean ± stddev" with both at the mean's precision
+// (just the mean for a single run).
+func FormatMeanStd(m MeanStd) string {
+	p := precFor(m.Mean)
+	if m.N < 2 {
+		return formatPrec(m.Mean, p)
+	}
+	return formatPrec(m.Mean, p) + " ± " + formatPrec(m.Stddev, p)
+}
+
+func precFor(v float64) int {
 	a := math.Abs(v)
 	switch {
 	case a >= 1000:
-		return groupThousands(strconv.FormatFloat(v, 'f', 0, 64))
+		return 0
 	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
+		return 1
 	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
+		return 2
 	default:
-		return strconv.FormatFloat(v, 'f', 3, 64)
+		return 3
 	}
+}
+
+func formatPrec(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if prec == 0 {
+		return groupThousands(s)
+	}
+	return s
 }
 
 func groupThousands(s string) string {
@@ -164,6 +185,9 @@ func groupThousands(s string) string {
 // FormatDelta renders a delta with its sign and whether it is better, so it
 // reads right without colour: "+31.2% better".
 func FormatDelta(metric string, pct float64) string {
+	if Neutral(metric) {
+		return fmt.Sprintf("%+.1f%%", pct)
+	}
 	word := "better"
 	if (pct < 0) != LowerIsBetter(metric) {
 		word = "worse"
@@ -338,10 +362,7 @@ func renderCompare(b *strings.Builder, c *Compare) {
 					b.WriteString(" – |")
 					continue
 				}
-				cell := FormatNumber(ms.Mean)
-				if ms.N > 1 {
-					cell += " ± " + FormatNumber(ms.Stddev)
-				}
+				cell := FormatMeanStd(ms)
 				if d, ok := p.DeltaPct[m]; ok {
 					cell += " (" + FormatDelta(m, d) + ")"
 				}
@@ -350,7 +371,16 @@ func renderCompare(b *strings.Builder, c *Compare) {
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\nDeltas are against the first variant at the same point; mean ± sample standard deviation over the runs.\n\n")
+	b.WriteString("\nDeltas are against the first variant at the same point; mean ± sample standard deviation over the runs.\n")
+	if c.Client != "" && measured(c, MetricServerCPU) {
+		for _, v := range c.Variants {
+			if slices.Contains(v.Hosts, c.Client) {
+				fmt.Fprintf(b, "Server CPU is measured on the server hosts; %s also runs the load generator, so its CPU figures include the load generator's work.\n", c.Client)
+				break
+			}
+		}
+	}
+	b.WriteString("\n")
 	var failed []string
 	for _, v := range c.Variants {
 		for _, p := range v.Points {

@@ -43,7 +43,9 @@ type Compare struct {
 	Step  string `json:"step"`
 	Title string `json:"title"`
 	// Sweep names the swept variable ("instances"); empty when not swept.
-	Sweep    string          `json:"sweep,omitempty"`
+	Sweep string `json:"sweep,omitempty"`
+	// Client is the host the load generator ran on.
+	Client   string          `json:"client,omitempty"`
 	Variants []VariantResult `json:"variants"`
 }
 

@@ -30,6 +30,10 @@ func LowerIsBetter(metric string) bool {
 	return false
 }
 
+// Neutral reports whether a change of metric is neither better nor worse
+// in itself (network traffic follows the load and the path).
+func Neutral(metric string) bool { return metric == MetricNetGbps }
+
 // Metric returns a sweep point's mean of metric, and whether it was measured.
 func (s Stats) Metric(metric string) (MeanStd, bool) {
 	switch metric {

@@ -1,0 +1,203 @@
+package steps
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/labs"
+)
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// dpulabBinary builds cmd/dpulab once per test binary: the engine runs the
+// real `dpulab server`, `dpulab bench` and `dpulab sample`, as a lab does.
+func dpulabBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		dir, err := os.MkdirTemp("", "dpulab-steps-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "dpulab")
+		cmd := exec.Command(goTool, "build", "-o", buildPath, "./cmd/dpulab")
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/dpulab: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+// freePorts finds n consecutive free TCP ports on loopback.
+func freePorts(t testing.TB, n int) int {
+	t.Helper()
+	for try := 0; try < 50; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if base+n > 65000 {
+			continue
+		}
+		ok := true
+		for p := base; p < base+n; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
+}
+
+// quickVars shortens the quickstart to seconds.
+func quickVars(t testing.TB) map[string]string {
+	return map[string]string{
+		"instances":   "2",
+		"port":        fmt.Sprint(freePorts(t, 2)),
+		"clients":     "2",
+		"duration":    "1s",
+		"warmup":      "0s",
+		"runs":        "2",
+		"key_maximum": "1000",
+	}
+}
+
+func quickstart(t testing.TB) *labs.Lab {
+	t.Helper()
+	l, err := labs.Find("quickstart")
+	if err != nil {
+		t.Fatalf("the embedded quickstart lab: %v", err)
+	}
+	return l
+}
+
+func TestQuickstartEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dpulab and runs the quickstart lab (about 15 s)")
+	}
+	bin := dpulabBinary(t)
+	rec := &recorder{}
+	resDir := filepath.Join(t.TempDir(), "results")
+	e := newEngine(t, quickstart(t), Options{Binary: bin, Vars: quickVars(t), ResultsDir: resDir, Yes: true}, rec)
+	err := e.Run(testCtx(t, 3*time.Minute))
+	if err != nil {
+		t.Fatalf("quickstart failed: %v\n%s", err, strings.Join(rec.output(), "\n"))
+	}
+	for id, f := range rec.finished() {
+		if f.Status == Failed {
+			t.Errorf("step %s failed: %s", id, f.Err)
+		}
+	}
+	r, err := LoadResults(resDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != ResultsVersion || r.Lab != "quickstart" || len(r.Hosts) == 0 {
+		t.Errorf("results header = version %d lab %q hosts %v", r.Version, r.Lab, r.Hosts)
+	}
+	var cmp *Compare
+	for i := range r.Benches {
+		if r.Benches[i].Step == "compare" {
+			cmp = &r.Benches[i]
+		}
+	}
+	if cmp == nil || len(cmp.Variants) != 2 {
+		t.Fatalf("compare results = %+v", cmp)
+	}
+	for vi, v := range cmp.Variants {
+		if len(v.Points) != 1 || len(v.Points[0].Runs) != 2 {
+			t.Fatalf("variant %s: points %+v", v.Label, v.Points)
+		}
+		p := v.Points[0]
+		if p.Stats.OpsPerSec.Mean <= 0 || p.Stats.LatencyAvgMs.Mean <= 0 || p.Stats.LatencyP99Ms.Mean <= 0 || p.Stats.OpsPerSec.N != 2 {
+			t.Errorf("variant %s stats = %+v", v.Label, p.Stats)
+		}
+		for _, run := range p.Runs {
+			if run.OpsPerSec <= 0 || len(run.Series) == 0 || run.Series[0].OpsPerSec <= 0 {
+				t.Errorf("variant %s run %d = %+v", v.Label, run.Run, run)
+			}
+		}
+		if vi == 0 && p.DeltaPct != nil {
+			t.Errorf("the baseline has deltas: %v", p.DeltaPct)
+		}
+		if vi == 1 {
+			if _, ok := p.DeltaPct[MetricOps]; !ok {
+				t.Errorf("no TPS delta for %s: %v", v.Label, p.DeltaPct)
+			}
+			if _, ok := p.DeltaPct[MetricLatP99]; !ok {
+				t.Errorf("no p99 delta for %s: %v", v.Label, p.DeltaPct)
+			}
+		}
+		t.Logf("%s: %.0f ± %.0f ops/s, avg %.3f ms, p99 %.3f ms, deltas %v", v.Label, p.Stats.OpsPerSec.Mean, p.Stats.OpsPerSec.Stddev,
+			p.Stats.LatencyAvgMs.Mean, p.Stats.LatencyP99Ms.Mean, p.DeltaPct)
+	}
+	if cmp.Variants[1].Settings["transport"] != "unix" || cmp.Variants[0].Settings["transport"] != "tcp" {
+		t.Errorf("variant settings = %v / %v", cmp.Variants[0].Settings, cmp.Variants[1].Settings)
+	}
+	// The per-second samples reached the event stream.
+	samples := 0
+	for _, ev := range rec.events() {
+		if s, ok := ev.(Sample); ok && s.Step == "compare" && s.Point.OpsPerSec > 0 {
+			samples++
+		}
+	}
+	if samples < 4 {
+		t.Errorf("%d compare samples emitted, want at least one per second per run", samples)
+	}
+	for _, f := range []string{ResultsFile, SamplesFile, ReportFile} {
+		if fi, err := os.Stat(filepath.Join(resDir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(resDir, ReportFile))
+	for _, want := range []string{"| TCP loopback |", "| Unix socket |", "TPS per second (run 1)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(md), "% better") && !strings.Contains(string(md), "% worse") {
+		t.Errorf("report.md shows no deltas:\n%s", md)
+	}
+	// Cleanup stopped every server it started.
+	st, _ := LoadState(e.StatePath())
+	if st == nil || len(st.Procs) != 0 {
+		t.Errorf("processes left in state after cleanup: %+v", st)
+	}
+	for _, in := range []string{quickVarsPort(e)} {
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+in, time.Second); err == nil {
+			c.Close()
+			t.Errorf("a server still listens on %s after cleanup", in)
+		}
+	}
+}
+
+func quickVarsPort(e *Engine) string { return e.Vars()["port"] }

@@ -1,0 +1,183 @@
+package steps
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func fp(x float64) *float64 { return &x }
+
+func sampleResults() *Results {
+	run := func(n int, ops, avg, p99, cpu float64) RunResult {
+		r := RunResult{Run: n, OpsPerSec: ops, LatencyMs: Latency{Avg: avg, P99: p99}, ServerCPU: fp(cpu), BusyCores: fp(cpu / 100 * 8), PowerWatts: fp(200)}
+		for i := 1; i <= 3; i++ {
+			r.Series = append(r.Series, Point{T: float64(i), OpsPerSec: ops + float64(i), LatencyMs: Latency{P99: p99}, ServerCPU: fp(cpu)})
+		}
+		return r
+	}
+	c := Compare{Step: "compare", Title: "Compare", Sweep: "instances", Variants: []VariantResult{
+		{Label: "tcp", Points: []SweepPoint{{Value: "10", Runs: []RunResult{run(1, 100, 1, 2, 50), run(2, 120, 1.2, 2.2, 50)}}, {Value: "20", Runs: []RunResult{run(1, 200, 1, 3, 80)}}}},
+		{Label: "rdma", Points: []SweepPoint{{Value: "10", Runs: []RunResult{run(1, 132, 0.8, 1.5, 40), run(2, 132, 0.8, 1.5, 40)}}, {Value: "20", Runs: []RunResult{run(1, 300, 0.9, 2, 60)}}}},
+	}}
+	for vi := range c.Variants {
+		for pi := range c.Variants[vi].Points {
+			c.Variants[vi].Points[pi].Stats = Summarize(c.Variants[vi].Points[pi].Runs)
+		}
+	}
+	ComputeDeltas(&c)
+	return &Results{Version: ResultsVersion, Lab: "lab", Title: "A lab", RunID: "r", Benches: []Compare{c},
+		References: []Reference{{Label: "servers saved", Value: "14–18%", Source: "seed 002, TCO section"}}}
+}
+
+func TestSummarizeAndDeltas(t *testing.T) {
+	r := sampleResults()
+	base := r.Benches[0].Variants[0].Points[0]
+	if base.Stats.OpsPerSec.Mean != 110 || base.Stats.OpsPerSec.N != 2 || math.Abs(base.Stats.OpsPerSec.Stddev-14.142) > 0.01 {
+		t.Errorf("ops stats = %+v", base.Stats.OpsPerSec)
+	}
+	if base.Stats.OpsPerBusyCore == nil || math.Abs(base.Stats.OpsPerBusyCore.Mean-110.0/4) > 1e-9 {
+		t.Errorf("ops per busy core = %+v", base.Stats.OpsPerBusyCore)
+	}
+	if base.Stats.WattsPerMOps == nil || base.Stats.NetGbps != nil {
+		t.Errorf("W/MTPS %v, net %v: want known power, unknown network", base.Stats.WattsPerMOps, base.Stats.NetGbps)
+	}
+	acc := r.Benches[0].Variants[1].Points[0]
+	if d := acc.DeltaPct[MetricOps]; math.Abs(d-20) > 1e-9 {
+		t.Errorf("TPS delta = %v, want +20%%", d)
+	}
+	if d := acc.DeltaPct[MetricLatAvg]; math.Abs(d-(0.8-1.1)/1.1*100) > 1e-9 {
+		t.Errorf("avg latency delta = %v", d)
+	}
+	if base.DeltaPct != nil {
+		t.Errorf("baseline has deltas %v", base.DeltaPct)
+	}
+	if d := r.Benches[0].Variants[1].Points[1].DeltaPct[MetricOps]; d != 50 {
+		t.Errorf("second sweep point delta = %v, want against the baseline at the same point", d)
+	}
+	if got := FormatDelta(MetricLatP99, -25); got != "-25.0% better" {
+		t.Errorf("FormatDelta = %q", got)
+	}
+	if got := FormatDelta(MetricOps, -5); got != "-5.0% worse" {
+		t.Errorf("FormatDelta = %q", got)
+	}
+}
+
+func TestReportFilesRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	r := sampleResults()
+	if err := WriteResults(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	for _, want := range []string{"| rdma | 10 | 2 | 132.0 ± 0.0 (+20.0% better)", "TPS against instances", "seed 002, TCO section", "• rdma"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "\x1b[") {
+		t.Error("report.md contains ANSI escapes")
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, SamplesFile))
+	if lines := strings.Count(string(csv), "\n"); lines != 1+6*3 {
+		t.Errorf("samples.csv has %d lines, want header + 18", lines)
+	}
+	// dpulab report: re-render from results.json alone.
+	os.Remove(filepath.Join(dir, ReportFile))
+	os.Remove(filepath.Join(dir, SamplesFile))
+	back, err := LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderFiles(dir, back); err != nil {
+		t.Fatal(err)
+	}
+	md2, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if string(md2) != string(md) {
+		t.Error("re-rendered report.md differs from the original")
+	}
+	// A results file from a newer dpulab is refused with advice.
+	os.WriteFile(filepath.Join(dir, ResultsFile), []byte(`{"version": 99}`), 0o644)
+	if _, err := LoadResults(dir); err == nil || !strings.Contains(err.Error(), "upgrade") {
+		t.Errorf("newer version: %v", err)
+	}
+	if _, err := LoadResults(t.TempDir()); err == nil || !strings.Contains(err.Error(), "results folder") {
+		t.Errorf("no results: %v", err)
+	}
+}
+
+func TestChartGuardsEmptySeries(t *testing.T) {
+	tests := []struct {
+		name   string
+		series [][]float64
+		want   string
+	}{
+		{"nothing", nil, "(no data)"},
+		{"all empty", [][]float64{{}, {}}, "(no data)"},
+		{"one point", [][]float64{{5}}, "5"},
+		{"one empty of two", [][]float64{{}, {1, 2, 3}}, "b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Chart("c", []string{"a", "b"}, tt.series, 20, 5)
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("chart:\n%s\nwant %q", out, tt.want)
+			}
+		})
+	}
+	// Empty results render without panicking.
+	_ = RenderMarkdown(&Results{Benches: []Compare{{Step: "x"}, {Step: "y", Variants: []VariantResult{{Label: "a"}}}}})
+}
+
+func TestTCOReproducesWhitepaperOrderOfMagnitude(t *testing.T) {
+	// Seed 002: 10,000 servers, 14–18% fewer, $8.3M–$10.6M over 3 years,
+	// about half CapEx and half OpEx.
+	for _, tt := range []struct {
+		pct        float64
+		lo, hi     float64
+		wantServer float64
+	}{{14, 8.0e6, 8.7e6, 1400}, {18, 10.2e6, 11.0e6, 1800}} {
+		tco, err := ComputeTCO(map[string]float64{TCOSavedPct: tt.pct})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := tco.Outputs
+		if o[TCOServersSaved] != tt.wantServer {
+			t.Errorf("%v%%: servers saved = %v", tt.pct, o[TCOServersSaved])
+		}
+		if o[TCOTotalUSD] < tt.lo || o[TCOTotalUSD] > tt.hi {
+			t.Errorf("%v%%: total $%.0f, want $%.1fM–$%.1fM", tt.pct, o[TCOTotalUSD], tt.lo/1e6, tt.hi/1e6)
+		}
+		if share := o[TCOCapexUSD] / o[TCOTotalUSD]; share < 0.4 || share > 0.6 {
+			t.Errorf("%v%%: CapEx share %.2f, want about half", tt.pct, share)
+		}
+		t.Logf("%v%% of 10,000: %v servers, CapEx $%.0f, OpEx $%.0f, total $%.0f", tt.pct, o[TCOServersSaved], o[TCOCapexUSD], o[TCOOpexUSD], o[TCOTotalUSD])
+	}
+	for _, bad := range []map[string]float64{{TCOPUE: -1}, {"bogus": 1}, {TCOSavedPct: 150}, {TCOYears: math.NaN()}} {
+		if _, err := ComputeTCO(bad); err == nil {
+			t.Errorf("ComputeTCO(%v) accepted bad input", bad)
+		}
+	}
+	r := sampleResults()
+	pct, ok := SavedPctFromCompare(&r.Benches[0])
+	// Last point: tcp 200 ops / 6.4 cores, rdma 300 / 4.8 → 1 − 31.25/62.5.
+	if !ok || math.Abs(pct-50) > 1e-9 {
+		t.Errorf("SavedPctFromCompare = %v, %v; want 50%%", pct, ok)
+	}
+}
+
+func TestEventJSON(t *testing.T) {
+	b, err := EventJSON(StepFinished{Step: "s", Status: Failed, Err: "boom"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), `{"type":"step_finished","step":"s"`) || !strings.Contains(string(b), `"status":"failed"`) {
+		t.Errorf("EventJSON = %s", b)
+	}
+	p := Prompt{Message: "m", Reply: func(Answer) {}}
+	if b, err := EventJSON(p); err != nil || strings.Contains(string(b), "Reply") {
+		t.Errorf("prompt JSON = %s, %v", b, err)
+	}
+}
