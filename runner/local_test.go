@@ -74,7 +74,8 @@ func waitGone(t *testing.T, marker string, d time.Duration) {
 // targets both go through it.
 func targetSuite(t *testing.T, tg Target) {
 	ctx := context.Background()
-	t.Run("run streams lines per stream", func(t *testing.T) {
+	run := t.Run
+	run("run streams lines per stream", func(t *testing.T) {
 		var c collect
 		res, err := tg.Run(ctx, Command{Cmd: "echo out1; echo err1 >&2; printf 'no newline'; exit 3", Output: c.add})
 		if err != nil {
@@ -98,7 +99,7 @@ func targetSuite(t *testing.T, tg Target) {
 			t.Fatalf("tail %v duration %v", res.Tail, res.Duration)
 		}
 	})
-	t.Run("stdin and hostile arguments", func(t *testing.T) {
+	run("stdin and hostile arguments", func(t *testing.T) {
 		hostile := "it's $(echo pwned) `echo pwned`; echo pwned\nline2"
 		var c collect
 		res, err := tg.Run(ctx, Command{Cmd: "cat; printf '%s' " + Quote(hostile), Stdin: []byte("from stdin\n"), Output: c.add})
@@ -110,7 +111,7 @@ func targetSuite(t *testing.T, tg Target) {
 			t.Fatalf("got %q, want %q", got, want)
 		}
 	})
-	t.Run("cancel kills the whole group", func(t *testing.T) {
+	run("cancel kills the whole group", func(t *testing.T) {
 		marker := "31" + strings.ReplaceAll(newNonce()[11:17], "a", "1")
 		marker = strings.Map(func(r rune) rune {
 			if r >= '0' && r <= '9' {
@@ -151,13 +152,13 @@ func targetSuite(t *testing.T, tg Target) {
 		}
 		waitGone(t, "sleep "+marker, 5*time.Second)
 	})
-	t.Run("timeout", func(t *testing.T) {
+	run("timeout", func(t *testing.T) {
 		_, err := tg.Run(ctx, Command{Cmd: "sleep 30", Timeout: 300 * time.Millisecond})
 		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out") {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	t.Run("start and stop", func(t *testing.T) {
+	run("start and stop", func(t *testing.T) {
 		dir := t.TempDir()
 		log := filepath.Join(dir, "logs", "p.log")
 		p, err := tg.Start(ctx, ProcSpec{Name: "sleeper's", Cmd: "echo started; exec sleep 4242", LogFile: log})
@@ -183,7 +184,7 @@ func targetSuite(t *testing.T, tg Target) {
 			t.Fatal(err)
 		}
 	})
-	t.Run("start with default log file", func(t *testing.T) {
+	run("start with default log file", func(t *testing.T) {
 		p, err := tg.Start(ctx, ProcSpec{Name: "x;y", Cmd: "exec sleep 4343"})
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +198,7 @@ func targetSuite(t *testing.T, tg Target) {
 		}
 		waitGone(t, "sleep 4343", 3*time.Second)
 	})
-	t.Run("upload and read", func(t *testing.T) {
+	run("upload and read", func(t *testing.T) {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "src")
 		if err := os.WriteFile(src, []byte("#!/bin/sh\necho uploaded\n"), 0o600); err != nil {
@@ -226,7 +227,7 @@ func targetSuite(t *testing.T, tg Target) {
 			t.Fatal("reading a missing file succeeded")
 		}
 	})
-	t.Run("platform", func(t *testing.T) {
+	run("platform", func(t *testing.T) {
 		p, err := tg.Platform(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -235,7 +236,7 @@ func targetSuite(t *testing.T, tg Target) {
 			t.Fatalf("platform %v, this machine is %s/%s", p, runtime.GOOS, runtime.GOARCH)
 		}
 	})
-	t.Run("sudo as root runs as is", func(t *testing.T) {
+	run("sudo as root runs as is", func(t *testing.T) {
 		if os.Getuid() != 0 {
 			t.Skip("needs root")
 		}

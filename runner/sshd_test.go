@@ -1,0 +1,365 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/runner/sample"
+)
+
+// realSSHD is an OpenSSH sshd started by a test on 127.0.0.1 with its own
+// config, host key and authorized user key, all in a temp dir.
+//
+// Its sessions get SHLVL=1: Debian's bash sources ~/.bashrc for every
+// command run by sshd unless it believes it is a nested shell, and a heavy
+// ~/.bashrc (pyenv init on the build machines) costs seconds per session.
+// The runner's behaviour does not depend on it.
+type realSSHD struct {
+	port       int
+	hostKey    ssh.PublicKey
+	userKey    string // private key file
+	knownHosts string
+}
+
+func writeKey(t *testing.T, path string) ssh.PublicKey {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(blk), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startSSHD starts sshd, or skips (fails under DPULAB_REQUIRE_PEERS=1)
+// when it is not installed.
+func startSSHD(t *testing.T) *realSSHD {
+	t.Helper()
+	bin := testpeer.Require(t, "/usr/sbin/sshd")
+	if os.Getuid() != 0 {
+		msg := "sshd tests log in as the current user with a test key and need root to run sshd"
+		if testpeer.Required() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	// sshd's privilege separation directory.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatalf("create /run/sshd: %v", err)
+	}
+	dir := t.TempDir()
+	hostKey := writeKey(t, filepath.Join(dir, "host_ed25519"))
+	userPub := writeKey(t, filepath.Join(dir, "user_ed25519"))
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var lastErr string
+	for attempt := 0; attempt < 3; attempt++ {
+		port := freePort(t)
+		cfg := filepath.Join(dir, "sshd_config")
+		conf := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile %s
+AuthorizedKeysFile %s
+UsePAM no
+StrictModes no
+PermitRootLogin yes
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+Subsystem sftp internal-sftp
+LogLevel ERROR
+SetEnv SHLVL=1
+`, port, filepath.Join(dir, "host_ed25519"), filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"))
+		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, "-D", "-e", "-f", cfg)
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start sshd: %v", err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		up := false
+		for i := 0; i < 100 && !up; i++ {
+			select {
+			case <-exited:
+				i = 100
+				continue
+			default:
+			}
+			if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+				c.Close()
+				up = true
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !up {
+			cmd.Process.Kill()
+			<-exited
+			lastErr = stderr.String()
+			continue
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
+		return &realSSHD{port: port, hostKey: hostKey, userKey: filepath.Join(dir, "user_ed25519"), knownHosts: knownHostsFor(t, port, hostKey)}
+	}
+	t.Fatalf("sshd did not start: %s", lastErr)
+	return nil
+}
+
+func (s *realSSHD) config(name string) SSHConfig {
+	return SSHConfig{
+		Name: name, Addr: "127.0.0.1", Port: s.port, User: currentUser(),
+		Identities: []string{s.userKey}, NoAgent: true, KnownHosts: s.knownHosts,
+		KillGrace: 500 * time.Millisecond,
+	}
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// dpulabBinary builds ./cmd/dpulab once per test binary.
+func dpulabBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dpulab-runner-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "dpulab")
+		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/dpulab")
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/dpulab: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildPath != "" {
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
+}
+
+func TestRealSSHD(t *testing.T) {
+	sshd := startSSHD(t)
+	tg := NewSSH(sshd.config("real"))
+	defer tg.Close()
+	targetSuite(t, tg)
+
+	ctx := context.Background()
+	remoteDir := t.TempDir()
+	var remote string
+	t.Run("upload and run dpulab", func(t *testing.T) {
+		bin := dpulabBinary(t)
+		var err error
+		remote, err = UploadBinary(ctx, tg, bin, Platform{runtime.GOOS, runtime.GOARCH}, remoteDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c collect
+		res, err := tg.Run(ctx, Command{Cmd: Quote(remote) + " version", Output: c.add})
+		if err != nil || res.ExitCode != 0 || !strings.HasPrefix(strings.Join(c.text(Stdout), ""), "dpulab ") {
+			t.Fatalf("%v %v %q %v", res, err, c.text(Stdout), res.Tail)
+		}
+		st1, _ := os.Stat(remote)
+		if _, err := UploadBinary(ctx, tg, bin, Platform{runtime.GOOS, runtime.GOARCH}, remoteDir); err != nil {
+			t.Fatal(err)
+		}
+		st2, _ := os.Stat(remote)
+		if !os.SameFile(st1, st2) {
+			t.Fatal("same binary uploaded twice")
+		}
+	})
+	t.Run("remote sampler streams back", func(t *testing.T) {
+		if remote == "" {
+			t.Skip("no binary uploaded")
+		}
+		var mu sync.Mutex
+		var samples []sample.Sample
+		var bad []string
+		res, err := tg.Run(ctx, Command{Cmd: Quote(remote) + " sample --interval 100ms --count 3 --host " + Quote("real"), Output: func(l Line) {
+			if l.Stream != Stdout {
+				return
+			}
+			s, err := sample.DecodeLine([]byte(l.Text), 0)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				bad = append(bad, l.Text)
+				return
+			}
+			samples = append(samples, s)
+		}})
+		if err != nil || res.ExitCode != 0 || len(bad) > 0 || len(samples) != 3 || samples[0].Host != "real" {
+			t.Fatalf("%v %v samples=%d bad=%q tail=%v", res, err, len(samples), bad, res.Tail)
+		}
+	})
+	t.Run("start and stop dpulab server", func(t *testing.T) {
+		if remote == "" {
+			t.Skip("no binary uploaded")
+		}
+		port := freePort(t)
+		p, err := tg.Start(ctx, ProcSpec{Name: "server-" + strconv.Itoa(port), Cmd: Quote(remote) + " server --bind 127.0.0.1 --port " + strconv.Itoa(port)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p.LogFile)
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		var reply string
+		for i := 0; i < 100; i++ {
+			if reply = ping(addr); reply == "+PONG" {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if reply != "+PONG" {
+			log, _ := tg.ReadFile(ctx, p.LogFile)
+			t.Fatalf("server on %s answered %q; log:\n%s", addr, reply, log)
+		}
+		if err := tg.Stop(ctx, p, 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, "--port "+strconv.Itoa(port), 5*time.Second)
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			t.Fatal("server still listening after Stop")
+		}
+	})
+}
+
+// ping sends a RESP PING and returns the first reply line.
+func ping(addr string) string {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return err.Error()
+	}
+	l, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err.Error()
+	}
+	return strings.TrimSpace(l)
+}
+
+// TestFanOutTwoHosts runs one command on two sshd (two "hosts") at once: each
+// waits for the other to have started, which only works if they really run in
+// parallel, and every line must be attributed to the host that printed it.
+func TestFanOutTwoHosts(t *testing.T) {
+	a, b := startSSHD(t), startSSHD(t)
+	targets := []Target{NewSSH(a.config("host-a")), NewSSH(b.config("host-b"))}
+	ports := map[string]int{"host-a": a.port, "host-b": b.port}
+	defer func() {
+		for _, tg := range targets {
+			tg.Close()
+		}
+	}()
+	dir := t.TempDir()
+	// Each prints the sshd port it came in through (from SSH_CONNECTION),
+	// marks itself started, and waits for every host to have started.
+	cmd := `me=${SSH_CONNECTION##* }; touch ` + Quote(dir) + `/"$me"; i=0
+while [ "$(ls ` + Quote(dir) + ` | wc -l)" -lt 2 ]; do i=$((i+1)); [ $i -gt 200 ] && { echo "alone" >&2; exit 1; }; sleep 0.05; done
+for n in 1 2 3; do echo "$me $n"; echo "$me err$n" >&2; done`
+	var c collect
+	res, errs := FanOut(context.Background(), targets, Command{Cmd: cmd, Output: c.add})
+	for i := range targets {
+		if errs[i] != nil || res[i].ExitCode != 0 {
+			t.Fatalf("%s: %v exit %d tail %v", targets[i].Name(), errs[i], res[i].ExitCode, res[i].Tail)
+		}
+	}
+	counts := map[string]int{}
+	for _, l := range c.lines {
+		port, _, _ := strings.Cut(l.Text, " ")
+		if port != strconv.Itoa(ports[l.Host]) {
+			t.Fatalf("line %q attributed to %s (port %d)", l.Text, l.Host, ports[l.Host])
+		}
+		counts[l.Host]++
+	}
+	if counts["host-a"] != 6 || counts["host-b"] != 6 {
+		t.Fatalf("lines per host %v, want 6 each", counts)
+	}
+}
+
+// TestPoolOverRealSSHD reaches sshd through an inventory host whose address
+// is an alias in an ssh config file (HostName, Port, IdentityFile).
+func TestPoolOverRealSSHD(t *testing.T) {
+	s := startSSHD(t)
+	dir := t.TempDir()
+	sshCfg := filepath.Join(dir, "config")
+	os.WriteFile(sshCfg, []byte(fmt.Sprintf("Host labalias\n  HostName 127.0.0.1\n  Port %d\n  IdentityFile %s\n", s.port, s.userKey)), 0o600)
+	invFile := filepath.Join(dir, "hosts.yaml")
+	os.WriteFile(invFile, []byte(fmt.Sprintf("known_hosts: %s\nhosts:\n  - name: srv1\n    address: labalias\n    roles: [server]\n", s.knownHosts)), 0o600)
+	inv, err := LoadInventory(invFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewPool(inv, SSHOptions{SSHConfigFiles: []string{sshCfg}, NoAgent: true})
+	defer pool.Close()
+	ts, err := pool.TargetsFor("server")
+	if err != nil || len(ts) != 1 {
+		t.Fatal(ts, err)
+	}
+	var c collect
+	res, err := ts[0].Run(context.Background(), Command{Cmd: "echo via alias", Output: c.add})
+	if err != nil || res.ExitCode != 0 || strings.Join(c.text(Stdout), "") != "via alias" || c.lines[0].Host != "srv1" {
+		t.Fatalf("%v %v %+v", res, err, c.lines)
+	}
+}
