@@ -503,6 +503,8 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 	e.mu.Lock()
 	e.cleanedUp = true
 	e.mu.Unlock()
+	// Connections are reopened on demand if anything runs after this.
+	e.hosts.close()
 	return errors.Join(errs...)
 }
 

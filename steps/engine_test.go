@@ -81,3 +81,151 @@ func TestHostileValueRunsAsOneWord(t *testing.T) {
 		t.Errorf("output does not show the value verbatim:\n%s", out)
 	}
 }
+
+func TestConfirmAndSudoAsk(t *testing.T) {
+	lab := loadLab(t, `
+id: ask
+title: Ask
+summary: asks
+duration: 1m
+roles:
+  local: this machine
+steps:
+  - id: careful
+    title: Careful
+    kind: run
+    confirm: Really run this?
+    run:
+      - echo ran careful
+  - id: root
+    title: Root
+    kind: run
+    sudo: true
+    run:
+      - echo ran root
+`)
+	tests := []struct {
+		name    string
+		yes     bool
+		answer  string
+		wantErr string
+		prompts int
+	}{
+		{"declined", false, "no", "not confirmed", 1},
+		{"accepted", false, "yes", "", 2},
+		{"--yes asks nothing", true, "", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked []string
+			rec := &recorder{onPrompt: func(p Prompt) {
+				asked = append(asked, p.Message)
+				if p.Type != PromptConfirm {
+					t.Errorf("prompt type %v", p.Type)
+				}
+				p.Reply(Answer{Choice: tt.answer})
+			}}
+			e := newEngine(t, lab, Options{Yes: tt.yes, Only: "careful"}, rec)
+			err := e.Run(testCtx(t, 30*time.Second))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("Run = %v, want %q", err, tt.wantErr)
+				}
+			} else if err != nil {
+				t.Errorf("Run = %v", err)
+			}
+			if tt.prompts > 0 && (len(asked) == 0 || asked[0] != "Really run this?") {
+				t.Errorf("asked %q", asked)
+			}
+			if tt.prompts == 0 && len(asked) > 0 {
+				t.Errorf("asked %q despite --yes", asked)
+			}
+		})
+	}
+	// A sudo step asks before it runs, naming the hosts.
+	var asked []string
+	rec := &recorder{onPrompt: func(p Prompt) { asked = append(asked, p.Message); p.Reply(Answer{Choice: "no"}) }}
+	e := newEngine(t, lab, Options{Only: "root"}, rec)
+	if err := e.Run(testCtx(t, 30*time.Second)); err == nil {
+		t.Error("declined sudo step ran")
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], "root (sudo) on local") {
+		t.Errorf("sudo question = %q", asked)
+	}
+	if strings.Contains(strings.Join(rec.output(), "\n"), "ran root") {
+		t.Error("the declined sudo step ran its command")
+	}
+}
+
+func TestVerifyRetriesAndExpect(t *testing.T) {
+	dir := t.TempDir()
+	lab := loadLab(t, `
+id: verify
+title: Verify
+summary: verifies
+duration: 1m
+roles:
+  local: this machine
+variables:
+  dir:
+    type: string
+    default: /nonexistent
+    description: where
+steps:
+  - id: eventually
+    title: Eventually true
+    kind: check
+    verify:
+      run: echo x >> {{.vars.dir}}/n; test $(wc -l < {{.vars.dir}}/n) -ge 3 && echo ready
+      expect: '^ready$'
+      retries: 3
+      interval: 10ms
+  - id: never
+    title: Never matches
+    kind: check
+    verify:
+      run: echo nope
+      expect: 'yes'
+      retries: 1
+      interval: 10ms
+    hint: it never says yes
+`)
+	rec := &recorder{}
+	e := newEngine(t, lab, Options{Vars: map[string]string{"dir": dir}}, rec)
+	err := e.Run(testCtx(t, 30*time.Second))
+	f := rec.finished()
+	if f["eventually"].Status != Done {
+		t.Errorf("eventually = %+v", f["eventually"])
+	}
+	if f["never"].Status != Failed || !strings.Contains(f["never"].Err, `does not match "yes"`) || !strings.Contains(f["never"].Err, "2 tries") || f["never"].Hint == "" {
+		t.Errorf("never = %+v", f["never"])
+	}
+	if err == nil || !strings.Contains(err.Error(), "never") {
+		t.Errorf("Run = %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "n"))
+	if n := strings.Count(string(b), "x"); n != 3 {
+		t.Errorf("verify ran %d times, want 3 (until it passed)", n)
+	}
+}
+
+func TestBadVariablesRefused(t *testing.T) {
+	lab := quickstart(t)
+	for _, set := range []map[string]string{
+		{"instances": "0"},
+		{"instances": "many"},
+		{"ratio": "x; rm -rf /"},
+		{"nosuch": "1"},
+	} {
+		_, err := New(lab, Options{Vars: set, StateDir: t.TempDir()})
+		if err == nil {
+			t.Errorf("--set %v accepted", set)
+			continue
+		}
+		for k := range set {
+			if !strings.Contains(err.Error(), k) {
+				t.Errorf("--set %v: error %q does not name %s", set, err, k)
+			}
+		}
+	}
+}

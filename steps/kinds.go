@@ -21,8 +21,12 @@ const defaultCmdTimeout = 10 * time.Minute
 
 // runKind does the work of one step.
 func (e *Engine) runKind(ctx context.Context, i int, st *labs.Step) error {
-	if st.Confirm != "" {
-		if err := e.confirm(ctx, st.ID, "", st.Confirm); err != nil {
+	question := st.Confirm
+	if question == "" && st.Sudo {
+		question = fmt.Sprintf("Step %q runs commands as root (sudo) on %s. Go ahead?", st.Title, e.hostList(st.On))
+	}
+	if question != "" {
+		if err := e.confirm(ctx, st.ID, "", question); err != nil {
 			return err
 		}
 	}
@@ -45,6 +49,19 @@ func (e *Engine) runKind(ctx context.Context, i int, st *labs.Step) error {
 		return e.runTCO(ctx, st)
 	}
 	return fmt.Errorf("step %s: unknown kind %q", st.ID, st.Kind)
+}
+
+// hostList names the hosts of roles for a question.
+func (e *Engine) hostList(roles []string) string {
+	hs, err := e.hosts.hosts(roles)
+	if err != nil || len(hs) == 0 {
+		return strings.Join(roles, ", ")
+	}
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // fanOut runs fn on every host of the step's roles in parallel. It returns
@@ -251,7 +268,9 @@ func (e *Engine) verify(ctx context.Context, st *labs.Step, h hostRef, t runner.
 	}
 	var re *regexp.Regexp
 	if v.Expect != "" {
-		re, err = regexp.Compile(v.Expect)
+		// Multi-line mode: ^ and $ match at every line of the output,
+		// which is what a lab author checking a line means.
+		re, err = regexp.Compile("(?m)" + v.Expect)
 		if err != nil {
 			return fmt.Errorf("verify: expect %q is not a regular expression: %w", v.Expect, err)
 		}

@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -201,3 +202,72 @@ func TestQuickstartEndToEnd(t *testing.T) {
 }
 
 func quickVarsPort(e *Engine) string { return e.Vars()["port"] }
+
+func TestQuickstartAbortCleansUpAndKeepsFinishedRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dpulab and runs part of the quickstart lab")
+	}
+	bin := dpulabBinary(t)
+	vars := quickVars(t)
+	vars["runs"] = "5"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recorder{}
+	var once sync.Once
+	inner := rec.emit
+	resDir := filepath.Join(t.TempDir(), "results")
+	stateDir := t.TempDir()
+	e := newEngine(t, quickstart(t), Options{Binary: bin, Vars: vars, ResultsDir: resDir, StateDir: stateDir, Yes: true}, nil)
+	// Abort (as Ctrl-C does) once the compare has finished its first run.
+	e.opts.Emit = func(ev Event) {
+		inner(ev)
+		if o, ok := ev.(Output); ok && o.Step == "compare" && strings.Contains(o.Line.Text, "run 1/5") {
+			once.Do(cancel)
+		}
+	}
+	err := e.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "abort") {
+		t.Fatalf("Run = %v, want an abort", err)
+	}
+	if f := rec.finished()["cleanup"]; f.Status != Done {
+		t.Errorf("cleanup step after abort = %+v", f)
+	}
+	port := e.Vars()["port"]
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second); err == nil {
+		c.Close()
+		t.Errorf("a server still listens on %s after the abort", port)
+	}
+	st, err := LoadState(e.StatePath())
+	if err != nil || st == nil {
+		t.Fatal(err)
+	}
+	if len(st.Procs) != 0 {
+		t.Errorf("state still lists processes: %+v", st.Procs)
+	}
+	if st.Steps["deploy"].Status != Pending || st.Steps["bench"].Status != Done || st.Steps["compare"].Status != Failed {
+		t.Errorf("saved statuses: deploy %v bench %v compare %v", st.Steps["deploy"].Status, st.Steps["bench"].Status, st.Steps["compare"].Status)
+	}
+	r, err := LoadResults(resDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	for _, b := range r.Benches {
+		if b.Step == "compare" {
+			for _, v := range b.Variants {
+				for _, p := range v.Points {
+					runs += len(p.Runs)
+				}
+			}
+		}
+	}
+	if runs < 1 {
+		t.Errorf("the finished compare run is not in results.json")
+	}
+	// The next run resumes at deploy (its servers were stopped), not at
+	// the compare.
+	e2 := newEngine(t, quickstart(t), Options{Binary: bin, StateDir: stateDir}, nil)
+	if got := e2.Steps()[e2.Resume()].ID; got != "deploy" {
+		t.Errorf("resume at %s, want deploy", got)
+	}
+}
