@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/dpulab/dpulab/runner"
@@ -211,3 +212,38 @@ func (Sample) Kind() string       { return "sample" }
 func (StepFinished) Kind() string { return "step_finished" }
 func (Prompt) Kind() string       { return "prompt" }
 func (LabFinished) Kind() string  { return "lab_finished" }
+
+// lineJSON is runner.Line as it appears in JSON output: lower-case keys and
+// the stream by name.
+type lineJSON struct {
+	Host   string    `json:"host"`
+	Stream string    `json:"stream"`
+	Text   string    `json:"text"`
+	Time   time.Time `json:"time"`
+}
+
+// MarshalJSON writes the line with lower-case keys ("host", "stream":
+// "stdout"|"stderr", "text", "time"), like every other event field.
+func (o Output) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Step string   `json:"step"`
+		Line lineJSON `json:"line"`
+	}{o.Step, lineJSON{o.Line.Host, o.Line.Stream.String(), o.Line.Text, o.Line.Time}})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (o *Output) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Step string   `json:"step"`
+		Line lineJSON `json:"line"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	o.Step = v.Step
+	o.Line = runner.Line{Host: v.Line.Host, Text: v.Line.Text, Time: v.Line.Time}
+	if v.Line.Stream == "stderr" {
+		o.Line.Stream = runner.Stderr
+	}
+	return nil
+}

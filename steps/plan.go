@@ -120,7 +120,11 @@ func (e *Engine) Plan(i int) ([]PlannedCommand, error) {
 			if err != nil {
 				return nil, fmt.Errorf("step %s, variant %s: %w", st.ID, v.Label, err)
 			}
-			out = append(out, PlannedCommand{Host: client.Name, Cmd: "# " + v.Label})
+			note := fmt.Sprintf("# variant %q", v.Label)
+			if st.Kind == labs.KindBench {
+				note = "# load against group " + group
+			}
+			out = append(out, PlannedCommand{Host: client.Name, Cmd: note})
 			out = append(out, PlannedCommand{Host: client.Name, Cmd: e.benchCommand(client, cfg, pv["password"] != "")})
 			for _, h := range p.Hosts {
 				out = append(out, PlannedCommand{Host: h.Name, Cmd: e.samplerCommand(h, client)})

@@ -1,11 +1,14 @@
 package steps
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpulab/dpulab/runner"
 )
 
 func fp(x float64) *float64 { return &x }
@@ -175,6 +178,17 @@ func TestEventJSON(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(b), `{"type":"step_finished","step":"s"`) || !strings.Contains(string(b), `"status":"failed"`) {
 		t.Errorf("EventJSON = %s", b)
+	}
+	o := Output{Step: "s", Line: runner.Line{Host: "h", Stream: runner.Stderr, Text: "t"}}
+	b, _ = EventJSON(o)
+	if !strings.Contains(string(b), `"line":{"host":"h","stream":"stderr","text":"t"`) {
+		t.Errorf("output JSON = %s", b)
+	}
+	var back Output
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Errorf("decode output: %v", err)
+	} else if back.Line != o.Line {
+		t.Errorf("output round trip = %+v", back.Line)
 	}
 	p := Prompt{Message: "m", Reply: func(Answer) {}}
 	if b, err := EventJSON(p); err != nil || strings.Contains(string(b), "Reply") {
