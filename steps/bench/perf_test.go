@@ -88,6 +88,22 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 				runTheirs()
 			}
 		}
+		// For the record: the go-redis path, one round, the same load.
+		var gr [2]float64
+		for i, ratio := range []Ratio{{1, 0}, {0, 1}} {
+			cfg := DefaultConfig()
+			cfg.Targets = []string{p.addr}
+			cfg.Client, cfg.Clients, cfg.Pipeline, cfg.DataSize = ClientGoRedis, 50, depth, 256
+			cfg.KeyMaximum, cfg.KeyPattern, cfg.Ratio, cfg.Requests = 100_000, KeyRandom, ratio, int64(n)
+			got, err := runCollect(t, context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gr[i] = got.runs[0].OpsPerSec
+		}
+		for i, name := range []string{"SET", "GET"} {
+			t.Logf("pipeline %2d %s: go-redis path %10.0f ops/s, %.3f of redis-benchmark's median (informational)", depth, name, gr[i], gr[i]/median(theirs[i]).ops)
+		}
 		for i, name := range []string{"SET", "GET"} {
 			o, th := median(ours[i]), median(theirs[i])
 			t.Logf("pipeline %2d %s: dpulab %10.0f ops/s p50 %.3f ms | redis-benchmark %10.0f ops/s p50 %.3f ms | throughput ratio %.3f (goal ≥ 0.9), p50 ratio %.3f (goal 0.85..1.15)",
