@@ -47,6 +47,7 @@ variable.`,
 			if err != nil {
 				return err
 			}
+			server.TuneGC()
 			return runServers(cmd.Context(), cfgs)
 		},
 	}
