@@ -25,7 +25,7 @@ type authState struct {
 }
 
 // authMethods builds the methods to try, in OpenSSH's order: ssh-agent,
-// identity files, then password and keyboard-interactive through the
+// identity files, then keyboard-interactive and password through the
 // Prompter. closer releases the agent connection after the handshake.
 func (t *SSHTarget) authMethods(ctx context.Context, pr Prompter) (auth goph.Auth, closer func(), err error) {
 	closer = func() {}
@@ -50,6 +50,21 @@ func (t *SSHTarget) authMethods(ctx context.Context, pr Prompter) (auth goph.Aut
 	if len(signers) > 0 {
 		auth = append(auth, ssh.PublicKeys(signers...))
 	}
+	// keyboard-interactive before password, as OpenSSH orders them: servers
+	// using PAM ask for the password that way.
+	kiAttempt := 0
+	auth = append(auth, ssh.RetryableAuthMethod(ssh.KeyboardInteractive(func(name, instruction string, questions []string, echos []bool) ([]string, error) {
+		kiAttempt++
+		answers := make([]string, len(questions))
+		for i, q := range questions {
+			a, err := pr.Secret(ctx, SecretPrompt{Kind: SecretKeyboardInteractive, Host: t.cfg.Name, User: t.cfg.User, Prompt: q, Echo: echos[i], Attempt: kiAttempt})
+			if err != nil {
+				return nil, &promptError{err}
+			}
+			answers[i] = a
+		}
+		return answers, nil
+	}), 3))
 	attempt := 0
 	auth = append(auth, ssh.RetryableAuthMethod(ssh.PasswordCallback(func() (string, error) {
 		attempt++
@@ -61,25 +76,12 @@ func (t *SSHTarget) authMethods(ctx context.Context, pr Prompter) (auth goph.Aut
 		}
 		pw, err := pr.Secret(ctx, SecretPrompt{Kind: SecretPassword, Host: t.cfg.Name, User: t.cfg.User, Attempt: attempt})
 		if err != nil {
-			return "", err
+			return "", &promptError{err}
 		}
 		t.auth.mu.Lock()
 		t.auth.password = pw
 		t.auth.mu.Unlock()
 		return pw, nil
-	}), 3))
-	kiAttempt := 0
-	auth = append(auth, ssh.RetryableAuthMethod(ssh.KeyboardInteractive(func(name, instruction string, questions []string, echos []bool) ([]string, error) {
-		kiAttempt++
-		answers := make([]string, len(questions))
-		for i, q := range questions {
-			a, err := pr.Secret(ctx, SecretPrompt{Kind: SecretKeyboardInteractive, Host: t.cfg.Name, User: t.cfg.User, Prompt: q, Echo: echos[i], Attempt: kiAttempt})
-			if err != nil {
-				return nil, err
-			}
-			answers[i] = a
-		}
-		return answers, nil
 	}), 3))
 	return auth, closer, nil
 }
@@ -124,7 +126,7 @@ func (t *SSHTarget) unlock(ctx context.Context, pr Prompter, path string, pem []
 	for attempt := 1; attempt <= 3; attempt++ {
 		pass, err := pr.Secret(ctx, SecretPrompt{Kind: SecretPassphrase, Host: t.cfg.Name, User: t.cfg.User, Prompt: path, Attempt: attempt})
 		if err != nil {
-			return nil, err
+			return nil, &promptError{err}
 		}
 		s, err := ssh.ParsePrivateKeyWithPassphrase(pem, []byte(pass))
 		if err == nil {
@@ -141,6 +143,13 @@ func (t *SSHTarget) unlock(ctx context.Context, pr Prompter, path string, pem []
 	}
 	return nil, fmt.Errorf("identity file %s: wrong passphrase", path)
 }
+
+// promptError marks a failure to get a secret, so that the handshake error
+// it causes is reported as an authentication failure.
+type promptError struct{ err error }
+
+func (e *promptError) Error() string { return e.err.Error() }
+func (e *promptError) Unwrap() error { return e.err }
 
 // lazySigner is an encrypted identity that is decrypted on first use.
 type lazySigner struct {

@@ -29,6 +29,9 @@ type fakeSSH struct {
 	// env is added to the environment of commands (e.g. a PATH with fake
 	// sudo).
 	env []string
+	// kiAnswer, when set, enables keyboard-interactive auth asking one
+	// question ("Verification code: ") that expects it.
+	kiAnswer string
 
 	mu    sync.Mutex
 	conns []net.Conn
@@ -70,7 +73,11 @@ func (f *fakeSSH) close() {
 
 // drop closes every client connection and kills what they ran, like a
 // host that vanished from the network.
-func (f *fakeSSH) drop() {
+func (f *fakeSSH) drop() { f.dropConns(true) }
+
+// dropConns closes every client connection; with kill false the commands
+// keep running, as on a real host after a network cut.
+func (f *fakeSSH) dropConns(kill bool) {
 	f.mu.Lock()
 	conns := f.conns
 	f.conns = nil
@@ -79,6 +86,12 @@ func (f *fakeSSH) drop() {
 	f.mu.Unlock()
 	for _, c := range conns {
 		c.Close()
+	}
+	if !kill {
+		f.mu.Lock()
+		f.procs = append(f.procs, procs...)
+		f.mu.Unlock()
+		return
 	}
 	for _, p := range procs {
 		syscall.Kill(-p.Pid, syscall.SIGKILL)
@@ -99,6 +112,18 @@ func (f *fakeSSH) serve() {
 			}
 			return nil, errors.New("unknown key")
 		},
+	}
+	if f.kiAnswer != "" {
+		cfg.KeyboardInteractiveCallback = func(c ssh.ConnMetadata, ch ssh.KeyboardInteractiveChallenge) (*ssh.Permissions, error) {
+			ans, err := ch("", "", []string{"Verification code: "}, []bool{false})
+			if err != nil {
+				return nil, err
+			}
+			if len(ans) == 1 && ans[0] == f.kiAnswer {
+				return nil, nil
+			}
+			return nil, errors.New("wrong code")
+		}
 	}
 	cfg.AddHostKey(f.hostKey)
 	for {

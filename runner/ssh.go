@@ -240,6 +240,10 @@ func (t *SSHTarget) dial(ctx context.Context) (*sshConn, error) {
 		if errors.As(err, &hke) {
 			return nil, hke
 		}
+		var pe *promptError
+		if errors.As(err, &pe) {
+			return nil, &AuthError{Host: t.cfg.Name, User: t.cfg.User, Err: pe.err}
+		}
 		if strings.Contains(err.Error(), "unable to authenticate") || strings.Contains(err.Error(), "no supported methods remain") {
 			return nil, &AuthError{Host: t.cfg.Name, User: t.cfg.User, Err: err}
 		}

@@ -363,3 +363,34 @@ func TestPoolOverRealSSHD(t *testing.T) {
 		t.Fatalf("%v %v %+v", res, err, c.lines)
 	}
 }
+
+// TestProxyJump reaches one sshd through another (ProxyJump): the second
+// host's connection is a direct-tcpip channel of the first's.
+func TestProxyJump(t *testing.T) {
+	bastion, inner := startSSHD(t), startSSHD(t)
+	cfg := inner.config("inner")
+	jc := bastion.config("bastion")
+	cfg.Jump = &jc
+	tg := NewSSH(cfg)
+	defer tg.Close()
+	var c collect
+	res, err := tg.Run(context.Background(), Command{Cmd: "echo ${SSH_CONNECTION##* }", Output: c.add})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatal(res, err)
+	}
+	if got := strings.Join(c.text(Stdout), ""); got != strconv.Itoa(inner.port) {
+		t.Fatalf("reached port %q, want %d", got, inner.port)
+	}
+	tg.jump.mu.Lock()
+	jconn := tg.jump.conn
+	tg.jump.mu.Unlock()
+	if jconn == nil || jconn.isDead() {
+		t.Fatal("no connection to the jump host: it was not used")
+	}
+	// Losing the bastion loses the inner connection; the next command
+	// dials both again.
+	jconn.client.Close()
+	if res, err := tg.Run(context.Background(), Command{Cmd: "true"}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("after the bastion connection closed: %v %v", res, err)
+	}
+}
