@@ -1,0 +1,214 @@
+package labs
+
+import (
+	"fmt"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Encode writes a lab back as lab.yaml. Defaults the loader filled in (a
+// single role's on:, a template's mode) are written out, so the result is
+// the lab as dpulab understands it: a trainer can diff it against the file
+// they wrote, and tests load it again to check nothing was lost.
+func Encode(l *Lab) ([]byte, error) {
+	root := newMap()
+	root.str("id", l.ID)
+	root.str("title", l.Title)
+	root.str("summary", l.Summary)
+	root.str("duration", FormatDuration(l.Duration))
+
+	roles := newMap()
+	for _, r := range l.Roles {
+		roles.str(r.Name, r.Description)
+	}
+	root.add("roles", roles.node)
+
+	if len(l.Variables) > 0 {
+		vars := newMap()
+		for _, v := range l.Variables {
+			m := newMap()
+			m.str("type", string(v.Type))
+			m.str("default", v.Default)
+			m.opt("min", v.Min)
+			m.opt("max", v.Max)
+			if len(v.Values) > 0 {
+				m.add("values", strSeq(v.Values))
+			}
+			m.opt("pattern", v.Pattern)
+			m.str("description", v.Description)
+			vars.add(v.Name, m.node)
+		}
+		root.add("variables", vars.node)
+	}
+
+	if len(l.References) > 0 {
+		refs := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, r := range l.References {
+			m := newMap()
+			m.str("label", r.Label)
+			m.str("value", r.Value)
+			m.str("source", r.Source)
+			m.opt("step", r.Step)
+			refs.Content = append(refs.Content, m.node)
+		}
+		root.add("references", refs)
+	}
+
+	steps := &yaml.Node{Kind: yaml.SequenceNode}
+	for i := range l.Steps {
+		steps.Content = append(steps.Content, encodeStep(&l.Steps[i]))
+	}
+	root.add("steps", steps)
+
+	out, err := yaml.Marshal(root.node)
+	if err != nil {
+		return nil, fmt.Errorf("encode lab %s: %w", l.ID, err)
+	}
+	return out, nil
+}
+
+func encodeStep(s *Step) *yaml.Node {
+	m := newMap()
+	m.str("id", s.ID)
+	m.str("title", s.Title)
+	m.str("kind", string(s.Kind))
+	if len(s.On) > 0 {
+		m.add("on", strSeq(s.On))
+	}
+	m.opt("doc", s.Doc)
+	m.opt("hint", s.Hint)
+	m.opt("confirm", s.Confirm)
+	m.opt("timeout", string(s.Timeout))
+	if len(s.Run) > 0 {
+		run := strSeq(s.Run)
+		run.Style = 0 // commands read better one a line
+		m.add("run", run)
+	}
+	if s.Sudo {
+		m.str("sudo", "true")
+	}
+	m.opt("skip_if", s.SkipIf)
+	if v := s.Verify; v != nil {
+		vm := newMap()
+		vm.str("run", v.Run)
+		vm.str("expect_exit", strconv.Itoa(v.ExpectExit))
+		vm.opt("expect", v.Expect)
+		vm.str("retries", strconv.Itoa(v.Retries))
+		vm.str("interval", v.Interval.String())
+		m.add("verify", vm.node)
+	}
+	if t := s.Template; t != nil {
+		m.str("template", t.Source)
+		m.str("dest", string(t.Dest))
+		m.str("mode", fmt.Sprintf("%04o", uint32(t.Mode)))
+	}
+	if d := s.Deploy; d != nil {
+		m.str("group", d.Group)
+		encodeDeploy(m, d)
+	}
+	if b := s.Bench; b != nil {
+		m.opt("target", b.Target)
+		for _, f := range []struct {
+			key string
+			v   Value
+		}{
+			{"clients", b.Clients}, {"pipeline", b.Pipeline}, {"ratio", b.Ratio}, {"data_size", b.DataSize},
+			{"duration", b.Duration}, {"warmup", b.Warmup}, {"requests", b.Requests}, {"rate", b.Rate},
+			{"runs", b.Runs}, {"key_maximum", b.KeyMaximum}, {"prefill", b.Prefill}, {"transport", b.Transport},
+		} {
+			m.opt(f.key, string(f.v))
+		}
+	}
+	if c := s.Compare; c != nil {
+		vs := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, v := range c.Variants {
+			vm := newMap()
+			vm.str("label", v.Label)
+			vm.opt("description", v.Description)
+			vm.opt("on", v.On)
+			vm.opt("group", v.Group)
+			if v.Deploy != nil {
+				dm := newMap()
+				encodeDeploy(dm, v.Deploy)
+				vm.add("deploy", dm.node)
+			}
+			vm.opt("transport", string(v.Transport))
+			if len(v.Settings) > 0 {
+				vm.add("settings", encodeSettings(v.Settings))
+			}
+			vs.Content = append(vs.Content, vm.node)
+		}
+		m.add("variants", vs)
+		if sw := c.Sweep; sw != nil {
+			sm := newMap()
+			sm.str("var", sw.Var)
+			sm.add("values", strSeq(sw.Values))
+			m.add("sweep", sm.node)
+		}
+	}
+	if t := s.TCO; t != nil {
+		m.opt("from", t.From)
+		in := newMap()
+		for _, i := range t.Inputs {
+			im := newMap()
+			im.str("default", strconv.FormatFloat(i.Default, 'f', -1, 64))
+			im.opt("unit", i.Unit)
+			im.opt("description", i.Description)
+			in.add(i.Name, im.node)
+		}
+		m.add("inputs", in.node)
+	}
+	return m.node
+}
+
+func encodeDeploy(m *nodeMap, d *DeploySpec) {
+	m.opt("instances", string(d.Instances))
+	m.opt("port", string(d.Port))
+	m.opt("config", d.Config)
+	m.opt("transport", string(d.Transport))
+	m.opt("bind", string(d.Bind))
+	if len(d.Settings) > 0 {
+		m.add("settings", encodeSettings(d.Settings))
+	}
+}
+
+func encodeSettings(ss []Setting) *yaml.Node {
+	m := newMap()
+	for _, s := range ss {
+		m.str(s.Name, string(s.Value))
+	}
+	return m.node
+}
+
+// nodeMap builds a YAML mapping in key order.
+type nodeMap struct{ node *yaml.Node }
+
+func newMap() *nodeMap { return &nodeMap{node: &yaml.Node{Kind: yaml.MappingNode}} }
+
+func (m *nodeMap) add(key string, v *yaml.Node) {
+	m.node.Content = append(m.node.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+}
+
+// str adds a string scalar, quoted when YAML would read it as something
+// else (true, 1:10, 0644...).
+func (m *nodeMap) str(key, v string) { m.add(key, strNode(v)) }
+
+// opt adds a string only when it is set.
+func (m *nodeMap) opt(key, v string) {
+	if v != "" {
+		m.str(key, v)
+	}
+}
+
+func strNode(v string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+}
+
+func strSeq(vs []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, v := range vs {
+		n.Content = append(n.Content, strNode(v))
+	}
+	return n
+}
