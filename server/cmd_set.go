@@ -30,6 +30,9 @@ func registerSetCommands(t *commandTable) {
 
 func newSet() *Set { return &Set{} }
 
+// srandMemberMaxRepeat bounds SRANDMEMBER's negative count (see there).
+const srandMemberMaxRepeat = 10_000_000
+
 func cmdSAdd(c *Client, args [][]byte) {
 	s, err := getOrCreateObject(c, args[1], kindSet, newSet)
 	if err != nil {
@@ -224,6 +227,12 @@ func cmdSRandMember(c *Client, args [][]byte) {
 	}
 	if count < 0 {
 		// A negative count may repeat members and returns exactly -count.
+		// Redis would build a reply of any size; a reply of billions of
+		// members would take the whole server down, so there is a cap.
+		if -count > srandMemberMaxRepeat {
+			c.writeError("ERR count is too large: SRANDMEMBER with a negative count returns at most " + strconv.Itoa(srandMemberMaxRepeat) + " members; ask for fewer")
+			return
+		}
 		c.writeArray(int(-count))
 		for i := int64(0); i < -count; i++ {
 			c.writeBulkString(s.Random())

@@ -39,6 +39,8 @@ func TestSetCommands(t *testing.T) {
 			{cmd("SPOP", "s", "-1"), `-"ERR value is out of range, must be positive"`},
 			{cmd("SRANDMEMBER", "s", "x"), `-"ERR value is not an integer or out of range"`},
 			{cmd("SPOP", "s", "1", "2"), `-"ERR syntax error"`},
+			{cmd("SADD", "s", "a"), ":1"},
+			{cmd("SRANDMEMBER", "s", "-10000001"), `-"ERR count is too large: SRANDMEMBER with a negative count returns at most 10000000 members; ask for fewer"`},
 		}},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ package server
 //	# a comment; blank lines are ignored
 //	SET k "a value with spaces\r\n"     quoting and escapes as in redis-cli
 //	!sort SMEMBERS s                    sort the reply's elements first
+//	!sortdeep SCAN 0 COUNT 1000         sort nested aggregates too
 //	!shape SPOP s 2                     compare only the reply's type and size
 //	!type RANDOMKEY                     compare only the reply's type
 //	!resp2 HGETALL h                    run only in the RESP2 pass (!resp3 too)
@@ -48,6 +49,7 @@ type diffLine struct {
 	text   string
 	args   []string
 	sort   bool
+	deep   bool // sort nested aggregates too
 	shape  bool
 	typ    bool
 	only   int // 0: both passes, 2 or 3: only that protocol
@@ -70,6 +72,8 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 			switch marker {
 			case "!sort":
 				l.sort = true
+			case "!sortdeep":
+				l.deep = true
 			case "!shape":
 				l.shape = true
 			case "!type":
@@ -79,7 +83,7 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 			case "!resp3":
 				l.only = 3
 			default:
-				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !shape, !type, !resp2, !resp3)", name, n, marker)
+				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !sortdeep, !shape, !type, !resp2, !resp3)", name, n, marker)
 			}
 			rest = strings.TrimSpace(after)
 		}
@@ -147,6 +151,26 @@ func renderSorted(v resp.Value) string {
 		}
 	default:
 		return renderReply(v)
+	}
+	sort.Strings(items)
+	return fmt.Sprintf("%c%d sorted[%s]", v.Type, len(v.Elems), strings.Join(items, " "))
+}
+
+// renderSortedDeep renders v with the elements of every aggregate sorted,
+// at every depth (a map's pairs kept together).
+func renderSortedDeep(v resp.Value) string {
+	if v.Null || len(v.Elems) == 0 && v.Type != resp.Array && v.Type != resp.Set && v.Type != resp.Map && v.Type != resp.Push {
+		return renderReply(v)
+	}
+	var items []string
+	if v.Type == resp.Map {
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			items = append(items, renderSortedDeep(v.Elems[i])+" "+renderSortedDeep(v.Elems[i+1]))
+		}
+	} else {
+		for _, e := range v.Elems {
+			items = append(items, renderSortedDeep(e))
+		}
 	}
 	sort.Strings(items)
 	return fmt.Sprintf("%c%d sorted[%s]", v.Type, len(v.Elems), strings.Join(items, " "))
@@ -274,6 +298,8 @@ func (l diffLine) renderFor() func(resp.Value) string {
 		return renderShape
 	case l.sort:
 		return renderSorted
+	case l.deep:
+		return renderSortedDeep
 	}
 	return renderReply
 }
