@@ -588,6 +588,11 @@ func (p *parser) step(s *Step, m *mapping, what string) {
 	case KindBench:
 		p.require(m, what, "target")
 		s.Bench = p.bench(m, what)
+		at := m.get("transport")
+		if at == nil {
+			at = m.get("target")
+		}
+		p.checkReach(at, what, s.On, s.Bench.Transport, s.Bench.Target, nil)
 	case KindCompare:
 		s.Bench = p.bench(m, what)
 		s.Compare = p.compare(m, s, what)
@@ -706,6 +711,43 @@ func (p *parser) bench(m *mapping, what string) *BenchSpec {
 	return b
 }
 
+// checkReach reports a client transport the servers of group cannot offer:
+// a Unix socket needs servers deployed with transport unix on the client's
+// own host, RDMA needs servers deployed with transport rdma. Only literal
+// transports are checked; templated ones are the engine's to refuse.
+func (p *parser) checkReach(n *yaml.Node, what string, clientRoles []string, transport Value, group string, override *DeploySpec) {
+	ds, ok := p.groups[group]
+	if !ok || ds.Deploy == nil {
+		return
+	}
+	client := string(transport)
+	if client == "" {
+		client = string(TransportTCP)
+	}
+	server := string(ds.Deploy.Transport)
+	if override != nil && override.Transport != "" {
+		server = string(override.Transport)
+	}
+	if server == "" {
+		server = string(TransportTCP)
+	}
+	if strings.Contains(client, "{{") || strings.Contains(server, "{{") {
+		return
+	}
+	switch Transport(client) {
+	case TransportUnix:
+		if server != string(TransportUnix) {
+			p.errf(n, "%s: transport unix needs group %q deployed with transport: unix (step %s deploys it with %s)", what, group, ds.ID, server)
+		} else if len(clientRoles) > 0 && !slices.Equal(clientRoles, ds.On) {
+			p.errf(n, "%s: a Unix socket reaches servers on the same host only, but the client runs on %s and group %q on %s", what, strings.Join(clientRoles, ", "), group, strings.Join(ds.On, ", "))
+		}
+	case TransportRDMA:
+		if server != string(TransportRDMA) {
+			p.errf(n, "%s: transport rdma needs group %q deployed with transport: rdma (step %s deploys it with %s)", what, group, ds.ID, server)
+		}
+	}
+}
+
 func (p *parser) groupList() string {
 	if len(p.groups) == 0 {
 		return " (this lab deploys none yet)"
@@ -772,6 +814,15 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 			}
 			v.Transport = p.value(vm.get("transport"), vwhat+" transport", checkTransport)
 			v.Settings = p.settings(vm.get("settings"), vwhat)
+			tr := v.Transport
+			if tr == "" {
+				tr = s.Bench.Transport
+			}
+			at := vm.get("transport")
+			if at == nil {
+				at = vn
+			}
+			p.checkReach(at, vwhat, s.On, tr, v.Group, v.Deploy)
 			c.Variants = append(c.Variants, v)
 		}
 	}
