@@ -93,7 +93,8 @@ func (m *Model) tableView(c *steps.Compare, h int) string {
 	if refs := m.res.References; len(refs) > 0 {
 		b.WriteString("\n" + st.Bold.Render("Published reference figures (not measured here)") + "\n")
 		for _, r := range refs {
-			b.WriteString(fmt.Sprintf("• %s: %s ", r.Label, st.Bold.Render(r.Value)) + st.Muted.Render("— "+r.Source) + "\n")
+			b.WriteString(fmt.Sprintf("• %s: %s", r.Label, st.Bold.Render(r.Value)) + "\n")
+			b.WriteString(st.Muted.Render("  source: "+r.Source) + "\n")
 		}
 	}
 	return b.String()

@@ -69,7 +69,7 @@ func (m *Model) Reset() {
 	m.version++
 }
 
-// Samples is how many samples the current series holds.
+// Samples is how many samples the dashboard received since Reset.
 func (m *Model) Samples() int { return m.samples }
 
 // SeriesLabel names what the charts show now ("tcp · instances 4 · run 1").
@@ -95,16 +95,17 @@ func val(p *float64) float64 {
 }
 
 // AddSample appends one second of a bench. A sample of another variant,
-// sweep point or run starts the charts over, so a chart never joins two
-// different runs into one misleading line.
+// sweep point or run leaves a gap (NaN) in every chart, so a line never
+// joins two different runs while the charts still show them side by side.
 func (m *Model) AddSample(s steps.Sample) {
 	k := seriesKey(s)
 	if k != m.series {
-		for _, r := range []*chart.Ring{m.tps, m.p50, m.p99, m.cpu, m.netCPU, m.gbps} {
-			r.Reset()
+		if m.series != "" {
+			for _, r := range []*chart.Ring{m.tps, m.p50, m.p99, m.cpu, m.netCPU, m.gbps} {
+				r.Push(math.NaN())
+			}
 		}
 		m.series = k
-		m.samples = 0
 	}
 	m.step = s.Step
 	p := s.Point

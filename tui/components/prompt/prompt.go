@@ -237,7 +237,15 @@ func orDefault(s, def string) string {
 
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.Left, m.KeyMap.Right, m.KeyMap.Enter, m.KeyMap.Cancel}
+	if m.p.Type == steps.PromptSecret {
+		return []key.Binding{
+			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "submit")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		}
+	}
+	return []key.Binding{m.KeyMap.Left, m.KeyMap.Right,
+		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm choice")),
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "refuse/no"))}
 }
 
 // FullHelp implements help.KeyMap.

@@ -181,7 +181,8 @@ func (m *Model) View() string {
 
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.NextField, m.KeyMap.Enter, m.KeyMap.Cancel}
+	return []key.Binding{m.KeyMap.NextField, m.KeyMap.PrevField,
+		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run with these values")), m.KeyMap.Cancel}
 }
 
 // FullHelp implements help.KeyMap.

@@ -103,6 +103,7 @@ type Model struct {
 	plans    map[int][]steps.PlannedCommand
 	planErr  map[int]string
 	failures map[int]steps.StepFinished
+	attempts map[int]int
 
 	prompts []*prompt.Model
 	form    *varform.Model
@@ -146,6 +147,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		plans:    map[int][]steps.PlannedCommand{},
 		planErr:  map[int]string{},
 		failures: map[int]steps.StepFinished{},
+		attempts: map[int]int{},
 		running:  -1,
 		formFor:  -1,
 		tco:      opts.TCO,

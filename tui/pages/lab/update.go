@@ -167,7 +167,11 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 		m.runAll = false
 		m.list.Select(msg.Index)
 		m.layout()
-		m.status = m.Styles.Error.Render(fmt.Sprintf("step %d failed", msg.Index+1)) + " · r retry · s skip"
+		what := fmt.Sprintf("step %d failed", msg.Index+1)
+		if n := m.attempts[msg.Index]; n > 1 {
+			what += fmt.Sprintf(" (attempt %d)", n)
+		}
+		m.status = m.Styles.Error.Render(what) + " · r retry · s skip"
 		if m.booth != nil {
 			return m.boothFailed()
 		}
@@ -194,6 +198,7 @@ func (m *Model) start(i int) tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.running = i
+	m.attempts[i]++
 	delete(m.failures, i)
 	m.list.SetStatus(i, steps.Running)
 	m.list.Select(i)

@@ -218,6 +218,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case msg.String() == "R":
 			m.restart()
 			return m, nil
+		case !m.showCmp && key.Matches(msg, km.Right):
+			// Step one recorded second (handy while paused).
+			m.Advance(1)
+			return m, nil
 		}
 		if m.showCmp {
 			_, cmd := m.cmp.Update(msg)
@@ -244,14 +248,14 @@ func (m *Model) View() string {
 	if m.paused {
 		state += " · PAUSED"
 	}
-	help := st.Muted.Render(state + " · space pause · tab dashboard/compare · R restart · q quit")
+	help := st.Muted.Render(state + " · space pause · → step · tab dashboard/compare · R restart · q quit")
 	var body string
 	if m.showCmp {
 		body = m.cmp.View()
 	} else {
 		body = m.dash.View()
 	}
-	return banner + "\n" + body + "\n" + ansi.Truncate(help, m.Width, "…")
+	return banner + "\n" + common.Fit(body, m.Width, m.Height-2) + "\n" + ansi.Truncate(help, m.Width, "…")
 }
 
 // ShortHelp implements help.KeyMap.

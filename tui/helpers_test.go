@@ -1,0 +1,153 @@
+package tui
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"os"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/session"
+	"github.com/dpulab/dpulab/tui/session/sessiontest"
+)
+
+func TestMain(m *testing.M) {
+	// Goldens are plain text: pin the profile so no colour leaks in.
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+// testApp builds the app the way runTUI does, with animations frozen so
+// goldens are stable.
+func testApp(cfg Config) *App {
+	cfg.NoColor = true
+	cfg.NoAnimation = true
+	if cfg.TCO == nil {
+		cfg.TCO = steps.ComputeTCO
+	}
+	return New(cfg)
+}
+
+func start(t *testing.T, m tea.Model, w, h int) *teatest.TestModel {
+	t.Helper()
+	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
+}
+
+// waitFor waits until the screen output contains every one of want.
+func waitFor(t *testing.T, tm *teatest.TestModel, want ...string) {
+	t.Helper()
+	seen := map[string]bool{}
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		plain := ansi.Strip(string(b))
+		for _, w := range want {
+			if bytes.Contains([]byte(plain), []byte(w)) {
+				seen[w] = true
+			}
+		}
+		return len(seen) == len(want)
+	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+// finish quits the program and returns the final app.
+func finish(t *testing.T, tm *teatest.TestModel) *App {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	return tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*App)
+}
+
+// requireGolden compares the app's screen, without ANSI, with
+// testdata/TestName.golden (refresh with go test -update).
+func requireGolden(t *testing.T, view string) {
+	t.Helper()
+	golden.RequireEqual(t, []byte(ansi.Strip(view)))
+}
+
+func press(s string) tea.KeyMsg {
+	switch s {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case "ctrl+u":
+		return tea.KeyMsg{Type: tea.KeyCtrlU}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "space":
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+// hostKey is a real ed25519 host key (fixed seed) and its SHA256
+// fingerprint, as ssh-keygen -lf would print it.
+func hostKey(t *testing.T) (keyType, fingerprint string) {
+	t.Helper()
+	priv := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	pub, err := ssh.NewPublicKey(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub.Type(), ssh.FingerprintSHA256(pub)
+}
+
+func out(host, text string) steps.Event {
+	return steps.Output{Step: "x", Line: runner.Line{Host: host, Text: text}}
+}
+
+// quickstartFake is a scripted lab shaped like quickstart.
+func quickstartFake() *sessiontest.Fake {
+	info := func(id, title, kind string, st steps.Status) steps.StepInfo {
+		return steps.StepInfo{ID: id, Title: title, Kind: kind, Status: st}
+	}
+	return &sessiontest.Fake{
+		LabInfo: session.LabInfo{ID: "quickstart", Title: "Quickstart: TCP loopback against a Unix socket", Duration: 3 * time.Minute,
+			Roles: []string{"local"}, Local: true, ResumeAt: -1},
+		Vars: []session.Variable{
+			{Name: "instances", Type: "int", Default: "4", Min: "1", Max: "32", Description: "Server instances to start."},
+			{Name: "duration", Type: "duration", Default: "5s", Min: "1s", Max: "10m", Description: "Length of each timed run."},
+		},
+		Script: []sessiontest.Step{
+			{Info: info("welcome", "What this lab does", "read", steps.Done), Doc: "# Quickstart\n\nThis lab runs on this machine.", Final: steps.Done},
+			{Info: info("deploy", "Start the servers", "run", steps.Pending),
+				Doc: "# Start the servers\n\nFour instances of the bundled server start, each on its own port.",
+				Plan: []steps.PlannedCommand{
+					{Host: "local", Cmd: "dpulab server --port 7400 --instances 4 --bind 127.0.0.1"},
+					{Host: "server1", Cmd: "sysctl -w net.core.somaxconn=4096", Sudo: true},
+				},
+				Emit:  []steps.Event{out("local", "server:7400 listening"), out("server1", "net.core.somaxconn = 4096")},
+				Final: steps.Done},
+			{Info: info("bench", "Benchmark over TCP loopback", "bench", steps.Pending), Doc: "# Benchmark", Final: steps.Done},
+			{Info: info("cleanup", "Stop the servers", "cleanup", steps.Pending), Doc: "# Cleanup", Final: steps.Done,
+				Plan: []steps.PlannedCommand{{Host: "local", Cmd: "rm -f /tmp/dpulab-quickstart/redis.conf"}}},
+		},
+	}
+}
+
+func loadRecorded(t *testing.T) *steps.Results {
+	t.Helper()
+	r, err := steps.LoadResults("testdata/recorded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
