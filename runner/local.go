@@ -126,6 +126,13 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 		return result(-1), fmt.Errorf("run on %s: %w", l.name, err)
 	case <-ctx.Done():
 	}
+	if c.Sudo && os.Geteuid() != 0 {
+		// Root's processes in the group cannot be signalled by us: kill the
+		// group through sudo too.
+		kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second+l.graceDur)
+		_ = l.killGroup(kctx, cmd.Process.Pid, "", true, l.graceDur)
+		cancel()
+	}
 	killLocalGroup(cmd.Process.Pid, l.graceDur, done)
 	<-done
 	err := ctx.Err()

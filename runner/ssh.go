@@ -429,12 +429,10 @@ func signalNumber(name string) int {
 	return n
 }
 
-// runWrapper runs "$1" in a new session, so that it leads a process group
-// we can kill, and prints that group's id first on stderr. The leader keeps
-// the nonce ($0) in its command line for killScript to recognise.
-const runWrapper = `printf 'dpulab-pgid:%s\n' "$$" >&2; sh -c "$1"`
-
-const pgidMarker = "dpulab-pgid:"
+// runWrapper, started under setsid, leads the command's process group: it
+// prints "NONCE:PGID" on stderr before the command starts, then runs "$1".
+// The nonce ($0) stays in its command line for killScript to recognise.
+const runWrapper = `printf '%s:%s\n' "$0" "$$" >&2; sh -c "$1"`
 
 // Run implements Target. The command runs under setsid with its process
 // group id reported first; on cancel or timeout the group is sent SIGTERM,
@@ -465,14 +463,17 @@ func (t *SSHTarget) Run(ctx context.Context, cmd Command) (Result, error) {
 	sink := newLineSink(t.cfg.Name, cmd.Output)
 	outW, errW := sink.writer(Stdout), sink.writer(Stderr)
 	pgidCh := make(chan int, 1)
-	first := true
+	found := false
+	// The marker is normally the first stderr line, but sudo may print
+	// before it (its lecture); nothing of the command can, as it has not
+	// started yet.
 	errW.filter = func(line string) bool {
-		if !first {
+		if found {
 			return true
 		}
-		first = false
-		if v, ok := strings.CutPrefix(line, pgidMarker); ok {
+		if v, ok := strings.CutPrefix(line, nonce+":"); ok {
 			if n, err := strconv.Atoi(v); err == nil {
+				found = true
 				pgidCh <- n
 				return false
 			}
