@@ -103,6 +103,10 @@ func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance,
 	return c, nil
 }
 
+// samplerStartTimeout bounds the wait for the samplers' first numbers; a
+// sampler that does not report by then leaves CPU unknown for the run.
+const samplerStartTimeout = 5 * time.Second
+
 // expectedDuration is how long a bench job should take (the measured runs
 // and their warmups; prefill and connecting are not counted).
 func expectedDuration(c bench.Config) time.Duration {
@@ -174,6 +178,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 			continue
 		}
 		latest.setCPUs(h.Name, cpuCount(ctx, t))
+		latest.expect(h.Name)
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
@@ -191,11 +196,15 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 		stopSamplers()
 		swg.Wait()
 	}()
+	latest.waitReady(ctx.Done(), samplerStartTimeout)
 
 	var mu sync.Mutex
 	var runs []RunResult
 	var cur []Point
 	var decodeErr error
+	// runStart estimates when each run's measurement began (first sample's
+	// arrival minus its T), so samples from before it are not merged.
+	runStart := map[int]time.Time{}
 	total := expectedDuration(job.Config)
 	start := time.Now()
 	cmd := e.benchCommand(job.Client, job.Config, job.Password != "")
@@ -225,7 +234,14 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 			if ev.Target != "" {
 				return
 			}
-			p := latest.merge(Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: Latency(ev.LatencyMs), Errors: ev.Errors})
+			mu.Lock()
+			since, ok := runStart[ev.Run]
+			if !ok {
+				since = time.Now().Add(-time.Duration(ev.T * float64(time.Second)))
+				runStart[ev.Run] = since
+			}
+			mu.Unlock()
+			p := latest.merge(Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: Latency(ev.LatencyMs), Errors: ev.Errors}, since)
 			mu.Lock()
 			cur = append(cur, p)
 			mu.Unlock()

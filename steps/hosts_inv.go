@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/dpulab/dpulab/runner"
 )
@@ -99,6 +100,6 @@ func (e *Engine) hostBinary(ctx context.Context, h hostRef, t runner.Target) (st
 	if err != nil {
 		return "", err
 	}
-	e.opts.Emit(Output{Line: runner.Line{Host: h.Name, Text: "dpulab is at " + p}})
+	e.opts.Emit(Output{Line: runner.Line{Host: h.Name, Text: "dpulab is at " + p, Time: time.Now()}})
 	return p, nil
 }

@@ -172,7 +172,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DPULAB_STEPS_CHILD") == "1" {
 		os.Exit(childRun())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if buildPath != "" {
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
 }
 
 // childRun runs the counter lab with a long-sleeping step two.

@@ -48,10 +48,37 @@ type sampleBoard struct {
 	latest map[string]hostSample
 	// ncpu is each host's CPU count, for busy cores.
 	ncpu map[string]int
+	// ready is closed when every expected host has sent a sample.
+	ready   chan struct{}
+	waitFor map[string]bool
 }
 
 func newSampleBoard() *sampleBoard {
-	return &sampleBoard{latest: map[string]hostSample{}, ncpu: map[string]int{}}
+	return &sampleBoard{latest: map[string]hostSample{}, ncpu: map[string]int{}, ready: make(chan struct{}), waitFor: map[string]bool{}}
+}
+
+// expect adds a host whose first sample ready waits for.
+func (b *sampleBoard) expect(host string) {
+	b.mu.Lock()
+	b.waitFor[host] = true
+	b.mu.Unlock()
+}
+
+// waitReady waits until every expected host has sent a sample, or d
+// passes, or ctx ends: the bench should not start before its samplers
+// are measuring, or a short run gets no server numbers at all.
+func (b *sampleBoard) waitReady(done <-chan struct{}, d time.Duration) {
+	b.mu.Lock()
+	if len(b.waitFor) == 0 {
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.ready:
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 func (b *sampleBoard) setCPUs(host string, n int) {
@@ -62,24 +89,32 @@ func (b *sampleBoard) setCPUs(host string, n int) {
 
 func (b *sampleBoard) put(host string, s hostSample) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.latest[host] = s
-	b.mu.Unlock()
+	if b.waitFor[host] {
+		delete(b.waitFor, host)
+		if len(b.waitFor) == 0 {
+			close(b.ready)
+		}
+	}
 }
 
 // staleAfter drops a host's sample from a merge when it is this old: a
 // sampler that stopped must not repeat its last numbers forever.
 const staleAfter = 3 * time.Second
 
-// merge fills p's server columns: CPU as the mean over hosts, network
-// traffic and power summed over hosts. Unknown stays nil.
-func (b *sampleBoard) merge(p Point) Point {
+// merge fills p's server columns from each host's latest sample taken
+// after since (the start of the measured run, so nothing of the previous
+// variant or the idle time before leaks in): CPU as the mean over hosts,
+// network traffic and power summed over hosts. Unknown stays nil.
+func (b *sampleBoard) merge(p Point, since time.Time) Point {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var cpu, netcpu []float64
 	var gbps, watts float64
 	var haveGbps, haveWatts bool
 	for _, s := range b.latest {
-		if time.Since(s.At) > staleAfter {
+		if time.Since(s.At) > staleAfter || s.At.Before(since) {
 			continue
 		}
 		if s.CPUBusyPct != nil {
