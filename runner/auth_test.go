@@ -45,9 +45,8 @@ func userKey(t *testing.T, dir, passphrase string) (string, ssh.PublicKey, ed255
 func TestSSHAuthMethods(t *testing.T) {
 	ctx := context.Background()
 	t.Run("identity file", func(t *testing.T) {
-		f := newFakeSSH(t, "")
 		file, pub, _ := userKey(t, t.TempDir(), "")
-		f.userKey = pub
+		f := newFakeSSH(t, "", func(f *fakeSSH) { f.userKey = pub })
 		p := &scriptedPrompter{}
 		cfg := fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p)
 		cfg.Identities = []string{filepath.Join(t.TempDir(), "missing"), file}
@@ -61,9 +60,8 @@ func TestSSHAuthMethods(t *testing.T) {
 		}
 	})
 	t.Run("encrypted identity asks for the passphrase", func(t *testing.T) {
-		f := newFakeSSH(t, "")
 		file, pub, _ := userKey(t, t.TempDir(), "open sesame")
-		f.userKey = pub
+		f := newFakeSSH(t, "", func(f *fakeSSH) { f.userKey = pub })
 		p := &scriptedPrompter{secrets: map[SecretKind]string{SecretPassphrase: "open sesame"}}
 		cfg := fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p)
 		cfg.Identities = []string{file}
@@ -100,8 +98,7 @@ func TestSSHAuthMethods(t *testing.T) {
 		}
 	})
 	t.Run("keyboard-interactive", func(t *testing.T) {
-		f := newFakeSSH(t, "")
-		f.kiAnswer = "424242"
+		f := newFakeSSH(t, "", func(f *fakeSSH) { f.kiAnswer = "424242" })
 		p := &scriptedPrompter{secrets: map[SecretKind]string{SecretKeyboardInteractive: "424242"}}
 		tg := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p))
 		defer tg.Close()
@@ -114,9 +111,8 @@ func TestSSHAuthMethods(t *testing.T) {
 		}
 	})
 	t.Run("ssh-agent", func(t *testing.T) {
-		f := newFakeSSH(t, "")
 		_, pub, priv := userKey(t, t.TempDir(), "")
-		f.userKey = pub
+		f := newFakeSSH(t, "", func(f *fakeSSH) { f.userKey = pub })
 		keyring := agent.NewKeyring()
 		if err := keyring.Add(agent.AddedKey{PrivateKey: priv}); err != nil {
 			t.Fatal(err)

@@ -39,7 +39,9 @@ type fakeSSH struct {
 	execs []string
 }
 
-func newFakeSSH(t *testing.T, password string) *fakeSSH {
+// newFakeSSH starts a server; setup functions configure it before it
+// accepts connections.
+func newFakeSSH(t *testing.T, password string, setup ...func(*fakeSSH)) *fakeSSH {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -49,16 +51,19 @@ func newFakeSSH(t *testing.T, password string) *fakeSSH {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newFakeSSHWithKey(t, password, signer)
+	return newFakeSSHWithKey(t, password, signer, setup...)
 }
 
-func newFakeSSHWithKey(t *testing.T, password string, hostKey ssh.Signer) *fakeSSH {
+func newFakeSSHWithKey(t *testing.T, password string, hostKey ssh.Signer, setup ...func(*fakeSSH)) *fakeSSH {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fakeSSH{t: t, ln: ln, hostKey: hostKey, password: password}
+	for _, fn := range setup {
+		fn(f)
+	}
 	go f.serve()
 	t.Cleanup(f.close)
 	return f

@@ -304,9 +304,9 @@ func TestSSHKeepAliveClosesDeadConnection(t *testing.T) {
 	}
 }
 
-// fakeSudo installs sudo and id stand-ins in front of PATH for commands run
-// by the fake server: the user is uid 1000 and sudo wants password pw.
-func fakeSudo(t *testing.T, f *fakeSSH, mode, pw string) {
+// fakeSudo returns a setup installing sudo and id stand-ins in front of PATH
+// for commands run by the fake server: the user is uid 1000 and sudo wants password pw.
+func fakeSudo(t *testing.T, mode, pw string) func(*fakeSSH) {
 	dir := t.TempDir()
 	sudo := `#!/bin/sh
 n=0
@@ -329,7 +329,8 @@ exec /usr/bin/id "$@"
 			t.Fatal(err)
 		}
 	}
-	f.env = []string{"PATH=" + dir + ":" + os.Getenv("PATH"), "FAKE_SUDO_MODE=" + mode, "FAKE_SUDO_PW=" + pw}
+	env := []string{"PATH=" + dir + ":" + os.Getenv("PATH"), "FAKE_SUDO_MODE=" + mode, "FAKE_SUDO_PW=" + pw}
+	return func(f *fakeSSH) { f.env = env }
 }
 
 func TestSSHSudo(t *testing.T) {
@@ -348,8 +349,7 @@ func TestSSHSudo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeSSH(t, "pw")
-			fakeSudo(t, f, tc.mode, "s3cret-sudo")
+			f := newFakeSSH(t, "pw", fakeSudo(t, tc.mode, "s3cret-sudo"))
 			p := &scriptedPrompter{secrets: map[SecretKind]string{SecretPassword: "pw", SecretSudo: tc.answer}}
 			tg := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p))
 			defer tg.Close()
