@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 // extraFor is the data the engine gives command and config templates; the
@@ -299,5 +300,34 @@ func TestLintEmbeddedIsClean(t *testing.T) {
 	}
 	if len(probs) > 0 {
 		t.Fatalf("labs/ has problems:\n%v", probs)
+	}
+}
+
+func TestLoadTime(t *testing.T) {
+	ls, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{
+		// bench 1 × (1s + 5s), compare 2 variants × 2 runs × (1s + 5s)
+		"quickstart": 30 * time.Second,
+		// smoke 1 × (2s + 10s), compare 8 points × 2 variants × 3 runs × (5s + 30s)
+		"redis-dpu-uptv2": 12*time.Second + 8*2*3*35*time.Second,
+		// smoke 1 × (1s + 5s), sizes 6 × 3 × 5 × 12s, connections 4 × 3 × 5 × 12s
+		"redis-rdma-rc-uc": 6*time.Second + 6*3*5*12*time.Second + 4*3*5*12*time.Second,
+	}
+	for _, l := range ls {
+		vars, err := l.ResolveVars(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.LoadTime(vars); got != want[l.ID] {
+			t.Errorf("%s: load time %s, want %s", l.ID, got, want[l.ID])
+		}
+	}
+	q := ls[0]
+	vars, _ := q.ResolveVars(map[string]string{"runs": "20", "duration": "10m"})
+	if got := q.LoadTime(vars); got < time.Hour {
+		t.Errorf("quickstart with 20 runs of 10m: %s", got)
 	}
 }

@@ -250,6 +250,24 @@ func (p *parser) parse(root *yaml.Node) {
 	p.variables(m.get("variables"))
 	p.steps(m.get("steps"))
 	p.references(m.get("references"))
+	p.checkDuration(m.get("duration"))
+}
+
+// checkDuration reports a lab whose declared duration is shorter than the
+// load its bench and compare steps apply with the defaults: the picker
+// would promise a time the lab cannot keep.
+func (p *parser) checkDuration(n *yaml.Node) {
+	l := p.lab
+	if n == nil || l.Duration <= 0 {
+		return
+	}
+	vars := map[string]string{}
+	for _, v := range l.Variables {
+		vars[v.Name] = v.Default
+	}
+	if load := l.LoadTime(vars); load > l.Duration {
+		p.errf(n, "duration %s is shorter than the load the bench and compare steps apply with the defaults (%s); raise it or shorten the runs", FormatDuration(l.Duration), FormatDuration(load))
+	}
 }
 
 func (p *parser) roles(n *yaml.Node) {
