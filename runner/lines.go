@@ -71,18 +71,24 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			w.buf = append(w.buf, p...)
-			for len(w.buf) >= maxLine {
-				w.line(string(w.buf[:maxLine]))
-				w.buf = append(w.buf[:0], w.buf[maxLine:]...)
-			}
+			w.cut()
 			break
 		}
 		w.buf = append(w.buf, p[:i]...)
+		w.cut()
 		w.line(string(bytes.TrimSuffix(w.buf, []byte{'\r'})))
 		w.buf = w.buf[:0]
 		p = p[i+1:]
 	}
 	return n, nil
+}
+
+// cut emits full maxLine pieces of a line that is still growing.
+func (w *lineWriter) cut() {
+	for len(w.buf) > maxLine {
+		w.line(string(w.buf[:maxLine]))
+		w.buf = append(w.buf[:0], w.buf[maxLine:]...)
+	}
 }
 
 func (w *lineWriter) line(text string) {

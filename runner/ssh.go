@@ -43,8 +43,6 @@ type SSHConfig struct {
 	// Prompter decides about unknown host keys and gives secrets;
 	// HeadlessPrompter{} (refuse, no secrets) when nil.
 	Prompter Prompter
-	// HostKeyCallback replaces known_hosts checking. Tests only.
-	HostKeyCallback ssh.HostKeyCallback
 	// ConnectTimeout bounds dialling and the SSH handshake (10s if zero).
 	ConnectTimeout time.Duration
 	// KeepAlive is the interval of keepalive requests (15s if zero); three
@@ -193,12 +191,8 @@ func (t *SSHTarget) dial(ctx context.Context) (*sshConn, error) {
 		return nil, err
 	}
 	defer closeAgent()
-	hk := t.cfg.HostKeyCallback
-	var algs []string
-	if hk == nil {
-		hk = t.keys.callback(ctx, dp)
-		algs = t.keys.algorithms(addr)
-	}
+	hk := t.keys.callback(ctx, dp)
+	algs := t.keys.algorithms(addr)
 	cc := &ssh.ClientConfig{
 		User:              t.cfg.User,
 		Auth:              auth,
