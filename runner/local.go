@@ -296,6 +296,9 @@ func (l *Local) ReadFile(ctx context.Context, path string) ([]byte, error) {
 // Platform implements Target.
 func (l *Local) Platform(ctx context.Context) (Platform, error) { return l.platform(ctx) }
 
+// Connect implements Connector; there is nothing to connect to.
+func (l *Local) Connect(ctx context.Context) error { return nil }
+
 // Close implements Target.
 func (l *Local) Close() error { return nil }
 

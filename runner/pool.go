@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -91,6 +92,33 @@ func (p *Pool) TargetsFor(role string) ([]Target, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// Connector is implemented by every Target of this package: Connect dials
+// (SSH) so that host-key and password questions come before a lab's first
+// step rather than in the middle of one.
+type Connector interface {
+	Connect(ctx context.Context) error
+}
+
+// ConnectAll connects every target that is a Connector, in parallel, and
+// returns the errors joined (each names its host).
+func ConnectAll(ctx context.Context, targets []Target) error {
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		c, ok := t.(Connector)
+		if !ok {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.Connect(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Close closes every Target's connection.

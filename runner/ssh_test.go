@@ -386,3 +386,15 @@ func TestSSHSudo(t *testing.T) {
 		})
 	}
 }
+
+func TestConnectAll(t *testing.T) {
+	f := newFakeSSH(t, "pw")
+	p := &scriptedPrompter{secrets: map[SecretKind]string{SecretPassword: "wrong"}}
+	bad := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p))
+	defer bad.Close()
+	err := ConnectAll(context.Background(), []Target{NewLocal(), bad})
+	var ae *AuthError
+	if !errors.As(err, &ae) || ae.Host != "fake" {
+		t.Fatalf("err = %v", err)
+	}
+}
