@@ -43,7 +43,7 @@ func cmdHSet(c *Client, args [][]byte) {
 	}
 	created := 0
 	for i := 2; i < len(args); i += 2 {
-		if h.Set(string(args[i]), string(args[i+1])) {
+		if h.SetBytes(args[i], args[i+1]) {
 			created++
 		}
 	}
@@ -61,11 +61,11 @@ func cmdHSetNX(c *Client, args [][]byte) {
 		c.writeErr(err)
 		return
 	}
-	if _, ok := h.Get(string(args[2])); ok {
+	if _, ok := h.GetBytes(args[2]); ok {
 		c.writeInt(0)
 		return
 	}
-	h.Set(string(args[2]), string(args[3]))
+	h.SetBytes(args[2], args[3])
 	c.signalModified(args[1])
 	c.writeInt(1)
 }
@@ -77,7 +77,7 @@ func cmdHGet(c *Client, args [][]byte) {
 		return
 	}
 	if found {
-		if v, ok := h.Get(string(args[2])); ok {
+		if v, ok := h.GetBytes(args[2]); ok {
 			c.writeBulkString(v)
 			return
 		}
@@ -94,7 +94,7 @@ func cmdHMGet(c *Client, args [][]byte) {
 	c.writeArray(len(args) - 2)
 	for _, f := range args[2:] {
 		if found {
-			if v, ok := h.Get(string(f)); ok {
+			if v, ok := h.GetBytes(f); ok {
 				c.writeBulkString(v)
 				continue
 			}
@@ -190,7 +190,7 @@ func cmdHExists(c *Client, args [][]byte) {
 		return
 	}
 	if found {
-		if _, ok := h.Get(string(args[2])); ok {
+		if _, ok := h.GetBytes(args[2]); ok {
 			c.writeInt(1)
 			return
 		}
@@ -205,7 +205,7 @@ func cmdHStrLen(c *Client, args [][]byte) {
 		return
 	}
 	if found {
-		if v, ok := h.Get(string(args[2])); ok {
+		if v, ok := h.GetBytes(args[2]); ok {
 			c.writeInt(int64(len(v)))
 			return
 		}
@@ -225,7 +225,7 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 		return
 	}
 	var cur int64
-	if v, ok := h.Get(string(args[2])); ok {
+	if v, ok := h.GetBytes(args[2]); ok {
 		if cur, ok = parseInt([]byte(v)); !ok {
 			c.writeError("ERR hash value is not an integer")
 			return
@@ -262,7 +262,7 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 		return
 	}
 	cur, _ := parseLongDouble([]byte("0"))
-	if v, ok := h.Get(string(args[2])); ok {
+	if v, ok := h.GetBytes(args[2]); ok {
 		if cur, ok = parseLongDouble([]byte(v)); !ok {
 			c.writeError("ERR hash value is not a float")
 			return

@@ -41,7 +41,7 @@ func cmdSAdd(c *Client, args [][]byte) {
 	}
 	added := 0
 	for _, m := range args[2:] {
-		if s.Add(string(m)) {
+		if s.AddBytes(m) {
 			added++
 		}
 	}
@@ -63,7 +63,7 @@ func cmdSRem(c *Client, args [][]byte) {
 	}
 	removed := 0
 	for _, m := range args[2:] {
-		if s.Remove(string(m)) {
+		if s.RemoveBytes(m) {
 			removed++
 			if s.Len() == 0 {
 				c.deleteKey(args[1])
@@ -103,7 +103,7 @@ func cmdSIsMember(c *Client, args [][]byte) {
 	switch {
 	case err != nil:
 		c.writeErr(err)
-	case found && s.Has(string(args[2])):
+	case found && s.HasBytes(args[2]):
 		c.writeInt(1)
 	default:
 		c.writeInt(0)
@@ -118,7 +118,7 @@ func cmdSMIsMember(c *Client, args [][]byte) {
 	}
 	c.writeArray(len(args) - 2)
 	for _, m := range args[2:] {
-		if found && s.Has(string(m)) {
+		if found && s.HasBytes(m) {
 			c.writeInt(1)
 		} else {
 			c.writeInt(0)

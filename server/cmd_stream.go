@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -189,16 +190,41 @@ func cmdXAdd(c *Client, args [][]byte) {
 	if !found {
 		s, _ = getOrCreateObject(c, args[1], kindStream, newStream)
 	}
-	fields := make([]string, len(args)-fieldPos)
-	for i, f := range args[fieldPos:] {
-		fields[i] = string(f)
-	}
-	s.Add(id, fields)
-	c.writeBulkString(id.String())
+	s.Add(id, copyFields(args[fieldPos:]))
+	var idBuf [48]byte
+	c.writeBulk(appendStreamID(idBuf[:0], id))
 	if a.trimming {
 		s.Trim(a.trim)
 	}
 	c.signalModified(args[1])
+}
+
+// copyFields copies XADD's field/value arguments into one allocation of
+// text plus the slice of strings pointing into it.
+func copyFields(args [][]byte) []string {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	for _, a := range args {
+		buf = append(buf, a...)
+	}
+	all := string(buf)
+	fields := make([]string, len(args))
+	off := 0
+	for i, a := range args {
+		fields[i] = all[off : off+len(a)]
+		off += len(a)
+	}
+	return fields
+}
+
+// appendStreamID appends "ms-seq" to b.
+func appendStreamID(b []byte, id StreamID) []byte {
+	b = strconv.AppendUint(b, id.Ms, 10)
+	b = append(b, '-')
+	return strconv.AppendUint(b, id.Seq, 10)
 }
 
 func cmdXLen(c *Client, args [][]byte) {
@@ -296,7 +322,8 @@ func xrangeGeneric(c *Client, args [][]byte, rev bool) {
 	c.writeArray(len(entries))
 	for _, e := range entries {
 		c.writeArray(2)
-		c.writeBulkString(e.ID.String())
+		var idBuf [48]byte
+		c.writeBulk(appendStreamID(idBuf[:0], e.ID))
 		c.writeArray(len(e.Fields))
 		for _, f := range e.Fields {
 			c.writeBulkString(f)

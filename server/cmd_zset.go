@@ -111,9 +111,9 @@ parsed:
 		z, _ = getOrCreateObject(c, args[1], kindZSet, NewZSet)
 	}
 	for j := 0; j < elements; j++ {
-		member := string(args[i+2*j+1])
+		member := args[i+2*j+1]
 		score = scores[j]
-		cur, exists := z.Score(member)
+		cur, exists := z.ScoreBytes(member)
 		switch {
 		case exists:
 			if nx {
@@ -133,12 +133,12 @@ parsed:
 				continue
 			}
 			if score != cur {
-				z.Set(member, score)
+				z.SetBytes(member, score)
 				updated++
 			}
 			processed++
 		case !xx:
-			z.Set(member, score)
+			z.SetBytes(member, score)
 			added++
 			processed++
 		}
@@ -174,7 +174,7 @@ func cmdZRem(c *Client, args [][]byte) {
 	}
 	removed := 0
 	for _, m := range args[2:] {
-		if z.Remove(string(m)) {
+		if z.RemoveBytes(m) {
 			removed++
 			if z.Len() == 0 {
 				c.deleteKey(args[1])
@@ -207,7 +207,7 @@ func cmdZScore(c *Client, args [][]byte) {
 		return
 	}
 	if found {
-		if s, ok := z.Score(string(args[2])); ok {
+		if s, ok := z.ScoreBytes(args[2]); ok {
 			c.writeDouble(s)
 			return
 		}
@@ -225,7 +225,7 @@ func zrankGeneric(c *Client, args [][]byte, rev bool) {
 		return
 	}
 	if found {
-		if r, ok := z.Rank(string(args[2])); ok {
+		if r, ok := z.RankBytes(args[2]); ok {
 			if rev {
 				r = z.Len() - 1 - r
 			}

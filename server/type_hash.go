@@ -39,13 +39,48 @@ func (h *Hash) Len() int {
 	return len(h.small)
 }
 
-func (h *Hash) find(field string) int {
+func (h *Hash) find(field string) int { return hashFind(h, field) }
+
+// hashFind scans the small encoding; comparing string(b) with a string
+// does not allocate, so []byte arguments are looked up as they are.
+func hashFind[T ~string | ~[]byte](h *Hash, field T) int {
 	for i := range h.small {
-		if h.small[i].field == field {
+		if h.small[i].field == string(field) {
 			return i
 		}
 	}
 	return -1
+}
+
+// GetBytes is Get for an argument slice, without allocating.
+func (h *Hash) GetBytes(field []byte) (string, bool) {
+	if h.m != nil {
+		v, ok := h.m[string(field)]
+		return v, ok
+	}
+	if i := hashFind(h, field); i >= 0 {
+		return h.small[i].value, true
+	}
+	return "", false
+}
+
+// SetBytes is Set for argument slices: it allocates only what it stores,
+// and nothing when the field already holds value (HSET of the same pair
+// over and over, as redis-benchmark does).
+func (h *Hash) SetBytes(field, value []byte) bool {
+	if h.m == nil {
+		if i := hashFind(h, field); i >= 0 {
+			if h.small[i].value != string(value) {
+				h.bytes += len(value) - len(h.small[i].value)
+				h.small[i].value = string(value)
+				h.maybeConvert(h.small[i].field, h.small[i].value)
+			}
+			return false
+		}
+	} else if old, ok := h.m[string(field)]; ok && old == string(value) {
+		return false
+	}
+	return h.Set(string(field), string(value))
 }
 
 // Get returns the value of field.

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Number parsing and formatting that reproduces the C library calls Redis
@@ -13,8 +14,9 @@ import (
 // different inputs and rounds differently.
 
 // parseRedisInt parses b as Redis's string2ll does: an optional '-', no
-// '+', no leading zeros, no spaces, within int64.
-func parseRedisInt(b []byte) (int64, bool) {
+// '+', no leading zeros, no spaces, within int64. It takes strings and
+// byte slices alike, without allocating.
+func parseRedisInt[T ~string | ~[]byte](b T) (int64, bool) {
 	n := len(b)
 	if n == 0 || n > 20 {
 		return 0, false
@@ -54,6 +56,11 @@ func parseRedisInt(b []byte) (int64, bool) {
 	}
 	return int64(v), true
 }
+
+// bytesView returns b as a string without copying, for parsing an argument
+// that is neither modified nor kept during the call (ZADD parses a score
+// per element; copying each would be a needless allocation).
+func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // cIsSpace is C's isspace in the "C" locale.
 func cIsSpace(c byte) bool {
@@ -214,7 +221,7 @@ func cStrtod(s string) (v float64, consumed int, erange bool) {
 // ZINCRBY increments): the whole string must convert, no leading space, no
 // overflow or underflow to zero, not NaN.
 func parseRedisDouble(b []byte) (float64, bool) {
-	s := string(b)
+	s := bytesView(b)
 	if len(s) == 0 || cIsSpace(s[0]) {
 		return 0, false
 	}
@@ -232,7 +239,7 @@ func parseRedisDouble(b []byte) (float64, bool) {
 // does: "(" marks it exclusive, then strtod must consume the rest (an empty
 // rest is 0) and the value must not be NaN.
 func parseScoreBound(b []byte) (v float64, exclusive bool, ok bool) {
-	s := string(b)
+	s := bytesView(b)
 	if len(s) > 0 && s[0] == '(' {
 		exclusive, s = true, s[1:]
 	}

@@ -6,6 +6,10 @@ import (
 	"strconv"
 )
 
+// The ...Bytes methods take a command argument as is and only allocate a
+// string when a member is actually stored: redis-benchmark's SADD, for one,
+// adds the same member over and over.
+
 // setMaxIntsetEntries is Redis's set-max-intset-entries: a set of up to this
 // many integers is kept as a sorted array of int64, so SMEMBERS returns it in
 // ascending order exactly like Redis's intset encoding.
@@ -32,23 +36,10 @@ func (s *Set) memUsage() int {
 	return s.bytes + 72*len(s.members) + 48
 }
 
-// parseSetInt reports whether s is an integer in the canonical form Redis's
-// string2ll accepts (no sign on zero, no leading zeros, no spaces, fits in
-// int64), which is what makes it eligible for the intset encoding.
-func parseSetInt(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	// Reject forms ParseInt accepts but string2ll does not ("+1", "01", "-0").
-	if strconv.FormatInt(v, 10) != s {
-		return 0, false
-	}
-	return v, true
-}
+// parseSetInt reports whether m is an integer in the canonical form
+// Redis's string2ll accepts (no sign on zero, no leading zeros, no spaces,
+// fits in int64), which is what makes it eligible for the intset encoding.
+func parseSetInt[T ~string | ~[]byte](m T) (int64, bool) { return parseRedisInt(m) }
 
 // Len returns the number of members.
 func (s *Set) Len() int {
@@ -100,6 +91,36 @@ func (s *Set) Add(m string) bool {
 	s.members = append(s.members, m)
 	s.bytes += len(m)
 	return true
+}
+
+// AddBytes is Add for an argument slice; it copies b only when storing it.
+func (s *Set) AddBytes(b []byte) bool {
+	if s.HasBytes(b) {
+		return false
+	}
+	return s.Add(string(b))
+}
+
+// HasBytes is Has without converting b.
+func (s *Set) HasBytes(b []byte) bool {
+	if s.idx == nil {
+		v, ok := parseSetInt(b)
+		if !ok {
+			return false
+		}
+		_, found := s.intPos(v)
+		return found
+	}
+	_, ok := s.idx[string(b)]
+	return ok
+}
+
+// RemoveBytes is Remove without converting b unless it is a member.
+func (s *Set) RemoveBytes(b []byte) bool {
+	if !s.HasBytes(b) {
+		return false
+	}
+	return s.Remove(string(b))
 }
 
 // Has reports whether m is a member.

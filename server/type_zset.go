@@ -18,7 +18,7 @@ const (
 // queries (ZRANK) and range starts (ZRANGE by rank or score), the same
 // structure Redis uses (t_zset.c).
 type ZSet struct {
-	dict  map[string]float64
+	dict  map[string]*zslNode // member -> its node (score and canonical string)
 	zsl   zskiplist
 	bytes int // sum of member lengths, for memUsage
 	// big is set once the set outgrows Redis's listpack thresholds; only
@@ -58,7 +58,7 @@ type zskiplist struct {
 // NewZSet returns an empty sorted set.
 func NewZSet() *ZSet {
 	return &ZSet{
-		dict: make(map[string]float64),
+		dict: make(map[string]*zslNode),
 		zsl:  zskiplist{header: &zslNode{level: make([]zslLevel, zslMaxLevel)}, level: 1},
 	}
 }
@@ -320,57 +320,97 @@ func (zsl *zskiplist) lastInLex(r LexRange) *zslNode {
 func (z *ZSet) Len() int { return len(z.dict) }
 
 // Score returns the score of member.
-func (z *ZSet) Score(member string) (float64, bool) {
-	s, ok := z.dict[member]
-	return s, ok
+func (z *ZSet) Score(member string) (float64, bool) { return zsetScore(z, member) }
+
+// ScoreBytes is Score for an argument slice, without allocating.
+func (z *ZSet) ScoreBytes(member []byte) (float64, bool) { return zsetScore(z, member) }
+
+func zsetScore[T ~string | ~[]byte](z *ZSet, member T) (float64, bool) {
+	n, ok := z.dict[string(member)]
+	if !ok {
+		return 0, false
+	}
+	return n.score, true
+}
+
+// normScore applies Redis's encoding-dependent sign of zero (see Set).
+func (z *ZSet) normScore(score float64) float64 {
+	if score == 0 && !z.big {
+		// Redis's listpack encoding stores scores as text, where -0
+		// becomes "0"; its skiplist keeps the double's sign.
+		return 0
+	}
+	return score
 }
 
 // Set adds member with score or moves it to score; it reports whether the
 // member is new. score must not be NaN.
 func (z *ZSet) Set(member string, score float64) bool {
-	old, ok := z.dict[member]
-	if !ok && !z.big && (len(z.dict)+1 > zsetMaxSmallEntries || len(member) > zsetMaxSmallValue) {
-		z.big = true
-	}
-	if score == 0 && !z.big {
-		// Redis's listpack encoding stores scores as text, where -0
-		// becomes "0"; its skiplist keeps the double's sign.
-		score = 0
-	}
-	if ok {
-		if old == score {
-			return false
-		}
-		z.zsl.delete(old, member)
-		z.zsl.insert(score, member)
-		z.dict[member] = score
+	if n, ok := z.dict[member]; ok {
+		z.update(n, z.normScore(score))
 		return false
 	}
-	z.dict[member] = score
-	z.zsl.insert(score, member)
+	if !z.big && (len(z.dict)+1 > zsetMaxSmallEntries || len(member) > zsetMaxSmallValue) {
+		z.big = true
+	}
+	z.dict[member] = z.zsl.insert(z.normScore(score), member)
 	z.bytes += len(member)
 	return true
 }
 
+// SetBytes is Set for an argument slice: it allocates the member only when
+// adding it (redis-benchmark's ZADD re-adds one member).
+func (z *ZSet) SetBytes(member []byte, score float64) bool {
+	if n, ok := z.dict[string(member)]; ok {
+		z.update(n, z.normScore(score))
+		return false
+	}
+	return z.Set(string(member), score)
+}
+
+// update moves node n to score, in place when its neighbours still bracket
+// the new score (Redis's zslUpdateScore), else by re-inserting it.
+func (z *ZSet) update(n *zslNode, score float64) {
+	if n.score == score {
+		return
+	}
+	if (n.backward == nil || n.backward.score < score) && (n.level[0].forward == nil || n.level[0].forward.score > score) {
+		n.score = score
+		return
+	}
+	z.zsl.delete(n.score, n.member)
+	z.dict[n.member] = z.zsl.insert(score, n.member)
+}
+
 // Remove deletes member and reports whether it was there.
-func (z *ZSet) Remove(member string) bool {
-	s, ok := z.dict[member]
+func (z *ZSet) Remove(member string) bool { return zsetRemove(z, member) }
+
+// RemoveBytes is Remove for an argument slice, without allocating.
+func (z *ZSet) RemoveBytes(member []byte) bool { return zsetRemove(z, member) }
+
+func zsetRemove[T ~string | ~[]byte](z *ZSet, member T) bool {
+	n, ok := z.dict[string(member)]
 	if !ok {
 		return false
 	}
-	delete(z.dict, member)
-	z.zsl.delete(s, member)
-	z.bytes -= len(member)
+	delete(z.dict, n.member)
+	z.zsl.delete(n.score, n.member)
+	z.bytes -= len(n.member)
 	return true
 }
 
 // Rank returns the 0-based rank of member in ascending order.
-func (z *ZSet) Rank(member string) (int, bool) {
-	s, ok := z.dict[member]
+func (z *ZSet) Rank(member string) (int, bool) { return zsetRank(z, member) }
+
+// RankBytes is Rank for an argument slice, without allocating.
+func (z *ZSet) RankBytes(member []byte) (int, bool) { return zsetRank(z, member) }
+
+func zsetRank[T ~string | ~[]byte](z *ZSet, member T) (int, bool) {
+	n, ok := z.dict[string(member)]
 	if !ok {
 		return 0, false
 	}
-	return z.zsl.rank(s, member) - 1, true
+	return z.zsl.rank(n.score, n.member) - 1, true
 }
 
 // ZMember is a member with its score, as ranges return them.
