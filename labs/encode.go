@@ -46,9 +46,13 @@ func Encode(l *Lab) ([]byte, error) {
 		refs := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, r := range l.References {
 			m := newMap()
-			m.str("label", r.Label)
-			m.str("value", r.Value)
-			m.str("source", r.Source)
+			if r.Figure != "" {
+				m.str("figure", r.Figure)
+			} else {
+				m.str("label", r.Label)
+				m.str("value", r.Value)
+				m.str("source", r.Source)
+			}
 			m.opt("step", r.Step)
 			refs.Content = append(refs.Content, m.node)
 		}

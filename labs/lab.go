@@ -130,7 +130,11 @@ type Reference struct {
 	Source string
 	// Step optionally ties the figure to a compare or bench step id.
 	Step string
-	Line int
+	// Figure is the id in assets/figures.yaml the figure was taken from
+	// (Label, Value and Source are filled from it); empty when the lab
+	// wrote the figure out itself.
+	Figure string
+	Line   int
 }
 
 // Value is a scalar field that may reference variables as {{.vars.NAME}},

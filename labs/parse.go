@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpulab/dpulab/assets"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -407,14 +408,28 @@ func (p *parser) references(n *yaml.Node) {
 		if m == nil {
 			continue
 		}
-		p.allow(m, "reference", "label", "value", "source", "step")
-		p.require(m, "reference", "label", "value", "source")
+		p.allow(m, "reference", "label", "value", "source", "step", "figure")
 		r := Reference{
 			Label:  p.str(m.get("label"), "reference label"),
 			Value:  p.str(m.get("value"), "reference value"),
 			Source: strings.TrimSpace(p.str(m.get("source"), "reference source")),
 			Step:   p.str(m.get("step"), "reference step"),
+			Figure: p.str(m.get("figure"), "reference figure"),
 			Line:   c.Line,
+		}
+		if r.Figure != "" {
+			for _, k := range []string{"label", "value", "source"} {
+				if m.get(k) != nil {
+					p.errf(m.keyOf[k], "reference: give either figure: or %s:, not both (the figure brings its own)", k)
+				}
+			}
+			f, ok := assets.FigureByID(r.Figure)
+			if !ok {
+				p.errf(m.get("figure"), "reference: no figure %q in assets/figures.yaml", r.Figure)
+			}
+			r.Label, r.Value, r.Source = f.Label, f.Value, f.Source
+		} else {
+			p.require(m, "reference", "label", "value", "source")
 		}
 		if r.Step != "" && p.lab.Step(r.Step) == nil {
 			p.errf(m.get("step"), "reference: no step %q in this lab", r.Step)
