@@ -257,9 +257,35 @@ func Find(id string, labDirs ...string) (*Lab, error) {
 // directory of labs) and returns every problem. The error is for paths
 // that hold no lab at all.
 func Lint(p string) (Problems, error) {
+	_, probs, err := lintCount(p)
+	return probs, err
+}
+
+// LintPaths lints every path (no paths: the embedded labs) and also says
+// how many labs it checked, for a summary line.
+func LintPaths(paths ...string) (labsChecked int, probs Problems, err error) {
+	if len(paths) == 0 {
+		dirs, err := fs.ReadDir(embedded, ".")
+		if err != nil {
+			return 0, nil, err
+		}
+		return len(dirs), LintEmbedded(), nil
+	}
+	for _, p := range paths {
+		n, ps, err := lintCount(p)
+		if err != nil {
+			return labsChecked, probs, err
+		}
+		labsChecked += n
+		probs = append(probs, ps...)
+	}
+	return labsChecked, probs, nil
+}
+
+func lintCount(p string) (int, Problems, error) {
 	dirs, err := labDirs(p)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	var probs Problems
 	var ok []*Lab
@@ -271,7 +297,7 @@ func Lint(p string) (Problems, error) {
 		}
 	}
 	probs = append(probs, duplicateIDs(ok)...)
-	return probs, nil
+	return len(dirs), probs, nil
 }
 
 // LintEmbedded checks the labs compiled into dpulab.

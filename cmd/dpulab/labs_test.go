@@ -72,8 +72,8 @@ func TestLabsTableAndInventory(t *testing.T) {
 }
 
 func TestLintCommand(t *testing.T) {
-	if out, _, err := runCmd(t, "lint"); err != nil || out != "" {
-		t.Fatalf("built-in labs: %v\n%s", err, out)
+	if out, errOut, err := runCmd(t, "lint"); err != nil || out != "" || !strings.Contains(errOut, "3 labs, no problems") {
+		t.Fatalf("built-in labs: %v\n%s%s", err, out, errOut)
 	}
 	if _, _, err := runCmd(t, "lint", "../../labs/quickstart", "../../labs/redis-dpu-uptv2/lab.yaml"); err != nil {
 		t.Fatalf("lint of good labs by dir and by file: %v", err)
@@ -91,7 +91,7 @@ func TestLintCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "8 problem(s)") {
+	if !strings.Contains(errOut, "8 problem(s) in 2 labs") {
 		t.Errorf("stderr %q should count the problems", errOut)
 	}
 	if _, _, err := runCmd(t, "lint", t.TempDir()); err == nil || errors.As(err, &ee) {

@@ -22,25 +22,27 @@ PATH is a lab directory, its lab.yaml, or a directory of labs. Without a
 PATH the labs built into dpulab are checked. Exits 1 when anything is wrong.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			var probs labs.Problems
-			if len(args) == 0 {
-				probs = labs.LintEmbedded()
-			}
-			for _, p := range args {
-				ps, err := labs.Lint(p)
-				if err != nil {
-					return err
-				}
-				probs = append(probs, ps...)
+			n, probs, err := labs.LintPaths(args...)
+			if err != nil {
+				return err
 			}
 			for _, p := range probs {
 				fmt.Fprintln(out, p)
 			}
 			if len(probs) > 0 {
-				fmt.Fprintf(errOut, "%d problem(s)\n", len(probs))
+				fmt.Fprintf(errOut, "%d problem(s) in %s\n", len(probs), plural(n, "lab"))
 				return exitError{code: 1}
 			}
+			fmt.Fprintf(errOut, "%s, no problems\n", plural(n, "lab"))
 			return nil
 		},
 	}
+}
+
+// plural writes "1 lab" or "3 labs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
