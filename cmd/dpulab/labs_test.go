@@ -98,3 +98,33 @@ func TestLintCommand(t *testing.T) {
 		t.Errorf("a dir with no lab: %v, want a plain error", err)
 	}
 }
+
+func TestLabsLabDir(t *testing.T) {
+	dir := t.TempDir()
+	lab := filepath.Join(dir, "extra")
+	if err := os.MkdirAll(lab, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "id: extra\ntitle: An extra lab\nsummary: s\nduration: 2m\nroles: [local]\nsteps:\n  - {id: a, title: A, kind: run, run: \"true\"}\n"
+	if err := os.WriteFile(filepath.Join(lab, "lab.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCmd(t, "labs", "--json", "--lab-dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var infos []labInfo
+	if err := json.Unmarshal([]byte(out), &infos); err != nil {
+		t.Fatal(err)
+	}
+	if infos[0].ID != "quickstart" || infos[len(infos)-1].ID != "extra" || infos[len(infos)-1].Embedded || infos[len(infos)-1].Duration != "2m" {
+		t.Fatalf("got %+v", infos)
+	}
+	// A broken lab in --lab-dir is reported with its line, not skipped.
+	if err := os.WriteFile(filepath.Join(lab, "lab.yaml"), []byte(yaml+"bogus: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd(t, "labs", "--lab-dir", dir); err == nil || !strings.Contains(err.Error(), "lab.yaml:8: lab: unknown key \"bogus\"") {
+		t.Errorf("err = %v", err)
+	}
+}
