@@ -46,6 +46,9 @@ type Config struct {
 	TCO compare.TCOFunc
 	// NoAnimation freezes spinners (golden tests).
 	NoAnimation bool
+	// Clock is the interval of the clock that drives countdowns and
+	// booth timers (default 1s; tests shorten it).
+	Clock time.Duration
 }
 
 // State is the page the app shows.
@@ -103,13 +106,17 @@ func (a *App) Replay() *replay.Model { return a.replay }
 // Err is the error on screen, if any.
 func (a *App) Err() error { return a.err }
 
-func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return clockMsg(t) })
+func (a *App) tick() tea.Cmd {
+	d := a.cfg.Clock
+	if d <= 0 {
+		d = time.Second
+	}
+	return tea.Tick(d, func(t time.Time) tea.Msg { return clockMsg(t) })
 }
 
 // Init opens the replay, the booth lab or the picker.
 func (a *App) Init() tea.Cmd {
-	cmds := []tea.Cmd{tick(), a.pump.Wait()}
+	cmds := []tea.Cmd{a.tick(), a.pump.Wait()}
 	switch {
 	case a.cfg.Replay != nil:
 		a.state = StateReplay
@@ -217,7 +224,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, a.pump.Wait())
 		return a, tea.Batch(cmds...)
 	case clockMsg:
-		cmds = append(cmds, tick())
+		cmds = append(cmds, a.tick())
 		if a.err != nil && a.cfg.BoothLab != "" && time.Since(a.errAt) > a.cfg.Booth.WithDefaults().ErrorHold {
 			// Booth: an error stays on screen for a while, then we start over.
 			a.err = nil

@@ -204,7 +204,7 @@ func (m *Model) start(i int) tea.Cmd {
 	m.list.Select(i)
 	m.out.Clear()
 	m.status = ""
-	if session.NeedsVars(s.Kind) {
+	if session.ShowsDashboard(s.Kind) {
 		m.dash.Reset()
 		m.view = ViewDashboard
 	}

@@ -1,0 +1,328 @@
+package tui
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+)
+
+var writeCaptures = flag.Bool("captures", false, "write the end-to-end screen captures to testdata/captures")
+
+// buildDpulab builds the real binary once per test binary run.
+func buildDpulab(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dpulab")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/dpulab/dpulab/cmd/dpulab")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build dpulab: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// tmuxScreen drives one tmux session on a private server socket, so the
+// test never touches the person's own tmux.
+type tmuxScreen struct {
+	t      *testing.T
+	tmux   string
+	socket string
+}
+
+func newTmux(t *testing.T, w, h int, dir string, env []string, argv ...string) *tmuxScreen {
+	t.Helper()
+	tm := testpeer.Require(t, "tmux")
+	s := &tmuxScreen{t: t, tmux: tm, socket: fmt.Sprintf("dpulab-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	var sh strings.Builder
+	for _, e := range env {
+		sh.WriteString(shq(e) + " ")
+	}
+	for _, a := range argv {
+		sh.WriteString(shq(a) + " ")
+	}
+	// Keep the pane after dpulab exits so the test can read its status.
+	script := "env TERM=xterm-256color " + sh.String() + "2>" + shq(filepath.Join(dir, "stderr.txt")) + "; echo DPULAB-EXITED:$?; sleep 600"
+	s.run("new-session", "-d", "-s", "e2e", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command(s.tmux, "-L", s.socket, "kill-server").Run() })
+	return s
+}
+
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func (s *tmuxScreen) run(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command(s.tmux, append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (s *tmuxScreen) screen() string { return s.run("capture-pane", "-p", "-t", "e2e") }
+
+// keys sends tmux key names (Enter, Tab, C-u) or literal text.
+func (s *tmuxScreen) keys(k ...string) { s.run(append([]string{"send-keys", "-t", "e2e"}, k...)...) }
+
+func (s *tmuxScreen) text(txt string) { s.run("send-keys", "-t", "e2e", "-l", txt) }
+
+// waitFor polls the screen until every want is on it, failing with the
+// last screen after timeout.
+func (s *tmuxScreen) waitFor(timeout time.Duration, want ...string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		scr := s.screen()
+		ok := true
+		for _, w := range want {
+			if !strings.Contains(scr, w) {
+				ok = false
+			}
+		}
+		if ok {
+			return scr
+		}
+		if strings.Contains(scr, "DPULAB-EXITED") || time.Now().After(deadline) {
+			s.t.Fatalf("screen never showed %q; last screen:\n%s", want, scr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// freePorts finds n consecutive free loopback ports.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for try := 0; try < 50; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if base+n > 65000 {
+			continue
+		}
+		ok := true
+		for p := base; p < base+n; p++ {
+			c, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			c.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free port range")
+	return 0
+}
+
+func saveCapture(t *testing.T, name, scr string) {
+	t.Helper()
+	if !*writeCaptures {
+		return
+	}
+	p := filepath.Join("testdata", "captures", name)
+	if err := os.WriteFile(p, []byte(scr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEndToEndQuickstart runs the real binary in tmux at 100×30 as a
+// person would: open quickstart, run everything (shortening the timed runs
+// in the variables form), watch the dashboard, end on the compare view,
+// quit with q (cleanup runs).
+func TestEndToEndQuickstart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	bin := buildDpulab(t)
+	dir := t.TempDir()
+	port := freePorts(t, 8)
+	s := newTmux(t, 100, 30, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state")}, bin)
+
+	s.waitFor(15*time.Second, "pick a lab", "Quickstart")
+	s.keys("Enter")
+	s.waitFor(10*time.Second, "Step 1/9")
+	s.keys("a") // run all from here
+	s.waitFor(30*time.Second, "Variables for")
+	// Fields: instances, port, clients, pipeline, data_size, ratio,
+	// key_maximum, warmup, duration, runs.
+	s.keys("C-u")
+	s.text("2")
+	s.keys("Tab", "C-u")
+	s.text(fmt.Sprint(port))
+	s.keys("Tab", "Tab", "Tab", "Tab", "Tab", "Tab", "C-u")
+	s.text("0s")
+	s.keys("Tab", "C-u")
+	s.text("2s")
+	s.keys("Tab", "C-u")
+	s.text("1")
+	scr := s.waitFor(5*time.Second, "runs")
+	if strings.Contains(scr, "✘") {
+		t.Fatalf("the form refused a value:\n%s", scr)
+	}
+	s.keys("Enter")
+
+	dash := s.waitFor(90*time.Second, "Live bench", "ops/s")
+	// Let a second or two of samples arrive before the capture.
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(dash, "waiting for data") && time.Now().Before(deadline) {
+		time.Sleep(300 * time.Millisecond)
+		dash = s.screen()
+	}
+	if !strings.Contains(dash, "TPS") || !strings.Contains(dash, "latency (ms)") {
+		t.Fatalf("dashboard incomplete:\n%s", dash)
+	}
+	saveCapture(t, "dashboard.txt", dash)
+
+	cmp := s.waitFor(180*time.Second, "Compare:", "TCP loopback (baseline)", "Unix socket", "results written to")
+	if !regexp.MustCompile(`[+-]\d+\.\d% (better|worse|same)`).MatchString(cmp) {
+		t.Fatalf("compare view shows no signed delta:\n%s", cmp)
+	}
+	saveCapture(t, "compare.txt", cmp)
+
+	s.keys("q")
+	end := s.waitFor(60*time.Second, "DPULAB-EXITED:")
+	if !strings.Contains(end, "DPULAB-EXITED:0") {
+		errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
+		t.Fatalf("dpulab exited badly:\n%s\nstderr:\n%s", end, errOut)
+	}
+	res, err := filepath.Glob(filepath.Join(dir, "results", "quickstart", "*", "results.json"))
+	if err != nil || len(res) != 1 {
+		t.Fatalf("want one results.json under %s/results/quickstart, got %v (%v)", dir, res, err)
+	}
+	// Cleanup stopped the servers: nothing listens on their ports.
+	for p := port; p < port+2; p++ {
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), 200*time.Millisecond); err == nil {
+			c.Close()
+			t.Errorf("port %d still answers after quitting: cleanup did not stop the server", p)
+		}
+	}
+}
+
+// startSSHD runs a real OpenSSH sshd on a free loopback port with a fresh
+// host key and a user key for root, and returns the port, the host key's
+// SHA256 fingerprint and the user key's path.
+func startSSHD(t *testing.T, dir string) (port int, fingerprint, userKey string) {
+	t.Helper()
+	sshd := testpeer.Require(t, "/usr/sbin/sshd")
+	keygen := testpeer.Require(t, "ssh-keygen")
+	run := func(name string, args ...string) string {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+	hostKey := filepath.Join(dir, "host_ed25519")
+	userKey = filepath.Join(dir, "user_ed25519")
+	run(keygen, "-q", "-t", "ed25519", "-N", "", "-f", hostKey)
+	run(keygen, "-q", "-t", "ed25519", "-N", "", "-f", userKey)
+	pub, err := os.ReadFile(userKey + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(run(keygen, "-l", "-E", "sha256", "-f", hostKey+".pub"))
+	fingerprint = fields[1]
+	port = freePorts(t, 1)
+	sftp := "/usr/lib/openssh/sftp-server"
+	conf := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile %s
+AuthorizedKeysFile %s
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+Subsystem sftp %s
+`, port, hostKey, filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"), sftp)
+	cfg := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
+	cmd.Stderr, _ = os.Create(filepath.Join(dir, "sshd.log"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for i := 0; i < 50; i++ {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return port, fingerprint, userKey
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "sshd.log"))
+	t.Fatalf("sshd did not start:\n%s", log)
+	return 0, "", ""
+}
+
+// TestEndToEndHostKeyPrompt points quickstart's role at a real sshd on
+// loopback whose host key is unknown: the TUI must show the key type and
+// the exact SHA256 fingerprint, and "accept once" must let the step run
+// over SSH without saving the key.
+func TestEndToEndHostKeyPrompt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to log in to the test sshd as the current user without PAM")
+	}
+	bin := buildDpulab(t)
+	dir := t.TempDir()
+	port, fp, userKey := startSSHD(t, dir)
+	knownHosts := filepath.Join(dir, "known_hosts")
+	inv := fmt.Sprintf(`known_hosts: %s
+hosts:
+  - name: lab1
+    address: 127.0.0.1
+    port: %d
+    user: root
+    identity: %s
+    roles: [local]
+`, knownHosts, port, userKey)
+	invPath := filepath.Join(dir, "hosts.yaml")
+	if err := os.WriteFile(invPath, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newTmux(t, 100, 30, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "HOME=" + dir}, bin, "--inventory", invPath)
+	s.waitFor(15*time.Second, "pick a lab")
+	s.keys("Enter")
+	s.waitFor(10*time.Second, "Step 1/9")
+	s.keys("Enter") // welcome (read)
+	s.waitFor(10*time.Second, "Step 2/9")
+	s.keys("Enter") // prerequisites: the first step that reaches the host
+	scr := s.waitFor(30*time.Second, "Unknown host key", "SHA256:")
+	for _, want := range []string{"ssh-ed25519", fp, "lab1", "Accept once", "Accept and save", "Refuse"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("host-key dialog lacks %q:\n%s", want, scr)
+		}
+	}
+	saveCapture(t, "hostkey.txt", scr)
+	s.keys("o") // accept once
+	s.waitFor(60*time.Second, "step 2 done")
+	if b, _ := os.ReadFile(knownHosts); len(b) != 0 {
+		t.Fatalf("accept once saved the key to known_hosts:\n%s", b)
+	}
+	s.keys("q")
+	end := s.waitFor(60*time.Second, "DPULAB-EXITED:")
+	if !strings.Contains(end, "DPULAB-EXITED:0") {
+		errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
+		t.Fatalf("dpulab exited badly:\n%s\nstderr:\n%s", end, errOut)
+	}
+}
