@@ -42,6 +42,9 @@ type Pool struct {
 
 	mu      sync.Mutex
 	targets map[string]Target
+	// jumps are the jump hosts' Targets, by user@host:port, shared by
+	// every host behind the same bastion.
+	jumps map[string]*SSHTarget
 	cfgs    []*ssh_config.Config
 	cfgErr  error
 	cfgOnce sync.Once
@@ -49,7 +52,7 @@ type Pool struct {
 
 // NewPool returns a Pool over inv (nil: everything local).
 func NewPool(inv *Inventory, opts SSHOptions) *Pool {
-	return &Pool{inv: inv, opts: opts, targets: map[string]Target{}}
+	return &Pool{inv: inv, opts: opts, targets: map[string]Target{}, jumps: map[string]*SSHTarget{}}
 }
 
 // Inventory returns the pool's inventory.
@@ -71,10 +74,35 @@ func (p *Pool) Target(h Host) (Target, error) {
 		if err != nil {
 			return nil, err
 		}
+		if cfg.Jump != nil {
+			cfg.JumpVia = p.jumpTarget(*cfg.Jump)
+		}
 		t = NewSSH(cfg)
 	}
 	p.targets[h.Name] = t
 	return t, nil
+}
+
+// jumpTarget returns the shared Target for a jump host chain (p.mu held).
+func (p *Pool) jumpTarget(c SSHConfig) *SSHTarget {
+	key := jumpKey(c)
+	if t, ok := p.jumps[key]; ok {
+		return t
+	}
+	if c.Jump != nil {
+		c.JumpVia = p.jumpTarget(*c.Jump)
+	}
+	t := NewSSH(c)
+	p.jumps[key] = t
+	return t
+}
+
+func jumpKey(c SSHConfig) string {
+	k := c.User + "@" + c.addr()
+	if c.Jump != nil {
+		k += " via " + jumpKey(*c.Jump)
+	}
+	return k
 }
 
 // TargetsFor returns the Targets of every host playing role.
@@ -126,9 +154,16 @@ func (p *Pool) Close() error {
 	p.mu.Lock()
 	ts := p.targets
 	p.targets = map[string]Target{}
+	js := p.jumps
+	p.jumps = map[string]*SSHTarget{}
 	p.mu.Unlock()
 	var errs []error
 	for _, t := range ts {
+		if err := t.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, t := range js {
 		if err := t.Close(); err != nil {
 			errs = append(errs, err)
 		}

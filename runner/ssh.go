@@ -37,6 +37,11 @@ type SSHConfig struct {
 	NoAgent bool
 	// Jump, when set, is the host to tunnel through (ProxyJump).
 	Jump *SSHConfig
+	// JumpVia, when set, is an existing Target for the jump host, shared
+	// with other hosts behind it (Pool does this) so that the bastion gets
+	// one connection; it takes precedence over Jump and is not closed by
+	// Close.
+	JumpVia *SSHTarget
 	// KnownHosts is the known_hosts file keys are checked against and
 	// accepted keys saved to.
 	KnownHosts string
@@ -69,6 +74,8 @@ type SSHTarget struct {
 	keys *hostKeyChecker
 	auth authState
 	jump *SSHTarget
+	// ownJump says the jump Target was made here and is closed with us.
+	ownJump bool
 	common
 
 	mu      sync.Mutex
@@ -110,8 +117,12 @@ func NewSSH(cfg SSHConfig) *SSHTarget {
 	}
 	t := &SSHTarget{cfg: cfg}
 	t.keys = &hostKeyChecker{host: cfg.Name, file: cfg.KnownHosts}
-	if cfg.Jump != nil {
+	switch {
+	case cfg.JumpVia != nil:
+		t.jump = cfg.JumpVia
+	case cfg.Jump != nil:
 		t.jump = NewSSH(*cfg.Jump)
+		t.ownJump = true
 	}
 	t.common = common{
 		host:     cfg.Name,
@@ -679,7 +690,7 @@ func (t *SSHTarget) Close() error {
 			err = nil
 		}
 	}
-	if t.jump != nil {
+	if t.jump != nil && t.ownJump {
 		if jerr := t.jump.Close(); err == nil {
 			err = jerr
 		}

@@ -394,3 +394,47 @@ func TestProxyJump(t *testing.T) {
 		t.Fatalf("after the bastion connection closed: %v %v", res, err)
 	}
 }
+
+// TestPoolSharesJumpHost: two inventory hosts behind one bastion share the
+// bastion's connection.
+func TestPoolSharesJumpHost(t *testing.T) {
+	bastion, inner := startSSHD(t), startSSHD(t)
+	dir := t.TempDir()
+	sshCfg := filepath.Join(dir, "config")
+	conf := fmt.Sprintf(`Host bastion
+  HostName 127.0.0.1
+  Port %d
+  IdentityFile %s
+Host inner1 inner2
+  HostName 127.0.0.1
+  Port %d
+  IdentityFile %s
+  ProxyJump bastion
+`, bastion.port, bastion.userKey, inner.port, inner.userKey)
+	os.WriteFile(sshCfg, []byte(conf), 0o600)
+	// One known_hosts for both servers.
+	kh := filepath.Join(dir, "known_hosts")
+	b1, _ := os.ReadFile(bastion.knownHosts)
+	b2, _ := os.ReadFile(inner.knownHosts)
+	os.WriteFile(kh, append(b1, b2...), 0o600)
+	inv, err := ParseInventory("hosts.yaml", []byte("known_hosts: "+kh+"\nhosts:\n  - {name: a, address: inner1, roles: [server]}\n  - {name: b, address: inner2, roles: [server]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewPool(inv, SSHOptions{SSHConfigFiles: []string{sshCfg}, NoAgent: true})
+	defer pool.Close()
+	ts, err := pool.TargetsFor("server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, errs := FanOut(context.Background(), ts, Command{Cmd: "true"})
+	for i := range ts {
+		if errs[i] != nil || res[i].ExitCode != 0 {
+			t.Fatalf("%s: %v %v", ts[i].Name(), res[i], errs[i])
+		}
+	}
+	a, b := ts[0].(*SSHTarget), ts[1].(*SSHTarget)
+	if a.jump == nil || a.jump != b.jump {
+		t.Fatalf("jump targets %p %p: not shared", a.jump, b.jump)
+	}
+}
