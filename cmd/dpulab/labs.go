@@ -23,7 +23,6 @@ type labInfo struct {
 	Missing         []string          `json:"missing_roles,omitempty"`
 	Embedded        bool              `json:"embedded"`
 	File            string            `json:"file"`
-	Variables       []labs.Variable   `json:"-"`
 }
 
 func newLabsCmd() *cobra.Command {

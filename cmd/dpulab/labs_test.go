@@ -117,7 +117,8 @@ func TestLabsLabDir(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &infos); err != nil {
 		t.Fatal(err)
 	}
-	if infos[0].ID != "quickstart" || infos[len(infos)-1].ID != "extra" || infos[len(infos)-1].Embedded || infos[len(infos)-1].Duration != "2m" {
+	// quickstart first, then by id.
+	if len(infos) != 4 || infos[0].ID != "quickstart" || infos[1].ID != "extra" || infos[1].Embedded || infos[1].Duration != "2m" {
 		t.Fatalf("got %+v", infos)
 	}
 	// A broken lab in --lab-dir is reported with its line, not skipped.
