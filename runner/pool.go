@@ -44,7 +44,7 @@ type Pool struct {
 	targets map[string]Target
 	// jumps are the jump hosts' Targets, by user@host:port, shared by
 	// every host behind the same bastion.
-	jumps map[string]*SSHTarget
+	jumps   map[string]*SSHTarget
 	cfgs    []*ssh_config.Config
 	cfgErr  error
 	cfgOnce sync.Once
