@@ -102,6 +102,7 @@ func quickstart(t testing.TB) *labs.Lab {
 }
 
 func TestQuickstartEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds dpulab and runs the quickstart lab (about 15 s)")
 	}
@@ -204,6 +205,7 @@ func TestQuickstartEndToEnd(t *testing.T) {
 func quickVarsPort(e *Engine) string { return e.Vars()["port"] }
 
 func TestQuickstartAbortCleansUpAndKeepsFinishedRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds dpulab and runs part of the quickstart lab")
 	}

@@ -129,6 +129,7 @@ func startSSHD(t *testing.T) *sshdHost {
 // servers are started detached there, PING goes through `dpulab bench` on
 // the host, and the sampler streams back over the session.
 func TestQuickstartOverSSH(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts sshd and runs the quickstart lab over it")
 	}
@@ -152,8 +153,6 @@ func TestQuickstartOverSSH(t *testing.T) {
 	vars["runs"] = "1"
 	rec := &recorder{}
 	resDir := filepath.Join(t.TempDir(), "results")
-	// No agent: the identity file is the only way in.
-	t.Setenv("SSH_AUTH_SOCK", "")
 	e := newEngine(t, quickstart(t), Options{Binary: bin, Inventory: in, Vars: vars, ResultsDir: resDir, Yes: true}, rec)
 	if err := e.Run(testCtx(t, 3*time.Minute)); err != nil {
 		t.Fatalf("quickstart over SSH: %v\n%s", err, strings.Join(rec.output(), "\n"))
