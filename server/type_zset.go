@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 )
 
 // Skiplist parameters from Redis (server.h): at most 32 levels, each level
@@ -263,6 +264,23 @@ type LexRange struct {
 	MinEx, MaxEx   bool
 }
 
+// empty reports whether no string can be in the range, comparing the
+// bounds as Redis's sdscmplex does ("-" below and "+" above everything).
+func (r LexRange) empty() bool {
+	var cmp int
+	switch {
+	case r.MinInf != 0 && r.MinInf == r.MaxInf:
+		cmp = 0
+	case r.MinInf == -1 || r.MaxInf == 1:
+		cmp = -1
+	case r.MinInf == 1 || r.MaxInf == -1:
+		cmp = 1
+	default:
+		cmp = strings.Compare(r.Min, r.Max)
+	}
+	return cmp > 0 || cmp == 0 && (r.MinEx || r.MaxEx)
+}
+
 func (r LexRange) aboveMin(m string) bool {
 	switch r.MinInf {
 	case -1:
@@ -463,12 +481,38 @@ func (z *ZSet) RangeByScore(r ScoreRange, rev bool, offset, limit int) []ZMember
 
 // RangeByLex returns members in r (meaningful when all scores are equal),
 // with offset and limit as RangeByScore.
+//
+// Redis does not define the result when scores differ, but it is
+// deterministic for small sets (a linear scan of the listpack after
+// checking both ends), and clients see it, so it is reproduced: the same
+// end checks, then a linear scan while the set is small and the skiplist
+// descent (Redis's skiplist encoding) once it is big.
 func (z *ZSet) RangeByLex(r LexRange, rev bool, offset, limit int) []ZMember {
+	if r.empty() || z.zsl.length == 0 {
+		return nil
+	}
+	first, last := z.zsl.header.level[0].forward, z.zsl.tail
+	if !r.aboveMin(last.member) || !r.belowMax(first.member) {
+		return nil
+	}
 	var x *zslNode
-	if rev {
+	switch {
+	case z.big && rev:
 		x = z.zsl.lastInLex(r)
-	} else {
+	case z.big:
 		x = z.zsl.firstInLex(r)
+	case rev:
+		for x = last; x != nil && !r.belowMax(x.member); x = x.backward {
+		}
+		if x != nil && !r.aboveMin(x.member) {
+			x = nil
+		}
+	default:
+		for x = first; x != nil && !r.aboveMin(x.member); x = x.level[0].forward {
+		}
+		if x != nil && !r.belowMax(x.member) {
+			x = nil
+		}
 	}
 	return z.collect(x, rev, offset, limit, func(n *zslNode) bool {
 		if rev {
