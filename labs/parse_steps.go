@@ -1,0 +1,518 @@
+package labs
+
+import (
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file reads the steps: the keys every step has and those of each
+// kind. parse.go holds the parser's helpers and the lab's other keys.
+
+// Keys each kind accepts besides the common ones.
+var (
+	commonKeys   = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
+	commandKeys_ = []string{"run", "sudo", "skip_if", "verify"}
+	benchKeys    = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport"}
+	deployKeys   = []string{"group", "instances", "port", "config", "transport", "bind", "settings"}
+	kindKeys     = map[Kind][]string{
+		KindRead:     nil,
+		KindRun:      commandKeys_,
+		KindCleanup:  commandKeys_,
+		KindCheck:    {"verify", "sudo", "skip_if"},
+		KindTemplate: {"template", "dest", "mode", "sudo", "skip_if", "verify"},
+		KindDeploy:   deployKeys,
+		KindBench:    benchKeys,
+		KindCompare:  append(slices.Clone(benchKeys), "variants", "sweep"),
+		KindTCO:      {"inputs", "from"},
+	}
+)
+
+func (p *parser) steps(n *yaml.Node) {
+	n = deref(n)
+	if n == nil {
+		return
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.errf(n, "steps must be a non-empty list")
+		return
+	}
+	seen := map[string]int{}
+	p.groups = map[string]*Step{}
+	for _, c := range n.Content {
+		m := p.mapOf(c, "step")
+		if m == nil {
+			continue
+		}
+		s := Step{Line: c.Line}
+		s.ID = p.id(m.get("id"), "step id")
+		what := "step"
+		if s.ID != "" {
+			what = "step " + s.ID
+			if line, dup := seen[s.ID]; dup {
+				p.errf(m.get("id"), "duplicate step id %q (first on line %d)", s.ID, line)
+			} else {
+				seen[s.ID] = c.Line
+			}
+		}
+		p.require(m, what, "id", "title", "kind")
+		s.Title = p.str(m.get("title"), what+" title")
+		s.Kind = Kind(p.str(m.get("kind"), what+" kind"))
+		extra, known := kindKeys[s.Kind]
+		if !known {
+			if s.Kind != "" {
+				msg := fmt.Sprintf("%s: unknown kind %q", what, s.Kind)
+				if c := closest(string(s.Kind), kindNames()); c != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", c)
+				} else {
+					msg += " (use " + strings.Join(kindNames(), ", ") + ")"
+				}
+				p.errf(m.get("kind"), "%s", msg)
+			}
+			p.lab.Steps = append(p.lab.Steps, s)
+			continue
+		}
+		p.allow(m, what, append(slices.Clone(commonKeys), extra...)...)
+		p.step(&s, m, what)
+		p.lab.Steps = append(p.lab.Steps, s)
+	}
+}
+
+func kindNames() []string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return names
+}
+
+// step fills the common and kind-specific fields of s.
+func (p *parser) step(s *Step, m *mapping, what string) {
+	s.On = p.strList(m.get("on"), what+" on")
+	for i, r := range s.On {
+		if !slices.Contains(p.lab.RoleNames(), r) {
+			node := deref(m.get("on"))
+			if node.Kind == yaml.SequenceNode && i < len(node.Content) {
+				node = node.Content[i]
+			}
+			p.errf(node, "%s: unknown role %q (the lab's roles are: %s)", what, r, strings.Join(p.lab.RoleNames(), ", "))
+		}
+	}
+	runsOnHosts := s.Kind != KindRead && s.Kind != KindTCO
+	if len(s.On) == 0 && runsOnHosts {
+		if len(p.lab.Roles) == 1 {
+			s.On = []string{p.lab.Roles[0].Name}
+		} else if len(p.lab.Roles) > 1 {
+			p.errf(m.node, "%s: say which role(s) it runs on with on: (one of %s)", what, strings.Join(p.lab.RoleNames(), ", "))
+		}
+	}
+	if !runsOnHosts && m.get("on") != nil {
+		p.errf(m.get("on"), "%s: a %s step runs on no host; remove on:", what, s.Kind)
+	}
+	if (s.Kind == KindBench || s.Kind == KindCompare) && len(s.On) > 1 {
+		p.errf(m.get("on"), "%s: the load generator runs on one role (the client); got %s", what, strings.Join(s.On, ", "))
+	}
+
+	if n := m.get("doc"); n != nil {
+		s.Doc = p.str(n, what+" doc")
+		if s.Doc != "" {
+			if _, err := readLabFile(p.fsys, p.dir, s.Doc); err != nil {
+				p.errf(n, "%s: doc %q: %v", what, s.Doc, cleanFSErr(err))
+			}
+		}
+	} else if s.Kind == KindRead {
+		p.errf(m.node, "%s: a read step needs doc: (the markdown file it shows)", what)
+	}
+	s.Hint = strings.TrimSpace(p.str(m.get("hint"), what+" hint"))
+	if n := m.get("confirm"); n != nil {
+		v := p.str(n, what+" confirm")
+		if b, err := ParseBool(v); err == nil {
+			if b {
+				s.Confirm = "Run step " + s.ID + "?"
+			}
+		} else {
+			s.Confirm = strings.TrimSpace(v)
+		}
+	}
+	s.Timeout = p.value(m.get("timeout"), what+" timeout", checkDuration)
+	s.Sudo = p.boolean(m.get("sudo"), what+" sudo")
+
+	if n := m.get("run"); n != nil {
+		s.Run = p.strList(n, what+" run")
+		node := deref(n)
+		for i, c := range s.Run {
+			cn := node
+			if node.Kind == yaml.SequenceNode && i < len(node.Content) {
+				cn = node.Content[i]
+			}
+			p.checkTemplate(p.file, blockLine(cn), c, true, commandKeys, what+" run")
+		}
+	}
+	if (s.Kind == KindRun || s.Kind == KindCleanup) && len(s.Run) == 0 {
+		p.errf(m.node, "%s: a %s step needs run: (one command or a list)", what, s.Kind)
+	}
+	if n := m.get("skip_if"); n != nil {
+		s.SkipIf = p.str(n, what+" skip_if")
+		p.checkTemplate(p.file, blockLine(n), s.SkipIf, true, commandKeys, what+" skip_if")
+	}
+	if n := m.get("verify"); n != nil {
+		s.Verify = p.verify(n, what)
+	} else if s.Kind == KindCheck {
+		p.errf(m.node, "%s: a check step needs verify: {run: COMMAND, ...}", what)
+	}
+
+	switch s.Kind {
+	case KindTemplate:
+		p.require(m, what, "template", "dest")
+		t := &TemplateSpec{Mode: 0o644}
+		t.Source = p.str(m.get("template"), what+" template")
+		if t.Source != "" {
+			p.checkTemplateFile(m.get("template"), t.Source, commandKeys, what)
+		}
+		t.Dest = p.valueWith(m.get("dest"), what+" dest", commandKeys, nil)
+		if n := m.get("mode"); n != nil {
+			ms := p.str(n, what+" mode")
+			mode, err := strconv.ParseUint(ms, 8, 32)
+			if err != nil || mode > 0o777 {
+				p.errf(n, "%s: mode %q: write an octal file mode such as 0644", what, ms)
+			}
+			t.Mode = fs.FileMode(mode)
+		}
+		s.Template = t
+	case KindDeploy:
+		s.Deploy = p.deploy(m, what, false)
+		if s.Deploy.Group == "" {
+			s.Deploy.Group = s.ID
+		}
+		if prev, dup := p.groups[s.Deploy.Group]; dup {
+			p.errf(m.node, "%s: group %q is already deployed by step %s", what, s.Deploy.Group, prev.ID)
+		} else if s.Deploy.Group != "" {
+			p.groups[s.Deploy.Group] = s
+		}
+	case KindBench:
+		p.require(m, what, "target")
+		s.Bench = p.bench(m, what)
+		at := m.get("transport")
+		if at == nil {
+			at = m.get("target")
+		}
+		p.checkReach(at, what, s.On, s.Bench.Transport, s.Bench.Target, nil)
+	case KindCompare:
+		s.Bench = p.bench(m, what)
+		s.Compare = p.compare(m, s, what)
+	case KindTCO:
+		s.TCO = p.tco(m, what)
+	}
+}
+
+// blockLine is the first line of a scalar's text: one below the key for a
+// literal (|) or folded (>) block.
+func blockLine(n *yaml.Node) int {
+	n = deref(n)
+	if n == nil {
+		return 0
+	}
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return n.Line + 1
+	}
+	return n.Line
+}
+
+func (p *parser) verify(n *yaml.Node, what string) *Verify {
+	what += " verify"
+	m := p.mapOf(n, what)
+	if m == nil {
+		return nil
+	}
+	p.allow(m, what, "run", "expect_exit", "expect", "retries", "interval")
+	p.require(m, what, "run")
+	v := &Verify{Line: n.Line}
+	v.Run = p.str(m.get("run"), what+" run")
+	p.checkTemplate(p.file, blockLine(m.get("run")), v.Run, true, commandKeys, what+" run")
+	v.ExpectExit = p.integer(m.get("expect_exit"), what+" expect_exit")
+	if en := m.get("expect"); en != nil {
+		v.Expect = p.str(en, what+" expect")
+		if _, err := regexp.Compile(v.Expect); err != nil {
+			p.errf(en, "%s: expect is not a valid regular expression: %v", what, err)
+		}
+	}
+	v.Retries = p.integer(m.get("retries"), what+" retries")
+	if v.Retries < 0 {
+		p.errf(m.get("retries"), "%s: retries must be 0 or more", what)
+	}
+	v.Interval = 1e9
+	if in := m.get("interval"); in != nil {
+		d, err := ParseDuration(p.str(in, what+" interval"))
+		if err != nil {
+			p.errf(in, "%s interval: %v", what, err)
+		}
+		v.Interval = d
+	}
+	return v
+}
+
+// deploy reads the keys of a deploy step, or of a variant's deploy override
+// (override: group not allowed, nothing required).
+func (p *parser) deploy(m *mapping, what string, override bool) *DeploySpec {
+	d := &DeploySpec{}
+	if !override {
+		d.Group = p.id(m.get("group"), what+" group")
+	}
+	d.Instances = p.value(m.get("instances"), what+" instances", checkIntMin(1))
+	d.Port = p.value(m.get("port"), what+" port", checkPort)
+	if n := m.get("config"); n != nil {
+		d.Config = p.str(n, what+" config")
+		if d.Config != "" {
+			p.checkTemplateFile(n, d.Config, configKeys, what)
+		}
+	}
+	d.Transport = p.value(m.get("transport"), what+" transport", checkTransport)
+	d.Bind = p.value(m.get("bind"), what+" bind", nil)
+	d.Settings = p.settings(m.get("settings"), what)
+	return d
+}
+
+func (p *parser) settings(n *yaml.Node, what string) []Setting {
+	m := p.mapOf(n, what+" settings")
+	if m == nil {
+		return nil
+	}
+	var out []Setting
+	for _, k := range m.keys {
+		if strings.ContainsAny(k.Value, " \t\n") || k.Value == "" {
+			p.errf(k, "%s settings: %q is not a redis.conf directive name", what, k.Value)
+		}
+		v := p.value(m.values[k.Value], what+" settings "+k.Value, nil)
+		if strings.Contains(string(v), "\n") {
+			p.errf(m.values[k.Value], "%s settings %s: a directive's value must fit on one line", what, k.Value)
+		}
+		out = append(out, Setting{Name: k.Value, Value: v})
+	}
+	return out
+}
+
+func (p *parser) bench(m *mapping, what string) *BenchSpec {
+	b := &BenchSpec{
+		Target:     p.str(m.get("target"), what+" target"),
+		Clients:    p.value(m.get("clients"), what+" clients", checkIntMin(1)),
+		Pipeline:   p.value(m.get("pipeline"), what+" pipeline", checkIntMin(1)),
+		Ratio:      p.value(m.get("ratio"), what+" ratio", checkRatio),
+		DataSize:   p.value(m.get("data_size"), what+" data_size", checkSize),
+		Duration:   p.value(m.get("duration"), what+" duration", checkDuration),
+		Warmup:     p.value(m.get("warmup"), what+" warmup", checkDuration),
+		Requests:   p.value(m.get("requests"), what+" requests", checkIntMin(0)),
+		Rate:       p.value(m.get("rate"), what+" rate", checkIntMin(0)),
+		Runs:       p.value(m.get("runs"), what+" runs", checkIntMin(1)),
+		KeyMaximum: p.value(m.get("key_maximum"), what+" key_maximum", checkIntMin(1)),
+		Prefill:    p.value(m.get("prefill"), what+" prefill", checkBool),
+		Transport:  p.value(m.get("transport"), what+" transport", checkTransport),
+	}
+	if b.Target != "" {
+		if _, ok := p.groups[b.Target]; !ok {
+			p.errf(m.get("target"), "%s: target %q is not a group deployed by an earlier deploy step%s", what, b.Target, p.groupList())
+		}
+	}
+	return b
+}
+
+// checkReach reports a client transport the servers of group cannot offer:
+// a Unix socket needs servers deployed with transport unix on the client's
+// own host, RDMA needs servers deployed with transport rdma. Only literal
+// transports are checked; templated ones are the engine's to refuse.
+func (p *parser) checkReach(n *yaml.Node, what string, clientRoles []string, transport Value, group string, override *DeploySpec) {
+	ds, ok := p.groups[group]
+	if !ok || ds.Deploy == nil {
+		return
+	}
+	client := string(transport)
+	if client == "" {
+		client = string(TransportTCP)
+	}
+	server := string(ds.Deploy.Transport)
+	if override != nil && override.Transport != "" {
+		server = string(override.Transport)
+	}
+	if server == "" {
+		server = string(TransportTCP)
+	}
+	if strings.Contains(client, "{{") || strings.Contains(server, "{{") {
+		return
+	}
+	switch Transport(client) {
+	case TransportUnix:
+		if server != string(TransportUnix) {
+			p.errf(n, "%s: transport unix needs group %q deployed with transport: unix (step %s deploys it with %s)", what, group, ds.ID, server)
+		} else if len(clientRoles) > 0 && !slices.Equal(clientRoles, ds.On) {
+			p.errf(n, "%s: a Unix socket reaches servers on the same host only, but the client runs on %s and group %q on %s", what, strings.Join(clientRoles, ", "), group, strings.Join(ds.On, ", "))
+		}
+	case TransportRDMA:
+		if server != string(TransportRDMA) {
+			p.errf(n, "%s: transport rdma needs group %q deployed with transport: rdma (step %s deploys it with %s)", what, group, ds.ID, server)
+		}
+	}
+}
+
+func (p *parser) groupList() string {
+	if len(p.groups) == 0 {
+		return " (this lab deploys none yet)"
+	}
+	names := make([]string, 0, len(p.groups))
+	for g := range p.groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	return " (deployed so far: " + strings.Join(names, ", ") + ")"
+}
+
+func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
+	c := &CompareSpec{}
+	n := deref(m.get("variants"))
+	if n == nil || n.Kind != yaml.SequenceNode || len(n.Content) < 2 {
+		p.errf(m.node, "%s: a compare step needs variants: a list of at least two", what)
+	}
+	labels := map[string]int{}
+	if n != nil && n.Kind == yaml.SequenceNode {
+		for _, vn := range n.Content {
+			vm := p.mapOf(vn, what+" variant")
+			if vm == nil {
+				continue
+			}
+			vwhat := what + " variant"
+			p.allow(vm, vwhat, "label", "description", "on", "group", "deploy", "transport", "settings")
+			p.require(vm, vwhat, "label")
+			v := Variant{Line: vn.Line}
+			v.Label = p.str(vm.get("label"), vwhat+" label")
+			if v.Label != "" {
+				vwhat += " " + strconv.Quote(v.Label)
+				if line, dup := labels[v.Label]; dup {
+					p.errf(vm.get("label"), "%s: label given twice (first on line %d)", vwhat, line)
+				}
+				labels[v.Label] = vn.Line
+			}
+			v.Description = strings.TrimSpace(p.str(vm.get("description"), vwhat+" description"))
+			v.On = p.str(vm.get("on"), vwhat+" on")
+			if v.On != "" && !slices.Contains(p.lab.RoleNames(), v.On) {
+				p.errf(vm.get("on"), "%s: unknown role %q (the lab's roles are: %s)", vwhat, v.On, strings.Join(p.lab.RoleNames(), ", "))
+			}
+			v.Group = p.str(vm.get("group"), vwhat+" group")
+			if v.Group == "" {
+				v.Group = s.Bench.Target
+			}
+			if v.Group == "" {
+				p.errf(vn, "%s: say which deployed group it uses (group: here, or target: on the step)", vwhat)
+			} else if ds, ok := p.groups[v.Group]; !ok {
+				gn := vm.get("group")
+				if gn == nil {
+					gn = m.get("target")
+				}
+				p.errf(gn, "%s: group %q is not deployed by an earlier deploy step%s", vwhat, v.Group, p.groupList())
+			} else if v.On != "" && slices.Contains(p.lab.RoleNames(), v.On) && !slices.Contains(ds.On, v.On) {
+				p.errf(vm.get("on"), "%s: on %s, but group %q is deployed on %s (step %s)", vwhat, v.On, v.Group, strings.Join(ds.On, ", "), ds.ID)
+			}
+			if dn := vm.get("deploy"); dn != nil {
+				dm := p.mapOf(dn, vwhat+" deploy")
+				if dm != nil {
+					p.allow(dm, vwhat+" deploy", "instances", "port", "config", "transport", "bind", "settings")
+					v.Deploy = p.deploy(dm, vwhat+" deploy", true)
+				}
+			}
+			v.Transport = p.value(vm.get("transport"), vwhat+" transport", checkTransport)
+			v.Settings = p.settings(vm.get("settings"), vwhat)
+			tr := v.Transport
+			if tr == "" {
+				tr = s.Bench.Transport
+			}
+			at := vm.get("transport")
+			if at == nil {
+				at = vn
+			}
+			p.checkReach(at, vwhat, s.On, tr, v.Group, v.Deploy)
+			c.Variants = append(c.Variants, v)
+		}
+	}
+	if sn := m.get("sweep"); sn != nil {
+		sm := p.mapOf(sn, what+" sweep")
+		if sm != nil {
+			p.allow(sm, what+" sweep", "var", "values")
+			p.require(sm, what+" sweep", "var", "values")
+			sw := &Sweep{Line: sn.Line, Var: p.str(sm.get("var"), what+" sweep var")}
+			sw.Values = p.strList(sm.get("values"), what+" sweep values")
+			v, ok := p.lab.Var(sw.Var)
+			if sw.Var != "" && !ok {
+				p.errf(sm.get("var"), "%s: sweep over undefined variable %q", what, sw.Var)
+			}
+			if sm.get("values") != nil && len(sw.Values) == 0 {
+				p.errf(sm.get("values"), "%s: sweep values must not be empty", what)
+			}
+			if ok {
+				vals := deref(sm.get("values"))
+				for i, val := range sw.Values {
+					if err := v.Check(val); err != nil {
+						node := vals
+						if vals.Kind == yaml.SequenceNode && i < len(vals.Content) {
+							node = vals.Content[i]
+						}
+						p.errf(node, "%s: sweep value: %v", what, err)
+					}
+				}
+			}
+			c.Sweep = sw
+		}
+	}
+	return c
+}
+
+func (p *parser) tco(m *mapping, what string) *TCOSpec {
+	t := &TCOSpec{}
+	if fn := m.get("from"); fn != nil {
+		t.From = p.str(fn, what+" from")
+		if st := p.lab.Step(t.From); st == nil || st.Kind != KindCompare {
+			p.errf(fn, "%s: from %q is not an earlier compare step", what, t.From)
+		}
+	}
+	im := p.mapOf(m.get("inputs"), what+" inputs")
+	if im == nil {
+		p.errf(m.node, "%s: a tco step needs inputs: (name: default or {default, unit, description})", what)
+		return t
+	}
+	for _, k := range im.keys {
+		in := TCOInput{Name: k.Value, Line: k.Line}
+		if !slices.Contains(TCOInputNames, k.Value) {
+			p.errf(k, "%s: unknown tco input %q (known: %s)", what, k.Value, strings.Join(TCOInputNames, ", "))
+		}
+		vn := im.values[k.Value]
+		iwhat := what + " input " + k.Value
+		var def *yaml.Node
+		if vn.Kind == yaml.MappingNode {
+			vm := p.mapOf(vn, iwhat)
+			p.allow(vm, iwhat, "default", "unit", "description")
+			p.require(vm, iwhat, "default")
+			def = vm.get("default")
+			in.Unit = p.str(vm.get("unit"), iwhat+" unit")
+			in.Description = strings.TrimSpace(p.str(vm.get("description"), iwhat+" description"))
+		} else {
+			def = vn
+		}
+		if def != nil {
+			ds := p.str(def, iwhat+" default")
+			f, err := strconv.ParseFloat(ds, 64)
+			if err != nil {
+				p.errf(def, "%s: default %q is not a number", iwhat, ds)
+			} else if f < 0 {
+				p.errf(def, "%s: default must not be negative", iwhat)
+			}
+			in.Default = f
+		}
+		t.Inputs = append(t.Inputs, in)
+	}
+	if t.From == "" && !slices.ContainsFunc(t.Inputs, func(i TCOInput) bool { return i.Name == TCOSavedPct }) {
+		p.errf(m.node, "%s: give either from: (a compare step) or the input %s", what, TCOSavedPct)
+	}
+	return t
+}
