@@ -545,3 +545,38 @@ func TestUnixSocket(t *testing.T) {
 		})
 	}
 }
+
+// TestLeanPathDoesNotAllocate: the lean hot loop (build a pipeline, send,
+// read, record) must not allocate per request, or the generator, not the
+// server, becomes what is measured.
+func TestLeanPathDoesNotAllocate(t *testing.T) {
+	p := startRedis(t)
+	cfg := testConfig(p.addr)
+	cfg.Pipeline = 16
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	set := &connSet{}
+	defer set.closeAll()
+	ep := endpoints(&cfg)[0]
+	c, err := dialLean(context.Background(), &cfg, ep, &ioCounters{}, set, valueBytes(cfg.DataSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(&cfg, 0, 0, 1, c, 1)
+	batch := func() {
+		for i := range w.ops {
+			w.ops[i] = op{cmd: w.nextCmd(), key: w.keys.next(), size: int32(cfg.DataSize)}
+			w.due[i] = nanotime()
+		}
+		got, err := w.c.do(w.ops, w.res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.record(len(w.ops), got, nil, true)
+	}
+	batch()
+	if allocs := testing.AllocsPerRun(200, batch); allocs > 0 {
+		t.Errorf("%.0f allocations per 16-request pipeline, want 0", allocs)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,8 +27,18 @@ import (
 //	go test -tags perf -run Perf -v ./steps/bench/
 //
 // PERF_ROUNDS (default 3) sets the rounds per depth; the median is compared.
+//
+// redis-benchmark runs on one thread; so does dpulab here (GOMAXPROCS=1,
+// PERF_GOMAXPROCS to change it). On a loaded machine a process with more
+// threads gets a bigger share of the CPUs, which would flatter dpulab.
 func TestPerfAgainstRedisBenchmark(t *testing.T) {
 	rb := testpeer.Require(t, "redis-benchmark")
+	procs := 1
+	if v, err := strconv.Atoi(os.Getenv("PERF_GOMAXPROCS")); err == nil && v > 0 {
+		procs = v
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	t.Logf("dpulab with GOMAXPROCS=%d, redis-benchmark single-threaded; machine load: %s", procs, loadavg())
 	p := startRedis(t)
 	host, port, _ := strings.Cut(p.addr, ":")
 	rounds := 3
@@ -54,6 +65,10 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 					}
 					r := got.runs[0]
 					ours[i] = append(ours[i], result{r.OpsPerSec, r.LatencyMs.P50})
+					// Little's law: with every connection's pipeline always
+					// outstanding, mean latency = requests in flight / rate.
+					t.Logf("    dpulab P%d %s: %.0f ops/s avg %.3f ms p50 %.3f ms (Little's law: %.3f ms)", depth, []string{"SET", "GET"}[i],
+						r.OpsPerSec, r.LatencyMs.Avg, r.LatencyMs.P50, float64(50*depth)/r.OpsPerSec*1000)
 				}
 			}
 			runTheirs := func() {
@@ -111,6 +126,14 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 			t.Logf("    rounds dpulab %s | redis-benchmark %s", fmtResults(ours[i]), fmtResults(theirs[i]))
 		}
 	}
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 type result struct{ ops, p50 float64 }
