@@ -471,6 +471,9 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 			plan, _ := e.planDeploy(dst, vars, &variant)
 			settings := map[string]string{"transport": orDefault(transport, "tcp"), "instances": fmt.Sprint(len(dep.Instances))}
 			for _, s := range plan.Settings {
+				if SecretSetting(s[0]) {
+					s[1] = "(hidden)"
+				}
 				settings[s[0]] = s[1]
 			}
 			vr := &res.Variants[vi]
@@ -483,7 +486,7 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 			pi := len(vr.Points) - 1
 			job := benchJob{
 				Step: st.ID, Variant: variant.Label, Sweep: sv, Label: label,
-				Client: client, Servers: e.serverHosts(dep, plan.Hosts), Config: cfg, Password: vars["password"],
+				Client: client, Servers: e.serverHosts(dep, plan.Hosts), Config: cfg, Password: benchPassword(vars),
 				ProgressBase: float64(n) / float64(jobs), ProgressSpan: 1 / float64(jobs),
 				StepStart: stepStart, StepTotal: time.Duration(jobs) * perJob,
 			}
@@ -521,6 +524,15 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 		return errs[0]
 	}
 	return werr
+}
+
+// benchPassword is the lab's server password, from a variable named
+// password or requirepass (empty when there is none).
+func benchPassword(vars map[string]string) string {
+	if p := vars["password"]; p != "" {
+		return p
+	}
+	return vars["requirepass"]
 }
 
 func orDefault(s, def string) string {

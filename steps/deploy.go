@@ -3,6 +3,8 @@ package steps
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,9 +47,12 @@ type deployPlan struct {
 	Settings [][2]string `json:"settings,omitempty"`
 }
 
+// key identifies a plan in saved progress; a hash, because settings may
+// hold a password.
 func (p deployPlan) key() string {
 	b, _ := json.Marshal(p)
-	return string(b)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // Limits that keep a typo from starting thousands of servers.
@@ -434,7 +439,8 @@ func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst 
 		return err
 	}
 	line = strings.TrimSpace(line)
-	if line != "+PONG" {
+	// NOAUTH: the server is up and wants the lab's password first.
+	if line != "+PONG" && !strings.HasPrefix(line, "-NOAUTH") {
 		return fmt.Errorf("answered %q instead of +PONG", line)
 	}
 	return nil

@@ -164,7 +164,7 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.vars = vars
-	e.state.Vars = vars
+	e.state.Vars = redactVars(vars, true)
 
 	switch {
 	case opts.ResultsDir != "":
@@ -186,7 +186,7 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	if e.results == nil {
 		e.results = &Results{Version: ResultsVersion, Lab: lab.ID, Title: lab.Title, RunID: e.runID, Started: e.state.Started}
 	}
-	e.results.Variables = vars
+	e.results.Variables = redactVars(vars, false)
 	e.results.References = nil
 	for _, r := range lab.References {
 		e.results.References = append(e.results.References, Reference{Label: r.Label, Value: r.Value, Source: r.Source})
@@ -247,8 +247,8 @@ func (e *Engine) SetVars(set map[string]string) error {
 		return err
 	}
 	e.vars = v
-	e.state.Vars = v
-	e.results.Variables = v
+	e.state.Vars = redactVars(v, true)
+	e.results.Variables = redactVars(v, false)
 	return e.saveStateLocked()
 }
 

@@ -125,7 +125,7 @@ func (e *Engine) Plan(i int) ([]PlannedCommand, error) {
 				note = "# load against group " + group
 			}
 			out = append(out, PlannedCommand{Host: client.Name, Cmd: note})
-			out = append(out, PlannedCommand{Host: client.Name, Cmd: e.benchCommand(client, cfg, pv["password"] != "")})
+			out = append(out, PlannedCommand{Host: client.Name, Cmd: e.benchCommand(client, cfg, benchPassword(pv) != "")})
 			for _, h := range p.Hosts {
 				out = append(out, PlannedCommand{Host: h.Name, Cmd: e.samplerCommand(h, client)})
 			}
