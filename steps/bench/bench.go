@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,9 +36,15 @@ func (p Prefill) MarshalJSON() ([]byte, error) {
 	}{TypePrefill, plain(p)})
 }
 
-// stallGrace is how long after a run's end the generator waits for
+// stallGrace is how long after a timed run's end the generator waits for
 // outstanding replies before it closes the connections and states the stall.
-const stallGrace = 5 * time.Second
+// stallQuiet is how long a run of --requests may go without a single reply
+// (plus ten request intervals under --rate) before it is declared stalled:
+// such a run has no end of its own to wait for. Variables for tests only.
+var (
+	stallGrace = 5 * time.Second
+	stallQuiet = 10 * time.Second
+)
 
 // connectParallel bounds concurrent connects: 80 targets × 50 clients at
 // once would overflow listen backlogs and look like an unreachable server.
@@ -234,7 +241,8 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	W := len(workers)
 	start := nanotime()
 	t0 := start + int64(cfg.Warmup)
-	base := phase{start: start, t0: t0}
+	stalledFlag := &atomic.Bool{}
+	base := phase{start: start, t0: t0, stalled: stalledFlag}
 	if cfg.Requests == 0 {
 		base.end = t0 + int64(cfg.Duration)
 	}
@@ -284,6 +292,10 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	col.baselineBytes()
 
 	iv := int64(cfg.Interval)
+	quiet := stallQuiet
+	if cfg.Rate > 0 {
+		quiet += time.Duration(10 / cfg.Rate * 1e9)
+	}
 	var stall <-chan time.Time
 	if base.end > 0 {
 		st := time.NewTimer(time.Duration(base.end-nanotime()) + stallGrace)
@@ -306,6 +318,11 @@ loop:
 				continue
 			}
 			col.gather(true)
+			if base.end == 0 && !stalled && nanotime()-max(col.last, t0) > int64(quiet) {
+				stalled = true
+				stalledFlag.Store(true)
+				set.closeAll()
+			}
 			t := float64(next-t0) / 1e9
 			for _, s := range col.samples(run, t, t-lastT) {
 				emit(s)
@@ -320,6 +337,7 @@ loop:
 			cancel() // the run ends: stop the other workers after their pipeline
 		case <-stall:
 			stalled = true
+			stalledFlag.Store(true)
 			set.closeAll()
 		case <-ctx.Done():
 			// Sockets are being closed by Run's AfterFunc; wait for workers.
@@ -358,8 +376,10 @@ loop:
 	}
 	var err error
 	switch {
-	case stalled:
+	case stalled && base.end > 0:
 		err = fmt.Errorf("run %d: no reply within %s after the run's end; connections closed, partial results kept", run, stallGrace)
+	case stalled:
+		err = fmt.Errorf("run %d: no reply for %s; the server stalled, connections closed, partial results kept", run, quiet)
 	case connFailed || firstConnErr != "":
 		err = fmt.Errorf("run %d ended early: %s (is the server still running?); partial results kept", run, firstConnErr)
 	case ctx.Err() != nil:

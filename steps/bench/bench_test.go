@@ -573,10 +573,80 @@ func TestLeanPathDoesNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.record(len(w.ops), got, nil, true)
+		w.record(len(w.ops), got, nil, true, false)
 	}
 	batch()
 	if allocs := testing.AllocsPerRun(200, batch); allocs > 0 {
 		t.Errorf("%.0f allocations per 16-request pipeline, want 0", allocs)
+	}
+}
+
+// silentServer accepts connections, reads everything and answers nothing
+// after the first answers replies: a server that hangs mid-run.
+func silentServer(t *testing.T, answer int) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				left := answer
+				for {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					// One request per read is enough for pipeline 1.
+					if n > 0 && left > 0 {
+						left--
+						c.Write([]byte("+OK\r\n"))
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestStalledServerEndsTheRun(t *testing.T) {
+	oldGrace, oldQuiet := stallGrace, stallQuiet
+	stallGrace, stallQuiet = 300*time.Millisecond, 300*time.Millisecond
+	t.Cleanup(func() { stallGrace, stallQuiet = oldGrace, oldQuiet })
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"timed", func(c *Config) { c.Duration = 200 * time.Millisecond }, "after the run's end"},
+		{"requests", func(c *Config) { c.Requests = 1000 }, "no reply for"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := silentServer(t, 3)
+			cfg := testConfig(addr)
+			cfg.Clients, cfg.Ratio, cfg.Interval = 2, Ratio{1, 0}, 100*time.Millisecond
+			tc.mod(&cfg)
+			t0 := time.Now()
+			got, err := runCollect(t, context.Background(), cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want a stall (%q)", err, tc.want)
+			}
+			if time.Since(t0) > 3*time.Second {
+				t.Errorf("stall detected only after %s", time.Since(t0))
+			}
+			r := got.runs[0]
+			if !r.Partial || r.Ops != 6 || r.ErrorsByKind["timeout"] != 2 {
+				t.Errorf("partial=%v ops=%d kinds=%v; want 6 replies (3 per connection) and 2 requests timed out", r.Partial, r.Ops, r.ErrorsByKind)
+			}
+		})
 	}
 }

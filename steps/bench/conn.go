@@ -194,7 +194,8 @@ func (k kindCache) msg(m []byte) string {
 
 // replyReader reads replies with its own growable buffer. resp.Reader would
 // do, but starts every connection with 64 KiB: with 80 targets × 50 clients
-// that is 256 MB before a single request. This one starts at 16 KiB.
+// that is 256 MB before a single request. This one starts at 4 KiB and
+// grows to what the pipeline's replies need.
 type replyReader struct {
 	rd   io.Reader
 	buf  []byte
@@ -264,7 +265,7 @@ func dialLean(ctx context.Context, cfg *Config, ep endpoint, ioc *ioCounters, se
 	}
 	c := &leanConn{
 		nc:    nc,
-		rd:    replyReader{rd: nc, buf: make([]byte, 16<<10)},
+		rd:    replyReader{rd: nc, buf: make([]byte, 4<<10)},
 		key:   []byte(cfg.KeyPrefix),
 		plen:  len(cfg.KeyPrefix),
 		val:   val,

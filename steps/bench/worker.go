@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -69,6 +70,9 @@ type phase struct {
 	// interval is the time between this worker's requests under --rate
 	// (0 = as fast as possible) and offset staggers workers over it.
 	interval, offset int64
+	// stalled is set when the run closed the connections on a stalled
+	// server: requests cut off then count as "timeout", not "closed".
+	stalled *atomic.Bool
 }
 
 // run is the hot loop for one run. ctx ends the run; user is the caller's
@@ -120,7 +124,7 @@ func (w *worker) run(ctx, user context.Context, ph phase) {
 		got, err := w.c.do(w.ops[:n], w.res[:n])
 		if measured {
 			done += int64(n)
-			w.record(n, got, err, user.Err() == nil)
+			w.record(n, got, err, user.Err() == nil, ph.stalled != nil && ph.stalled.Load())
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -132,7 +136,7 @@ func (w *worker) run(ctx, user context.Context, ph phase) {
 }
 
 // record adds one pipeline's outcome to the worker's accum.
-func (w *worker) record(n, got int, err error, countFailed bool) {
+func (w *worker) record(n, got int, err error, countFailed, stalled bool) {
 	w.mu.Lock()
 	a := w.cur
 	for i := 0; i < got; i++ {
@@ -162,7 +166,11 @@ func (w *worker) record(n, got int, err error, countFailed bool) {
 	}
 	if err != nil && got < n && countFailed {
 		a.failed += int64(n - got)
-		a.addKind(errKindOf(err), int64(n-got))
+		kind := errKindOf(err)
+		if stalled {
+			kind = "timeout"
+		}
+		a.addKind(kind, int64(n-got))
 	}
 	w.mu.Unlock()
 }
