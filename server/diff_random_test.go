@@ -32,7 +32,9 @@ func diffRandomCommand(r *rand.Rand, wide bool) (args []string, render func(resp
 	if wide {
 		hashOrder = renderSorted
 	}
-	index := func() string { return pick("0", "1", "2", "-1", "-2", "-3", "5", "-100", "100", "x", "9223372036854775807") }
+	index := func() string {
+		return pick("0", "1", "2", "-1", "-2", "-3", "5", "-100", "100", "x", "9223372036854775807")
+	}
 	score := func() string { return pick("0", "1", "2.5", "-1", "-inf", "+inf", "(1", "(2.5", "x", "1e3", "-0") }
 	members := func(min int) []string {
 		var out []string
