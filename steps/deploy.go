@@ -319,6 +319,7 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	if err := e.ensureHost(ctx, h, t); err != nil {
 		return err
 	}
+	var procs []runner.Proc
 	for k := 0; k < p.Instances; k++ {
 		port := p.Port + k
 		inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
@@ -346,6 +347,7 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 		if err != nil {
 			return &StepError{Host: h.Name, Cmd: cmd, Err: fmt.Errorf("start instance %s:%d: %w", p.Group, port, err)}
 		}
+		procs = append(procs, proc)
 		// Record it at once: a run killed from here on still stops it later.
 		e.mu.Lock()
 		e.state.Procs = append(e.state.Procs, proc)
@@ -356,14 +358,15 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 		}
 		e.opts.Emit(Output{Step: step, Line: runner.Line{Host: h.Name, Text: fmt.Sprintf("started %s (pid %d), log %s", proc.Name, proc.PID, proc.LogFile), Time: time.Now()}})
 	}
-	// Wait until every instance answers.
+	// Wait until every instance answers; one that exits meanwhile fails
+	// the step at once, with its log.
 	for k := 0; k < p.Instances; k++ {
 		port := p.Port + k
 		inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-		if err := e.ping(ctx, h, t, inst, true); err != nil {
+		if err := e.waitInstance(ctx, h, t, inst, procs[k]); err != nil {
 			log, _ := t.ReadFile(ctx, path.Join(e.instanceDir(p.Group, port), "server.log"))
 			return &StepError{Host: h.Name, Cmd: e.serverCmd(h, p, port), Tail: lastLines(string(log), 10),
-				Err: fmt.Errorf("instance %s:%d on %s did not answer PING within %s: %w", p.Group, port, h.Name, pingTimeout, err)}
+				Err: fmt.Errorf("instance %s:%d on %s is not up: %w (its log is %s)", p.Group, port, h.Name, err, path.Join(e.instanceDir(p.Group, port), "server.log"))}
 		}
 	}
 	return nil
@@ -378,6 +381,39 @@ func lastLines(s string, n int) []string {
 		ls = ls[len(ls)-n:]
 	}
 	return ls
+}
+
+// waitInstance waits until an instance answers PING, checking between
+// tries that its process still runs.
+func (e *Engine) waitInstance(ctx context.Context, h hostRef, t runner.Target, inst Instance, proc runner.Proc) error {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	var last error
+	for try := 0; ; try++ {
+		if last = e.pingOnce(ctx, h, t, inst); last == nil {
+			return nil
+		}
+		if try%5 == 4 && !alive(ctx, t, proc) {
+			return fmt.Errorf("the server process (pid %d) exited", proc.PID)
+		}
+		select {
+		case <-ctx.Done():
+			if !alive(context.WithoutCancel(ctx), t, proc) {
+				return fmt.Errorf("the server process (pid %d) exited", proc.PID)
+			}
+			return fmt.Errorf("no answer to PING within %s: %w", pingTimeout, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// alive reports whether a started process still runs (true when it cannot
+// tell).
+func alive(ctx context.Context, t runner.Target, p runner.Proc) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := t.Run(ctx, runner.Command{Cmd: "kill -0 " + strconv.Itoa(p.PID), Sudo: p.Sudo})
+	return err != nil || res.ExitCode == 0
 }
 
 // contextDialer is implemented by targets that can open connections from

@@ -175,6 +175,20 @@ func TestQuickstartEndToEnd(t *testing.T) {
 	if samples < 4 {
 		t.Errorf("%d compare samples emitted, want at least one per second per run", samples)
 	}
+	var last float64
+	progress := 0
+	for _, ev := range rec.events() {
+		if p, ok := ev.(Progress); ok && p.Step == "compare" {
+			progress++
+			if p.Fraction < 0 || p.Fraction > 1 || p.Label == "" {
+				t.Errorf("progress = %+v", p)
+			}
+			last = p.Fraction
+		}
+	}
+	if progress < 4 || last < 0.5 {
+		t.Errorf("%d progress events, last fraction %.2f", progress, last)
+	}
 	for _, f := range []string{ResultsFile, SamplesFile, ReportFile} {
 		if fi, err := os.Stat(filepath.Join(resDir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)

@@ -336,3 +336,39 @@ func TestStateWriterChild(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAndSkip drives the engine as the TUI does: RunStep, retry after
+// fixing the cause, Skip.
+func TestRetryAndSkip(t *testing.T) {
+	dir := t.TempDir()
+	lab := counterLab(t, dir)
+	stateDir := t.TempDir()
+	rec := &recorder{}
+	e := newEngine(t, lab, Options{StateDir: stateDir}, rec)
+	ctx := testCtx(t, 30*time.Second)
+	if st := e.RunStep(ctx, 0); st != Done {
+		t.Fatalf("step one = %v", st)
+	}
+	if st := e.RunStep(ctx, 1); st != Failed {
+		t.Fatalf("step two before the flag = %v", st)
+	}
+	os.WriteFile(filepath.Join(dir, "flag"), nil, 0o644)
+	if st := e.RunStep(ctx, 1); st != Done {
+		t.Fatalf("step two retried = %v", st)
+	}
+	e.Skip(2)
+	if got := e.Steps()[2].Status; got != Skipped {
+		t.Errorf("step three after Skip = %v", got)
+	}
+	if r := e.Resume(); r != 4 {
+		t.Errorf("Resume() = %d, want past the last step", r)
+	}
+	// The statuses are saved: a new engine sees them.
+	e2 := newEngine(t, lab, Options{StateDir: stateDir}, nil)
+	if st := e2.Steps(); st[1].Status != Done || st[2].Status != Skipped {
+		t.Errorf("saved = %+v", st)
+	}
+	if got := readLog(t, dir); got != "one two two" {
+		t.Errorf("log = %q", got)
+	}
+}

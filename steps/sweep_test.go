@@ -119,3 +119,50 @@ steps:
 		t.Errorf("tco = %+v", r.TCO)
 	}
 }
+
+// TestDeployFailureNamesInstance starts a server with a config it refuses:
+// the step fails fast, naming the instance and showing its log.
+func TestDeployFailureNamesInstance(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds dpulab and runs servers")
+	}
+	bin := dpulabBinary(t)
+	port := freePorts(t, 1)
+	lab := loadLab(t, fmt.Sprintf(`
+id: baddeploy
+title: Bad deploy
+summary: a server that cannot start
+duration: 1m
+roles:
+  local: this machine
+steps:
+  - id: deploy
+    title: Deploy
+    kind: deploy
+    group: g
+    instances: 1
+    port: %d
+    settings:
+      maxclients: not-a-number
+    hint: look at the server log
+`, port))
+	rec := &recorder{}
+	e := newEngine(t, lab, Options{Binary: bin}, rec)
+	start := time.Now()
+	err := e.Run(testCtx(t, time.Minute))
+	if err == nil {
+		t.Fatal("deploy with a bad setting passed")
+	}
+	f := rec.finished()["deploy"]
+	want := fmt.Sprintf("instance g:%d on local is not up", port)
+	if f.Status != Failed || !strings.Contains(f.Err, want) || f.Host != "local" || f.Hint == "" {
+		t.Errorf("failure = %+v, want %q", f, want)
+	}
+	if !strings.Contains(strings.Join(f.Tail, "\n"), "maxclients") {
+		t.Errorf("the server's log is not in the failure: %q", f.Tail)
+	}
+	if d := time.Since(start); d > pingTimeout {
+		t.Errorf("took %s: a server that exited should fail at once", d)
+	}
+}
