@@ -263,6 +263,9 @@ func (w *refWalker) ref(ident []string, pos parse.Pos) {
 		w.p.errAt(w.file, w.lineOf(pos), "%s", msg)
 		return
 	}
+	if ident[0] == DataVars && len(ident) > 1 {
+		w.p.useVar(ident[1])
+	}
 	if ident[0] == DataVars && len(ident) > 1 && !w.p.lab.hasVar(ident[1]) {
 		msg := fmt.Sprintf("%s: undefined variable %q", w.what, ident[1])
 		if s := closest(ident[1], w.p.lab.varNames()); s != "" {
@@ -311,4 +314,41 @@ func editDistance(a, b string) int {
 
 func readAsset(name string) ([]byte, error) {
 	return assets.ReadFile(name)
+}
+
+// useVar records that a variable is referenced somewhere.
+func (p *parser) useVar(name string) {
+	if p.used == nil {
+		p.used = map[string]bool{}
+	}
+	p.used[name] = true
+}
+
+// implicitVars are variables the engine reads by name, so a lab may declare
+// them without referencing them: the password the bench sends, and the tco
+// inputs (which --set can then change).
+func implicitVar(name string) bool {
+	return name == "password" || slices.Contains(TCOInputNames, name)
+}
+
+// checkUnused reports variables nothing refers to: they would show up in
+// the variables form and change nothing. It runs only on a lab with no
+// other problem, because a template that does not parse hides its
+// references and every variable in it would look unused.
+func (p *parser) checkUnused() {
+	if len(p.probs) > 0 {
+		return
+	}
+	swept := map[string]bool{}
+	for _, sw := range p.sweeps {
+		if sw.name != "" && !p.used[sw.name] {
+			p.errf(sw.node, "%s: sweeping %s changes nothing: no field, command or template uses {{.vars.%s}}", sw.what, sw.name, sw.name)
+		}
+		swept[sw.name] = true
+	}
+	for _, v := range p.lab.Variables {
+		if !p.used[v.Name] && !implicitVar(v.Name) && !swept[v.Name] {
+			p.errf(&yaml.Node{Line: v.Line}, "variable %s is declared but nothing uses it (write {{.vars.%s}} where it matters, or remove it)", v.Name, v.Name)
+		}
+	}
 }

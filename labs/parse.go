@@ -37,6 +37,17 @@ type parser struct {
 	lab   *Lab
 	// groups maps deploy group names to the deploy step defining them.
 	groups map[string]*Step
+	// used records the variables some template refers to.
+	used map[string]bool
+	// sweeps are the compare steps' swept variables, checked for effect.
+	sweeps []sweepUse
+}
+
+// sweepUse is a compare step sweeping a variable.
+type sweepUse struct {
+	name string
+	node *yaml.Node
+	what string
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) {
@@ -252,6 +263,7 @@ func (p *parser) parse(root *yaml.Node) {
 	p.steps(m.get("steps"))
 	p.references(m.get("references"))
 	p.checkDuration(m.get("duration"))
+	p.checkUnused()
 }
 
 // checkDuration reports a lab whose declared duration is shorter than the

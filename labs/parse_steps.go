@@ -442,6 +442,7 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 			p.allow(sm, what+" sweep", "var", "values")
 			p.require(sm, what+" sweep", "var", "values")
 			sw := &Sweep{Line: sn.Line, Var: p.str(sm.get("var"), what+" sweep var")}
+			p.sweeps = append(p.sweeps, sweepUse{name: sw.Var, node: sm.get("var"), what: what})
 			sw.Values = p.strList(sm.get("values"), what+" sweep values")
 			v, ok := p.lab.Var(sw.Var)
 			if sw.Var != "" && !ok {
