@@ -219,7 +219,7 @@ type DeploySpec struct {
 	Group string
 	// Instances is how many servers per host.
 	Instances Value
-	// Port is the first port; instance i listens on Port+i.
+	// Port is the first port (default 7000); instance i listens on Port+i.
 	Port Value
 	// Config is the redis.conf template ("assets/redis.conf.tmpl" or a file
 	// in the lab dir), rendered per instance; empty means the built-in
