@@ -189,7 +189,7 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	e.results.Variables = redactVars(vars, false)
 	e.results.References = nil
 	for _, r := range lab.References {
-		e.results.References = append(e.results.References, Reference{Label: r.Label, Value: r.Value, Source: r.Source})
+		e.results.References = append(e.results.References, Reference{Label: r.Label, Value: r.Value, Source: r.Source, Step: r.Step})
 	}
 	hp, err := newHostPool(lab, e.opts, e.prompter())
 	if err != nil {

@@ -140,8 +140,17 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 	if err != nil {
 		return &StepError{Host: h.Name, Err: err}
 	}
+	plat, perr := t.Platform(ctx)
 	e.mu.Lock()
 	e.prepared[h.Name] = bin
+	if perr == nil {
+		// Results say what the run ran on (a replay names it).
+		for i := range e.results.Hosts {
+			if e.results.Hosts[i].Name == h.Name {
+				e.results.Hosts[i].OS, e.results.Hosts[i].Arch = plat.OS, plat.Arch
+			}
+		}
+	}
 	e.mu.Unlock()
 	return nil
 }

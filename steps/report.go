@@ -285,6 +285,19 @@ func RenderMarkdown(r *Results) string {
 	b.WriteString("\n")
 	for i := range r.Benches {
 		renderCompare(&b, &r.Benches[i])
+		var refs []Reference
+		for _, ref := range r.References {
+			if ref.Step == r.Benches[i].Step {
+				refs = append(refs, ref)
+			}
+		}
+		if len(refs) > 0 {
+			b.WriteString("Published figures for comparison (not measured here):\n\n")
+			for _, ref := range refs {
+				fmt.Fprintf(&b, "- %s: %s (source: %s)\n", ref.Label, ref.Value, ref.Source)
+			}
+			b.WriteString("\n")
+		}
 	}
 	if r.TCO != nil {
 		renderTCO(&b, r.TCO)

@@ -32,7 +32,8 @@ func sampleResults() *Results {
 	}
 	ComputeDeltas(&c)
 	return &Results{Version: ResultsVersion, Lab: "lab", Title: "A lab", RunID: "r", Benches: []Compare{c},
-		References: []Reference{{Label: "servers saved", Value: "14–18%", Source: "seed 002, TCO section"}}}
+		References: []Reference{{Label: "servers saved", Value: "14–18%", Source: "seed 002, TCO section"},
+			{Label: "throughput gain", Value: ">30%", Source: "seed 002, results", Step: "compare"}}}
 }
 
 func TestSummarizeAndDeltas(t *testing.T) {
@@ -75,7 +76,7 @@ func TestReportFilesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
-	for _, want := range []string{"| rdma | 10 | 2 | 132.0 ± 0.0 (+20.0% better)", "TPS against instances", "seed 002, TCO section", "• rdma"} {
+	for _, want := range []string{"| rdma | 10 | 2 | 132.0 ± 0.0 (+20.0% better)", "TPS against instances", "seed 002, TCO section", "• rdma", "- throughput gain: >30% (source: seed 002, results)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}

@@ -123,4 +123,6 @@ type Reference struct {
 	Label  string `json:"label"`
 	Value  string `json:"value"`
 	Source string `json:"source"`
+	// Step ties the figure to a bench or compare step, shown beside it.
+	Step string `json:"step,omitempty"`
 }
