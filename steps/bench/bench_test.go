@@ -229,6 +229,7 @@ func TestRateIsHeld(t *testing.T) {
 	p := startRedis(t)
 	for _, pipeline := range []int{1, 4} {
 		t.Run("P"+strconv.Itoa(pipeline), func(t *testing.T) {
+			t.Parallel() // rate-limited: little CPU, mostly waiting
 			cfg := testConfig(p.addr)
 			cfg.Rate, cfg.Duration, cfg.Clients, cfg.Pipeline = 2000, 2*time.Second, 8, pipeline
 			got, err := runCollect(t, context.Background(), cfg)
@@ -416,24 +417,45 @@ func TestServerKilledMidRunKeepsPartialResults(t *testing.T) {
 			cfg := testConfig(p.addr)
 			cfg.Client, cfg.Duration = client, 10*time.Second
 			cfg.Interval = 100 * time.Millisecond
-			time.AfterFunc(400*time.Millisecond, p.kill)
+			// Kill the server once two samples are in: mid-run by
+			// construction, however slow the machine is today.
+			got := &collected{}
+			var once sync.Once
 			t0 := time.Now()
-			got, err := runCollect(t, context.Background(), cfg)
+			sum, err := Run(context.Background(), cfg, func(ev Event) {
+				switch e := ev.(type) {
+				case *Sample:
+					got.samples = append(got.samples, e)
+					if len(got.samples) == 2 {
+						once.Do(p.kill)
+					}
+				case *RunResult:
+					got.runs = append(got.runs, e)
+				case *Summary:
+					got.summary = e
+				}
+			})
 			if err == nil || !strings.Contains(err.Error(), p.addr) || !strings.Contains(err.Error(), "partial results kept") {
 				t.Fatalf("err = %v, want the run ended early naming %s", err, p.addr)
 			}
 			if time.Since(t0) > 5*time.Second {
 				t.Errorf("run went on for %s after the server died", time.Since(t0))
 			}
-			if len(got.runs) != 1 || got.summary == nil {
+			if len(got.runs) != 1 || got.summary == nil || sum != got.summary {
 				t.Fatalf("want the partial run and a summary, got %d runs, summary %v", len(got.runs), got.summary)
 			}
 			r := got.runs[0]
 			if !r.Partial || r.Ops == 0 || r.Err == "" || r.Targets[0].Err == "" || !got.summary.Partial {
 				t.Errorf("partial run: partial=%v ops=%d err=%q target err=%q", r.Partial, r.Ops, r.Err, r.Targets[0].Err)
 			}
-			if len(got.samples) < 2 {
-				t.Errorf("only %d samples before the kill at 400ms with 100ms interval", len(got.samples))
+			var inSamples float64
+			prev := 0.0
+			for _, s := range got.samples {
+				inSamples += s.OpsPerSec * (s.T - prev)
+				prev = s.T
+			}
+			if d := inSamples - float64(r.Ops); d > 0.5 || d < -0.5 {
+				t.Errorf("samples hold %.1f replies, the run %d: measured replies were lost", inSamples, r.Ops)
 			}
 		})
 	}
