@@ -129,8 +129,8 @@ type Config struct {
 	Targets []string `json:"targets,omitempty"`
 	// UnixSockets are Unix socket paths, used like Targets.
 	UnixSockets []string `json:"unix_sockets,omitempty"`
-	// Clients is the number of connections per target (default 50, like
-	// redis-benchmark and memtier's 4 threads × 50 clients per thread / 4).
+	// Clients is the number of connections per target (default 50,
+	// redis-benchmark's default and memtier's per thread).
 	Clients int `json:"clients"`
 	// Pipeline is how many requests each connection keeps in flight
 	// (default 1: send, wait for the reply, send the next).

@@ -125,7 +125,7 @@ func quota(n int64, w, i int) int64 {
 	return q
 }
 
-// SetsForRequests is how many of n requests one worker issues as SETs under
+// setsFor is how many of n requests one worker issues as SETs under
 // ratio r: each worker repeats r.Set SETs then r.Get GETs.
 func setsFor(n int64, r Ratio) int64 {
 	cycle := int64(r.Set + r.Get)

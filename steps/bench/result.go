@@ -14,6 +14,7 @@ import (
 // Every line on stdout is one JSON object whose "type" names the event:
 //
 //	{"type":"start", ...}    once, before anything is measured: what will run
+//	{"type":"prefill", ...}  with --prefill, once the key space is loaded
 //	{"type":"sample", ...}   every second of every run (totals; "target" absent)
 //	{"type":"sample", "target":"host:port", ...}  per target, only with --target-samples
 //	{"type":"run", ...}      after each run: the run summarised, plus per target
@@ -31,7 +32,8 @@ const (
 	TypeSummary = "summary"
 )
 
-// Event is one line of the stream: a *Start, *Sample, *RunResult or *Summary.
+// Event is one line of the stream: a *Start, *Prefill, *Sample, *RunResult or
+// *Summary.
 type Event interface {
 	// EventType is the value of the line's "type" field.
 	EventType() string
@@ -77,7 +79,8 @@ type Sample struct {
 	// OpsPerSecByCmd splits OpsPerSec by command name ("set", "get").
 	OpsPerSecByCmd map[string]float64 `json:"ops_per_sec_by_cmd"`
 	LatencyMs      Latency            `json:"latency_ms"`
-	// Errors counts error replies and failed requests in this interval.
+	// Errors counts error replies plus requests that got no reply (the
+	// connection broke or the server stalled) in this interval.
 	Errors int64 `json:"errors"`
 	// ErrorsByKind splits Errors by kind: the error prefix of a server reply
 	// ("ERR", "WRONGTYPE", "NOAUTH", ...) or "timeout", "io", "closed".
@@ -99,8 +102,9 @@ type Totals struct {
 	LatencyMs      Latency            `json:"latency_ms"`
 	// LatencyMsByCmd is the latency summary per command.
 	LatencyMsByCmd map[string]Latency `json:"latency_ms_by_cmd,omitempty"`
-	Errors         int64              `json:"errors"`
-	ErrorsByKind   map[string]int64   `json:"errors_by_kind,omitempty"`
+	// Errors counts error replies plus requests that got no reply.
+	Errors       int64            `json:"errors"`
+	ErrorsByKind map[string]int64 `json:"errors_by_kind,omitempty"`
 	// Hits and Misses count GET replies that found a value or nil.
 	Hits            int64   `json:"hits"`
 	Misses          int64   `json:"misses"`
