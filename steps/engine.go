@@ -69,6 +69,7 @@ type Engine struct {
 	mu      sync.Mutex
 	state   *State
 	session []Status // status of each step in this process (Pending = not touched)
+	lastErr []string // each step's last error in this process
 	results *Results
 	resDir  string
 	hosts   *hostPool
@@ -114,7 +115,7 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	if len(lab.Steps) == 0 {
 		return nil, fmt.Errorf("lab %s has no steps", lab.ID)
 	}
-	e := &Engine{lab: lab, opts: opts, session: make([]Status, len(lab.Steps))}
+	e := &Engine{lab: lab, opts: opts, session: make([]Status, len(lab.Steps)), lastErr: make([]string, len(lab.Steps))}
 	if e.opts.Emit == nil {
 		e.opts.Emit = func(Event) {}
 	}
@@ -404,6 +405,7 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 	fin.Duration = time.Since(start)
 	e.mu.Lock()
 	e.session[i] = status
+	e.lastErr[i] = fin.Err
 	if !e.opts.DryRun {
 		ss := StepState{Status: status, Finished: time.Now().UTC()}
 		if err != nil && status == Failed {
@@ -443,12 +445,18 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		if e.RunStep(ctx, i) == Failed {
 			e.mu.Lock()
-			msg := e.state.Steps[st.ID].Err
+			msg := e.lastErr[i]
 			e.mu.Unlock()
-			if e.opts.DryRun || msg == "" {
+			if msg == "" {
 				msg = "failed"
 			}
-			runErr = fmt.Errorf("step %s (%s) failed: %s", st.ID, st.Title, msg)
+			err := fmt.Errorf("step %s (%s) failed: %s", st.ID, st.Title, msg)
+			if e.opts.DryRun {
+				// A dry run shows every step it can plan.
+				runErr = errors.Join(runErr, err)
+				continue
+			}
+			runErr = err
 			break
 		}
 	}
@@ -491,7 +499,7 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 		}
 		if e.RunStep(ctx, i) == Failed {
 			e.mu.Lock()
-			errs = append(errs, fmt.Errorf("cleanup step %s: %s", st.ID, e.state.Steps[st.ID].Err))
+			errs = append(errs, fmt.Errorf("cleanup step %s: %s", st.ID, e.lastErr[i]))
 			e.mu.Unlock()
 		}
 	}
