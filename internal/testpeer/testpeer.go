@@ -14,6 +14,19 @@ import (
 // skip into a test failure. CI sets it to 1 after installing the peers.
 const RequireEnv = "DPULAB_REQUIRE_PEERS"
 
+// debianPackages names the Debian package of the peers the tests use, for
+// the skip message.
+var debianPackages = map[string]string{
+	"redis-server":    "redis-server",
+	"redis-cli":       "redis-tools",
+	"redis-benchmark": "redis-tools",
+	"sshd":            "openssh-server",
+	"ssh":             "openssh-client",
+	"ssh-keygen":      "openssh-client",
+	"tmux":            "tmux",
+	"nft":             "nftables",
+}
+
 // Required reports whether missing peers must fail tests instead of skipping
 // them.
 func Required() bool {
@@ -29,7 +42,11 @@ func Require(t testing.TB, binary string) string {
 	if err == nil {
 		return path
 	}
-	msg := "peer " + binary + " not found (" + err.Error() + "); install it (Debian: apt-get install the package providing " + binary + ") to run this test"
+	install := "the package providing " + binary
+	if pkg, ok := debianPackages[binary]; ok {
+		install = pkg
+	}
+	msg := "peer " + binary + " not found (" + err.Error() + "); to run this test install it (Debian: apt-get install " + install + ")"
 	if Required() {
 		t.Fatalf("%s; %s=1 requires it", msg, RequireEnv)
 	}
