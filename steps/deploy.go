@@ -311,6 +311,35 @@ func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars 
 	return b.String(), nil
 }
 
+// deployConcurrency bounds how many instances of one host are set up or
+// awaited at once: enough to hide SSH round trips, below sshd's default
+// MaxSessions of 10 per connection.
+const deployConcurrency = 4
+
+// forEachInstance runs fn for instances 0..n-1, deployConcurrency at a
+// time, and returns the error of the lowest-numbered instance that failed.
+func forEachInstance(n int, fn func(k int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, deployConcurrency)
+	var wg sync.WaitGroup
+	for k := 0; k < n; k++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[k] = fn(k)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h hostRef, tmpl []byte, vars map[string]string) error {
 	t, err := e.hosts.target(ctx, h.Name)
 	if err != nil {
@@ -319,48 +348,21 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	if err := e.ensureHost(ctx, h, t); err != nil {
 		return err
 	}
-	var procs []runner.Proc
-	for k := 0; k < p.Instances; k++ {
-		port := p.Port + k
-		inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-		// Something already answering there would be benchmarked instead
-		// of our server: refuse.
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		perr := e.ping(pctx, h, t, inst, false)
-		cancel()
-		if perr == nil {
-			return &StepError{Host: h.Name, Err: fmt.Errorf("port %d on %s already answers PING: another server is running there; stop it or choose another port (--set of the lab's port variable)", port, h.Name)}
-		}
-		conf, err := e.renderConfig(p, h, k, tmpl, vars)
-		if err != nil {
-			return err
-		}
-		dir := e.instanceDir(p.Group, port)
-		if res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(dir) + " && rm -f " + runner.Quote(path.Join(dir, "redis.sock")), Timeout: time.Minute}); err != nil || res.ExitCode != 0 {
-			return &StepError{Host: h.Name, Tail: tailText(res.Tail), Err: fmt.Errorf("create %s: %v", dir, errOr(err, res))}
-		}
-		if err := e.writeOnHost(ctx, h, t, path.Join(dir, "redis.conf"), []byte(conf), 0o600, false); err != nil {
-			return err
-		}
-		cmd := e.serverCmd(h, p, port)
-		proc, err := t.Start(ctx, runner.ProcSpec{Name: procName(p.Group, port), Cmd: cmd, LogFile: path.Join(dir, "server.log")})
-		if err != nil {
-			return &StepError{Host: h.Name, Cmd: cmd, Err: fmt.Errorf("start instance %s:%d: %w", p.Group, port, err)}
-		}
-		procs = append(procs, proc)
-		// Record it at once: a run killed from here on still stops it later.
-		e.mu.Lock()
-		e.state.Procs = append(e.state.Procs, proc)
-		serr := e.saveStateLocked()
-		e.mu.Unlock()
-		if serr != nil {
-			return serr
-		}
-		e.opts.Emit(Output{Step: step, Line: runner.Line{Host: h.Name, Text: fmt.Sprintf("started %s (pid %d), log %s", proc.Name, proc.PID, proc.LogFile), Time: time.Now()}})
+	if err := e.ensureWorkdir(ctx, h, t); err != nil {
+		return err
+	}
+	procs := make([]runner.Proc, p.Instances)
+	err = forEachInstance(p.Instances, func(k int) error {
+		proc, err := e.startInstance(ctx, step, p, h, t, k, tmpl, vars)
+		procs[k] = proc
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	// Wait until every instance answers; one that exits meanwhile fails
 	// the step at once, with its log.
-	for k := 0; k < p.Instances; k++ {
+	return forEachInstance(p.Instances, func(k int) error {
 		port := p.Port + k
 		inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
 		if err := e.waitInstance(ctx, h, t, inst, procs[k]); err != nil {
@@ -368,8 +370,49 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 			return &StepError{Host: h.Name, Cmd: e.serverCmd(h, p, port), Tail: lastLines(string(log), 10),
 				Err: fmt.Errorf("instance %s:%d on %s is not up: %w (its log is %s)", p.Group, port, h.Name, err, path.Join(e.instanceDir(p.Group, port), "server.log"))}
 		}
+		return nil
+	})
+}
+
+// startInstance writes instance k's config and starts it, recording the
+// process in saved progress at once.
+func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, k int, tmpl []byte, vars map[string]string) (runner.Proc, error) {
+	port := p.Port + k
+	inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	// Something already answering there would be benchmarked instead of
+	// our server: refuse.
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	perr := e.ping(pctx, h, t, inst, false)
+	cancel()
+	if perr == nil {
+		return runner.Proc{}, &StepError{Host: h.Name, Err: fmt.Errorf("port %d on %s already answers PING: another server is running there; stop it or choose another port (--set of the lab's port variable)", port, h.Name)}
 	}
-	return nil
+	conf, err := e.renderConfig(p, h, k, tmpl, vars)
+	if err != nil {
+		return runner.Proc{}, err
+	}
+	dir := e.instanceDir(p.Group, port)
+	if res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(dir) + " && rm -f " + runner.Quote(path.Join(dir, "redis.sock")), Timeout: time.Minute}); err != nil || res.ExitCode != 0 {
+		return runner.Proc{}, &StepError{Host: h.Name, Tail: tailText(res.Tail), Err: fmt.Errorf("create %s: %v", dir, errOr(err, res))}
+	}
+	if err := e.writeOnHost(ctx, h, t, path.Join(dir, "redis.conf"), []byte(conf), 0o600, false); err != nil {
+		return runner.Proc{}, err
+	}
+	cmd := e.serverCmd(h, p, port)
+	proc, err := t.Start(ctx, runner.ProcSpec{Name: procName(p.Group, port), Cmd: cmd, LogFile: path.Join(dir, "server.log")})
+	if err != nil {
+		return runner.Proc{}, &StepError{Host: h.Name, Cmd: cmd, Err: fmt.Errorf("start instance %s:%d: %w", p.Group, port, err)}
+	}
+	// Record it at once: a run killed from here on still stops it later.
+	e.mu.Lock()
+	e.state.Procs = append(e.state.Procs, proc)
+	serr := e.saveStateLocked()
+	e.mu.Unlock()
+	if serr != nil {
+		return proc, serr
+	}
+	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: h.Name, Text: fmt.Sprintf("started %s (pid %d), log %s", proc.Name, proc.PID, proc.LogFile), Time: time.Now()}})
+	return proc, nil
 }
 
 func lastLines(s string, n int) []string {

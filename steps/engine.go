@@ -78,6 +78,8 @@ type Engine struct {
 	// prepared maps a host to its dpulab path once its working directory
 	// exists (and dpulab is uploaded there).
 	prepared map[string]string
+	// workdirMade marks hosts whose working directory exists.
+	workdirMade map[string]bool
 }
 
 // StepError is why a step failed: the host and command that failed, and
@@ -510,6 +512,7 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	e.cleanedUp = true
+	e.workdirMade = nil
 	e.mu.Unlock()
 	// Connections are reopened on demand if anything runs after this.
 	e.hosts.close()

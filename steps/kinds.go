@@ -155,12 +155,25 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 	return nil
 }
 
-// ensureWorkdir creates the lab's working directory on a host.
+// ensureWorkdir creates the lab's working directory on a host, once (until
+// a cleanup, whose commands may remove it).
 func (e *Engine) ensureWorkdir(ctx context.Context, h hostRef, t runner.Target) error {
+	e.mu.Lock()
+	if e.workdirMade == nil {
+		e.workdirMade = map[string]bool{}
+	}
+	made := e.workdirMade[h.Name]
+	e.mu.Unlock()
+	if made {
+		return nil
+	}
 	res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(e.workdir()), Timeout: time.Minute})
 	if err != nil || res.ExitCode != 0 {
 		return &StepError{Host: h.Name, Cmd: "mkdir " + e.workdir(), Tail: tailText(res.Tail), Err: fmt.Errorf("create the lab's working directory: %v", errOr(err, res))}
 	}
+	e.mu.Lock()
+	e.workdirMade[h.Name] = true
+	e.mu.Unlock()
 	return nil
 }
 
