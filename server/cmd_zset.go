@@ -21,6 +21,8 @@ func registerZSetCommands(t *commandTable) {
 		&command{Name: "zrangebyscore", Fn: cmdZRangeByScore, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "sorted-set", Summary: "Returns members in a sorted set within a range of scores.", Since: "1.0.5"},
 		&command{Name: "zrevrangebyscore", Fn: cmdZRevRangeByScore, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "sorted-set", Summary: "Returns members in a sorted set within a range of scores in reverse order.", Since: "2.2.0"},
 		&command{Name: "zrevrange", Fn: cmdZRevRange, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "sorted-set", Summary: "Returns members in a sorted set within a range of indexes in reverse order.", Since: "1.2.0"},
+		&command{Name: "zrangebylex", Fn: cmdZRangeByLex, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "sorted-set", Summary: "Returns members in a sorted set within a lexicographical range.", Since: "2.8.9"},
+		&command{Name: "zrevrangebylex", Fn: cmdZRevRangeByLex, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "sorted-set", Summary: "Returns members in a sorted set within a lexicographical range in reverse order.", Since: "2.8.9"},
 		&command{Name: "zrank", Fn: cmdZRank, Arity: 3, Flags: r | flagFast, FirstKey: 1, LastKey: 1, Group: "sorted-set", Summary: "Returns the index of a member in a sorted set ordered by ascending scores.", Since: "2.0.0"},
 		&command{Name: "zrevrank", Fn: cmdZRevRank, Arity: 3, Flags: r | flagFast, FirstKey: 1, LastKey: 1, Group: "sorted-set", Summary: "Returns the index of a member in a sorted set ordered by descending scores.", Since: "2.0.0"},
 		&command{Name: "zcount", Fn: cmdZCount, Arity: 4, Flags: r | flagFast, FirstKey: 1, LastKey: 1, Group: "sorted-set", Summary: "Returns the count of members in a sorted set that have scores within a range.", Since: "2.0.0"},
@@ -323,6 +325,12 @@ func cmdZRevRangeByScore(c *Client, args [][]byte) {
 	zrangeGeneric(c, args, zrangeScore, -1)
 }
 func cmdZRevRange(c *Client, args [][]byte) { zrangeGeneric(c, args, zrangeRank, -1) }
+func cmdZRangeByLex(c *Client, args [][]byte) {
+	zrangeGeneric(c, args, zrangeLex, 1)
+}
+func cmdZRevRangeByLex(c *Client, args [][]byte) {
+	zrangeGeneric(c, args, zrangeLex, -1)
+}
 
 // zrangeGeneric is ZRANGE and its older forms. dir is 0 (not fixed: REV
 // allowed), 1 forward or -1 reverse; kind is zrangeAuto unless the command
