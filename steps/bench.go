@@ -212,8 +212,16 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 	if job.Password != "" {
 		stdin = []byte(job.Password + "\n")
 	}
+	// The failure tail is the bench's stderr: its stdout is JSON for us.
+	var errTail []string
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
 		if l.Stream == runner.Stderr {
+			mu.Lock()
+			errTail = append(errTail, l.Text)
+			if len(errTail) > 10 {
+				errTail = errTail[1:]
+			}
+			mu.Unlock()
 			e.opts.Emit(Output{Step: job.Step, Line: l})
 			return
 		}
@@ -264,13 +272,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 	defer mu.Unlock()
 	switch {
 	case err != nil:
-		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: tailText(res.Tail), Err: fmt.Errorf("bench %s: %w", job.Label, err)}
+		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("bench %s: %w", job.Label, err)}
 	case res.ExitCode != 0:
-		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: tailText(res.Tail), Err: fmt.Errorf("bench %s: exit status %d", job.Label, res.ExitCode)}
+		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("bench %s: exit status %d", job.Label, res.ExitCode)}
 	case decodeErr != nil:
-		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Err: fmt.Errorf("bench %s: %w", job.Label, decodeErr)}
+		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("bench %s: %w", job.Label, decodeErr)}
 	case len(runs) == 0:
-		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: tailText(res.Tail), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
+		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
 	}
 	return runs, nil
 }
