@@ -123,11 +123,16 @@ func (c *collector) gather(keep bool) {
 		if c.perTargetInterval {
 			t.iv.add(&a.counts)
 		}
+		// With one target its histogram is the run's: merged at the end
+		// instead of recorded twice.
+		perTarget := len(c.targets) > 1
 		for cmd := range a.lat {
 			for _, us := range a.lat[cmd] {
 				record(c.ivHist, us)
 				record(c.runCmdHist[cmd], us)
-				record(t.runHist, us)
+				if perTarget {
+					record(t.runHist, us)
+				}
 				if t.ivHist != nil {
 					record(t.ivHist, us)
 				}
@@ -242,7 +247,11 @@ func (c *collector) runResult(run int, seconds float64) *RunResult {
 	r := &RunResult{Run: run, Totals: c.totals(&c.runCounts, seconds, all, c.runSent, c.runRecv)}
 	r.LatencyMsByCmd = byCmd
 	for _, t := range c.targets {
-		r.Targets = append(r.Targets, TargetResult{Target: t.name, Totals: c.totals(&t.run, seconds, t.runHist, t.runSent, t.runRecv)})
+		h := t.runHist
+		if len(c.targets) == 1 {
+			h = all
+		}
+		r.Targets = append(r.Targets, TargetResult{Target: t.name, Totals: c.totals(&t.run, seconds, h, t.runSent, t.runRecv)})
 	}
 	return r
 }
