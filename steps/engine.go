@@ -334,12 +334,27 @@ func (e *Engine) Skip(i int) {
 	e.opts.Emit(ev)
 }
 
-// Results returns the results so far (shared: read it, do not change it
-// while a step runs).
+// Results returns a snapshot of the results so far, safe to read while a
+// step keeps running.
 func (e *Engine) Results() *Results {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.results
+	r := *e.results
+	r.Hosts = append([]HostInfo(nil), e.results.Hosts...)
+	r.Variables = make(map[string]string, len(e.results.Variables))
+	for k, v := range e.results.Variables {
+		r.Variables[k] = v
+	}
+	r.Benches = make([]Compare, len(e.results.Benches))
+	for i, c := range e.results.Benches {
+		r.Benches[i] = cloneCompare(c)
+	}
+	if e.results.TCO != nil {
+		t := *e.results.TCO
+		r.TCO = &t
+	}
+	r.References = append([]Reference(nil), e.results.References...)
+	return &r
 }
 
 // saveStateLocked writes progress; dry runs save nothing.

@@ -248,6 +248,9 @@ func TestQuickstartAbortCleansUpAndKeepsFinishedRuns(t *testing.T) {
 	if f := rec.finished()["cleanup"]; f.Status != Done {
 		t.Errorf("cleanup step after abort = %+v", f)
 	}
+	if f := rec.finished()["compare"]; f.Status != Failed || strings.Contains(strings.Join(f.Tail, "\n"), `{"type"`) {
+		t.Errorf("aborted compare = %+v (its tail must not be the bench's JSON)", f)
+	}
 	port := e.Vars()["port"]
 	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second); err == nil {
 		c.Close()
