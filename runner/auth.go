@@ -110,7 +110,15 @@ func (t *SSHTarget) loadIdentity(ctx context.Context, pr Prompter, path string) 
 		// Old PEM formats do not carry the public key: ask now.
 		return t.unlock(ctx, pr, path, pem)
 	}
-	return &lazySigner{pub: pm.PublicKey, unlock: func() (ssh.Signer, error) { return t.unlock(ctx, pr, path, pem) }}, nil
+	return &lazySigner{pub: pm.PublicKey, unlock: func() (ssh.Signer, error) {
+		// Decrypting is slow on purpose (bcrypt KDF): like the prompt, it
+		// must not run into the handshake's network deadline (which
+		// x/crypto would then report as the last method's failure).
+		if dp, ok := pr.(*deadlinePrompter); ok {
+			defer dp.pause()()
+		}
+		return t.unlock(ctx, pr, path, pem)
+	}}, nil
 }
 
 // unlock asks for an identity's passphrase (up to three times).

@@ -82,6 +82,20 @@ func TestSSHAuthMethods(t *testing.T) {
 			t.Fatalf("asked again: %+v", p.asked)
 		}
 	})
+	t.Run("a slow answer and slow decryption do not count against the connect timeout", func(t *testing.T) {
+		file, pub, _ := userKey(t, t.TempDir(), "open sesame")
+		f := newFakeSSH(t, "", func(f *fakeSSH) { f.userKey = pub })
+		p := &slowPrompter{scriptedPrompter{secrets: map[SecretKind]string{SecretPassphrase: "open sesame"}}, 400 * time.Millisecond}
+		cfg := fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p)
+		cfg.Identities = []string{file}
+		// Shorter than the bcrypt KDF of an encrypted OpenSSH key.
+		cfg.ConnectTimeout = 200 * time.Millisecond
+		tg := NewSSH(cfg)
+		defer tg.Close()
+		if err := tg.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("encrypted identity the host does not know is not unlocked", func(t *testing.T) {
 		f := newFakeSSH(t, "pw")
 		file, _, _ := userKey(t, t.TempDir(), "open sesame")
@@ -182,4 +196,15 @@ func TestSSHOrphanKilledAfterReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, "sleep 5717", 5*time.Second)
+}
+
+// slowPrompter answers like scriptedPrompter, after a delay (a person).
+type slowPrompter struct {
+	scriptedPrompter
+	delay time.Duration
+}
+
+func (p *slowPrompter) Secret(ctx context.Context, sp SecretPrompt) (string, error) {
+	time.Sleep(p.delay)
+	return p.scriptedPrompter.Secret(ctx, sp)
 }

@@ -233,8 +233,9 @@ func (t *SSHTarget) dial(ctx context.Context) (*sshConn, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
-	dp.arm(nc)
-	sc, chans, reqs, err := ssh.NewClientConn(nc, addr, cc)
+	rc := &recConn{Conn: nc}
+	dp.arm(rc)
+	sc, chans, reqs, err := ssh.NewClientConn(rc, addr, cc)
 	dp.disarm()
 	if err != nil {
 		nc.Close()
@@ -244,6 +245,12 @@ func (t *SSHTarget) dial(ctx context.Context) (*sshConn, error) {
 		var hke *HostKeyError
 		if errors.As(err, &hke) {
 			return nil, hke
+		}
+		// x/crypto goes on to the next auth method after a failed one and
+		// reports the last failure: a connection that broke midway would
+		// show up as some later method's complaint.
+		if nerr := rc.firstErr(); nerr != nil {
+			return nil, &ConnError{Host: t.cfg.Name, Op: "ssh handshake", Err: nerr}
 		}
 		var pe *promptError
 		if errors.As(err, &pe) {
@@ -264,40 +271,101 @@ func (t *SSHTarget) dial(ctx context.Context) (*sshConn, error) {
 	return c, nil
 }
 
-// deadlinePrompter lifts the handshake deadline while a person answers.
+// deadlinePrompter lifts the handshake deadline while a person answers (or
+// a key is being decrypted). Pauses nest: the deadline comes back, fresh,
+// when the outermost one ends.
 type deadlinePrompter struct {
 	p       Prompter
 	timeout time.Duration
 	mu      sync.Mutex
 	nc      net.Conn
+	paused  int
 }
 
 func (d *deadlinePrompter) arm(nc net.Conn) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.nc = nc
-	d.mu.Unlock()
-	_ = nc.SetDeadline(time.Now().Add(d.timeout))
+	if d.paused == 0 {
+		_ = nc.SetDeadline(time.Now().Add(d.timeout))
+	}
 }
 
 func (d *deadlinePrompter) disarm() {
 	d.mu.Lock()
-	nc := d.nc
-	d.nc = nil
-	d.mu.Unlock()
-	if nc != nil {
-		_ = nc.SetDeadline(time.Time{})
+	defer d.mu.Unlock()
+	if d.nc != nil {
+		_ = d.nc.SetDeadline(time.Time{})
 	}
+	d.nc = nil
 }
 
 func (d *deadlinePrompter) pause() func() {
 	d.mu.Lock()
+	d.paused++
+	if d.nc != nil {
+		_ = d.nc.SetDeadline(time.Time{})
+	}
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.paused--
+		if d.paused == 0 && d.nc != nil {
+			_ = d.nc.SetDeadline(time.Now().Add(d.timeout))
+		}
+	}
+}
+
+// recConn remembers the first network error (timeout, reset) of the
+// handshake.
+type recConn struct {
+	net.Conn
+	mu  sync.Mutex
+	err error
+}
+
+func (c *recConn) note(err error) {
+	// Our own close (x/crypto closes on a failed handshake) and the
+	// server hanging up after refusing us are not network failures.
+	if err == nil || errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) {
+		return
+	}
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+}
+
+func (c *recConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.note(err)
+	return n, err
+}
+
+func (c *recConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.note(err)
+	return n, err
+}
+
+func (c *recConn) firstErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// broken returns the connection's error, if it already failed: then there
+// is no point asking a person for a secret.
+func (d *deadlinePrompter) broken() error {
+	d.mu.Lock()
 	nc := d.nc
 	d.mu.Unlock()
-	if nc == nil {
-		return func() {}
+	if rc, ok := nc.(*recConn); ok {
+		return rc.firstErr()
 	}
-	_ = nc.SetDeadline(time.Time{})
-	return func() { _ = nc.SetDeadline(time.Now().Add(d.timeout)) }
+	return nil
 }
 
 func (d *deadlinePrompter) HostKey(ctx context.Context, p HostKeyPrompt) (HostKeyDecision, error) {
@@ -306,6 +374,9 @@ func (d *deadlinePrompter) HostKey(ctx context.Context, p HostKeyPrompt) (HostKe
 }
 
 func (d *deadlinePrompter) Secret(ctx context.Context, p SecretPrompt) (string, error) {
+	if err := d.broken(); err != nil {
+		return "", err
+	}
 	defer d.pause()()
 	return d.p.Secret(ctx, p)
 }
