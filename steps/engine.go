@@ -73,8 +73,6 @@ type Engine struct {
 	results *Results
 	resDir  string
 	hosts   *hostPool
-	// cleanedUp is true once Cleanup ran in this process.
-	cleanedUp bool
 	// prepared maps a host to its dpulab path once its working directory
 	// exists (and dpulab is uploaded there).
 	prepared map[string]string
@@ -526,7 +524,6 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 		}
 	}
 	e.mu.Lock()
-	e.cleanedUp = true
 	e.workdirMade = nil
 	e.mu.Unlock()
 	// Connections are reopened on demand if anything runs after this.
