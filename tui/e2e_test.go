@@ -15,7 +15,10 @@ import (
 	"github.com/dpulab/dpulab/internal/testpeer"
 )
 
-var writeCaptures = flag.Bool("captures", false, "write the end-to-end screen captures to testdata/captures")
+var (
+	writeCaptures = flag.Bool("captures", false, "write the end-to-end screen captures to testdata/captures")
+	e2eDuration   = flag.String("e2e-duration", "2s", "length of each timed run in the end-to-end test (longer runs give fuller captures)")
+)
 
 // buildDpulab builds the real binary once per test binary run.
 func buildDpulab(t *testing.T) string {
@@ -163,23 +166,25 @@ func TestEndToEndQuickstart(t *testing.T) {
 	s.keys("Tab", "Tab", "Tab", "Tab", "Tab", "Tab", "C-u")
 	s.text("0s")
 	s.keys("Tab", "C-u")
-	s.text("2s")
+	s.text(*e2eDuration)
 	s.keys("Tab", "C-u")
 	s.text("1")
-	scr := s.waitFor(5*time.Second, "runs")
+	scr := s.waitFor(5*time.Second, "runs        [1")
 	if strings.Contains(scr, "✘") {
 		t.Fatalf("the form refused a value:\n%s", scr)
 	}
 	s.keys("Enter")
 
-	dash := s.waitFor(90*time.Second, "Live bench", "ops/s")
-	// Let a second or two of samples arrive before the capture.
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Contains(dash, "waiting for data") && time.Now().Before(deadline) {
-		time.Sleep(300 * time.Millisecond)
-		dash = s.screen()
+	s.waitFor(90*time.Second, "Live bench: bench", "ops/s")
+	// Capture during the compare's second variant: the charts then hold
+	// both variants, a gap between them.
+	dash := s.waitFor(90*time.Second, "Live bench: compare  Unix socket")
+	// One more second of samples, if the variant is still running.
+	time.Sleep(1200 * time.Millisecond)
+	if later := s.screen(); strings.Contains(later, "Live bench: compare  Unix socket") {
+		dash = later
 	}
-	if !strings.Contains(dash, "TPS") || !strings.Contains(dash, "latency (ms)") {
+	if !strings.Contains(dash, "TPS") || !strings.Contains(dash, "latency (ms)") || strings.Contains(dash, "waiting for data") {
 		t.Fatalf("dashboard incomplete:\n%s", dash)
 	}
 	saveCapture(t, "dashboard.txt", dash)

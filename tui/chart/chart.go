@@ -27,6 +27,10 @@ type Spec struct {
 	XMin, XMax float64
 	// XTicks is the number of x labels (0 picks from the width).
 	XTicks int
+	// Stretch spreads short series over the whole width; without it a
+	// live chart draws one column per value and grows to the right, so
+	// the time axis keeps its scale.
+	Stretch bool
 }
 
 // SeriesChars draw the second and later series of a chart.
@@ -78,11 +82,20 @@ func Plot(spec Spec) string {
 	if plotW < 2 {
 		plotW = 2
 	}
+	longest := 0
+	for _, s := range data {
+		longest = max(longest, len(s))
+	}
+	if !spec.Stretch && longest < plotW {
+		plotW = max(longest, 1)
+	}
 	opts := []asciigraph.Option{
 		asciigraph.Height(plotH),
-		asciigraph.Width(plotW),
 		asciigraph.Offset(2),
 		asciigraph.YAxisValueFormatter(func(v float64) string { return Human(v) }),
+	}
+	if plotW > 1 {
+		opts = append(opts, asciigraph.Width(plotW))
 	}
 	if !math.IsNaN(spec.LowerBound) {
 		opts = append(opts, asciigraph.LowerBound(spec.LowerBound))

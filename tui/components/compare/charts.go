@@ -47,8 +47,8 @@ func (m *Model) chartsView(c *steps.Compare, h int) string {
 	top := (h - 1) / 2
 	w := m.Width
 	return m.Styles.Muted.Render(head) + "\n" +
-		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "TPS (ops/s) per second", Colors: m.colors(len(legends)), LowerBound: 0}) + "\n" +
-		chart.Plot(chart.Spec{Series: p99, Legends: legends, Width: w, Height: h - 1 - top, Caption: "p99 latency (ms) per second", Colors: m.colors(len(legends)), LowerBound: 0})
+		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "TPS (ops/s) per second", Colors: m.colors(len(legends)), LowerBound: 0, Stretch: true}) + "\n" +
+		chart.Plot(chart.Spec{Series: p99, Legends: legends, Width: w, Height: h - 1 - top, Caption: "p99 latency (ms) per second", Colors: m.colors(len(legends)), LowerBound: 0, Stretch: true})
 }
 
 // sweepView draws mean TPS (and avg latency) against the swept variable, one
@@ -83,8 +83,8 @@ func (m *Model) sweepView(c *steps.Compare, h int) string {
 	top := (h-1)*3/5 + 1
 	w := m.Width
 	return st.Muted.Render(note) + "\n" +
-		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "mean TPS vs " + c.Sweep + " (cf. whitepaper figure 3)", Colors: m.colors(len(legends)), LowerBound: 0, XMin: xmin, XMax: xmax, XTicks: len(vals)}) + "\n" +
-		chart.Plot(chart.Spec{Series: lat, Legends: legends, Width: w, Height: h - 1 - top, Caption: "avg latency (ms) vs " + c.Sweep, Colors: m.colors(len(legends)), LowerBound: 0})
+		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "mean TPS vs " + c.Sweep + " (cf. whitepaper figure 3)", Colors: m.colors(len(legends)), LowerBound: 0, XMin: xmin, XMax: xmax, XTicks: len(vals), Stretch: true}) + "\n" +
+		chart.Plot(chart.Spec{Series: lat, Legends: legends, Width: w, Height: h - 1 - top, Caption: "avg latency (ms) vs " + c.Sweep, Colors: m.colors(len(legends)), LowerBound: 0, Stretch: true})
 }
 
 func nanIfZero(s steps.MeanStd) float64 {

@@ -161,10 +161,13 @@ func (m *Model) View() string {
 			tabs = append(tabs, st.Choice.Render(n))
 		}
 	}
-	head := st.Title.Render("Compare: "+orStep(c)) + "  " + strings.Join(tabs, " ")
+	right := strings.Join(tabs, " ")
 	if len(m.res.Benches) > 1 {
-		head += st.Muted.Render(fmt.Sprintf("  b bench %d/%d", m.bench+1, len(m.res.Benches)))
+		right += st.Muted.Render(fmt.Sprintf("  b: bench %d/%d", m.bench+1, len(m.res.Benches)))
 	}
+	// The title gives way to the tabs when space is short.
+	titleW := max(m.Width-ansi.StringWidth(right)-2, 10)
+	head := ansi.Truncate(st.Title.Render("Compare: "+orStep(c)), titleW, "…") + "  " + right
 	body := ""
 	h := m.Height - 2
 	switch m.tab {

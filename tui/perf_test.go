@@ -1,0 +1,170 @@
+//go:build perf
+
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/session"
+)
+
+// clkTck is USER_HZ, the unit of utime and stime in /proc/self/stat; it is
+// 100 on every Linux architecture Go supports.
+const clkTck = 100
+
+// selfCPU returns this process's user+system CPU time from /proc/self/stat.
+func selfCPU(t *testing.T) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Skipf("no /proc/self/stat: %v", err)
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clkTck
+}
+
+// window is CPU and wall time spent while bench and compare steps ran.
+type window struct {
+	mu        sync.Mutex
+	cpu, wall time.Duration
+}
+
+// measured wraps the real engine's sessions: it records CPU time during
+// bench/compare steps and hides the variables form (values come from
+// Options.Vars), so the TUI runs unattended.
+type measured struct {
+	session.Catalog
+	t      *testing.T
+	vars   map[string]string
+	w      *window
+	opened chan session.Session
+	done   chan struct{}
+	fail   chan string
+}
+
+func (c *measured) Open(id string, o session.Options) (session.Session, error) {
+	o.Vars, o.Restart = c.vars, true
+	s, err := c.Catalog.Open(id, o)
+	if err != nil {
+		return nil, err
+	}
+	ms := &measuredSession{Session: s, c: c}
+	c.opened <- ms
+	return ms, nil
+}
+
+type measuredSession struct {
+	session.Session
+	c *measured
+}
+
+func (s *measuredSession) Variables() []session.Variable { return nil }
+
+func (s *measuredSession) RunStep(ctx context.Context, i int) steps.Status {
+	if !session.ShowsDashboard(s.Steps()[i].Kind) {
+		return s.check(i, s.Session.RunStep(ctx, i))
+	}
+	c0, w0 := selfCPU(s.c.t), time.Now()
+	st := s.Session.RunStep(ctx, i)
+	s.c.w.mu.Lock()
+	s.c.w.cpu += selfCPU(s.c.t) - c0
+	s.c.w.wall += time.Since(w0)
+	s.c.w.mu.Unlock()
+	return s.check(i, st)
+}
+
+// check ends the wait at the first failure instead of timing out.
+func (s *measuredSession) check(i int, st steps.Status) steps.Status {
+	if st == steps.Failed {
+		s.c.fail <- fmt.Sprintf("step %d (%s) failed", i+1, s.Steps()[i].ID)
+	}
+	return st
+}
+
+func (s *measuredSession) Finish(ctx context.Context) (string, error) {
+	d, err := s.Session.Finish(ctx)
+	close(s.c.done)
+	return d, err
+}
+
+func pct(w *window) float64 { return 100 * float64(w.cpu) / float64(w.wall) }
+
+// TestPerfTUICPU measures this process's CPU while quickstart's bench and
+// compare run, once with the TUI rendering every event (at 10 fps, to a
+// discarded terminal) and once headless (the engine alone, events dropped),
+// the yardstick. The bench itself runs in child processes and is not
+// counted. Printed, not asserted: run with
+// go test -tags perf -run Perf -v ./tui/
+func TestPerfTUICPU(t *testing.T) {
+	bin := buildDpulab(t)
+	port := freePorts(t, 8)
+	vars := map[string]string{"port": fmt.Sprint(port), "warmup": "0s", "duration": "5s", "runs": "1"}
+	newCat := func(w *window) *measured {
+		return &measured{
+			Catalog: &session.EngineCatalog{StateDir: t.TempDir(), Binary: bin},
+			t:       t, vars: vars, w: w, opened: make(chan session.Session, 1), done: make(chan struct{}), fail: make(chan string, 16),
+		}
+	}
+	t.Chdir(t.TempDir()) // results/ goes here
+
+	// Yardstick: the engine alone.
+	head := &window{}
+	hc := newCat(head)
+	s, err := hc.Open("quickstart", session.Options{Emit: func(steps.Event) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Steps() {
+		s.RunStep(context.Background(), i)
+		select {
+		case msg := <-hc.fail:
+			t.Fatal("headless: " + msg)
+		default:
+		}
+	}
+	_, _ = s.Finish(context.Background())
+
+	// The TUI, driven like a person pressing enter then a.
+	tuiW := &window{}
+	tc := newCat(tuiW)
+	app := testApp(Config{Catalog: tc, TCO: steps.ComputeTCO})
+	app.cfg.NoAnimation = false // spinners animate as in real use
+	p := tea.NewProgram(app, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithFPS(10))
+	go func() { _, _ = p.Run() }()
+	p.Send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	p.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	select {
+	case <-tc.opened:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lab did not open")
+	}
+	p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	select {
+	case <-tc.done:
+	case msg := <-tc.fail:
+		t.Fatal(msg)
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the lab did not finish")
+	}
+	p.Quit()
+	p.Wait()
+
+	t.Logf("bench+compare wall time: TUI %v, headless %v", tuiW.wall.Round(time.Millisecond), head.wall.Round(time.Millisecond))
+	t.Logf("process CPU during bench+compare: TUI %.2f%% of one core (%v), headless engine %.2f%% (%v)",
+		pct(tuiW), tuiW.cpu, pct(head), head.cpu)
+	t.Logf("TUI cost over the yardstick: %+.2f%% of one core (budget: under 5%% for the whole TUI process)", pct(tuiW)-pct(head))
+}
