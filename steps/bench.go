@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -329,9 +331,21 @@ func (e *Engine) deploymentFor(ctx context.Context, step string, group string, v
 	}
 	e.mu.Lock()
 	dep, ok := e.state.Deployments[group]
+	checked := e.depChecked[group]
 	e.mu.Unlock()
 	if ok && dep.Key == plan.key() {
-		return dep, nil
+		// A deployment recorded by an earlier (killed) run is used only
+		// if all its instances still answer; otherwise it is redeployed.
+		if checked || e.deploymentAlive(ctx, dep, plan.Hosts) {
+			e.mu.Lock()
+			if e.depChecked == nil {
+				e.depChecked = map[string]bool{}
+			}
+			e.depChecked[group] = true
+			e.mu.Unlock()
+			return dep, nil
+		}
+		e.opts.Emit(Output{Step: step, Line: runner.Line{Host: plan.Hosts[0].Name, Text: fmt.Sprintf("group %s from the earlier run does not answer any more: deploying it again", group), Time: time.Now()}})
 	}
 	if err := e.deploy(ctx, step, plan); err != nil {
 		return Deployment{}, err
@@ -339,6 +353,33 @@ func (e *Engine) deploymentFor(ctx context.Context, step string, group string, v
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.state.Deployments[group], nil
+}
+
+// deploymentAlive pings every instance of a deployment once.
+func (e *Engine) deploymentAlive(ctx context.Context, dep Deployment, hosts []hostRef) bool {
+	for _, in := range dep.Instances {
+		h := hostRef{Name: in.Host}
+		for _, hh := range hosts {
+			if hh.Name == in.Host {
+				h = hh
+			}
+		}
+		t, err := e.hosts.target(ctx, h.Name)
+		if err != nil {
+			return false
+		}
+		if err := e.ensureHost(ctx, h, t); err != nil {
+			return false
+		}
+		local := Instance{Host: in.Host, Port: in.Port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(in.Port))}
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = e.ping(pctx, h, t, local, false)
+		cancel()
+		if err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // serverHosts lists the distinct hosts of a deployment.

@@ -262,6 +262,10 @@ func (e *Engine) deploy(ctx context.Context, step string, p deployPlan) error {
 		e.state.Deployments = map[string]Deployment{}
 	}
 	e.state.Deployments[p.Group] = dep
+	if e.depChecked == nil {
+		e.depChecked = map[string]bool{}
+	}
+	e.depChecked[p.Group] = true
 	err := e.saveStateLocked()
 	e.mu.Unlock()
 	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: p.Hosts[0].Name, Text: fmt.Sprintf("group %s: %d instances on %d host(s) answer PING (ports %d-%d)", p.Group, p.Instances, len(p.Hosts), p.Port, p.Port+p.Instances-1), Time: time.Now()}})

@@ -78,6 +78,8 @@ type Engine struct {
 	prepared map[string]string
 	// workdirMade marks hosts whose working directory exists.
 	workdirMade map[string]bool
+	// depChecked marks groups deployed or found answering in this process.
+	depChecked map[string]bool
 }
 
 // StepError is why a step failed: the host and command that failed, and

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -288,5 +290,85 @@ func TestQuickstartAbortCleansUpAndKeepsFinishedRuns(t *testing.T) {
 	e2 := newEngine(t, quickstart(t), Options{Binary: bin, StateDir: stateDir}, nil)
 	if got := e2.Steps()[e2.Resume()].ID; got != "deploy" {
 		t.Errorf("resume at %s, want deploy", got)
+	}
+}
+
+// TestQuickstartResumeAfterSIGKILLKeepsServers kills `dpulab run` (all of
+// it, SIGKILL) in the middle of the compare: the next run resumes at the
+// compare and uses the servers the killed run left running (they still
+// answer), then cleanup stops them.
+func TestQuickstartResumeAfterSIGKILLKeepsServers(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds dpulab and runs the quickstart lab twice")
+	}
+	bin := dpulabBinary(t)
+	vars := quickVars(t)
+	vars["duration"] = "2s"
+	stateDir := t.TempDir()
+	vb, _ := json.Marshal(vars)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DPULAB_STEPS_CHILD=1", "CHILD_STATE="+stateDir, "CHILD_LAB=quickstart", "CHILD_VARS="+string(vb), "CHILD_BIN="+bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	statePath := filepath.Join(stateDir, "quickstart.json")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if s, err := LoadState(statePath); err == nil && s != nil && s.Steps["bench"].Status == Done {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			t.Fatal("the child never finished the bench step")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // into the compare
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+
+	st, err := LoadState(statePath)
+	if err != nil || st == nil || len(st.Procs) != 2 {
+		t.Fatalf("state after SIGKILL = %+v, %v; want the 2 servers recorded", st, err)
+	}
+	rec := &recorder{}
+	// No ResultsDir: a resumed run writes where the killed one did.
+	e, err := New(quickstart(t), Options{Binary: bin, StateDir: stateDir, Yes: true, Emit: rec.emit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Steps()[e.Resume()].ID; got != "compare" {
+		t.Fatalf("resume at %s, want compare", got)
+	}
+	if err := e.Run(testCtx(t, 2*time.Minute)); err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, strings.Join(rec.output(), "\n"))
+	}
+	for _, l := range rec.output() {
+		if strings.HasPrefix(l, "started server:") {
+			t.Errorf("the resumed run started servers again: %s", l)
+		}
+	}
+	r, err := LoadResults(filepath.Join(stateDir, "res"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmp *Compare
+	for i := range r.Benches {
+		if r.Benches[i].Step == "compare" {
+			cmp = &r.Benches[i]
+		}
+	}
+	if cmp == nil || len(cmp.Variants) != 2 || len(cmp.Variants[1].Points) != 1 || cmp.Variants[1].Points[0].Stats.OpsPerSec.Mean <= 0 {
+		t.Fatalf("compare after resume = %+v", cmp)
+	}
+	if len(r.Benches) != 2 {
+		t.Errorf("the bench step's result from the killed run is not kept: %d benches", len(r.Benches))
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+vars["port"], time.Second); err == nil {
+		c.Close()
+		t.Errorf("a server still listens after cleanup")
 	}
 }

@@ -179,9 +179,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// childRun runs the counter lab with a long-sleeping step two.
+// childRun runs the counter lab with a long-sleeping step two, or the
+// quickstart (CHILD_LAB=quickstart) with CHILD_VARS and CHILD_BIN.
 func childRun() int {
 	stateDir := os.Getenv("CHILD_STATE")
+	if os.Getenv("CHILD_LAB") == "quickstart" {
+		l, err := labs.Find("quickstart")
+		if err != nil {
+			return 2
+		}
+		var vars map[string]string
+		json.Unmarshal([]byte(os.Getenv("CHILD_VARS")), &vars)
+		e, err := New(l, Options{StateDir: stateDir, ResultsDir: filepath.Join(stateDir, "res"), Vars: vars, Binary: os.Getenv("CHILD_BIN"), Yes: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if err := e.Run(context.Background()); err != nil {
+			return 1
+		}
+		return 0
+	}
 	l, err := labs.Load(os.DirFS(os.Getenv("CHILD_LAB")), ".")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
