@@ -174,13 +174,14 @@ func TestSSHAuthMethods(t *testing.T) {
 // A command whose connection dropped keeps running on a real host; the
 // runner kills its process group after the next successful dial.
 func TestSSHOrphanKilledAfterReconnect(t *testing.T) {
+	t.Parallel()
 	f := newFakeSSH(t, "pw")
 	p := &scriptedPrompter{secrets: map[SecretKind]string{SecretPassword: "pw"}}
 	tg := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p))
 	defer tg.Close()
 	ctx := context.Background()
 	var once sync.Once
-	_, err := tg.Run(ctx, Command{Cmd: "echo started; sleep 5717", Output: func(l Line) {
+	_, err := tg.Run(ctx, Command{Cmd: "echo started; sleep 9717", Output: func(l Line) {
 		if l.Text == "started" {
 			once.Do(func() { go f.dropConns(false) })
 		}
@@ -189,13 +190,13 @@ func TestSSHOrphanKilledAfterReconnect(t *testing.T) {
 	if !errors.As(err, &ce) {
 		t.Fatalf("err = %v", err)
 	}
-	if has, _ := psHas(t, "sleep 5717"); !has {
+	if has, _ := psHas(t, "sleep 9717"); !has {
 		t.Fatal("test setup: the command should still run after the drop")
 	}
 	if _, err := tg.Run(ctx, Command{Cmd: "true"}); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, "sleep 5717", 5*time.Second)
+	waitGone(t, "sleep 9717", 5*time.Second)
 }
 
 // slowPrompter answers like scriptedPrompter, after a delay (a person).

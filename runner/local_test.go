@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -75,6 +77,10 @@ func waitGone(t *testing.T, marker string, d time.Duration) {
 func targetSuite(t *testing.T, tg Target) {
 	ctx := context.Background()
 	run := t.Run
+	// Process markers unique to this suite: suites for different targets
+	// run in parallel and look for their processes with ps.
+	sleepA := strconv.Itoa(40000 + rand.IntN(20000))
+	sleepB := strconv.Itoa(60000 + rand.IntN(20000))
 	run("run streams lines per stream", func(t *testing.T) {
 		var c collect
 		res, err := tg.Run(ctx, Command{Cmd: "echo out1; echo err1 >&2; printf 'no newline'; exit 3", Output: c.add})
@@ -161,20 +167,20 @@ func targetSuite(t *testing.T, tg Target) {
 	run("start and stop", func(t *testing.T) {
 		dir := t.TempDir()
 		log := filepath.Join(dir, "logs", "p.log")
-		p, err := tg.Start(ctx, ProcSpec{Name: "sleeper's", Cmd: "echo started; exec sleep 4242", LogFile: log})
+		p, err := tg.Start(ctx, ProcSpec{Name: "sleeper's", Cmd: "echo started; exec sleep " + sleepA, LogFile: log})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if p.PID <= 1 || p.Host != tg.Name() || p.LogFile != log {
 			t.Fatalf("proc %+v", p)
 		}
-		if has, _ := psHas(t, "sleep 4242"); !has {
+		if has, _ := psHas(t, "sleep "+sleepA); !has {
 			t.Fatal("started process not running")
 		}
 		if err := tg.Stop(ctx, p, 2*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		waitGone(t, "sleep 4242", 3*time.Second)
+		waitGone(t, "sleep "+sleepA, 3*time.Second)
 		b, err := tg.ReadFile(ctx, log)
 		if err != nil || !strings.Contains(string(b), "started") {
 			t.Fatalf("log %q %v", b, err)
@@ -185,7 +191,7 @@ func targetSuite(t *testing.T, tg Target) {
 		}
 	})
 	run("start with default log file", func(t *testing.T) {
-		p, err := tg.Start(ctx, ProcSpec{Name: "x;y", Cmd: "exec sleep 4343"})
+		p, err := tg.Start(ctx, ProcSpec{Name: "x;y", Cmd: "exec sleep " + sleepB})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +202,7 @@ func targetSuite(t *testing.T, tg Target) {
 		if err := tg.Stop(ctx, p, time.Second); err != nil {
 			t.Fatal(err)
 		}
-		waitGone(t, "sleep 4343", 3*time.Second)
+		waitGone(t, "sleep "+sleepB, 3*time.Second)
 	})
 	run("upload and read", func(t *testing.T) {
 		dir := t.TempDir()
@@ -249,6 +255,7 @@ func targetSuite(t *testing.T, tg Target) {
 }
 
 func TestLocalTarget(t *testing.T) {
+	t.Parallel()
 	tg := NewLocal()
 	defer tg.Close()
 	if tg.Name() != "local" {

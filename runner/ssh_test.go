@@ -75,6 +75,7 @@ func fakeConfig(f *fakeSSH, knownHostsFile string, p Prompter) SSHConfig {
 }
 
 func TestSSHTargetOnFakeServer(t *testing.T) {
+	t.Parallel()
 	f := newFakeSSH(t, "pw")
 	p := &scriptedPrompter{secrets: map[SecretKind]string{SecretPassword: "pw"}}
 	tg := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p))
@@ -114,6 +115,7 @@ func TestSSHWrongPassword(t *testing.T) {
 }
 
 func TestSSHUnknownHostKey(t *testing.T) {
+	t.Parallel()
 	f := newFakeSSH(t, "pw")
 	fp := ssh.FingerprintSHA256(f.hostKey.PublicKey())
 	secrets := map[SecretKind]string{SecretPassword: "pw"}
@@ -249,6 +251,7 @@ func TestSSHChangedHostKey(t *testing.T) {
 }
 
 func TestSSHDroppedConnection(t *testing.T) {
+	t.Parallel()
 	f := newFakeSSH(t, "pw")
 	p := &scriptedPrompter{secrets: map[SecretKind]string{SecretPassword: "pw"}}
 	tg := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p))
@@ -334,6 +337,7 @@ exec /usr/bin/id "$@"
 }
 
 func TestSSHSudo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name     string

@@ -196,6 +196,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestRealSSHD(t *testing.T) {
+	t.Parallel()
 	sshd := startSSHD(t)
 	tg := NewSSH(sshd.config("real"))
 	defer tg.Close()
@@ -304,6 +305,7 @@ func ping(addr string) string {
 // waits for the other to have started, which only works if they really run in
 // parallel, and every line must be attributed to the host that printed it.
 func TestFanOutTwoHosts(t *testing.T) {
+	t.Parallel()
 	a, b := startSSHD(t), startSSHD(t)
 	targets := []Target{NewSSH(a.config("host-a")), NewSSH(b.config("host-b"))}
 	ports := map[string]int{"host-a": a.port, "host-b": b.port}
@@ -341,6 +343,7 @@ for n in 1 2 3; do echo "$me $n"; echo "$me err$n" >&2; done`
 // TestPoolOverRealSSHD reaches sshd through an inventory host whose address
 // is an alias in an ssh config file (HostName, Port, IdentityFile).
 func TestPoolOverRealSSHD(t *testing.T) {
+	t.Parallel()
 	s := startSSHD(t)
 	dir := t.TempDir()
 	sshCfg := filepath.Join(dir, "config")
@@ -367,6 +370,7 @@ func TestPoolOverRealSSHD(t *testing.T) {
 // TestProxyJump reaches one sshd through another (ProxyJump): the second
 // host's connection is a direct-tcpip channel of the first's.
 func TestProxyJump(t *testing.T) {
+	t.Parallel()
 	bastion, inner := startSSHD(t), startSSHD(t)
 	cfg := inner.config("inner")
 	jc := bastion.config("bastion")
@@ -398,6 +402,7 @@ func TestProxyJump(t *testing.T) {
 // TestPoolSharesJumpHost: two inventory hosts behind one bastion share the
 // bastion's connection.
 func TestPoolSharesJumpHost(t *testing.T) {
+	t.Parallel()
 	bastion, inner := startSSHD(t), startSSHD(t)
 	dir := t.TempDir()
 	sshCfg := filepath.Join(dir, "config")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestUploadBinary(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "dpulab")
