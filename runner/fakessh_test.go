@@ -29,6 +29,8 @@ type fakeSSH struct {
 	// env is added to the environment of commands (e.g. a PATH with fake
 	// sudo).
 	env []string
+	// extraKeys are further host keys (a server with several key types).
+	extraKeys []ssh.Signer
 	// kiAnswer, when set, enables keyboard-interactive auth asking one
 	// question ("Verification code: ") that expects it.
 	kiAnswer string
@@ -131,6 +133,9 @@ func (f *fakeSSH) serve() {
 		}
 	}
 	cfg.AddHostKey(f.hostKey)
+	for _, k := range f.extraKeys {
+		cfg.AddHostKey(k)
+	}
 	for {
 		nc, err := f.ln.Accept()
 		if err != nil {

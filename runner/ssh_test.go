@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	cryptorand "crypto/rand"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"os"
@@ -400,5 +402,27 @@ func TestConnectAll(t *testing.T) {
 	var ae *AuthError
 	if !errors.As(err, &ae) || ae.Host != "fake" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A server with several host keys presents the type known_hosts holds for
+// it, instead of its preferred one being taken for a changed key.
+func TestSSHKnownKeyTypeIsNegotiated(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(cryptorand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaSigner, err := ssh.NewSignerFromKey(rsaKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeSSH(t, "pw", func(f *fakeSSH) { f.extraKeys = []ssh.Signer{rsaSigner} })
+	// known_hosts knows only the RSA key; ed25519 would be preferred.
+	kh := knownHostsFor(t, f.port(), rsaSigner.PublicKey())
+	p := &scriptedPrompter{decision: Refuse, secrets: map[SecretKind]string{SecretPassword: "pw"}}
+	tg := NewSSH(fakeConfig(f, kh, p))
+	defer tg.Close()
+	if err := tg.Connect(context.Background()); err != nil {
+		t.Fatalf("connect with the RSA key known: %v", err)
 	}
 }
