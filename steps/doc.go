@@ -2,4 +2,48 @@
 // against runner Targets chosen from the inventory, and reports what happens
 // as typed Events. It saves progress after every step and writes results;
 // it never draws. The TUI and `dpulab run` are two renderers of its events.
+//
+// # Using the engine
+//
+// New prepares a run (variables checked, saved progress loaded, nothing
+// connected). The TUI drives it step by step with Plan, RunStep (also for a
+// retry), Skip, SetVars, then Cleanup and Finish; `dpulab run` calls Run,
+// which does all of that from Resume to the end. Events go to Options.Emit
+// from engine goroutines. A Prompt blocks its step until Reply is called:
+// confirm prompts take "yes"/"no", host-key prompts "once"/"save"/"refuse",
+// secret prompts Answer.Secret (Choice "cancel" aborts).
+//
+// # What the engine guarantees
+//
+//   - Every value a lab puts into a shell command is quoted (labs'
+//     autoquote), and so is every value the engine adds (runner.Quote).
+//     Secrets (variables named *password*, *secret*, *token*, and the
+//     requirepass setting) reach the bench on stdin only; they are hidden in
+//     results and left out of saved progress.
+//   - Progress is saved after every step (and after every server started),
+//     atomically, under $XDG_STATE_HOME/dpulab/LAB.json. A new run resumes at
+//     the first step not done or skipped; a lab that finished starts over;
+//     Restart starts over but still stops what an earlier run started.
+//   - Steps run one at a time; a run or check step fans out to every host of
+//     its roles in parallel. Steps marked confirm, and sudo steps, ask first
+//     unless Options.Yes.
+//   - Cleanup steps run at the end of Run whatever happened, on a fresh
+//     context after Ctrl-C; then every server a deploy started (recorded in
+//     the saved progress, also by a killed run) is stopped. Deploy steps
+//     whose servers cleanup stopped become pending again, so a resumed run
+//     deploys before it benches. A deployment left by a killed run is reused
+//     on resume only if every instance still answers PING.
+//   - deploy starts one `dpulab server` process per instance (its own
+//     config, log and pid), up to four at a time per host, refuses a port
+//     where something already answers, and fails at once, with the server's
+//     log, when an instance exits or does not answer PING within 15 s.
+//   - bench and compare run `dpulab bench --json` on the first host of the
+//     step's role and `dpulab sample` on the server hosts (loopback traffic
+//     for a lab on this machine), wait for the samplers' first numbers, and
+//     merge both into one Point per second. Results are written after every
+//     finished repetition, so a killed run keeps what it measured. A compare
+//     redeploys a group only when a variant or sweep point needs a different
+//     deployment (instances, port, settings, transport).
+//   - verify's expect is matched in multi-line mode: ^ and $ match at line
+//     boundaries of the combined output.
 package steps
