@@ -417,12 +417,12 @@ func TestSSHKnownKeyTypeIsNegotiated(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFakeSSH(t, "pw", func(f *fakeSSH) { f.extraKeys = []ssh.Signer{rsaSigner} })
-	// known_hosts knows only the RSA key; ed25519 would be preferred.
-	kh := knownHostsFor(t, f.port(), rsaSigner.PublicKey())
+	// known_hosts knows only the ed25519 key; x/crypto prefers RSA.
+	kh := knownHostsFor(t, f.port(), f.hostKey.PublicKey())
 	p := &scriptedPrompter{decision: Refuse, secrets: map[SecretKind]string{SecretPassword: "pw"}}
 	tg := NewSSH(fakeConfig(f, kh, p))
 	defer tg.Close()
 	if err := tg.Connect(context.Background()); err != nil {
-		t.Fatalf("connect with the RSA key known: %v", err)
+		t.Fatalf("connect with the ed25519 key known: %v", err)
 	}
 }
