@@ -1,0 +1,57 @@
+package dashboard
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+)
+
+func sample(variant string, ops float64) steps.Sample {
+	cpu := 50.0
+	return steps.Sample{Step: "compare", Variant: variant, Run: 1, Point: steps.Point{OpsPerSec: ops, ServerCPU: &cpu}}
+}
+
+func TestVariantChangeLeavesGap(t *testing.T) {
+	m := New(common.NewCommon(true, 100, 28))
+	m.AddSample(sample("tcp", 100))
+	m.AddSample(sample("tcp", 110))
+	m.AddSample(sample("unix", 150))
+	got := m.tps.Tail(0)
+	if len(got) != 4 || !math.IsNaN(got[2]) || got[3] != 150 {
+		t.Fatalf("tps series %v, want [100 110 NaN 150]", got)
+	}
+	if !math.IsNaN(m.gbps.Last()) {
+		t.Fatal("an unmeasured metric must be NaN, never 0")
+	}
+	if m.SeriesLabel() != "unix · run 1" {
+		t.Fatalf("label %q", m.SeriesLabel())
+	}
+}
+
+func TestResizesCleanly(t *testing.T) {
+	m := New(common.NewCommon(true, 100, 28))
+	for i := 0; i < 700; i++ { // more than History
+		m.AddSample(sample("tcp", float64(1000+i)))
+	}
+	for _, sz := range [][2]int{{80, 22}, {100, 28}, {200, 60}, {120, 16}} {
+		m.SetSize(sz[0], sz[1])
+		v := m.View()
+		lines := strings.Split(v, "\n")
+		if len(lines) > sz[1] {
+			t.Errorf("%dx%d: %d lines", sz[0], sz[1], len(lines))
+		}
+		for _, l := range lines {
+			if w := ansi.StringWidth(l); w > sz[0] {
+				t.Errorf("%dx%d: line is %d wide: %q", sz[0], sz[1], w, l)
+			}
+		}
+	}
+	m.SetSize(79, 30)
+	if !strings.Contains(m.View(), "needs at least 80×24") {
+		t.Fatal("below 80 columns the dashboard must say so instead of drawing")
+	}
+}
