@@ -28,7 +28,7 @@ type SSHConfig struct {
 	// Addr is the host name or IP to dial, Port its port (22 when zero).
 	Addr string
 	Port int
-	// User to log in as.
+	// User to log in as (default: the local user name).
 	User string
 	// Identities are private key files to try after ssh-agent; missing
 	// files are skipped.
@@ -43,7 +43,7 @@ type SSHConfig struct {
 	// Close.
 	JumpVia *SSHTarget
 	// KnownHosts is the known_hosts file keys are checked against and
-	// accepted keys saved to.
+	// accepted keys saved to (default ~/.ssh/known_hosts).
 	KnownHosts string
 	// Prompter decides about unknown host keys and gives secrets;
 	// HeadlessPrompter{} (refuse, no secrets) when nil.
@@ -114,6 +114,12 @@ func (c *sshConn) isDead() bool {
 func NewSSH(cfg SSHConfig) *SSHTarget {
 	if cfg.Name == "" {
 		cfg.Name = cfg.Addr
+	}
+	if cfg.User == "" {
+		cfg.User = currentUser()
+	}
+	if cfg.KnownHosts == "" {
+		cfg.KnownHosts = expandHome("~/.ssh/known_hosts")
 	}
 	t := &SSHTarget{cfg: cfg}
 	t.keys = &hostKeyChecker{host: cfg.Name, file: cfg.KnownHosts}
