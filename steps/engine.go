@@ -145,6 +145,11 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.statePath = p
+	if !opts.DryRun {
+		if err := lockLab(p); err != nil {
+			return nil, err
+		}
+	}
 	old, err := LoadState(p)
 	if err != nil && !opts.Restart {
 		return nil, err

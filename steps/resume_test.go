@@ -390,3 +390,23 @@ func TestRetryAndSkip(t *testing.T) {
 		t.Errorf("log = %q", got)
 	}
 }
+
+func TestSecondProcessCannotRunTheSameLab(t *testing.T) {
+	dir := t.TempDir()
+	lab := counterLab(t, dir)
+	stateDir := t.TempDir()
+	// This process takes the lock; a second New here reuses it.
+	newEngine(t, lab, Options{StateDir: stateDir}, nil)
+	newEngine(t, lab, Options{StateDir: stateDir}, nil)
+	// Another process is refused while this one lives.
+	childLab := t.TempDir()
+	b, _ := labsYAML(lab)
+	os.WriteFile(filepath.Join(childLab, "lab.yaml"), b, 0o644)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DPULAB_STEPS_CHILD=1", "CHILD_STATE="+stateDir, "CHILD_LAB="+childLab)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "another dpulab is running this lab") {
+		t.Errorf("second process: %v\n%s", err, out)
+	}
+}
