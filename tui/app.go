@@ -162,6 +162,7 @@ func (a *App) open(id string, booth bool) tea.Cmd {
 	a.closeSession()
 	sess, err := a.cfg.Catalog.Open(id, session.Options{Emit: a.pump.Emit, Restart: booth})
 	if err != nil {
+		a.lab = nil
 		a.setErr(fmt.Errorf("open lab %s: %w", id, err))
 		if booth {
 			// Booth mode never exits on an error: show it, try again.

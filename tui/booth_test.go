@@ -1,12 +1,15 @@
 package tui
 
 import (
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/pages/lab"
+	"github.com/dpulab/dpulab/tui/session"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
 )
 
@@ -99,5 +102,38 @@ func TestBoothAnyKeyPauses(t *testing.T) {
 	app := finish(t, tm)
 	if !app.Lab().BoothPaused() || len(f.Ran) != 0 {
 		t.Fatalf("paused=%v ran=%v: a key must pause the countdown", app.Lab().BoothPaused(), f.Ran)
+	}
+}
+
+// flaky fails its first opens, like a lab whose host is briefly away.
+type flaky struct {
+	*sessiontest.Catalog
+	mu    sync.Mutex
+	fails int
+}
+
+func (c *flaky) Open(id string, o session.Options) (session.Session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fails > 0 {
+		c.fails--
+		return nil, errors.New("connection refused")
+	}
+	return c.Catalog.Open(id, o)
+}
+
+func TestBoothNeverExitsOnError(t *testing.T) {
+	f := shortFake(t)
+	cat := &flaky{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, fails: 2}
+	app := testApp(Config{
+		Catalog: cat, BoothLab: "quickstart", Clock: 50 * time.Millisecond,
+		Booth: lab.BoothConfig{StepDelay: 200 * time.Millisecond, ErrorHold: 300 * time.Millisecond, CompareHold: 300 * time.Millisecond},
+	})
+	tm := start(t, app, 100, 30)
+	waitFor(t, tm, "connection refused", "booth mode: starting over shortly")
+	waitFor(t, tm, "next: step 1") // it opened after the failures
+	app = finish(t, tm)
+	if app.Lab() == nil || app.Err() != nil {
+		t.Fatalf("lab %v err %v: booth mode must recover by itself", app.Lab(), app.Err())
 	}
 }

@@ -1,0 +1,75 @@
+package session
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps"
+)
+
+func find(t *testing.T, ls []LabInfo, id string) LabInfo {
+	t.Helper()
+	for _, l := range ls {
+		if l.ID == id {
+			return l
+		}
+	}
+	t.Fatalf("lab %s not listed", id)
+	return LabInfo{}
+}
+
+func TestEngineCatalogLabs(t *testing.T) {
+	cat := &EngineCatalog{StateDir: t.TempDir()}
+	ls, err := cat.Labs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := find(t, ls, "quickstart")
+	if !q.Local || len(q.Missing) != 0 || q.Steps == 0 || q.ResumeAt != -1 || q.Duration == 0 {
+		t.Fatalf("quickstart info %+v: want local, covered, steps, no saved progress", q)
+	}
+
+	inv, err := runner.ParseInventory("hosts.yaml", []byte("hosts:\n  - name: c1\n    address: 10.0.0.5\n    roles: [client]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat.Inventory = inv
+	ls, err = cat.Labs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		if slices.Contains(l.Roles, "baseline") && !slices.Contains(l.Missing, "baseline") {
+			t.Fatalf("%s: an inventory without a baseline host must report the role missing (%v)", l.ID, l.Missing)
+		}
+	}
+}
+
+func TestEngineSessionReadsTheLab(t *testing.T) {
+	cat := &EngineCatalog{StateDir: t.TempDir()}
+	s, err := cat.Open("quickstart", Options{Emit: func(steps.Event) {}, Restart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if len(s.Steps()) != s.Info().Steps || s.Resume() != 0 {
+		t.Fatalf("%d steps, resume %d", len(s.Steps()), s.Resume())
+	}
+	if s.Doc(0) == "" {
+		t.Fatal("the first step's markdown is empty")
+	}
+	vars := s.Variables()
+	if len(vars) == 0 {
+		t.Fatal("quickstart has variables for the form")
+	}
+	if err := s.ValidateVar("instances", "0"); err == nil {
+		t.Fatal("instances=0 is below the lab's min and must be refused")
+	}
+	if err := s.ValidateVar("instances", "4"); err != nil {
+		t.Fatalf("instances=4: %v", err)
+	}
+	if err := s.ValidateVar("nope", "1"); err == nil {
+		t.Fatal("an unknown variable must be refused")
+	}
+}
