@@ -90,30 +90,41 @@ func string2ull(s string) (uint64, bool) {
 type StreamEntry struct {
 	ID     StreamID
 	Fields []string // field, value, field, value, ...
-	n      uint64   // append index: entry n belongs to node n/streamNodeMaxEntries
 }
 
 // streamNodeMaxEntries is Redis's stream-node-max-entries. Redis stores a
 // stream as listpack nodes of up to this many entries, and approximate
 // trimming ("MAXLEN ~") only drops whole nodes, so replies depend on where
-// node boundaries fall. Entries are assigned to nodes by append order,
-// which is exact as long as nodes do not also hit stream-node-max-bytes
+// node boundaries fall. Entries go into nodes by append order, which is
+// exact as long as Redis's nodes do not also hit stream-node-max-bytes
 // (4096 bytes, i.e. entries of about 40 bytes or less).
 const streamNodeMaxEntries = 100
 
-// Stream is the value of a Redis stream key: entries in ascending ID order
-// in a slice (XADD appends; trimming by MAXLEN drops from the front, so a
-// head offset avoids moving the rest until enough has been dropped).
-type Stream struct {
+// streamNode holds up to streamNodeMaxEntries entries in append order; the
+// first del of them have been trimmed.
+type streamNode struct {
 	entries []StreamEntry
-	head    int
-	lastID  StreamID // the top ID ever added, kept after trimming
-	added   uint64   // entries_added, as XINFO reports it
-	bytes   int      // sum of live field and value lengths, for memUsage
+	del     int
+}
+
+// Stream is the value of a Redis stream key: entries in ascending ID order
+// in nodes of streamNodeMaxEntries, as Redis keeps them. Appending never
+// moves earlier entries (one big slice would be copied on every growth,
+// which dominated XADD on long streams), and trimming drops whole nodes
+// from the front. Only the first node can be partly trimmed and only the
+// last partly filled, so entry i is found in O(1) (see at).
+type Stream struct {
+	nodes  []*streamNode // oldest first
+	length int
+	lastID StreamID // the top ID ever added, kept after trimming
+	added  uint64   // entries_added, as XINFO reports it
+	bytes  int      // sum of live field and value lengths, for memUsage
 }
 
 // memUsage approximates the bytes the stream holds.
-func (s *Stream) memUsage() int { return s.bytes + 48*len(s.entries) + 64 }
+func (s *Stream) memUsage() int {
+	return s.bytes + 40*streamNodeMaxEntries*len(s.nodes) + 64
+}
 
 func fieldBytes(fields []string) int {
 	n := 16 * len(fields)
@@ -124,17 +135,37 @@ func fieldBytes(fields []string) int {
 }
 
 // Len returns the number of entries.
-func (s *Stream) Len() int { return len(s.entries) - s.head }
+func (s *Stream) Len() int { return s.length }
 
 // LastID returns the highest ID ever added (0-0 for a new stream).
 func (s *Stream) LastID() StreamID { return s.lastID }
 
 // Add appends an entry with id, which must be greater than LastID().
 func (s *Stream) Add(id StreamID, fields []string) {
-	s.entries = append(s.entries, StreamEntry{ID: id, Fields: fields, n: s.added})
+	var last *streamNode
+	if n := len(s.nodes); n > 0 {
+		last = s.nodes[n-1]
+	}
+	if last == nil || len(last.entries) == streamNodeMaxEntries {
+		last = &streamNode{entries: make([]StreamEntry, 0, streamNodeMaxEntries)}
+		s.nodes = append(s.nodes, last)
+	}
+	last.entries = append(last.entries, StreamEntry{ID: id, Fields: fields})
+	s.length++
 	s.bytes += fieldBytes(fields)
 	s.lastID = id
 	s.added++
+}
+
+// at returns the i-th live entry (0 <= i < Len()).
+func (s *Stream) at(i int) *StreamEntry {
+	first := s.nodes[0]
+	live := len(first.entries) - first.del
+	if i < live {
+		return &first.entries[first.del+i]
+	}
+	i -= live
+	return &s.nodes[1+i/streamNodeMaxEntries].entries[i%streamNodeMaxEntries]
 }
 
 // StreamTrim is a trimming request as XADD and XTRIM take it.
@@ -152,16 +183,13 @@ type StreamTrim struct {
 // entries were removed.
 func (s *Stream) Trim(t StreamTrim) int64 {
 	var deleted int64
-	for s.Len() > 0 {
-		if !t.ByMinID && int64(s.Len()) <= t.MaxLen {
+	for s.length > 0 {
+		if !t.ByMinID && int64(s.length) <= t.MaxLen {
 			break
 		}
-		live := s.entries[s.head:]
-		node := live[0].n / streamNodeMaxEntries
-		inNode := 1
-		for inNode < len(live) && live[inNode].n/streamNodeMaxEntries == node {
-			inNode++
-		}
+		node := s.nodes[0]
+		live := node.entries[node.del:]
+		inNode := len(live)
 		if t.Limit > 0 && deleted+int64(inNode) > t.Limit {
 			break
 		}
@@ -169,7 +197,7 @@ func (s *Stream) Trim(t StreamTrim) int64 {
 		if t.ByMinID {
 			removeNode = live[inNode-1].ID.Less(t.MinID)
 		} else {
-			removeNode = int64(s.Len()-inNode) >= t.MaxLen
+			removeNode = int64(s.length-inNode) >= t.MaxLen
 		}
 		if removeNode {
 			s.dropHead(inNode)
@@ -185,7 +213,7 @@ func (s *Stream) Trim(t StreamTrim) int64 {
 				if !live[drop].ID.Less(t.MinID) {
 					break
 				}
-			} else if int64(s.Len()-drop) <= t.MaxLen {
+			} else if int64(s.length-drop) <= t.MaxLen {
 				break
 			}
 			drop++
@@ -194,51 +222,46 @@ func (s *Stream) Trim(t StreamTrim) int64 {
 		deleted += int64(drop)
 		break
 	}
-	s.compact()
 	return deleted
 }
 
+// dropHead removes n live entries of the first node (all of them drops
+// the node).
 func (s *Stream) dropHead(n int) {
-	for _, e := range s.entries[s.head : s.head+n] {
+	node := s.nodes[0]
+	for _, e := range node.entries[node.del : node.del+n] {
 		s.bytes -= fieldBytes(e.Fields)
 	}
-	clear(s.entries[s.head : s.head+n])
-	s.head += n
-}
-
-// compact moves the live entries down once the dropped prefix dominates, so
-// a capped stream does not grow without bound.
-func (s *Stream) compact() {
-	if s.head > 64 && s.head > len(s.entries)/2 {
-		n := copy(s.entries, s.entries[s.head:])
-		clear(s.entries[n:])
-		s.entries = s.entries[:n]
-		s.head = 0
+	clear(node.entries[node.del : node.del+n])
+	node.del += n
+	s.length -= n
+	if node.del == len(node.entries) {
+		s.nodes[0] = nil
+		s.nodes = s.nodes[1:]
+		if len(s.nodes) == 0 {
+			s.nodes = nil
+		}
 	}
 }
 
 // Range returns entries with start <= ID <= end, at most count (count < 0:
 // all), descending when rev.
 func (s *Stream) Range(start, end StreamID, count int, rev bool) []StreamEntry {
-	live := s.entries[s.head:]
-	lo := sort.Search(len(live), func(i int) bool { return !live[i].ID.Less(start) })
-	hi := sort.Search(len(live), func(i int) bool { return end.Less(live[i].ID) })
+	lo := sort.Search(s.length, func(i int) bool { return !s.at(i).ID.Less(start) })
+	hi := sort.Search(s.length, func(i int) bool { return end.Less(s.at(i).ID) })
 	if lo >= hi || count == 0 {
 		return nil
 	}
-	sel := live[lo:hi]
-	if count > 0 && count < len(sel) {
-		if rev {
-			sel = sel[len(sel)-count:]
-		} else {
-			sel = sel[:count]
-		}
+	n := hi - lo
+	if count > 0 && count < n {
+		n = count
 	}
-	out := make([]StreamEntry, len(sel))
-	copy(out, sel)
-	if rev {
-		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-			out[i], out[j] = out[j], out[i]
+	out := make([]StreamEntry, n)
+	for k := range out {
+		if rev {
+			out[k] = *s.at(hi - 1 - k)
+		} else {
+			out[k] = *s.at(lo + k)
 		}
 	}
 	return out

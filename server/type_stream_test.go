@@ -2,6 +2,8 @@ package server
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -63,5 +65,65 @@ func TestStreamRangeAndTrim(t *testing.T) {
 	}
 	if s.LastID() != (StreamID{200, 0}) {
 		t.Fatalf("LastID = %v", s.LastID())
+	}
+}
+
+// TestStreamAgainstSlice appends and trims at random and checks ranges
+// against a plain slice, across node boundaries.
+func TestStreamAgainstSlice(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var s Stream
+	var model []StreamID
+	next := uint64(1)
+	for step := 0; step < 3000; step++ {
+		switch r.IntN(10) {
+		case 0:
+			keep := r.IntN(len(model) + 1)
+			s.Trim(StreamTrim{MaxLen: int64(keep)})
+			model = model[len(model)-keep:]
+		case 1:
+			if len(model) > 0 {
+				min := model[r.IntN(len(model))]
+				s.Trim(StreamTrim{ByMinID: true, MinID: min})
+				for len(model) > 0 && model[0].Less(min) {
+					model = model[1:]
+				}
+			}
+		default:
+			id := StreamID{next, uint64(r.IntN(3))}
+			next += uint64(1 + r.IntN(3))
+			s.Add(id, []string{"f", "v"})
+			model = append(model, id)
+		}
+		if s.Len() != len(model) {
+			t.Fatalf("step %d: Len %d, want %d", step, s.Len(), len(model))
+		}
+		if len(model) == 0 || step%7 != 0 {
+			continue
+		}
+		lo, hi := model[r.IntN(len(model))], model[r.IntN(len(model))]
+		count := r.IntN(20) - 1
+		rev := r.IntN(2) == 0
+		var want []StreamID
+		for _, id := range model {
+			if !id.Less(lo) && !hi.Less(id) {
+				want = append(want, id)
+			}
+		}
+		if rev {
+			slices.Reverse(want)
+		}
+		if count >= 0 && count < len(want) {
+			want = want[:count]
+		}
+		got := s.Range(lo, hi, count, rev)
+		if len(got) != len(want) {
+			t.Fatalf("step %d: Range(%v, %v, %d, %v) = %d entries, want %d", step, lo, hi, count, rev, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].ID != want[i] {
+				t.Fatalf("step %d: Range[%d] = %v, want %v", step, i, got[i].ID, want[i])
+			}
+		}
 	}
 }
