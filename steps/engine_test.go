@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpulab/dpulab/runner"
 )
 
 const hostileLab = `
@@ -227,5 +229,18 @@ func TestBadVariablesRefused(t *testing.T) {
 				t.Errorf("--set %v: error %q does not name %s", set, err, k)
 			}
 		}
+	}
+}
+
+func TestInventoryMissingRole(t *testing.T) {
+	inv := filepath.Join(t.TempDir(), "hosts.yaml")
+	os.WriteFile(inv, []byte("hosts:\n  - name: c1\n    address: 10.0.0.5\n    roles: [client]\n"), 0o600)
+	in, err := runner.LoadInventory(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(loadLab(t, hostileLab), Options{Inventory: in, StateDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "no host for role local") || !strings.Contains(err.Error(), "client") {
+		t.Errorf("New with an inventory lacking the lab's role: %v", err)
 	}
 }
