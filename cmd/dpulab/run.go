@@ -45,7 +45,7 @@ end, also after a failure or Ctrl-C. Exit status 0 only when every step passed.`
 		Example: `  dpulab run quickstart
   dpulab run quickstart --set duration=2s --yes --json > events.jsonl
   dpulab run quickstart --dry-run
-  dpulab run rdma-lab --inventory hosts.yaml --from bench`,
+  dpulab run redis-dpu-uptv2 --inventory hosts.yaml --from compare`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLab(cmd.Context(), args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
