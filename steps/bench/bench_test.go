@@ -462,8 +462,8 @@ func TestServerKilledMidRunKeepsPartialResults(t *testing.T) {
 }
 
 func TestCancelPrintsWhatWasMeasured(t *testing.T) {
-	p := startRedis(t)
-	cfg := testConfig(p.addr)
+	// The bundled server: this runs on a machine with only Go.
+	cfg := testConfig(startOurs(t))
 	cfg.Duration, cfg.Runs = 10*time.Second, 3
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -488,8 +488,8 @@ func TestCancelPrintsWhatWasMeasured(t *testing.T) {
 }
 
 func TestJSONStreamDecodes(t *testing.T) {
-	p := startRedis(t)
-	cfg := testConfig(p.addr)
+	// The bundled server: this runs on a machine with only Go.
+	cfg := testConfig(startOurs(t))
 	cfg.Requests, cfg.Runs, cfg.Prefill, cfg.KeyMaximum, cfg.TargetSamples = 300, 2, true, 100, true
 	var buf bytes.Buffer
 	if _, err := Run(context.Background(), cfg, func(ev Event) {
@@ -572,6 +572,8 @@ func TestUnixSocket(t *testing.T) {
 // read, record) must not allocate per request, or the generator, not the
 // server, becomes what is measured.
 func TestLeanPathDoesNotAllocate(t *testing.T) {
+	// An out-of-process server: AllocsPerRun counts the whole process's
+	// allocations, an in-process server's included.
 	p := startRedis(t)
 	cfg := testConfig(p.addr)
 	cfg.Pipeline = 16
