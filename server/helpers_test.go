@@ -60,3 +60,5 @@ func (tc *testConn) must(want string, args ...string) {
 		tc.t.Errorf("%q: got %s, want %s", args, got, want)
 	}
 }
+
+func dialRaw(addr string) (net.Conn, error) { return net.DialTimeout("tcp", addr, time.Second) }

@@ -238,7 +238,7 @@ func evictOne(dbs []*db, policy string, samples int, now int64) bool {
 	clock := lruClock(now)
 	var bestDB *db
 	var bestKey string
-	var bestScore int64 = -1
+	var bestScore int64
 	volatile := policy == "volatile-lru" || policy == "volatile-ttl" || policy == "volatile-random"
 	start := rand.IntN(len(dbs))
 	for i := range dbs {
@@ -258,7 +258,7 @@ func evictOne(dbs []*db, policy string, samples int, now int64) bool {
 				default:
 					score = int64(idleSeconds(d.keys[k], clock))
 				}
-				if score > bestScore {
+				if bestDB == nil || score > bestScore {
 					bestDB, bestKey, bestScore = d, k, score
 				}
 				if n++; n >= samples {
@@ -273,7 +273,7 @@ func evictOne(dbs []*db, policy string, samples int, now int64) bool {
 				} else {
 					score = int64(idleSeconds(e, clock))
 				}
-				if score > bestScore {
+				if bestDB == nil || score > bestScore {
 					bestDB, bestKey, bestScore = d, k, score
 				}
 				if n++; n >= samples {
