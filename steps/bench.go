@@ -512,6 +512,9 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 					return fmt.Errorf("bench transport: %w", err)
 				}
 			}
+			if err := reachable(client, dep.Instances, transport); err != nil {
+				return fmt.Errorf("variant %s: %w", variant.Label, err)
+			}
 			cfg, err := benchConfig(spec, vars, dep.Instances, transport)
 			if err != nil {
 				return err
@@ -573,6 +576,24 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 		return errs[0]
 	}
 	return werr
+}
+
+// reachable checks that the client host can reach every instance: a Unix
+// socket or a loopback address only from the same host.
+func reachable(client hostRef, insts []Instance, transport string) error {
+	for _, in := range insts {
+		if in.Host == client.Name {
+			continue
+		}
+		if transport == string(labs.TransportUnix) {
+			return fmt.Errorf("the load generator on %s cannot use a Unix socket on %s: use transport tcp, or run the client on the server host", client.Name, in.Host)
+		}
+		host, _, err := net.SplitHostPort(in.Address)
+		if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
+			return fmt.Errorf("the servers on %s listen on %s, which the load generator on %s cannot reach: set the deploy's bind to the host's lab address (or 0.0.0.0)", in.Host, host, client.Name)
+		}
+	}
+	return nil
 }
 
 // benchPassword is the lab's server password, from a variable named

@@ -196,3 +196,27 @@ func TestEventJSON(t *testing.T) {
 		t.Errorf("prompt JSON = %s, %v", b, err)
 	}
 }
+
+func TestReachable(t *testing.T) {
+	client := hostRef{Name: "c"}
+	tests := []struct {
+		name      string
+		inst      Instance
+		transport string
+		want      string
+	}{
+		{"same host loopback", Instance{Host: "c", Address: "127.0.0.1:7000"}, "tcp", ""},
+		{"same host socket", Instance{Host: "c", Address: "127.0.0.1:7000", Socket: "/s"}, "unix", ""},
+		{"other host lab address", Instance{Host: "s", Address: "10.0.0.7:7000"}, "tcp", ""},
+		{"other host loopback", Instance{Host: "s", Address: "127.0.0.1:7000"}, "tcp", "set the deploy's bind"},
+		{"other host socket", Instance{Host: "s", Address: "10.0.0.7:7000", Socket: "/s"}, "unix", "Unix socket"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := reachable(client, []Instance{tt.inst}, tt.transport)
+			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("reachable = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
