@@ -463,27 +463,32 @@ func TestServerKilledMidRunKeepsPartialResults(t *testing.T) {
 
 func TestCancelPrintsWhatWasMeasured(t *testing.T) {
 	// The bundled server: this runs on a machine with only Go.
-	cfg := testConfig(startOurs(t))
-	cfg.Duration, cfg.Runs = 10*time.Second, 3
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	var out bytes.Buffer
-	h := &HumanPrinter{Out: &out}
-	t0 := time.Now()
-	sum, err := Run(ctx, cfg, h.Event)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want the context's error", err)
-	}
-	if time.Since(t0) > 3*time.Second {
-		t.Errorf("cancel took %s", time.Since(t0))
-	}
-	if sum == nil || sum.Runs != 1 || sum.Ops == 0 || !sum.Partial {
-		t.Fatalf("summary after cancel = %+v, want one partial run with ops", sum)
-	}
-	for _, want := range []string{"RUN 1 RESULTS", "Totals", "interrupted", "SUMMARY"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("human output lacks %q:\n%s", want, out.String())
-		}
+	addr := startOurs(t)
+	for _, client := range []ClientKind{ClientLean, ClientGoRedis} {
+		t.Run(string(client), func(t *testing.T) {
+			cfg := testConfig(addr)
+			cfg.Client, cfg.Duration, cfg.Runs = client, 10*time.Second, 3
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			var out bytes.Buffer
+			h := &HumanPrinter{Out: &out}
+			t0 := time.Now()
+			sum, err := Run(ctx, cfg, h.Event)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, want the context's error", err)
+			}
+			if time.Since(t0) > 3*time.Second {
+				t.Errorf("cancel took %s", time.Since(t0))
+			}
+			if sum == nil || sum.Runs != 1 || sum.Ops == 0 || !sum.Partial || sum.Errors != 0 {
+				t.Fatalf("summary after cancel = %+v, want one partial run with ops and no errors (cut-off requests are not the server's)", sum)
+			}
+			for _, want := range []string{"RUN 1 RESULTS", "Totals", "interrupted", "SUMMARY"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("human output lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
 	}
 }
 
