@@ -707,3 +707,30 @@ func TestRateLatencyCountsFromDue(t *testing.T) {
 		t.Errorf("achieved %.0f ops/s across the pause, want about 1000", r.OpsPerSec)
 	}
 }
+
+// TestConnectionsOpenBeforeTiming: every connection (clients × targets) is
+// open and ready when Start is emitted, before anything is timed — for
+// go-redis too, whose pool would otherwise dial lazily inside the first
+// measured requests.
+func TestConnectionsOpenBeforeTiming(t *testing.T) {
+	p := startRedis(t)
+	for _, client := range []ClientKind{ClientLean, ClientGoRedis} {
+		t.Run(string(client), func(t *testing.T) {
+			cfg := testConfig(p.addr)
+			cfg.Client, cfg.Clients, cfg.Requests = client, 7, 100
+			var atStart string
+			_, err := Run(context.Background(), cfg, func(ev Event) {
+				if _, ok := ev.(*Start); ok {
+					atStart = p.rdb.Info(context.Background(), "clients").Val()
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 7 bench connections plus the test's own.
+			if !strings.Contains(atStart, "connected_clients:8\r\n") {
+				t.Errorf("at Start the server had:\n%s\nwant connected_clients:8", atStart)
+			}
+		})
+	}
+}
