@@ -197,14 +197,16 @@ func (a *App) setErr(err error) {
 }
 
 // Shutdown runs cleanup if the program ends without the lab page having
-// done it (a signal, a crash of the terminal); the caller bounds ctx.
+// done it (a signal, a closed terminal); the caller bounds ctx. Call it
+// after the program has stopped.
 func (a *App) Shutdown(ctx context.Context) error {
 	if a.sess == nil {
 		return nil
 	}
 	var err error
-	if !a.cleaned && a.lab != nil && a.lab.Running() >= 0 {
+	if !a.cleaned {
 		err = a.sess.Cleanup(ctx)
+		a.cleaned = true
 	}
 	a.closeSession()
 	return err
@@ -244,6 +246,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case picker.OpenLabMsg:
 		return a, a.open(msg.ID, false)
 	case lab.BackMsg:
+		a.cleaned = true
 		a.closeSession()
 		a.lab = nil
 		return a, a.showPicker()

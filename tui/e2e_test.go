@@ -53,7 +53,21 @@ func newTmux(t *testing.T, w, h int, dir string, env []string, argv ...string) *
 	// Keep the pane after dpulab exits so the test can read its status.
 	script := "env TERM=xterm-256color " + sh.String() + "2>" + shq(filepath.Join(dir, "stderr.txt")) + "; echo DPULAB-EXITED:$?; sleep 600"
 	s.run("new-session", "-d", "-s", "e2e", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command(s.tmux, "-L", s.socket, "kill-server").Run() })
+	t.Cleanup(func() {
+		// A test that failed halfway leaves dpulab running: Ctrl+C makes it
+		// stop what the lab started before the pane goes away.
+		for i := 0; i < 150; i++ {
+			out, err := exec.Command(s.tmux, "-L", s.socket, "capture-pane", "-p", "-t", "e2e").Output()
+			if err != nil || strings.Contains(string(out), "DPULAB-EXITED") {
+				break
+			}
+			if i%25 == 0 {
+				_ = exec.Command(s.tmux, "-L", s.socket, "send-keys", "-t", "e2e", "C-c").Run()
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		_ = exec.Command(s.tmux, "-L", s.socket, "kill-server").Run()
+	})
 	return s
 }
 

@@ -63,6 +63,8 @@ func (c *measured) Open(id string, o session.Options) (session.Session, error) {
 		return nil, err
 	}
 	ms := &measuredSession{Session: s, c: c}
+	// Whatever happens, stop the servers the lab started.
+	c.t.Cleanup(func() { _ = s.Cleanup(context.Background()) })
 	c.opened <- ms
 	return ms, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -113,6 +115,10 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 // runProgram runs the app full screen and makes sure cleanup ran on every
 // way out (q, Ctrl+C, SIGTERM, a terminal that went away).
 func runProgram(ctx context.Context, app *tui.App) error {
+	// A closed terminal (SIGHUP) ends the program like Ctrl+C would, so
+	// cleanup still runs below.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stop()
 	p := tea.NewProgram(app, tea.WithAltScreen(), tea.WithFPS(10), tea.WithContext(ctx))
 	_, runErr := p.Run()
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

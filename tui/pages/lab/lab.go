@@ -42,6 +42,7 @@ const (
 	ThenStay AfterCleanup = iota
 	ThenQuit
 	ThenRestart
+	ThenBack
 )
 
 // FinishedMsg says Finish wrote the results (or failed to).

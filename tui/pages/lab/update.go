@@ -56,6 +56,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, func() tea.Msg { return QuitMsg{} }
 		case ThenRestart:
 			return m, func() tea.Msg { return RestartMsg{} }
+		case ThenBack:
+			return m, func() tea.Msg { return BackMsg{} }
 		}
 		m.status = "cleanup done"
 	case ClockMsg:
@@ -337,7 +339,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 			m.status = "a step is running: q stops it"
 			return nil
 		}
-		return func() tea.Msg { return BackMsg{} }
+		// Leaving the lab stops what it started; progress stays saved.
+		return m.cleanup(ThenBack)
 	case key.Matches(k, km.Run) && m.focus != PaneOutput, key.Matches(k, km.Retry):
 		return m.start(sel)
 	case key.Matches(k, km.RunAll):
