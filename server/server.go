@@ -305,7 +305,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // cron runs background tasks Hz times per second: active expiry and the
 // instantaneous-ops samples.
 func (s *Server) cron(done chan struct{}) {
+	s.mu.Lock()
 	hz := s.cfg.Hz
+	s.mu.Unlock()
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	for {
@@ -327,6 +329,11 @@ func (s *Server) cron(done chan struct{}) {
 		s.stats.sample(now)
 		s.lruClock = lruClock(ms)
 		timeout := s.cfg.Timeout
+		if s.cfg.Hz != hz {
+			// CONFIG SET hz.
+			hz = s.cfg.Hz
+			t.Reset(time.Second / time.Duration(hz))
+		}
 		s.mu.Unlock()
 		if timeout > 0 {
 			s.closeIdle(now, timeout)
