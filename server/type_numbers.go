@@ -282,6 +282,16 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	base := 10
 	if kind == 'x' {
 		base = 0
+	} else if hugeDecimalExponent(norm) {
+		// Far beyond a long double's range (about 1e±4951 even counting
+		// the up to 5 KB of digits before it), and big.ParseFloat would
+		// spend minutes computing 10**exp: decide without it. A zero
+		// mantissa is zero; anything else overflows or underflows, which
+		// string2ld rejects.
+		if hasNonZeroDigit(norm) {
+			return nil, false
+		}
+		return new(big.Float).SetPrec(ldPrec), true
 	}
 	f, _, err := big.ParseFloat(norm, base, ldPrec, big.ToNearestEven)
 	if err != nil {
@@ -297,6 +307,17 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 		return nil, false // overflow (HUGE_VALL) or underflow (zero)
 	}
 	return f, true
+}
+
+// hugeDecimalExponent reports whether a decimal number's exponent is
+// beyond ±20000.
+func hugeDecimalExponent(norm string) bool {
+	i := strings.IndexAny(norm, "eE")
+	if i < 0 {
+		return false
+	}
+	e := strings.TrimLeft(strings.TrimLeft(norm[i+1:], "+-"), "0")
+	return len(e) > 5 || len(e) == 5 && e > "20000"
 }
 
 // addLongDouble returns a+b rounded to a long double; ok is false when the

@@ -105,12 +105,15 @@ func TestLongDoubleMatchesRedis(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"", " 1", "nan", "abc", "1e5000", "1e-5000", "1_0"} {
+	for _, bad := range []string{"", " 1", "nan", "abc", "1e5000", "1e-5000", "1_0", "1e10000000", "1e-99999999999999999999", "0.0001e+000000030000"} {
 		if _, ok := parseLongDouble([]byte(bad)); ok {
 			t.Errorf("parseLongDouble(%q) accepted", bad)
 		}
 	}
 	if _, ok := parseLongDouble([]byte("1e4000")); !ok {
 		t.Error("1e4000 fits a long double but was rejected")
+	}
+	if f, ok := parseLongDouble([]byte("0e99999999")); !ok || f.Sign() != 0 {
+		t.Error("0e99999999 is zero but was rejected")
 	}
 }
