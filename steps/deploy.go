@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/bench"
 )
 
 // Deploy starts one `dpulab server` process per instance (not one process
@@ -533,7 +534,13 @@ func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst 
 // targets that cannot dial from the host's side.
 func (e *Engine) pingByCommand(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
 	cmd := runner.QuoteAll(e.dpulabOn(h), "bench", "--json", "--target", inst.Address, "--clients", "1", "--requests", "1", "--connect-timeout", "2s") + " >/dev/null"
-	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Timeout: 10 * time.Second})
+	var stdin []byte
+	if pw := benchPassword(e.Vars()); pw != "" {
+		// As for the bench itself: the password on stdin, never argv.
+		cmd = "IFS= read -r " + bench.PasswordEnv + " && export " + bench.PasswordEnv + " && " + cmd
+		stdin = []byte(pw + "\n")
+	}
+	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Timeout: 10 * time.Second})
 	if err != nil {
 		return err
 	}
