@@ -123,7 +123,7 @@ func (a *App) Init() tea.Cmd {
 		a.replay = replay.New(a.page(), a.cfg.Replay, a.cfg.ReplayOptions)
 		cmds = append(cmds, a.replay.Init())
 	case a.cfg.BoothLab != "":
-		cmds = append(cmds, a.open(a.cfg.BoothLab, true))
+		cmds = append(cmds, a.open(a.cfg.BoothLab, true, true))
 	default:
 		cmds = append(cmds, a.showPicker())
 	}
@@ -158,9 +158,9 @@ func (a *App) showPicker() tea.Cmd {
 }
 
 // open opens lab id; booth mode opens it from the start every time.
-func (a *App) open(id string, booth bool) tea.Cmd {
+func (a *App) open(id string, booth, restart bool) tea.Cmd {
 	a.closeSession()
-	sess, err := a.cfg.Catalog.Open(id, session.Options{Emit: a.pump.Emit, Restart: booth})
+	sess, err := a.cfg.Catalog.Open(id, session.Options{Emit: a.pump.Emit, Restart: booth || restart})
 	if err != nil {
 		a.lab = nil
 		a.setErr(fmt.Errorf("open lab %s: %w", id, err))
@@ -232,7 +232,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// Booth: an error stays on screen for a while, then we start over.
 			a.err = nil
 			if a.lab == nil || a.sess == nil {
-				cmds = append(cmds, a.open(a.cfg.BoothLab, true))
+				cmds = append(cmds, a.open(a.cfg.BoothLab, true, true))
 			}
 		}
 		if a.lab != nil && a.state == StateLab {
@@ -244,7 +244,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.setErr(msg)
 		return a, nil
 	case picker.OpenLabMsg:
-		return a, a.open(msg.ID, false)
+		return a, a.open(msg.ID, false, msg.Restart)
 	case lab.BackMsg:
 		a.cleaned = true
 		a.closeSession()
@@ -258,7 +258,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case lab.RestartMsg:
 		a.cleaned = true
 		if a.cfg.BoothLab != "" {
-			return a, a.open(a.cfg.BoothLab, true)
+			return a, a.open(a.cfg.BoothLab, true, true)
 		}
 		return a, nil
 	case tea.KeyMsg:

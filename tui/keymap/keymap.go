@@ -15,6 +15,8 @@ type KeyMap struct {
 	ForceQuit      key.Binding
 	Help           key.Binding
 	Filter         key.Binding
+	// Restart opens a lab from its first step (picker).
+	Restart key.Binding
 
 	// Lab screen.
 	Run    key.Binding
@@ -61,6 +63,7 @@ func DefaultKeyMap() *KeyMap {
 		ForceQuit: b("ctrl+c", "quit now", "ctrl+c"),
 		Help:      b("?", "more keys", "?"),
 		Filter:    b("/", "filter", "/"),
+		Restart:   b("R", "start over", "R"),
 
 		Run:        b("enter", "run", "enter"),
 		RunAll:     b("a", "run all", "a"),

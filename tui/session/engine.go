@@ -74,7 +74,11 @@ func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
 			in.Missing = append(in.Missing, r)
 		}
 	}
-	if st, err := steps.LoadLabState(c.StateDir, l.ID); err == nil && st != nil {
+	st, err := steps.LoadLabState(c.StateDir, l.ID)
+	if err != nil {
+		in.StateErr = err.Error()
+	}
+	if err == nil && st != nil {
 		in.ResumeAt = len(l.Steps)
 		for i, s := range l.Steps {
 			ss, ok := st.Steps[s.ID]

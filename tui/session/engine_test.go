@@ -1,6 +1,7 @@
 package session
 
 import (
+	"os"
 	"slices"
 	"testing"
 
@@ -71,5 +72,39 @@ func TestEngineSessionReadsTheLab(t *testing.T) {
 	}
 	if err := s.ValidateVar("nope", "1"); err == nil {
 		t.Fatal("an unknown variable must be refused")
+	}
+}
+
+func TestEngineCatalogResumePoint(t *testing.T) {
+	dir := t.TempDir()
+	p, err := steps.StatePath(dir, "quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := &EngineCatalog{StateDir: dir}
+	s, err := cat.Open("quickstart", Options{Emit: func(steps.Event) {}, Restart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := s.Steps()
+	st := &steps.State{Lab: "quickstart", Steps: map[string]steps.StepState{
+		ids[0].ID: {Status: steps.Done}, ids[1].ID: {Status: steps.Skipped},
+	}}
+	if err := st.Save(p); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := cat.Labs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := find(t, ls, "quickstart"); q.ResumeAt != 2 || q.StateErr != "" {
+		t.Fatalf("resume at %d (%s), want index 2 after two finished steps", q.ResumeAt, q.StateErr)
+	}
+	if err := os.WriteFile(p, []byte("{broken"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, _ = cat.Labs()
+	if q := find(t, ls, "quickstart"); q.StateErr == "" {
+		t.Fatal("damaged progress must be reported in the picker")
 	}
 }

@@ -33,6 +33,9 @@ type LabInfo struct {
 	BoothAutoConfirm bool
 	// Err, when set, says why the lab cannot be opened (lint errors).
 	Err string
+	// StateErr says why saved progress could not be read; opening the lab
+	// from the start (R in the picker) still works.
+	StateErr string
 }
 
 // Variable is a lab variable the variables form edits.

@@ -14,8 +14,11 @@ import (
 	"github.com/dpulab/dpulab/tui/session"
 )
 
-// OpenLabMsg asks the root to open a lab.
-type OpenLabMsg struct{ ID string }
+// OpenLabMsg asks the root to open a lab; Restart ignores saved progress.
+type OpenLabMsg struct {
+	ID      string
+	Restart bool
+}
 
 // item is one lab in the list.
 type item struct{ info session.LabInfo }
@@ -51,6 +54,8 @@ func Describe(l session.LabInfo) string {
 	switch {
 	case l.Err != "":
 		parts = append(parts, l.Err)
+	case l.StateErr != "":
+		parts = append(parts, "saved progress unreadable (R starts over): "+l.StateErr)
 	case l.ResumeAt >= l.Steps && l.Steps > 0:
 		parts = append(parts, "finished (enter to review)")
 	case l.ResumeAt > 0:
@@ -116,13 +121,13 @@ func (m *Model) Init() tea.Cmd { return nil }
 
 // Update moves, filters and opens.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if k, ok := msg.(tea.KeyMsg); ok && !m.Filtering() && key.Matches(k, m.KeyMap.Enter) {
+	if k, ok := msg.(tea.KeyMsg); ok && !m.Filtering() && (key.Matches(k, m.KeyMap.Enter) || key.Matches(k, m.KeyMap.Restart)) {
 		if l, ok := m.Selected(); ok {
 			if l.Err != "" {
 				return m, common.ErrorCmd(fmt.Errorf("lab %s cannot be opened: %s (run `dpulab lint` on it)", l.ID, l.Err))
 			}
-			id := l.ID
-			return m, func() tea.Msg { return OpenLabMsg{ID: id} }
+			msg := OpenLabMsg{ID: l.ID, Restart: key.Matches(k, m.KeyMap.Restart)}
+			return m, func() tea.Msg { return msg }
 		}
 		return m, nil
 	}
@@ -136,10 +141,10 @@ func (m *Model) View() string { return m.list.View() }
 
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter, m.KeyMap.Filter, m.KeyMap.Quit, m.KeyMap.Help}
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter, m.KeyMap.Restart, m.KeyMap.Filter, m.KeyMap.Quit, m.KeyMap.Help}
 }
 
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter}, {m.KeyMap.Filter, m.KeyMap.Back, m.KeyMap.Quit, m.KeyMap.ForceQuit, m.KeyMap.Help}}
+	return [][]key.Binding{{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter, m.KeyMap.Restart}, {m.KeyMap.Filter, m.KeyMap.Back, m.KeyMap.Quit, m.KeyMap.ForceQuit, m.KeyMap.Help}}
 }
