@@ -3,6 +3,8 @@ package server
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -13,17 +15,21 @@ const (
 	zslP        = 0.25
 )
 
-// ZSet is the value of a Redis sorted set key: a map from member to score
-// (ZSCORE, ZADD's existence test in O(1)) plus a skiplist ordered by
-// (score, member) with spans, which gives O(log n) inserts, deletes, rank
-// queries (ZRANK) and range starts (ZRANGE by rank or score), the same
-// structure Redis uses (t_zset.c).
+// ZSet is the value of a Redis sorted set key, in Redis's two encodings.
+// While small (at most 128 members of at most 64 bytes, Redis's
+// zset-max-listpack-*) it is one slice sorted by (score, member), scanned
+// linearly like Redis's listpack: a fraction of the memory of the big form.
+// Once big it is a map from member to skiplist node (ZSCORE and ZADD's
+// existence test in O(1)) plus a skiplist ordered by (score, member) with
+// spans, which gives O(log n) inserts, deletes, ranks and range starts, the
+// structure Redis uses (t_zset.c). It never converts back, as in Redis.
 type ZSet struct {
-	dict  map[string]*zslNode // member -> its node (score and canonical string)
+	small []ZMember           // the small encoding, sorted
+	dict  map[string]*zslNode // the big encoding: member -> its node
 	zsl   zskiplist
 	bytes int // sum of member lengths, for memUsage
-	// big is set once the set outgrows Redis's listpack thresholds; only
-	// the sign of a zero score depends on it (see Set).
+	// big selects the encoding; the sign of a zero score depends on it
+	// too (see normScore).
 	big bool
 }
 
@@ -33,9 +39,15 @@ const (
 	zsetMaxSmallValue   = 64
 )
 
-// memUsage approximates the bytes the sorted set holds: member data, a
-// skiplist node (about 1.33 levels on average) and a map slot per member.
-func (z *ZSet) memUsage() int { return z.bytes + 120*len(z.dict) + 96 }
+// memUsage approximates the bytes the sorted set holds: member data plus,
+// per member, a slice element (small) or a skiplist node of about 1.33
+// levels and a map slot (big).
+func (z *ZSet) memUsage() int {
+	if z.big {
+		return z.bytes + 120*len(z.dict) + 600
+	}
+	return z.bytes + 24*cap(z.small) + 64
+}
 
 type zslLevel struct {
 	forward *zslNode
@@ -56,12 +68,18 @@ type zskiplist struct {
 	level  int
 }
 
-// NewZSet returns an empty sorted set.
-func NewZSet() *ZSet {
-	return &ZSet{
-		dict: make(map[string]*zslNode),
-		zsl:  zskiplist{header: &zslNode{level: make([]zslLevel, zslMaxLevel)}, level: 1},
+// NewZSet returns an empty sorted set (small encoding).
+func NewZSet() *ZSet { return &ZSet{} }
+
+// toBig converts the small encoding to the skiplist and map.
+func (z *ZSet) toBig() {
+	z.big = true
+	z.dict = make(map[string]*zslNode, len(z.small)+1)
+	z.zsl = zskiplist{header: &zslNode{level: make([]zslLevel, zslMaxLevel)}, level: 1}
+	for _, m := range z.small {
+		z.dict[m.Member] = z.zsl.insert(m.Score, m.Member)
 	}
+	z.small = nil
 }
 
 // zslLess orders nodes by score, then member bytes, as Redis does.
@@ -335,7 +353,38 @@ func (zsl *zskiplist) lastInLex(r LexRange) *zslNode {
 }
 
 // Len returns the number of members.
-func (z *ZSet) Len() int { return len(z.dict) }
+func (z *ZSet) Len() int {
+	if z.big {
+		return len(z.dict)
+	}
+	return len(z.small)
+}
+
+// smallFind returns the index of member in the small encoding, or -1.
+func smallFind[T ~string | ~[]byte](z *ZSet, member T) int {
+	for i := range z.small {
+		if z.small[i].Member == string(member) {
+			return i
+		}
+	}
+	return -1
+}
+
+// smallInsertAt returns where (score, member) goes in the small encoding.
+func (z *ZSet) smallInsertAt(score float64, member string) int {
+	return sort.Search(len(z.small), func(i int) bool {
+		return !zslLess(z.small[i].Score, z.small[i].Member, score, member)
+	})
+}
+
+func (z *ZSet) smallInsert(m ZMember) {
+	i := z.smallInsertAt(m.Score, m.Member)
+	z.small = slices.Insert(z.small, i, m)
+}
+
+func (z *ZSet) smallDelete(i int) {
+	z.small = slices.Delete(z.small, i, i+1)
+}
 
 // Score returns the score of member.
 func (z *ZSet) Score(member string) (float64, bool) { return zsetScore(z, member) }
@@ -344,6 +393,12 @@ func (z *ZSet) Score(member string) (float64, bool) { return zsetScore(z, member
 func (z *ZSet) ScoreBytes(member []byte) (float64, bool) { return zsetScore(z, member) }
 
 func zsetScore[T ~string | ~[]byte](z *ZSet, member T) (float64, bool) {
+	if !z.big {
+		if i := smallFind(z, member); i >= 0 {
+			return z.small[i].Score, true
+		}
+		return 0, false
+	}
 	n, ok := z.dict[string(member)]
 	if !ok {
 		return 0, false
@@ -351,7 +406,7 @@ func zsetScore[T ~string | ~[]byte](z *ZSet, member T) (float64, bool) {
 	return n.score, true
 }
 
-// normScore applies Redis's encoding-dependent sign of zero (see Set).
+// normScore applies Redis's encoding-dependent sign of zero.
 func (z *ZSet) normScore(score float64) float64 {
 	if score == 0 && !z.big {
 		// Redis's listpack encoding stores scores as text, where -0
@@ -364,14 +419,20 @@ func (z *ZSet) normScore(score float64) float64 {
 // Set adds member with score or moves it to score; it reports whether the
 // member is new. score must not be NaN.
 func (z *ZSet) Set(member string, score float64) bool {
-	if n, ok := z.dict[member]; ok {
-		z.update(n, z.normScore(score))
+	if setExisting(z, member, score) {
 		return false
 	}
-	if !z.big && (len(z.dict)+1 > zsetMaxSmallEntries || len(member) > zsetMaxSmallValue) {
-		z.big = true
+	if !z.big && (len(z.small)+1 > zsetMaxSmallEntries || len(member) > zsetMaxSmallValue) {
+		// Like Redis, convert before inserting the element that does
+		// not fit, so its score keeps the skiplist's sign of zero.
+		z.toBig()
 	}
-	z.dict[member] = z.zsl.insert(z.normScore(score), member)
+	score = z.normScore(score)
+	if z.big {
+		z.dict[member] = z.zsl.insert(score, member)
+	} else {
+		z.smallInsert(ZMember{member, score})
+	}
 	z.bytes += len(member)
 	return true
 }
@@ -379,11 +440,32 @@ func (z *ZSet) Set(member string, score float64) bool {
 // SetBytes is Set for an argument slice: it allocates the member only when
 // adding it (redis-benchmark's ZADD re-adds one member).
 func (z *ZSet) SetBytes(member []byte, score float64) bool {
-	if n, ok := z.dict[string(member)]; ok {
-		z.update(n, z.normScore(score))
+	if setExisting(z, member, score) {
 		return false
 	}
 	return z.Set(string(member), score)
+}
+
+// setExisting moves an existing member to score and reports whether the
+// member existed.
+func setExisting[T ~string | ~[]byte](z *ZSet, member T, score float64) bool {
+	if !z.big {
+		i := smallFind(z, member)
+		if i < 0 {
+			return false
+		}
+		score = z.normScore(score)
+		if m := z.small[i]; m.Score != score {
+			z.smallDelete(i)
+			z.smallInsert(ZMember{m.Member, score})
+		}
+		return true
+	}
+	n, ok := z.dict[string(member)]
+	if ok {
+		z.update(n, score)
+	}
+	return ok
 }
 
 // update moves node n to score, in place when its neighbours still bracket
@@ -407,6 +489,15 @@ func (z *ZSet) Remove(member string) bool { return zsetRemove(z, member) }
 func (z *ZSet) RemoveBytes(member []byte) bool { return zsetRemove(z, member) }
 
 func zsetRemove[T ~string | ~[]byte](z *ZSet, member T) bool {
+	if !z.big {
+		i := smallFind(z, member)
+		if i < 0 {
+			return false
+		}
+		z.bytes -= len(z.small[i].Member)
+		z.smallDelete(i)
+		return true
+	}
 	n, ok := z.dict[string(member)]
 	if !ok {
 		return false
@@ -424,6 +515,10 @@ func (z *ZSet) Rank(member string) (int, bool) { return zsetRank(z, member) }
 func (z *ZSet) RankBytes(member []byte) (int, bool) { return zsetRank(z, member) }
 
 func zsetRank[T ~string | ~[]byte](z *ZSet, member T) (int, bool) {
+	if !z.big {
+		i := smallFind(z, member)
+		return i, i >= 0
+	}
 	n, ok := z.dict[string(member)]
 	if !ok {
 		return 0, false
@@ -445,6 +540,17 @@ func (z *ZSet) RangeByRank(start, stop int, rev bool) []ZMember {
 		return nil
 	}
 	out := make([]ZMember, 0, stop-start+1)
+	if !z.big {
+		n := len(z.small)
+		for i := start; i <= stop && i < n; i++ {
+			if rev {
+				out = append(out, z.small[n-1-i])
+			} else {
+				out = append(out, z.small[i])
+			}
+		}
+		return out
+	}
 	var x *zslNode
 	if rev {
 		x = z.zsl.byRank(z.zsl.length - start)
@@ -462,9 +568,50 @@ func (z *ZSet) RangeByRank(start, stop int, rev bool) []ZMember {
 	return out
 }
 
+// collectSmall walks the small encoding from index i (forward, or
+// backward when rev), skipping offset members and returning at most limit
+// (limit < 0: all) while in reports true.
+func (z *ZSet) collectSmall(i int, rev bool, offset, limit int, in func(ZMember) bool) []ZMember {
+	step := 1
+	if rev {
+		step = -1
+	}
+	if i < 0 {
+		return nil
+	}
+	i += step * offset
+	var out []ZMember
+	for ; i >= 0 && i < len(z.small) && limit != 0 && in(z.small[i]); i += step {
+		out = append(out, z.small[i])
+		if limit > 0 {
+			limit--
+		}
+	}
+	return out
+}
+
 // RangeByScore returns members whose score is in r, skipping offset and
 // returning at most limit (limit < 0: all), from the highest when rev.
 func (z *ZSet) RangeByScore(r ScoreRange, rev bool, offset, limit int) []ZMember {
+	if !z.big {
+		if r.empty() {
+			return nil
+		}
+		n := len(z.small)
+		if rev {
+			// The last member not above max, if it is not below min.
+			i := sort.Search(n, func(i int) bool { return !r.belowMax(z.small[i].Score) }) - 1
+			if i < 0 || !r.aboveMin(z.small[i].Score) {
+				return nil
+			}
+			return z.collectSmall(i, true, offset, limit, func(m ZMember) bool { return r.aboveMin(m.Score) })
+		}
+		i := sort.Search(n, func(i int) bool { return r.aboveMin(z.small[i].Score) })
+		if i == n || !r.belowMax(z.small[i].Score) {
+			return nil
+		}
+		return z.collectSmall(i, false, offset, limit, func(m ZMember) bool { return r.belowMax(m.Score) })
+	}
 	var x *zslNode
 	if rev {
 		x = z.zsl.lastInRange(r)
@@ -488,31 +635,42 @@ func (z *ZSet) RangeByScore(r ScoreRange, rev bool, offset, limit int) []ZMember
 // end checks, then a linear scan while the set is small and the skiplist
 // descent (Redis's skiplist encoding) once it is big.
 func (z *ZSet) RangeByLex(r LexRange, rev bool, offset, limit int) []ZMember {
-	if r.empty() || z.zsl.length == 0 {
+	if r.empty() || z.Len() == 0 {
 		return nil
+	}
+	if !z.big {
+		n := len(z.small)
+		if !r.aboveMin(z.small[n-1].Member) || !r.belowMax(z.small[0].Member) {
+			return nil
+		}
+		if rev {
+			i := n - 1
+			for i >= 0 && !r.belowMax(z.small[i].Member) {
+				i--
+			}
+			if i < 0 || !r.aboveMin(z.small[i].Member) {
+				return nil
+			}
+			return z.collectSmall(i, true, offset, limit, func(m ZMember) bool { return r.aboveMin(m.Member) })
+		}
+		i := 0
+		for i < n && !r.aboveMin(z.small[i].Member) {
+			i++
+		}
+		if i == n || !r.belowMax(z.small[i].Member) {
+			return nil
+		}
+		return z.collectSmall(i, false, offset, limit, func(m ZMember) bool { return r.belowMax(m.Member) })
 	}
 	first, last := z.zsl.header.level[0].forward, z.zsl.tail
 	if !r.aboveMin(last.member) || !r.belowMax(first.member) {
 		return nil
 	}
 	var x *zslNode
-	switch {
-	case z.big && rev:
+	if rev {
 		x = z.zsl.lastInLex(r)
-	case z.big:
+	} else {
 		x = z.zsl.firstInLex(r)
-	case rev:
-		for x = last; x != nil && !r.belowMax(x.member); x = x.backward {
-		}
-		if x != nil && !r.aboveMin(x.member) {
-			x = nil
-		}
-	default:
-		for x = first; x != nil && !r.aboveMin(x.member); x = x.level[0].forward {
-		}
-		if x != nil && !r.belowMax(x.member) {
-			x = nil
-		}
 	}
 	return z.collect(x, rev, offset, limit, func(n *zslNode) bool {
 		if rev {
@@ -544,6 +702,15 @@ func (z *ZSet) collect(x *zslNode, rev bool, offset, limit int, in func(*zslNode
 
 // CountInRange returns how many scores are in r, in O(log n) via ranks.
 func (z *ZSet) CountInRange(r ScoreRange) int {
+	if !z.big {
+		n := 0
+		for _, m := range z.small {
+			if r.aboveMin(m.Score) && r.belowMax(m.Score) {
+				n++
+			}
+		}
+		return n
+	}
 	first := z.zsl.firstInRange(r)
 	if first == nil {
 		return 0
@@ -556,6 +723,18 @@ func (z *ZSet) CountInRange(r ScoreRange) int {
 // (the highest when max).
 func (z *ZSet) Pop(count int, max bool) []ZMember {
 	var out []ZMember
+	if !z.big {
+		for ; count > 0 && len(z.small) > 0; count-- {
+			i := 0
+			if max {
+				i = len(z.small) - 1
+			}
+			out = append(out, z.small[i])
+			z.bytes -= len(z.small[i].Member)
+			z.smallDelete(i)
+		}
+		return out
+	}
 	for ; count > 0 && z.zsl.length > 0; count-- {
 		var x *zslNode
 		if max {

@@ -20,11 +20,19 @@ func sortedModel(m map[string]float64) []ZMember {
 }
 
 func TestZSetAgainstSortedSlice(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
+	// 50 members keep the small encoding throughout; 400 convert to the
+	// skiplist early on.
+	for _, space := range []int{50, 400} {
+		t.Run(strconv.Itoa(space), func(t *testing.T) { zsetModelCheck(t, space) })
+	}
+}
+
+func zsetModelCheck(t *testing.T, space int) {
+	r := rand.New(rand.NewPCG(5, uint64(space)))
 	z := NewZSet()
 	model := map[string]float64{}
 	for step := 0; step < 20000; step++ {
-		m := "m" + strconv.Itoa(r.IntN(400))
+		m := "m" + strconv.Itoa(r.IntN(space))
 		switch r.IntN(5) {
 		case 0, 1, 2:
 			score := float64(r.IntN(50))
@@ -58,8 +66,11 @@ func TestZSetAgainstSortedSlice(t *testing.T) {
 		if z.bytes != sum {
 			t.Fatalf("step %d: tracked bytes %d, want %d", step, z.bytes, sum)
 		}
-		if z.Len() != len(want) || z.zsl.length != len(want) {
-			t.Fatalf("step %d: Len %d / %d, want %d", step, z.Len(), z.zsl.length, len(want))
+		if z.big != (space > zsetMaxSmallEntries) && step > 5000 {
+			t.Fatalf("step %d: big = %v with %d possible members", step, z.big, space)
+		}
+		if z.Len() != len(want) {
+			t.Fatalf("step %d: Len %d, want %d", step, z.Len(), len(want))
 		}
 		all := z.RangeByRank(0, len(want)-1, false)
 		for i := range want {
