@@ -36,8 +36,10 @@ import (
 //
 // Latency is not measured quite alike: redis-benchmark gives every request
 // of a pipeline the latency of the pipeline's first reply; dpulab times each
-// reply. At pipeline 16 that makes dpulab's p50 a little higher for the
-// same server behaviour.
+// reply. And p50s only compare at equal throughput: a closed-loop client
+// that idles between a reply and its next request keeps fewer requests
+// queued at the server and sees lower latency at lower throughput (the
+// Little's-law line shows how much each tool idles).
 func TestPerfAgainstRedisBenchmark(t *testing.T) {
 	rb := testpeer.Require(t, "redis-benchmark")
 	procs := 1
@@ -128,6 +130,13 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 				depth, cmd, mo.ops, mo.p50, mt.ops, mt.p50, mo.ops/mt.ops, mo.p50/mt.p50)
 			t.Logf("    paired ratios per round: throughput %s (median %.3f), p50 %s (median %.3f)",
 				fmtFloats(pairs), medianOf(pairs), fmtFloats(p50pairs), medianOf(p50pairs))
+			// Little's law: with clients×depth requests always in flight,
+			// mean latency = in flight / rate. The share below is how much of
+			// each connection's cycle a tool's latency covers; under 1 means
+			// the connection sat idle between a reply and the next send,
+			// which lowers the server's queue and with it the latency.
+			lit := func(r result) float64 { return r.avg / 1000 * r.ops / float64(50*depth) }
+			t.Logf("    Little's law share of the cycle in flight: dpulab %.2f, redis-benchmark %.2f", lit(mo), lit(mt))
 			t.Logf("    per round (ops/s, p50 ms, avg ms): dpulab %s", fmtResults(o))
 			t.Logf("    per round (ops/s, p50 ms, avg ms): redis-benchmark %s", fmtResults(th))
 			// For the record: the go-redis path, one run after the rounds.
