@@ -137,3 +137,23 @@ func TestBoothNeverExitsOnError(t *testing.T) {
 		t.Fatalf("lab %v err %v: booth mode must recover by itself", app.Lab(), app.Err())
 	}
 }
+
+func TestBoothKeysNeverAnswerDialogs(t *testing.T) {
+	f := shortFake(t)
+	kt, fp := hostKey(t)
+	f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptHostKey, Host: "server1", KeyType: kt, Fingerprint: fp}}
+	app := testApp(Config{
+		Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, BoothLab: "quickstart", Clock: 50 * time.Millisecond,
+		Booth: lab.BoothConfig{StepDelay: 100 * time.Millisecond, PromptTimeout: 2 * time.Second, CompareHold: time.Minute},
+	})
+	tm := start(t, app, 100, 30)
+	waitFor(t, tm, "Unknown host key")
+	tm.Send(press("s")) // "accept and save" outside booth mode
+	waitFor(t, tm, "PAUSED")
+	tm.Send(press("s")) // resume
+	waitFor(t, tm, "results · starting over")
+	finish(t, tm)
+	if len(f.Answers) != 1 || f.Answers[0].Choice != "refuse" {
+		t.Fatalf("answers %+v: a key pressed in booth mode must not answer a host-key dialog", f.Answers)
+	}
+}

@@ -294,7 +294,9 @@ func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
 
 func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	km := m.KeyMap
-	if m.booth != nil && m.Prompt() == nil {
+	if m.booth != nil {
+		// A visitor's key only pauses: booth dialogs are answered by
+		// their deadline, never by whoever walks by.
 		return m.boothKey(k)
 	}
 	if p := m.Prompt(); p != nil {
@@ -357,6 +359,9 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		m.list.Select(sel + 1)
 		m.layout()
 		m.status = fmt.Sprintf("step %d skipped", sel+1)
+		if sel == len(m.list.Steps())-1 {
+			return m.finish()
+		}
 		return nil
 	case key.Matches(k, km.Next):
 		m.list.Select(sel + 1)
