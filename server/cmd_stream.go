@@ -190,34 +190,13 @@ func cmdXAdd(c *Client, args [][]byte) {
 	if !found {
 		s, _ = getOrCreateObject(c, args[1], kindStream, newStream)
 	}
-	s.Add(id, copyFields(args[fieldPos:]))
+	s.AddArgs(id, args[fieldPos:])
 	var idBuf [48]byte
 	c.writeBulk(appendStreamID(idBuf[:0], id))
 	if a.trimming {
 		s.Trim(a.trim)
 	}
 	c.signalModified(args[1])
-}
-
-// copyFields copies XADD's field/value arguments into one allocation of
-// text plus the slice of strings pointing into it.
-func copyFields(args [][]byte) []string {
-	n := 0
-	for _, a := range args {
-		n += len(a)
-	}
-	buf := make([]byte, 0, n)
-	for _, a := range args {
-		buf = append(buf, a...)
-	}
-	all := string(buf)
-	fields := make([]string, len(args))
-	off := 0
-	for i, a := range args {
-		fields[i] = all[off : off+len(a)]
-		off += len(a)
-	}
-	return fields
 }
 
 // appendStreamID appends "ms-seq" to b.
@@ -324,9 +303,7 @@ func xrangeGeneric(c *Client, args [][]byte, rev bool) {
 		c.writeArray(2)
 		var idBuf [48]byte
 		c.writeBulk(appendStreamID(idBuf[:0], e.ID))
-		c.writeArray(len(e.Fields))
-		for _, f := range e.Fields {
-			c.writeBulkString(f)
-		}
+		c.writeArray(e.numFields())
+		e.eachField(c.writeBulk)
 	}
 }

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,10 +88,37 @@ func string2ull(s string) (uint64, bool) {
 	return v, true
 }
 
-// StreamEntry is one stream entry: its ID and field/value pairs in order.
+// StreamEntry is one stream entry as Range returns it: its ID and its
+// field/value pairs, still encoded (see Fields and eachField). raw aliases
+// the stream's storage: use it before the stream is modified.
 type StreamEntry struct {
-	ID     StreamID
-	Fields []string // field, value, field, value, ...
+	ID  StreamID
+	raw []byte
+}
+
+// Fields returns the entry's field, value, field, value... as strings.
+func (e StreamEntry) Fields() []string {
+	var out []string
+	e.eachField(func(f []byte) { out = append(out, string(f)) })
+	return out
+}
+
+// numFields returns how many fields and values the entry has.
+func (e StreamEntry) numFields() int {
+	n, _ := binary.Uvarint(e.raw)
+	return int(n)
+}
+
+// eachField calls fn with each field and value in order.
+func (e StreamEntry) eachField(fn func(f []byte)) {
+	b := e.raw
+	n, k := binary.Uvarint(b)
+	b = b[k:]
+	for ; n > 0; n-- {
+		l, k := binary.Uvarint(b)
+		fn(b[k : k+int(l)])
+		b = b[k+int(l):]
+	}
 }
 
 // streamNodeMaxEntries is Redis's stream-node-max-entries. Redis stores a
@@ -100,11 +129,24 @@ type StreamEntry struct {
 // (4096 bytes, i.e. entries of about 40 bytes or less).
 const streamNodeMaxEntries = 100
 
-// streamNode holds up to streamNodeMaxEntries entries in append order; the
-// first del of them have been trimmed.
+// streamNode holds up to streamNodeMaxEntries entries in append order, like
+// a Redis listpack node: the IDs, and the fields of all entries encoded in
+// one byte slice (a count, then length-prefixed strings, per entry), which
+// costs a fraction of a string header per field. The first del entries have
+// been trimmed.
 type streamNode struct {
-	entries []StreamEntry
-	del     int
+	ids  []StreamID
+	ends []uint32 // end of entry i's fields in data (start: ends[i-1] or 0)
+	data []byte
+	del  int
+}
+
+func (n *streamNode) entry(i int) StreamEntry {
+	start := uint32(0)
+	if i > 0 {
+		start = n.ends[i-1]
+	}
+	return StreamEntry{ID: n.ids[i], raw: n.data[start:n.ends[i]]}
 }
 
 // Stream is the value of a Redis stream key: entries in ascending ID order
@@ -118,20 +160,12 @@ type Stream struct {
 	length int
 	lastID StreamID // the top ID ever added, kept after trimming
 	added  uint64   // entries_added, as XINFO reports it
-	bytes  int      // sum of live field and value lengths, for memUsage
+	bytes  int      // bytes of the nodes' data, for memUsage
 }
 
 // memUsage approximates the bytes the stream holds.
 func (s *Stream) memUsage() int {
-	return s.bytes + 40*streamNodeMaxEntries*len(s.nodes) + 64
-}
-
-func fieldBytes(fields []string) int {
-	n := 16 * len(fields)
-	for _, f := range fields {
-		n += len(f)
-	}
-	return n
+	return s.bytes + (16+4)*streamNodeMaxEntries*len(s.nodes) + 64
 }
 
 // Len returns the number of entries.
@@ -142,30 +176,56 @@ func (s *Stream) LastID() StreamID { return s.lastID }
 
 // Add appends an entry with id, which must be greater than LastID().
 func (s *Stream) Add(id StreamID, fields []string) {
+	addEntry(s, id, fields)
+}
+
+// AddArgs is Add for XADD's argument slices, copied into the stream.
+func (s *Stream) AddArgs(id StreamID, fields [][]byte) {
+	addEntry(s, id, fields)
+}
+
+func addEntry[T ~string | ~[]byte](s *Stream, id StreamID, fields []T) {
 	var last *streamNode
 	if n := len(s.nodes); n > 0 {
 		last = s.nodes[n-1]
 	}
-	if last == nil || len(last.entries) == streamNodeMaxEntries {
-		last = &streamNode{entries: make([]StreamEntry, 0, streamNodeMaxEntries)}
+	if last == nil || len(last.ids) == streamNodeMaxEntries {
+		if last != nil {
+			// A full node never grows again: give back the slack.
+			last.data = slices.Clip(append([]byte(nil), last.data...))
+		}
+		last = &streamNode{ids: make([]StreamID, 0, streamNodeMaxEntries), ends: make([]uint32, 0, streamNodeMaxEntries)}
 		s.nodes = append(s.nodes, last)
 	}
-	last.entries = append(last.entries, StreamEntry{ID: id, Fields: fields})
+	before := len(last.data)
+	last.data = binary.AppendUvarint(last.data, uint64(len(fields)))
+	for _, f := range fields {
+		last.data = binary.AppendUvarint(last.data, uint64(len(f)))
+		last.data = append(last.data, f...)
+	}
+	last.ids = append(last.ids, id)
+	last.ends = append(last.ends, uint32(len(last.data)))
+	s.bytes += len(last.data) - before
 	s.length++
-	s.bytes += fieldBytes(fields)
 	s.lastID = id
 	s.added++
 }
 
-// at returns the i-th live entry (0 <= i < Len()).
-func (s *Stream) at(i int) *StreamEntry {
+// at returns the node and index in it of the i-th live entry
+// (0 <= i < Len()).
+func (s *Stream) at(i int) (*streamNode, int) {
 	first := s.nodes[0]
-	live := len(first.entries) - first.del
+	live := len(first.ids) - first.del
 	if i < live {
-		return &first.entries[first.del+i]
+		return first, first.del + i
 	}
 	i -= live
-	return &s.nodes[1+i/streamNodeMaxEntries].entries[i%streamNodeMaxEntries]
+	return s.nodes[1+i/streamNodeMaxEntries], i % streamNodeMaxEntries
+}
+
+func (s *Stream) idAt(i int) StreamID {
+	n, j := s.at(i)
+	return n.ids[j]
 }
 
 // StreamTrim is a trimming request as XADD and XTRIM take it.
@@ -188,14 +248,14 @@ func (s *Stream) Trim(t StreamTrim) int64 {
 			break
 		}
 		node := s.nodes[0]
-		live := node.entries[node.del:]
+		live := node.ids[node.del:]
 		inNode := len(live)
 		if t.Limit > 0 && deleted+int64(inNode) > t.Limit {
 			break
 		}
 		var removeNode bool
 		if t.ByMinID {
-			removeNode = live[inNode-1].ID.Less(t.MinID)
+			removeNode = live[inNode-1].Less(t.MinID)
 		} else {
 			removeNode = int64(s.length-inNode) >= t.MaxLen
 		}
@@ -210,7 +270,7 @@ func (s *Stream) Trim(t StreamTrim) int64 {
 		drop := 0
 		for drop < inNode {
 			if t.ByMinID {
-				if !live[drop].ID.Less(t.MinID) {
+				if !live[drop].Less(t.MinID) {
 					break
 				}
 			} else if int64(s.length-drop) <= t.MaxLen {
@@ -228,14 +288,18 @@ func (s *Stream) Trim(t StreamTrim) int64 {
 // dropHead removes n live entries of the first node (all of them drops
 // the node).
 func (s *Stream) dropHead(n int) {
-	node := s.nodes[0]
-	for _, e := range node.entries[node.del : node.del+n] {
-		s.bytes -= fieldBytes(e.Fields)
+	if n == 0 {
+		return
 	}
-	clear(node.entries[node.del : node.del+n])
+	node := s.nodes[0]
+	start := uint32(0)
+	if node.del > 0 {
+		start = node.ends[node.del-1]
+	}
+	s.bytes -= int(node.ends[node.del+n-1] - start)
 	node.del += n
 	s.length -= n
-	if node.del == len(node.entries) {
+	if node.del == len(node.ids) {
 		s.nodes[0] = nil
 		s.nodes = s.nodes[1:]
 		if len(s.nodes) == 0 {
@@ -247,8 +311,8 @@ func (s *Stream) dropHead(n int) {
 // Range returns entries with start <= ID <= end, at most count (count < 0:
 // all), descending when rev.
 func (s *Stream) Range(start, end StreamID, count int, rev bool) []StreamEntry {
-	lo := sort.Search(s.length, func(i int) bool { return !s.at(i).ID.Less(start) })
-	hi := sort.Search(s.length, func(i int) bool { return end.Less(s.at(i).ID) })
+	lo := sort.Search(s.length, func(i int) bool { return !s.idAt(i).Less(start) })
+	hi := sort.Search(s.length, func(i int) bool { return end.Less(s.idAt(i)) })
 	if lo >= hi || count == 0 {
 		return nil
 	}
@@ -258,11 +322,12 @@ func (s *Stream) Range(start, end StreamID, count int, rev bool) []StreamEntry {
 	}
 	out := make([]StreamEntry, n)
 	for k := range out {
+		i := lo + k
 		if rev {
-			out[k] = *s.at(hi - 1 - k)
-		} else {
-			out[k] = *s.at(lo + k)
+			i = hi - 1 - k
 		}
+		node, j := s.at(i)
+		out[k] = node.entry(j)
 	}
 	return out
 }

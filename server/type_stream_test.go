@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -125,5 +126,29 @@ func TestStreamAgainstSlice(t *testing.T) {
 				t.Fatalf("step %d: Range[%d] = %v, want %v", step, i, got[i].ID, want[i])
 			}
 		}
+	}
+}
+
+// TestStreamFieldsRoundTrip checks the packed field encoding with empty
+// and long (multi-byte length) values.
+func TestStreamFieldsRoundTrip(t *testing.T) {
+	var s Stream
+	long := strings.Repeat("x", 300)
+	want := []string{"", "v", long, "", "f", long + "y"}
+	s.Add(StreamID{1, 0}, want)
+	s.AddArgs(StreamID{2, 0}, [][]byte{[]byte("a"), []byte("")})
+	got := s.Range(StreamID{}, StreamID{math.MaxUint64, math.MaxUint64}, -1, false)
+	if len(got) != 2 || !slices.Equal(got[0].Fields(), want) || !slices.Equal(got[1].Fields(), []string{"a", ""}) {
+		t.Fatalf("fields = %q", got)
+	}
+	if got[0].numFields() != 6 {
+		t.Fatalf("numFields = %d", got[0].numFields())
+	}
+	if s.bytes <= 600 {
+		t.Fatalf("tracked bytes %d, want the data size", s.bytes)
+	}
+	s.Trim(StreamTrim{MaxLen: 0})
+	if s.bytes != 0 || s.Len() != 0 {
+		t.Fatalf("after trimming everything: bytes %d, len %d", s.bytes, s.Len())
 	}
 }
