@@ -155,7 +155,6 @@ func (c *Client) process(buf []byte, r *int, w int, now time.Time) (closeConn bo
 			start = time.Now()
 			c.now = start.UnixMilli()
 			limits = resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen}
-			s.stats.netInput += int64(w - *r)
 		}
 		args, n, err := resp.ParseCommand(buf[*r:w], c.args, limits)
 		c.args = args
@@ -172,6 +171,7 @@ func (c *Client) process(buf []byte, r *int, w int, now time.Time) (closeConn bo
 			break
 		}
 		*r += n
+		s.stats.netInput += int64(n)
 		if len(args) == 0 {
 			continue
 		}
