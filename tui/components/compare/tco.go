@@ -19,6 +19,9 @@ import (
 // cannot disagree.
 type tcoForm struct {
 	common.Common
+	// assumed is set when the results hold no tco step: the inputs are
+	// the engine's default assumptions.
+	assumed bool
 	compute TCOFunc
 	names   []string
 	inputs  []textinput.Model
@@ -35,6 +38,7 @@ func newTCOForm(c common.Common, res *steps.Results, compute TCOFunc) *tcoForm {
 		start = res.TCO
 	} else if compute != nil {
 		start, f.err = compute(nil)
+		f.assumed = true
 	}
 	if start == nil {
 		return f
@@ -133,6 +137,9 @@ func (f *tcoForm) View() string {
 	}
 	var b strings.Builder
 	b.WriteString(st.Bold.Render("Inputs") + st.Muted.Render("  (↑/↓ choose · enter edit · enter/esc done)") + "\n")
+	if f.assumed {
+		b.WriteString(st.Hint.Render("This run has no tco step: these are dpulab's default assumptions, not the lab's.") + "\n")
+	}
 	nameW := 10
 	for _, n := range f.names {
 		nameW = max(nameW, len(n))

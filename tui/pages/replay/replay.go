@@ -99,11 +99,14 @@ func Banner(res *steps.Results) string {
 	var hosts []string
 	for _, h := range res.Hosts {
 		s := h.Name
-		if len(h.Labels) > 0 {
-			var ls []string
-			for _, k := range sortedKeys(h.Labels) {
-				ls = append(ls, k+"="+h.Labels[k])
-			}
+		var ls []string
+		for _, k := range sortedKeys(h.Labels) {
+			ls = append(ls, k+"="+h.Labels[k])
+		}
+		if h.OS != "" {
+			ls = append(ls, h.OS+"/"+h.Arch)
+		}
+		if len(ls) > 0 {
 			s += " (" + strings.Join(ls, ", ") + ")"
 		}
 		hosts = append(hosts, s)
