@@ -1,6 +1,8 @@
 package server
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,5 +74,73 @@ func TestHashConvertsWhenLarge(t *testing.T) {
 				t.Fatal("Delete(f) after conversion failed")
 			}
 		})
+	}
+}
+
+// TestHashAgainstModel drives Hash and an insertion-ordered model with the
+// same random operations, through the conversion to the map encoding.
+func TestHashAgainstModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, space := range []int{40, 300} {
+		var h Hash
+		var keys []string
+		vals := map[string]string{}
+		for step := 0; step < 20000; step++ {
+			f := "f" + strconv.Itoa(r.IntN(space))
+			if r.IntN(50) == 0 {
+				f = strings.Repeat("F", r.IntN(80)) // sometimes too long for the small form
+			}
+			switch r.IntN(4) {
+			case 0, 1:
+				v := strconv.Itoa(r.IntN(1000))
+				if r.IntN(3) == 0 {
+					v = strings.Repeat("v", r.IntN(20))
+				}
+				_, had := vals[f]
+				if h.SetBytes([]byte(f), []byte(v)) == had {
+					t.Fatalf("space %d step %d: SetBytes(%q) newness wrong", space, step, f)
+				}
+				if !had {
+					keys = append(keys, f)
+				}
+				vals[f] = v
+			case 2:
+				_, had := vals[f]
+				if h.Delete(f) != had {
+					t.Fatalf("space %d step %d: Delete(%q) wrong", space, step, f)
+				}
+				if had {
+					delete(vals, f)
+					keys = slices.DeleteFunc(keys, func(k string) bool { return k == f })
+				}
+			case 3:
+				v, ok := h.GetBytes([]byte(f))
+				if want, had := vals[f]; ok != had || ok && string(v) != want {
+					t.Fatalf("space %d step %d: Get(%q) = %q %v, want %q %v", space, step, f, v, ok, want, had)
+				}
+			}
+			if h.Len() != len(vals) {
+				t.Fatalf("space %d step %d: Len %d, want %d", space, step, h.Len(), len(vals))
+			}
+			if step%97 != 0 {
+				continue
+			}
+			var got []string
+			sum := 0
+			h.Each(func(f, v string) bool {
+				got = append(got, f)
+				sum += len(f) + len(v)
+				if vals[f] != v {
+					t.Fatalf("space %d step %d: Each gave %q=%q, want %q", space, step, f, v, vals[f])
+				}
+				return true
+			})
+			if h.m == nil && !slices.Equal(got, keys) {
+				t.Fatalf("space %d step %d: small order %v, want insertion order %v", space, step, got, keys)
+			}
+			if len(got) != len(keys) {
+				t.Fatalf("space %d step %d: Each saw %d fields, want %d", space, step, len(got), len(keys))
+			}
+		}
 	}
 }
