@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -359,4 +360,48 @@ func TestTCOEditRecomputes(t *testing.T) {
 // replayOpts never advances on its own: tests step with →.
 func replayOpts() replay.Options {
 	return replay.Options{Step: time.Hour, TCO: steps.ComputeTCO}
+}
+
+func TestCopyCommandsOSC52(t *testing.T) {
+	var clip safeBuffer
+	f := quickstartFake()
+	app := testApp(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, Clipboard: &clip})
+	tm := start(t, app, 100, 30)
+	waitFor(t, tm, "pick a lab")
+	tm.Send(press("enter"))
+	waitFor(t, tm, "Step 2/4")
+	tm.Send(press("y"))
+	waitFor(t, tm, "copied 2 command(s) via OSC52")
+	finish(t, tm)
+	want := base64.StdEncoding.EncodeToString([]byte("dpulab server --port 7400 --instances 4 --bind 127.0.0.1\nsudo sysctl -w net.core.somaxconn=4096\n"))
+	if got := clip.String(); !strings.Contains(got, "\x1b]52;c;"+want) {
+		t.Fatalf("clipboard got %q, want an OSC52 sequence with the commands (sudo marked)", got)
+	}
+}
+
+func TestLabScreenFitsEverySize(t *testing.T) {
+	f := quickstartFake()
+	tm, _ := openQuickstart(t, f, 100, 30)
+	sizes := [][2]int{{80, 24}, {120, 40}, {200, 60}, {81, 25}}
+	for _, sz := range sizes {
+		tm.Send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+	}
+	tm.Send(press("?"))
+	app := finish(t, tm)
+	for _, sz := range sizes {
+		app.SetSize(sz[0], sz[1])
+		for _, help := range []bool{false, true} {
+			app.help.ShowAll = help
+			app.SetSize(sz[0], sz[1])
+			lines := strings.Split(app.View(), "\n")
+			if len(lines) != sz[1] {
+				t.Errorf("%dx%d help=%v: %d lines, want exactly %d", sz[0], sz[1], help, len(lines), sz[1])
+			}
+			for _, l := range lines {
+				if w := ansi.StringWidth(l); w > sz[0] {
+					t.Errorf("%dx%d help=%v: line %d wide: %q", sz[0], sz[1], help, w, l)
+				}
+			}
+		}
+	}
 }

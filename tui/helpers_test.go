@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,4 +151,23 @@ func loadRecorded(t *testing.T) *steps.Results {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// safeBuffer is a bytes.Buffer safe for the program's goroutine and the
+// test's.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
