@@ -273,6 +273,11 @@ Subsystem sftp %s
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// sshd refuses to start without its privilege separation directory,
+	// which only its init script creates (absent in containers).
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatalf("create /run/sshd: %v", err)
+	}
 	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
 	cmd.Stderr, _ = os.Create(filepath.Join(dir, "sshd.log"))
 	if err := cmd.Start(); err != nil {
