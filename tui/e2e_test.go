@@ -350,3 +350,28 @@ hosts:
 		t.Fatalf("dpulab exited badly:\n%s\nstderr:\n%s", end, errOut)
 	}
 }
+
+// TestEndToEndReplay plays the recorded run back with the real binary: the
+// banner says it is a replay, of when and where; the playback ends on the
+// compare view.
+func TestEndToEndReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	bin := buildDpulab(t)
+	rec, err := filepath.Abs("testdata/recorded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := newTmux(t, 100, 30, dir, nil, bin, "replay", "--speed", "30ms", rec)
+	s.waitFor(15*time.Second, "REPLAY of a run recorded on 2026-12-02 17:23 UTC on local (linux/amd64)", "Live bench")
+	scr := s.waitFor(30*time.Second, "Compare:", "TCP loopback (baseline)", "Published reference figures")
+	if !strings.Contains(scr, "REPLAY of a run") {
+		t.Fatalf("the compare view lost the replay banner:\n%s", scr)
+	}
+	s.keys("q")
+	if end := s.waitFor(15*time.Second, "DPULAB-EXITED:"); !strings.Contains(end, "DPULAB-EXITED:0") {
+		t.Fatalf("replay exited badly:\n%s", end)
+	}
+}

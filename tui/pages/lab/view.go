@@ -50,6 +50,10 @@ func (m *Model) renderDoc(i, w int) string {
 	if i < 0 || i >= len(m.list.Steps()) {
 		return ""
 	}
+	if len(m.docCache) > 4*len(m.list.Steps())+16 {
+		// Many resizes: forget old widths rather than grow for hours.
+		m.docCache = map[[2]int]string{}
+	}
 	k := [2]int{i, w}
 	if s, ok := m.docCache[k]; ok {
 		return s
