@@ -215,7 +215,14 @@ func cmdKeys(c *Client, args [][]byte) {
 // iterating connection. A cursor this connection did not issue starts a new
 // snapshot at that position.
 func cmdScan(c *Client, args [][]byte) {
+	// Redis parses the cursor with strtoul, which also takes "-1" (as
+	// ULONG_MAX, past the end: the scan ends).
 	cur, ok := parseUint(args[1])
+	if !ok && len(args[1]) > 1 && args[1][0] == '-' {
+		var neg uint64
+		neg, ok = parseUint(args[1][1:])
+		cur = -neg
+	}
 	if !ok {
 		c.writeError("ERR invalid cursor")
 		return

@@ -38,7 +38,7 @@ func registerServerCommands(t *commandTable) {
 				{Name: "command|info", Fn: cmdCommandInfo, Arity: -2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13"},
 				{Name: "command|docs", Fn: cmdCommandDocs, Arity: -2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0"},
 				{Name: "command|list", Fn: cmdCommandList, Arity: -2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns a list of command names.", Since: "7.0.0"},
-				{Name: "command|getkeys", Fn: cmdCommandGetKeys, Arity: -3, Flags: flagLoading | flagStale, Group: g, Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13"},
+				{Name: "command|getkeys", Fn: cmdCommandGetKeys, Arity: -4, Flags: flagLoading | flagStale, Group: g, Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13"},
 				{Name: "command|help", Fn: cmdCommandHelp, Arity: 2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0"},
 			}},
 	)

@@ -285,32 +285,35 @@ func cmdDecrBy(c *Client, args [][]byte) {
 	c.incrBy(args[1], -d)
 }
 
+// cmdIncrByFloat computes in long double precision as Redis does on
+// x86-64 (parseLongDouble and friends in type_numbers.go), so results print
+// digit for digit the same.
 func cmdIncrByFloat(c *Client, args [][]byte) {
 	v, found, err := c.getString(args[1])
 	if err != nil {
 		c.writeErr(err)
 		return
 	}
-	var cur float64
+	cur, _ := parseLongDouble([]byte("0"))
 	if found {
-		f, ok := parseFloat(v)
+		f, ok := parseLongDouble(v)
 		if !ok {
 			c.writeError(errNotFloat)
 			return
 		}
 		cur = f
 	}
-	d, ok := parseFloat(args[2])
+	incr, ok := parseLongDouble(args[2])
 	if !ok {
 		c.writeError(errNotFloat)
 		return
 	}
-	cur += d
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	sum, ok := addLongDouble(cur, incr)
+	if !ok {
 		c.writeError("ERR increment would produce NaN or Infinity")
 		return
 	}
-	s := formatFloat(cur)
+	s := formatLongDoubleHuman(sum)
 	c.setValue(args[1], []byte(s), true)
 	c.writeBulkString(s)
 }

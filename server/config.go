@@ -118,7 +118,10 @@ func DefaultConfig() Config {
 	}
 }
 
-var policies = []string{"noeviction", "allkeys-lru", "allkeys-random", "volatile-lru", "volatile-random", "volatile-ttl"}
+// policies are maxmemory-policy's values, in Redis's order (its error
+// message lists them so). The LFU policies are accepted and run as their
+// LRU counterparts: dpulab keeps no access-frequency counters.
+var policies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
 
 // Validate checks every field and says what to change.
 func (c *Config) Validate() error {

@@ -197,7 +197,15 @@ func directives() []directive {
 			set: func(c *Config, a []string) error { return intArg(&c.MaxMemorySamples, 1, 64)(c, a) },
 			get: func(c *Config) string { return strconv.Itoa(c.MaxMemorySamples) }},
 		{name: "hz", runtime: true,
-			set: func(c *Config, a []string) error { return intArg(&c.Hz, 1, 500)(c, a) },
+			set: func(c *Config, a []string) error {
+				// Redis accepts any non-negative hz and clamps it to 1..500.
+				var hz int
+				if err := intArg(&hz, 0, 1<<31-1)(c, a); err != nil {
+					return err
+				}
+				c.Hz = min(max(hz, 1), 500)
+				return nil
+			},
 			get: func(c *Config) string { return strconv.Itoa(c.Hz) }},
 		{name: "pidfile",
 			set: func(c *Config, a []string) error { return strArg(&c.PidFile, a) },

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math/rand/v2"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -239,7 +240,7 @@ func evictOne(dbs []*db, policy string, samples int, now int64) bool {
 	var bestDB *db
 	var bestKey string
 	var bestScore int64
-	volatile := policy == "volatile-lru" || policy == "volatile-ttl" || policy == "volatile-random"
+	volatile := strings.HasPrefix(policy, "volatile-")
 	start := rand.IntN(len(dbs))
 	for i := range dbs {
 		d := dbs[(start+i)%len(dbs)]

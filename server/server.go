@@ -367,6 +367,6 @@ func writeFileAtomic(path string, data []byte) error {
 
 // applyDerived refreshes state derived from cfg (after New and CONFIG SET).
 func (s *Server) applyDerived() {
-	s.lruTracking = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lru")
+	s.lruTracking = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lru") || strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lfu")
 	s.lruClock = lruClock(time.Now().UnixMilli())
 }
