@@ -78,7 +78,7 @@ func cmdHGet(c *Client, args [][]byte) {
 	}
 	if found {
 		if v, ok := h.GetBytes(args[2]); ok {
-			c.writeBulkString(v)
+			c.writeBulk(v)
 			return
 		}
 	}
@@ -95,7 +95,7 @@ func cmdHMGet(c *Client, args [][]byte) {
 	for _, f := range args[2:] {
 		if found {
 			if v, ok := h.GetBytes(f); ok {
-				c.writeBulkString(v)
+				c.writeBulk(v)
 				continue
 			}
 		}
@@ -114,9 +114,9 @@ func cmdHGetAll(c *Client, args [][]byte) {
 		return
 	}
 	c.writeMap(h.Len())
-	h.Each(func(f, v string) bool {
-		c.writeBulkString(f)
-		c.writeBulkString(v)
+	h.EachBytes(func(f, v []byte) bool {
+		c.writeBulk(f)
+		c.writeBulk(v)
 		return true
 	})
 }
@@ -135,11 +135,11 @@ func hashKeysOrVals(c *Client, args [][]byte, keys bool) {
 		return
 	}
 	c.writeArray(h.Len())
-	h.Each(func(f, v string) bool {
+	h.EachBytes(func(f, v []byte) bool {
 		if keys {
-			c.writeBulkString(f)
+			c.writeBulk(f)
 		} else {
-			c.writeBulkString(v)
+			c.writeBulk(v)
 		}
 		return true
 	})
@@ -157,7 +157,7 @@ func cmdHDel(c *Client, args [][]byte) {
 	}
 	deleted := 0
 	for _, f := range args[2:] {
-		if h.Delete(string(f)) {
+		if h.DeleteBytes(f) {
 			deleted++
 			if h.Len() == 0 {
 				c.deleteKey(args[1])

@@ -1,34 +1,41 @@
 package server
 
-// Thresholds under which a hash keeps its fields in insertion order in a
-// slice, like Redis's listpack encoding (hash-max-listpack-entries and
-// hash-max-listpack-value). Matching them makes HGETALL, HKEYS and HVALS
-// return small hashes in the same order as Redis, and small hashes cost a
-// slice instead of a map.
+import (
+	"encoding/binary"
+	"slices"
+	"unsafe"
+)
+
+// Thresholds under which a hash keeps its fields in insertion order in one
+// packed byte slice, like Redis's listpack encoding
+// (hash-max-listpack-entries and hash-max-listpack-value). Matching them
+// makes HGETALL, HKEYS and HVALS return small hashes in the same order as
+// Redis, and a small hash costs one allocation instead of a slice of
+// string headers plus one allocation per field and value.
 const (
 	hashMaxSmallEntries = 128
 	hashMaxSmallValue   = 64
 )
 
-type hashEntry struct{ field, value string }
-
-// Hash is the value of a Redis hash key: an insertion-ordered slice while
-// small, a map once it outgrows hashMaxSmallEntries or holds a long string
-// (and never back, as in Redis).
+// Hash is the value of a Redis hash key. While small it is lp, fields and
+// values in insertion order, each encoded as a uvarint length and the
+// bytes, scanned linearly as Redis scans its listpack. It becomes a map
+// once it outgrows hashMaxSmallEntries or holds a longer string (and never
+// goes back, as in Redis).
 type Hash struct {
-	small []hashEntry
+	lp    []byte
+	n     int // fields in lp
 	m     map[string]string
 	bytes int // sum of field and value lengths, for memUsage
 }
 
-// memUsage approximates the bytes the hash holds: data plus per-field
-// overhead (two string headers in the slice; map slot and bucket share
-// once converted).
+// memUsage approximates the bytes the hash holds: the packed slice, or
+// data plus per-field map overhead once converted.
 func (h *Hash) memUsage() int {
 	if h.m != nil {
 		return h.bytes + 64*len(h.m) + 48
 	}
-	return h.bytes + 32*cap(h.small) + 48
+	return cap(h.lp) + 48
 }
 
 // Len returns the number of fields.
@@ -36,135 +43,172 @@ func (h *Hash) Len() int {
 	if h.m != nil {
 		return len(h.m)
 	}
-	return len(h.small)
+	return h.n
 }
 
-func (h *Hash) find(field string) int { return hashFind(h, field) }
+// lpString decodes the string at off in lp and returns it with the offset
+// after it.
+func lpString(lp []byte, off int) ([]byte, int) {
+	l, k := binary.Uvarint(lp[off:])
+	start := off + k
+	return lp[start : start+int(l)], start + int(l)
+}
 
-// hashFind scans the small encoding; comparing string(b) with a string
+func lpAppend[T ~string | ~[]byte](lp []byte, s T) []byte {
+	lp = binary.AppendUvarint(lp, uint64(len(s)))
+	return append(lp, s...)
+}
+
+// hashFind locates field in the packed encoding: the entry's start, its
+// value's start and the entry's end. Comparing string(b) with a string
 // does not allocate, so []byte arguments are looked up as they are.
-func hashFind[T ~string | ~[]byte](h *Hash, field T) int {
-	for i := range h.small {
-		if h.small[i].field == string(field) {
-			return i
+func hashFind[T ~string | ~[]byte](h *Hash, field T) (start, val, end int, ok bool) {
+	for off := 0; off < len(h.lp); {
+		f, v := lpString(h.lp, off)
+		_, e := lpString(h.lp, v)
+		if string(f) == string(field) {
+			return off, v, e, true
 		}
+		off = e
 	}
-	return -1
+	return 0, 0, 0, false
 }
 
-// GetBytes is Get for an argument slice, without allocating.
-func (h *Hash) GetBytes(field []byte) (string, bool) {
-	if h.m != nil {
-		v, ok := h.m[string(field)]
-		return v, ok
-	}
-	if i := hashFind(h, field); i >= 0 {
-		return h.small[i].value, true
-	}
-	return "", false
-}
-
-// SetBytes is Set for argument slices: it allocates only what it stores,
-// and nothing when the field already holds value (HSET of the same pair
-// over and over, as redis-benchmark does).
-func (h *Hash) SetBytes(field, value []byte) bool {
-	if h.m == nil {
-		if i := hashFind(h, field); i >= 0 {
-			if h.small[i].value != string(value) {
-				h.bytes += len(value) - len(h.small[i].value)
-				h.small[i].value = string(value)
-				h.maybeConvert(h.small[i].field, h.small[i].value)
-			}
-			return false
-		}
-	} else if old, ok := h.m[string(field)]; ok && old == string(value) {
-		return false
-	}
-	return h.Set(string(field), string(value))
-}
+// stringView returns s's bytes without copying, for handing a stored
+// string to the reply writer, which only reads it. Never write to it.
+func stringView(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // Get returns the value of field.
 func (h *Hash) Get(field string) (string, bool) {
+	v, ok := hashGet(h, field)
+	return string(v), ok
+}
+
+// GetBytes is Get without allocating; the slice aliases the hash (or a
+// copy of the map's string) and is valid until the hash is modified.
+func (h *Hash) GetBytes(field []byte) ([]byte, bool) { return hashGet(h, field) }
+
+func hashGet[T ~string | ~[]byte](h *Hash, field T) ([]byte, bool) {
 	if h.m != nil {
-		v, ok := h.m[field]
-		return v, ok
+		v, ok := h.m[string(field)]
+		return stringView(v), ok
 	}
-	if i := h.find(field); i >= 0 {
-		return h.small[i].value, true
+	_, vo, _, ok := hashFind(h, field)
+	if !ok {
+		return nil, false
 	}
-	return "", false
+	v, _ := lpString(h.lp, vo)
+	return v, true
 }
 
 // Set sets field to value and reports whether the field is new.
-func (h *Hash) Set(field, value string) bool {
-	if h.m == nil {
-		if i := h.find(field); i >= 0 {
-			h.bytes += len(value) - len(h.small[i].value)
-			h.small[i].value = value
-			h.maybeConvert(field, value)
+func (h *Hash) Set(field, value string) bool { return hashSet(h, field, value) }
+
+// SetBytes is Set for argument slices: it copies them into the hash, and
+// costs nothing when the field already holds value (HSET of the same pair
+// over and over, as redis-benchmark does).
+func (h *Hash) SetBytes(field, value []byte) bool { return hashSet(h, field, value) }
+
+func hashSet[T ~string | ~[]byte](h *Hash, field, value T) bool {
+	if h.m != nil {
+		old, exists := h.m[string(field)]
+		if exists && old == string(value) {
 			return false
 		}
-		h.small = append(h.small, hashEntry{field, value})
-		h.bytes += len(field) + len(value)
-		h.maybeConvert(field, value)
-		return true
+		if exists {
+			h.bytes += len(value) - len(old)
+		} else {
+			h.bytes += len(field) + len(value)
+		}
+		h.m[string(field)] = string(value)
+		return !exists
 	}
-	old, exists := h.m[field]
-	if exists {
+	if len(field) > hashMaxSmallValue || len(value) > hashMaxSmallValue {
+		h.toMap()
+		return hashSet(h, field, value)
+	}
+	if _, vo, end, ok := hashFind(h, field); ok {
+		old, _ := lpString(h.lp, vo)
+		if string(old) == string(value) {
+			return false
+		}
 		h.bytes += len(value) - len(old)
-	} else {
-		h.bytes += len(field) + len(value)
+		// Replace the value in place: the field keeps its position.
+		enc := lpAppend(make([]byte, 0, len(value)+2), value)
+		h.lp = slices.Replace(h.lp, vo, end, enc...)
+		return false
 	}
-	h.m[field] = value
-	return !exists
+	if h.n+1 > hashMaxSmallEntries {
+		h.toMap()
+		return hashSet(h, field, value)
+	}
+	h.lp = lpAppend(lpAppend(h.lp, field), value)
+	h.n++
+	h.bytes += len(field) + len(value)
+	return true
 }
 
-func (h *Hash) maybeConvert(field, value string) {
-	if len(h.small) <= hashMaxSmallEntries && len(field) <= hashMaxSmallValue && len(value) <= hashMaxSmallValue {
-		return
+// toMap converts the packed encoding to the map.
+func (h *Hash) toMap() {
+	h.m = make(map[string]string, h.n+1)
+	for off := 0; off < len(h.lp); {
+		f, v := lpString(h.lp, off)
+		val, e := lpString(h.lp, v)
+		h.m[string(f)] = string(val)
+		off = e
 	}
-	h.m = make(map[string]string, len(h.small))
-	for _, e := range h.small {
-		h.m[e.field] = e.value
-	}
-	h.small = nil
+	h.lp, h.n = nil, 0
 }
 
 // Delete removes field and reports whether it existed.
-func (h *Hash) Delete(field string) bool {
+func (h *Hash) Delete(field string) bool { return hashDelete(h, field) }
+
+// DeleteBytes is Delete for an argument slice, without allocating.
+func (h *Hash) DeleteBytes(field []byte) bool { return hashDelete(h, field) }
+
+func hashDelete[T ~string | ~[]byte](h *Hash, field T) bool {
 	if h.m != nil {
-		old, ok := h.m[field]
+		old, ok := h.m[string(field)]
 		if !ok {
 			return false
 		}
 		h.bytes -= len(field) + len(old)
-		delete(h.m, field)
+		delete(h.m, string(field))
 		return true
 	}
-	i := h.find(field)
-	if i < 0 {
+	start, vo, end, ok := hashFind(h, field)
+	if !ok {
 		return false
 	}
-	h.bytes -= len(field) + len(h.small[i].value)
-	copy(h.small[i:], h.small[i+1:])
-	h.small[len(h.small)-1] = hashEntry{}
-	h.small = h.small[:len(h.small)-1]
+	v, _ := lpString(h.lp, vo)
+	h.bytes -= len(field) + len(v)
+	h.lp = slices.Delete(h.lp, start, end)
+	h.n--
 	return true
 }
 
-// Each calls fn for every field in the hash's order until fn returns false.
-func (h *Hash) Each(fn func(field, value string) bool) {
+// EachBytes calls fn for every field in the hash's order until fn returns
+// false. The slices are valid during the call only.
+func (h *Hash) EachBytes(fn func(field, value []byte) bool) {
 	if h.m != nil {
 		for f, v := range h.m {
-			if !fn(f, v) {
+			if !fn(stringView(f), stringView(v)) {
 				return
 			}
 		}
 		return
 	}
-	for _, e := range h.small {
-		if !fn(e.field, e.value) {
+	for off := 0; off < len(h.lp); {
+		f, vo := lpString(h.lp, off)
+		v, e := lpString(h.lp, vo)
+		if !fn(f, v) {
 			return
 		}
+		off = e
 	}
+}
+
+// Each is EachBytes with strings (it allocates; for tests and conversions).
+func (h *Hash) Each(fn func(field, value string) bool) {
+	h.EachBytes(func(f, v []byte) bool { return fn(string(f), string(v)) })
 }
