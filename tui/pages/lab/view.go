@@ -68,7 +68,7 @@ func (m *Model) renderDoc(i, w int) string {
 	}
 	out := src
 	if r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(w-2, 20))); err == nil {
-		if s, err := r.Render(src); err == nil {
+		if s, err := r.Render(joinListContinuations(src)); err == nil {
 			out = strings.Trim(s, "\n")
 		}
 	}

@@ -1,0 +1,56 @@
+package lab
+
+import (
+	"regexp"
+	"strings"
+)
+
+// listMarker matches the start of a markdown list item.
+var listMarker = regexp.MustCompile(`^\s*([-*+]|\d+[.)])\s`)
+
+// joinListContinuations joins the wrapped lines of a list item into one
+// line. Glamour renders a soft line break inside a list item as a hard one
+// and drops the indentation, so lab docs wrapped at 80 columns would show
+// ragged items; joining them lets glamour wrap to the pane instead. Fenced
+// code is left alone, and so is anything indented like code (4+ spaces
+// beyond the item's text).
+func joinListContinuations(src string) string {
+	lines := strings.Split(src, "\n")
+	out := make([]string, 0, len(lines))
+	inFence := false
+	inItem := false
+	itemIndent := 0
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			inItem = false
+			out = append(out, l)
+			continue
+		}
+		if inFence {
+			out = append(out, l)
+			continue
+		}
+		if t == "" {
+			inItem = false
+			out = append(out, l)
+			continue
+		}
+		if listMarker.MatchString(l) {
+			inItem = true
+			m := listMarker.FindString(l)
+			itemIndent = len(m)
+			out = append(out, l)
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		if inItem && indent > 0 && indent <= itemIndent+3 {
+			out[len(out)-1] += " " + t
+			continue
+		}
+		inItem = false
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
