@@ -120,6 +120,12 @@ func (m *Model) Init() tea.Cmd { return m.spinner.Tick }
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case spinner.TickMsg:
+		if !m.Running() {
+			// Idle: let the spinner stop, so an idle screen (a booth
+			// showing results for a minute) costs no redraws. Init
+			// starts it again with the next step.
+			return m, nil
+		}
 		var cmd tea.Cmd
 		m.spinner, cmd = m.spinner.Update(msg)
 		return m, cmd
