@@ -24,14 +24,22 @@ const (
 // spans, which gives O(log n) inserts, deletes, ranks and range starts, the
 // structure Redis uses (t_zset.c). It never converts back, as in Redis.
 type ZSet struct {
-	small []ZMember           // the small encoding, sorted
-	dict  map[string]*zslNode // the big encoding: member -> its node
-	zsl   zskiplist
+	small []ZMember // the small encoding, sorted
+	// b is the big encoding, nil while small. The encoding also decides
+	// the sign of a zero score (see normScore).
+	b     *zsetBig
 	bytes int // sum of member lengths, for memUsage
-	// big selects the encoding; the sign of a zero score depends on it
-	// too (see normScore).
-	big bool
 }
+
+// zsetBig is the big encoding, allocated on conversion so that small sets
+// do not carry its header.
+type zsetBig struct {
+	dict map[string]*zslNode // member -> its node
+	zsl  zskiplist
+}
+
+// isBig reports whether the set uses the skiplist encoding.
+func (z *ZSet) isBig() bool { return z.b != nil }
 
 // Redis's zset-max-listpack-entries and zset-max-listpack-value.
 const (
@@ -43,8 +51,8 @@ const (
 // per member, a slice element (small) or a skiplist node of about 1.33
 // levels and a map slot (big).
 func (z *ZSet) memUsage() int {
-	if z.big {
-		return z.bytes + 120*len(z.dict) + 600
+	if z.isBig() {
+		return z.bytes + 120*len(z.b.dict) + 600
 	}
 	return z.bytes + 24*cap(z.small) + 64
 }
@@ -73,11 +81,12 @@ func NewZSet() *ZSet { return &ZSet{} }
 
 // toBig converts the small encoding to the skiplist and map.
 func (z *ZSet) toBig() {
-	z.big = true
-	z.dict = make(map[string]*zslNode, len(z.small)+1)
-	z.zsl = zskiplist{header: &zslNode{level: make([]zslLevel, zslMaxLevel)}, level: 1}
+	z.b = &zsetBig{
+		dict: make(map[string]*zslNode, len(z.small)+1),
+		zsl:  zskiplist{header: &zslNode{level: make([]zslLevel, zslMaxLevel)}, level: 1},
+	}
 	for _, m := range z.small {
-		z.dict[m.Member] = z.zsl.insert(m.Score, m.Member)
+		z.b.dict[m.Member] = z.b.zsl.insert(m.Score, m.Member)
 	}
 	z.small = nil
 }
@@ -354,8 +363,8 @@ func (zsl *zskiplist) lastInLex(r LexRange) *zslNode {
 
 // Len returns the number of members.
 func (z *ZSet) Len() int {
-	if z.big {
-		return len(z.dict)
+	if z.isBig() {
+		return len(z.b.dict)
 	}
 	return len(z.small)
 }
@@ -379,6 +388,13 @@ func (z *ZSet) smallInsertAt(score float64, member string) int {
 
 func (z *ZSet) smallInsert(m ZMember) {
 	i := z.smallInsertAt(m.Score, m.Member)
+	if len(z.small) == cap(z.small) {
+		// Grow by an eighth, not double: small sets are many and stay
+		// small (Redis's listpack grows by exactly what it needs).
+		ns := make([]ZMember, len(z.small), len(z.small)+1+len(z.small)/8)
+		copy(ns, z.small)
+		z.small = ns
+	}
 	z.small = slices.Insert(z.small, i, m)
 }
 
@@ -393,13 +409,13 @@ func (z *ZSet) Score(member string) (float64, bool) { return zsetScore(z, member
 func (z *ZSet) ScoreBytes(member []byte) (float64, bool) { return zsetScore(z, member) }
 
 func zsetScore[T ~string | ~[]byte](z *ZSet, member T) (float64, bool) {
-	if !z.big {
+	if !z.isBig() {
 		if i := smallFind(z, member); i >= 0 {
 			return z.small[i].Score, true
 		}
 		return 0, false
 	}
-	n, ok := z.dict[string(member)]
+	n, ok := z.b.dict[string(member)]
 	if !ok {
 		return 0, false
 	}
@@ -408,7 +424,7 @@ func zsetScore[T ~string | ~[]byte](z *ZSet, member T) (float64, bool) {
 
 // normScore applies Redis's encoding-dependent sign of zero.
 func (z *ZSet) normScore(score float64) float64 {
-	if score == 0 && !z.big {
+	if score == 0 && !z.isBig() {
 		// Redis's listpack encoding stores scores as text, where -0
 		// becomes "0"; its skiplist keeps the double's sign.
 		return 0
@@ -422,14 +438,14 @@ func (z *ZSet) Set(member string, score float64) bool {
 	if setExisting(z, member, score) {
 		return false
 	}
-	if !z.big && (len(z.small)+1 > zsetMaxSmallEntries || len(member) > zsetMaxSmallValue) {
+	if !z.isBig() && (len(z.small)+1 > zsetMaxSmallEntries || len(member) > zsetMaxSmallValue) {
 		// Like Redis, convert before inserting the element that does
 		// not fit, so its score keeps the skiplist's sign of zero.
 		z.toBig()
 	}
 	score = z.normScore(score)
-	if z.big {
-		z.dict[member] = z.zsl.insert(score, member)
+	if z.isBig() {
+		z.b.dict[member] = z.b.zsl.insert(score, member)
 	} else {
 		z.smallInsert(ZMember{member, score})
 	}
@@ -449,7 +465,7 @@ func (z *ZSet) SetBytes(member []byte, score float64) bool {
 // setExisting moves an existing member to score and reports whether the
 // member existed.
 func setExisting[T ~string | ~[]byte](z *ZSet, member T, score float64) bool {
-	if !z.big {
+	if !z.isBig() {
 		i := smallFind(z, member)
 		if i < 0 {
 			return false
@@ -461,7 +477,7 @@ func setExisting[T ~string | ~[]byte](z *ZSet, member T, score float64) bool {
 		}
 		return true
 	}
-	n, ok := z.dict[string(member)]
+	n, ok := z.b.dict[string(member)]
 	if ok {
 		z.update(n, score)
 	}
@@ -478,8 +494,8 @@ func (z *ZSet) update(n *zslNode, score float64) {
 		n.score = score
 		return
 	}
-	z.zsl.delete(n.score, n.member)
-	z.dict[n.member] = z.zsl.insert(score, n.member)
+	z.b.zsl.delete(n.score, n.member)
+	z.b.dict[n.member] = z.b.zsl.insert(score, n.member)
 }
 
 // Remove deletes member and reports whether it was there.
@@ -489,7 +505,7 @@ func (z *ZSet) Remove(member string) bool { return zsetRemove(z, member) }
 func (z *ZSet) RemoveBytes(member []byte) bool { return zsetRemove(z, member) }
 
 func zsetRemove[T ~string | ~[]byte](z *ZSet, member T) bool {
-	if !z.big {
+	if !z.isBig() {
 		i := smallFind(z, member)
 		if i < 0 {
 			return false
@@ -498,12 +514,12 @@ func zsetRemove[T ~string | ~[]byte](z *ZSet, member T) bool {
 		z.smallDelete(i)
 		return true
 	}
-	n, ok := z.dict[string(member)]
+	n, ok := z.b.dict[string(member)]
 	if !ok {
 		return false
 	}
-	delete(z.dict, n.member)
-	z.zsl.delete(n.score, n.member)
+	delete(z.b.dict, n.member)
+	z.b.zsl.delete(n.score, n.member)
 	z.bytes -= len(n.member)
 	return true
 }
@@ -515,15 +531,15 @@ func (z *ZSet) Rank(member string) (int, bool) { return zsetRank(z, member) }
 func (z *ZSet) RankBytes(member []byte) (int, bool) { return zsetRank(z, member) }
 
 func zsetRank[T ~string | ~[]byte](z *ZSet, member T) (int, bool) {
-	if !z.big {
+	if !z.isBig() {
 		i := smallFind(z, member)
 		return i, i >= 0
 	}
-	n, ok := z.dict[string(member)]
+	n, ok := z.b.dict[string(member)]
 	if !ok {
 		return 0, false
 	}
-	return z.zsl.rank(n.score, n.member) - 1, true
+	return z.b.zsl.rank(n.score, n.member) - 1, true
 }
 
 // ZMember is a member with its score, as ranges return them.
@@ -540,7 +556,7 @@ func (z *ZSet) RangeByRank(start, stop int, rev bool) []ZMember {
 		return nil
 	}
 	out := make([]ZMember, 0, stop-start+1)
-	if !z.big {
+	if !z.isBig() {
 		n := len(z.small)
 		for i := start; i <= stop && i < n; i++ {
 			if rev {
@@ -553,9 +569,9 @@ func (z *ZSet) RangeByRank(start, stop int, rev bool) []ZMember {
 	}
 	var x *zslNode
 	if rev {
-		x = z.zsl.byRank(z.zsl.length - start)
+		x = z.b.zsl.byRank(z.b.zsl.length - start)
 	} else {
-		x = z.zsl.byRank(start + 1)
+		x = z.b.zsl.byRank(start + 1)
 	}
 	for n := stop - start + 1; n > 0 && x != nil; n-- {
 		out = append(out, ZMember{x.member, x.score})
@@ -593,7 +609,7 @@ func (z *ZSet) collectSmall(i int, rev bool, offset, limit int, in func(ZMember)
 // RangeByScore returns members whose score is in r, skipping offset and
 // returning at most limit (limit < 0: all), from the highest when rev.
 func (z *ZSet) RangeByScore(r ScoreRange, rev bool, offset, limit int) []ZMember {
-	if !z.big {
+	if !z.isBig() {
 		if r.empty() {
 			return nil
 		}
@@ -614,9 +630,9 @@ func (z *ZSet) RangeByScore(r ScoreRange, rev bool, offset, limit int) []ZMember
 	}
 	var x *zslNode
 	if rev {
-		x = z.zsl.lastInRange(r)
+		x = z.b.zsl.lastInRange(r)
 	} else {
-		x = z.zsl.firstInRange(r)
+		x = z.b.zsl.firstInRange(r)
 	}
 	return z.collect(x, rev, offset, limit, func(n *zslNode) bool {
 		if rev {
@@ -638,7 +654,7 @@ func (z *ZSet) RangeByLex(r LexRange, rev bool, offset, limit int) []ZMember {
 	if r.empty() || z.Len() == 0 {
 		return nil
 	}
-	if !z.big {
+	if !z.isBig() {
 		n := len(z.small)
 		if !r.aboveMin(z.small[n-1].Member) || !r.belowMax(z.small[0].Member) {
 			return nil
@@ -662,15 +678,15 @@ func (z *ZSet) RangeByLex(r LexRange, rev bool, offset, limit int) []ZMember {
 		}
 		return z.collectSmall(i, false, offset, limit, func(m ZMember) bool { return r.belowMax(m.Member) })
 	}
-	first, last := z.zsl.header.level[0].forward, z.zsl.tail
+	first, last := z.b.zsl.header.level[0].forward, z.b.zsl.tail
 	if !r.aboveMin(last.member) || !r.belowMax(first.member) {
 		return nil
 	}
 	var x *zslNode
 	if rev {
-		x = z.zsl.lastInLex(r)
+		x = z.b.zsl.lastInLex(r)
 	} else {
-		x = z.zsl.firstInLex(r)
+		x = z.b.zsl.firstInLex(r)
 	}
 	return z.collect(x, rev, offset, limit, func(n *zslNode) bool {
 		if rev {
@@ -702,7 +718,7 @@ func (z *ZSet) collect(x *zslNode, rev bool, offset, limit int, in func(*zslNode
 
 // CountInRange returns how many scores are in r, in O(log n) via ranks.
 func (z *ZSet) CountInRange(r ScoreRange) int {
-	if !z.big {
+	if !z.isBig() {
 		n := 0
 		for _, m := range z.small {
 			if r.aboveMin(m.Score) && r.belowMax(m.Score) {
@@ -711,19 +727,19 @@ func (z *ZSet) CountInRange(r ScoreRange) int {
 		}
 		return n
 	}
-	first := z.zsl.firstInRange(r)
+	first := z.b.zsl.firstInRange(r)
 	if first == nil {
 		return 0
 	}
-	last := z.zsl.lastInRange(r)
-	return z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1
+	last := z.b.zsl.lastInRange(r)
+	return z.b.zsl.rank(last.score, last.member) - z.b.zsl.rank(first.score, first.member) + 1
 }
 
 // Pop removes and returns up to count members with the lowest scores
 // (the highest when max).
 func (z *ZSet) Pop(count int, max bool) []ZMember {
 	var out []ZMember
-	if !z.big {
+	if !z.isBig() {
 		for ; count > 0 && len(z.small) > 0; count-- {
 			i := 0
 			if max {
@@ -735,12 +751,12 @@ func (z *ZSet) Pop(count int, max bool) []ZMember {
 		}
 		return out
 	}
-	for ; count > 0 && z.zsl.length > 0; count-- {
+	for ; count > 0 && z.b.zsl.length > 0; count-- {
 		var x *zslNode
 		if max {
-			x = z.zsl.tail
+			x = z.b.zsl.tail
 		} else {
-			x = z.zsl.header.level[0].forward
+			x = z.b.zsl.header.level[0].forward
 		}
 		out = append(out, ZMember{x.member, x.score})
 		z.Remove(x.member)

@@ -66,8 +66,8 @@ func zsetModelCheck(t *testing.T, space int) {
 		if z.bytes != sum {
 			t.Fatalf("step %d: tracked bytes %d, want %d", step, z.bytes, sum)
 		}
-		if z.big != (space > zsetMaxSmallEntries) && step > 5000 {
-			t.Fatalf("step %d: big = %v with %d possible members", step, z.big, space)
+		if z.isBig() != (space > zsetMaxSmallEntries) && step > 5000 {
+			t.Fatalf("step %d: big = %v with %d possible members", step, z.isBig(), space)
 		}
 		if z.Len() != len(want) {
 			t.Fatalf("step %d: Len %d, want %d", step, z.Len(), len(want))
