@@ -58,6 +58,15 @@ type measured struct {
 
 func (c *measured) Open(id string, o session.Options) (session.Session, error) {
 	o.Vars, o.Restart = c.vars, true
+	emit := o.Emit
+	o.Emit = func(ev steps.Event) {
+		// Nobody answers dialogs here: say so instead of hanging.
+		if p, ok := ev.(steps.Prompt); ok {
+			c.fail <- fmt.Sprintf("unexpected prompt: %s", p.Message)
+			p.Reply(steps.Answer{Choice: "no"})
+		}
+		emit(ev)
+	}
 	s, err := c.Catalog.Open(id, o)
 	if err != nil {
 		return nil, err
