@@ -307,6 +307,10 @@ func (c *Client) writeCommandDoc(cmd *command) {
 	if len(cmd.Subcommands) > 0 {
 		n++
 	}
+	args, hasArgs := usageArgs(cmd.Name)
+	if hasArgs && len(args) > 0 {
+		n++
+	}
 	c.writeMap(n)
 	c.writeBulkString("summary")
 	c.writeBulkString(cmd.Summary)
@@ -316,6 +320,10 @@ func (c *Client) writeCommandDoc(cmd *command) {
 	c.writeBulkString(cmd.Group)
 	c.writeBulkString("complexity")
 	c.writeBulkString("")
+	if hasArgs && len(args) > 0 {
+		c.writeBulkString("arguments")
+		c.writeDocArgs(args)
+	}
 	if len(cmd.Subcommands) > 0 {
 		c.writeBulkString("subcommands")
 		c.writeMap(len(cmd.Subcommands))

@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseInt(t *testing.T) {
 	tests := []struct {
@@ -112,5 +115,54 @@ func TestHotPathAllocations(t *testing.T) {
 	})
 	if n > 2.5 { // key string + value bytes (+ amortised map growth)
 		t.Errorf("SET new key: %v allocations, want about 2", n)
+	}
+}
+
+func TestUsageDocs(t *testing.T) {
+	render := func(args []docArg) string {
+		var f func([]docArg) string
+		f = func(as []docArg) string {
+			var parts []string
+			for _, a := range as {
+				s := a.typ + ":" + a.name
+				if a.token != "" {
+					s += "=" + a.token
+				}
+				if a.optional {
+					s += "?"
+				}
+				if a.multiple {
+					s += "*"
+				}
+				if len(a.sub) > 0 {
+					s += "(" + f(a.sub) + ")"
+				}
+				parts = append(parts, s)
+			}
+			return strings.Join(parts, " ")
+		}
+		return f(args)
+	}
+	tests := map[string]string{
+		"del":             "key:key*",
+		"mset":            "block:block*(key:key string:value)",
+		"client|list":     "oneof:condition=TYPE?(pure-token:normal=NORMAL pure-token:master=MASTER pure-token:replica=REPLICA pure-token:pubsub=PUBSUB) integer:client-id=ID?*",
+		"client|no-evict": "oneof:condition(pure-token:on=ON pure-token:off=OFF)",
+		"getrange":        "key:key integer:start integer:end",
+		"expire":          "key:key integer:seconds oneof:condition?(pure-token:nx=NX pure-token:xx=XX pure-token:gt=GT pure-token:lt=LT)",
+	}
+	for name, want := range tests {
+		args, ok := usageArgs(name)
+		if !ok {
+			t.Fatalf("no usage for %s", name)
+		}
+		if got := render(args); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+	for name := range usages {
+		if _, ok := usageArgs(name); !ok {
+			t.Errorf("usage %s does not parse", name)
+		}
 	}
 }
