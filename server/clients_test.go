@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -162,4 +163,50 @@ func TestRedisCLI(t *testing.T) {
 	if out := redisCLI(t, bin, addr, mass.String(), "--pipe"); !strings.Contains(out, "errors: 0, replies: 1000") {
 		t.Fatalf("redis-cli --pipe: %s", out)
 	}
+}
+
+// TestRedisCLIInteractive drives redis-cli in a terminal (tmux), as a person
+// would: it must connect, answer, and show its argument hints (which
+// redis-cli 7 builds from COMMAND DOCS).
+func TestRedisCLIInteractive(t *testing.T) {
+	cli := testpeer.Require(t, "redis-cli")
+	tmux := testpeer.Require(t, "tmux")
+	addr := StartTest(t, DefaultConfig())
+	host, port, _ := net.SplitHostPort(addr)
+	session := "dpulab-rcli-" + port
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(tmux, append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("new-session", "-d", "-s", session, "-x", "200", "-y", "20", cli+" -h "+host+" -p "+port)
+	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	waitFor := func(want string) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			screen := run("capture-pane", "-t", session, "-p")
+			if strings.Contains(screen, want) {
+				return screen
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("screen never showed %q:\n%s", want, screen)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	prompt := host + ":" + port + ">"
+	waitFor(prompt)
+	run("send-keys", "-t", session, "set greeting hello", "Enter")
+	waitFor("OK")
+	run("send-keys", "-t", session, "get greeting", "Enter")
+	waitFor(`"hello"`)
+	run("send-keys", "-t", session, "set ")
+	waitFor("set key value [NX|XX] [GET]")
+	run("send-keys", "-t", session, "C-u", "hgetall nothing", "Enter")
+	waitFor("(empty array)")
 }
