@@ -80,10 +80,25 @@ func (m *Model) sweepView(c *steps.Compare, h int) string {
 		note += " (not evenly spaced: points are drawn at equal distances)"
 		xmin, xmax = 0, 0
 	}
+	// The published figures go right under the chart they compare with.
+	var refs []string
+	if m.res != nil {
+		for i, r := range m.res.References {
+			if i == 3 {
+				break
+			}
+			refs = append(refs, fmt.Sprintf("ref: %s: %s", r.Label, r.Value)+st.Muted.Render(" ("+r.Source+")"))
+		}
+	}
+	h -= len(refs)
 	top := (h-1)*3/5 + 1
 	w := m.Width
+	refBlock := ""
+	if len(refs) > 0 {
+		refBlock = "\n" + strings.Join(refs, "\n")
+	}
 	return st.Muted.Render(note) + "\n" +
-		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "mean TPS vs " + c.Sweep + " (cf. whitepaper figure 3)", Colors: m.colors(len(legends)), LowerBound: 0, XMin: xmin, XMax: xmax, XTicks: len(vals), Stretch: true}) + "\n" +
+		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "mean TPS vs " + c.Sweep + " (cf. whitepaper figure 3)", Colors: m.colors(len(legends)), LowerBound: 0, XMin: xmin, XMax: xmax, XTicks: len(vals), Stretch: true}) + refBlock + "\n" +
 		chart.Plot(chart.Spec{Series: lat, Legends: legends, Width: w, Height: h - 1 - top, Caption: "avg latency (ms) vs " + c.Sweep, Colors: m.colors(len(legends)), LowerBound: 0, Stretch: true})
 }
 
