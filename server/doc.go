@@ -60,8 +60,9 @@
 // writeMap(n) (n pairs: %n in RESP3, *2n in RESP2 — e.g. HGETALL),
 // writeSet(n) (~n / *n — e.g. SMEMBERS), writeDouble (,d / bulk — e.g.
 // ZSCORE), writeBool (#t / :1), writeVerbatim, writeArityError(name).
-// Parse numbers with parseInt / parseFloat helpers (util.go) and reply
-// errNotInt / errNotFloat on failure, as Redis does.
+// Parse numbers as Redis does (util.go's parseInt, type_numbers.go's
+// parseRedisInt, parseRedisDouble, parseLongDouble) and reply errNotInt /
+// errNotFloat on failure.
 //
 // # Values
 //

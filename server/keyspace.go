@@ -91,7 +91,6 @@ type db struct {
 	keys    map[string]entry
 	expires map[string]int64 // unix milliseconds; keys share their string with keys
 	used    int64            // approximate bytes held (see entryOverhead)
-	avgTTL  int64
 }
 
 func newDB() *db {

@@ -2,8 +2,6 @@ package server
 
 import (
 	"math"
-	"strconv"
-	"strings"
 )
 
 // parseInt parses an integer argument as strictly as Redis's string2ll: no
@@ -48,42 +46,6 @@ func parseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
-}
-
-// parseFloat parses a float argument like Redis's strtold-based parsing:
-// no surrounding spaces, "inf"/"+inf"/"-inf" accepted, NaN refused.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
-		return 0, false
-	}
-	s := string(b)
-	switch strings.ToLower(s) {
-	case "inf", "+inf", "infinity", "+infinity":
-		return math.Inf(1), true
-	case "-inf", "-infinity":
-		return math.Inf(-1), true
-	}
-	if strings.ContainsAny(s, "_") {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) {
-		return 0, false
-	}
-	return f, true
-}
-
-// formatFloat formats f as INCRBYFLOAT and HINCRBYFLOAT store it: the
-// shortest decimal that reads back the same, never exponent notation (Redis
-// uses "%.17Lf" with trailing zeros removed).
-func formatFloat(f float64) string {
-	if math.IsInf(f, 1) {
-		return "inf"
-	}
-	if math.IsInf(f, -1) {
-		return "-inf"
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // equalFold reports whether b equals the lowercase ASCII word s, ignoring
