@@ -472,13 +472,8 @@ func cmdGetEx(c *Client, args [][]byte) {
 			return
 		}
 	}
-	var at int64
-	if expArg != nil {
-		var ok bool
-		if at, ok = c.expireArg(expArg, unit, abs, "getex"); !ok {
-			return
-		}
-	}
+	// Redis looks the key up (nil, WRONGTYPE) before it validates the
+	// expire time: GETEX missing PX -1 is a nil reply, not an error.
 	v, found, err := c.getString(args[1])
 	if err != nil {
 		c.writeErr(err)
@@ -487,6 +482,13 @@ func cmdGetEx(c *Client, args [][]byte) {
 	if !found {
 		c.writeNull()
 		return
+	}
+	var at int64
+	if expArg != nil {
+		var ok bool
+		if at, ok = c.expireArg(expArg, unit, abs, "getex"); !ok {
+			return
+		}
 	}
 	c.writeBulk(v)
 	switch {

@@ -16,7 +16,7 @@ package server
 //
 // Markers combine: "!resp3 !sort SMEMBERS s". After changing a script,
 // re-record redis-server's replies for TestDiffGolden (which runs without
-// redis-server): go test -run TestDiff -diff.update ./server/ Before a script runs both
+// redis-server): go test ./server/ -run TestDiff -diff.update. Before a script runs both
 // redis-server is flushed (FLUSHALL) and our server is a fresh in-process
 // instance; each pass uses a fresh connection.
 
@@ -366,7 +366,7 @@ func writeGolden(name string, lines []string) error {
 	path := goldenPath(name)
 	tmp := path + ".tmp"
 	data := "# Replies of Debian 12's redis-server to " + name + ".txt, recorded by\n" +
-		"# go test -run TestDiff -diff.update ./server/ (protocol, line, command, reply).\n" +
+		"# go test ./server/ -run TestDiff -diff.update (protocol, line, command, reply).\n" +
 		strings.Join(lines, "\n") + "\n"
 	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
 		return err
@@ -408,7 +408,7 @@ func TestDiffGolden(t *testing.T) {
 	for _, name := range names {
 		golden, err := readGolden(name)
 		if err != nil {
-			t.Errorf("%s: %v; record it with: go test -run TestDiff -diff.update ./server/ (needs redis-server)", name, err)
+			t.Errorf("%s: %v; record it with: go test ./server/ -run TestDiff -diff.update (needs redis-server)", name, err)
 			continue
 		}
 		for _, proto := range []int{2, 3} {
@@ -428,7 +428,7 @@ func TestDiffGolden(t *testing.T) {
 					want, ok := golden[fmt.Sprintf("%d %d", proto, l.lineNo)]
 					wantPrefix := goldenLine(proto, l, "")
 					if !ok || !strings.HasPrefix(want, wantPrefix) {
-						t.Fatalf("%s.golden is out of date at %s.txt:%d (%s); re-record: go test -run TestDiff -diff.update ./server/", name, name, l.lineNo, l.text)
+						t.Fatalf("%s.golden is out of date at %s.txt:%d (%s); re-record: go test ./server/ -run TestDiff -diff.update", name, name, l.lineNo, l.text)
 					}
 					g, err := ours.do(l.args, l.renderFor())
 					if err != nil {
