@@ -59,6 +59,12 @@ func Encode(l *Lab) ([]byte, error) {
 		root.add("references", refs)
 	}
 
+	if len(l.Booth.AutoConfirm) > 0 {
+		b := newMap()
+		b.add("auto_confirm", strSeq(l.Booth.AutoConfirm))
+		root.add("booth", b.node)
+	}
+
 	steps := &yaml.Node{Kind: yaml.SequenceNode}
 	for i := range l.Steps {
 		steps.Content = append(steps.Content, encodeStep(&l.Steps[i]))

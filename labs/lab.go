@@ -85,6 +85,8 @@ type Lab struct {
 	Variables  []Variable
 	References []Reference
 	Steps      []Step
+	// Booth is what booth mode (dpulab --booth) may do on its own.
+	Booth Booth
 
 	// File is the path of lab.yaml as shown in messages (e.g.
 	// "labs/quickstart/lab.yaml" or "embedded:quickstart/lab.yaml").
@@ -95,6 +97,27 @@ type Lab struct {
 	FS fs.FS
 	// Embedded is true for labs compiled into dpulab.
 	Embedded bool
+}
+
+// Booth is the lab's booth-mode policy: booth mode plays a lab unattended
+// and answers only the questions listed here by itself; every other one
+// (unlisted confirmations, host keys, passwords) is refused after a
+// timeout and the loop starts over.
+type Booth struct {
+	// AutoConfirm lists the ids of steps whose confirmation (confirm: or
+	// sudo:) booth mode may answer with yes.
+	AutoConfirm []string
+	Line        int
+}
+
+// BoothConfirms reports whether booth mode may confirm step id on its own.
+func (l *Lab) BoothConfirms(id string) bool {
+	for _, s := range l.Booth.AutoConfirm {
+		if s == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Role is a kind of host a lab needs (client, server, baseline, ...). An

@@ -331,3 +331,43 @@ func TestLoadTime(t *testing.T) {
 		t.Errorf("quickstart with 20 runs of 10m: %s", got)
 	}
 }
+
+func TestBoothAutoConfirm(t *testing.T) {
+	fsys := fstest.MapFS{
+		"x/lab.yaml": {Data: []byte(`id: x
+title: X
+summary: A tiny lab.
+duration: 1m
+roles: [local]
+booth:
+  auto_confirm: [careful]
+steps:
+  - id: careful
+    title: Asks first
+    kind: run
+    run: "true"
+    confirm: Go?
+  - id: root
+    title: As root
+    kind: run
+    run: "true"
+    sudo: true
+`)},
+	}
+	l, err := Load(fsys, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"careful": true, "root": false, "nosuch": false} {
+		if got := l.BoothConfirms(id); got != want {
+			t.Errorf("BoothConfirms(%q) = %v, want %v", id, got, want)
+		}
+	}
+	q, err := Find("quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.BoothConfirms("deploy") || q.Step("deploy").Confirm == "" {
+		t.Error("quickstart's deploy step asks before it starts servers, and booth mode may answer it")
+	}
+}

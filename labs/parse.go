@@ -244,7 +244,7 @@ func (p *parser) parse(root *yaml.Node) {
 	if m == nil {
 		return
 	}
-	p.allow(m, "lab", "id", "title", "summary", "duration", "roles", "variables", "references", "steps")
+	p.allow(m, "lab", "id", "title", "summary", "duration", "roles", "variables", "references", "booth", "steps")
 	p.require(m, "lab", "id", "title", "summary", "duration", "roles", "steps")
 	l := p.lab
 	l.ID = p.id(m.get("id"), "lab id")
@@ -262,6 +262,7 @@ func (p *parser) parse(root *yaml.Node) {
 	p.variables(m.get("variables"))
 	p.steps(m.get("steps"))
 	p.references(m.get("references"))
+	p.booth(m.get("booth"))
 	p.checkDuration(m.get("duration"))
 	p.checkUnused()
 }
@@ -447,6 +448,47 @@ func (p *parser) references(n *yaml.Node) {
 			p.errf(m.get("step"), "reference: no step %q in this lab", r.Step)
 		}
 		p.lab.References = append(p.lab.References, r)
+	}
+}
+
+// booth reads the booth: block. Only steps that ask something (confirm: or
+// sudo:) may be listed, so the list says exactly what an unattended booth
+// agrees to.
+func (p *parser) booth(n *yaml.Node) {
+	m := p.mapOf(n, "booth")
+	if m == nil {
+		return
+	}
+	p.allow(m, "booth", "auto_confirm")
+	p.lab.Booth.Line = m.node.Line
+	ac := m.get("auto_confirm")
+	if ac == nil {
+		return
+	}
+	if ac.Kind != yaml.SequenceNode {
+		p.errf(ac, "booth auto_confirm must be a list of step ids, not %s", kindName(ac))
+		return
+	}
+	seen := map[string]int{}
+	for _, c := range ac.Content {
+		c = deref(c)
+		id := p.str(c, "booth auto_confirm")
+		if id == "" {
+			continue
+		}
+		if line, dup := seen[id]; dup {
+			p.errf(c, "booth auto_confirm: step %q listed twice (first on line %d)", id, line)
+			continue
+		}
+		seen[id] = c.Line
+		s := p.lab.Step(id)
+		switch {
+		case s == nil:
+			p.errf(c, "booth auto_confirm: no step %q in this lab", id)
+		case s.Confirm == "" && !s.Sudo:
+			p.errf(c, "booth auto_confirm: step %q asks nothing (it has neither confirm: nor sudo:)", id)
+		}
+		p.lab.Booth.AutoConfirm = append(p.lab.Booth.AutoConfirm, id)
 	}
 }
 
