@@ -42,8 +42,8 @@ func TestPerfSSHRun(t *testing.T) {
 		return err
 	})
 	openssh := timeIt(t, n, func() error {
-		return exec.Command(sshBin, "-F", "/dev/null", "-p", strconv.Itoa(s.port), "-i", s.userKey,
-			"-o", "UserKnownHostsFile="+s.knownHosts, "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
+		return exec.Command(sshBin, "-F", "/dev/null", "-p", strconv.Itoa(s.Port), "-i", s.UserKey,
+			"-o", "UserKnownHostsFile="+s.KnownHosts, "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
 			"root@127.0.0.1", "true").Run()
 	})
 	t.Logf("per command, mean of %d: runner reused connection %v, runner new connection %v, OpenSSH ssh (yardstick) %v", n, ours, fresh, openssh)

@@ -2,14 +2,10 @@ package runner
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"crypto/ed25519"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -18,180 +14,32 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner/sample"
 )
 
-// realSSHD is an OpenSSH sshd started by a test on 127.0.0.1 with its own
-// config, host key and authorized user key, all in a temp dir.
-//
-// Its sessions get SHLVL=1: Debian's bash sources ~/.bashrc for every
-// command run by sshd unless it believes it is a nested shell, and a heavy
-// ~/.bashrc (pyenv init on the build machines) costs seconds per session.
-// The runner's behaviour does not depend on it.
-type realSSHD struct {
-	port       int
-	hostKey    ssh.PublicKey
-	userKey    string // private key file
-	knownHosts string
-}
-
-func writeKey(t *testing.T, path string) ssh.PublicKey {
-	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, err := ssh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, pem.EncodeToMemory(blk), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sp
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+// realSSHD is OpenSSH's sshd on 127.0.0.1, started by the test
+// (testpeer.StartSSHD: own host key, user key and known_hosts).
+type realSSHD struct{ *testpeer.SSHD }
 
 // startSSHD starts sshd, or skips (fails under DPULAB_REQUIRE_PEERS=1)
 // when it is not installed.
-func startSSHD(t *testing.T) *realSSHD {
-	t.Helper()
-	bin := testpeer.Require(t, "/usr/sbin/sshd")
-	if os.Getuid() != 0 {
-		msg := "sshd tests log in as the current user with a test key and need root to run sshd"
-		if testpeer.Required() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	// sshd's privilege separation directory.
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatalf("create /run/sshd: %v", err)
-	}
-	dir := t.TempDir()
-	hostKey := writeKey(t, filepath.Join(dir, "host_ed25519"))
-	userPub := writeKey(t, filepath.Join(dir, "user_ed25519"))
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var lastErr string
-	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
-		cfg := filepath.Join(dir, "sshd_config")
-		conf := fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
-HostKey %s
-PidFile %s
-AuthorizedKeysFile %s
-UsePAM no
-StrictModes no
-PermitRootLogin yes
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-Subsystem sftp internal-sftp
-LogLevel ERROR
-SetEnv SHLVL=1
-`, port, filepath.Join(dir, "host_ed25519"), filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"))
-		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		cmd := exec.Command(bin, "-D", "-e", "-f", cfg)
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start sshd: %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		up := false
-		for i := 0; i < 100 && !up; i++ {
-			select {
-			case <-exited:
-				i = 100
-				continue
-			default:
-			}
-			if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-				c.Close()
-				up = true
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if !up {
-			cmd.Process.Kill()
-			<-exited
-			lastErr = stderr.String()
-			continue
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			<-exited
-		})
-		return &realSSHD{port: port, hostKey: hostKey, userKey: filepath.Join(dir, "user_ed25519"), knownHosts: knownHostsFor(t, port, hostKey)}
-	}
-	t.Fatalf("sshd did not start: %s", lastErr)
-	return nil
-}
+func startSSHD(t *testing.T) *realSSHD { return &realSSHD{testpeer.StartSSHD(t)} }
 
 func (s *realSSHD) config(name string) SSHConfig {
 	return SSHConfig{
-		Name: name, Addr: "127.0.0.1", Port: s.port, User: currentUser(),
-		Identities: []string{s.userKey}, NoAgent: true, KnownHosts: s.knownHosts,
+		Name: name, Addr: "127.0.0.1", Port: s.Port, User: currentUser(),
+		Identities: []string{s.UserKey}, NoAgent: true, KnownHosts: s.KnownHosts,
 		KillGrace: 500 * time.Millisecond,
 	}
 }
 
-var (
-	buildOnce sync.Once
-	buildPath string
-	buildErr  error
-)
-
 // dpulabBinary builds ./cmd/dpulab once per test binary.
-func dpulabBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dpulab-runner-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildPath = filepath.Join(dir, "dpulab")
-		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/dpulab")
-		cmd.Dir = ".."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/dpulab: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildPath
-}
+func dpulabBinary(t *testing.T) string { return testpeer.Dpulab(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildPath != "" {
-		os.RemoveAll(filepath.Dir(buildPath))
-	}
+	testpeer.RemoveBuilds()
 	os.Exit(code)
 }
 
@@ -254,7 +102,7 @@ func TestRealSSHD(t *testing.T) {
 		if remote == "" {
 			t.Skip("no binary uploaded")
 		}
-		port := freePort(t)
+		port := testpeer.FreePorts(t, 1)
 		p, err := tg.Start(ctx, ProcSpec{Name: "server-" + strconv.Itoa(port), Cmd: Quote(remote) + " server --bind 127.0.0.1 --port " + strconv.Itoa(port)})
 		if err != nil {
 			t.Fatal(err)
@@ -308,7 +156,7 @@ func TestFanOutTwoHosts(t *testing.T) {
 	t.Parallel()
 	a, b := startSSHD(t), startSSHD(t)
 	targets := []Target{NewSSH(a.config("host-a")), NewSSH(b.config("host-b"))}
-	ports := map[string]int{"host-a": a.port, "host-b": b.port}
+	ports := map[string]int{"host-a": a.Port, "host-b": b.Port}
 	defer func() {
 		for _, tg := range targets {
 			tg.Close()
@@ -347,9 +195,9 @@ func TestPoolOverRealSSHD(t *testing.T) {
 	s := startSSHD(t)
 	dir := t.TempDir()
 	sshCfg := filepath.Join(dir, "config")
-	os.WriteFile(sshCfg, []byte(fmt.Sprintf("Host labalias\n  HostName 127.0.0.1\n  Port %d\n  IdentityFile %s\n", s.port, s.userKey)), 0o600)
+	os.WriteFile(sshCfg, []byte(fmt.Sprintf("Host labalias\n  HostName 127.0.0.1\n  Port %d\n  IdentityFile %s\n", s.Port, s.UserKey)), 0o600)
 	invFile := filepath.Join(dir, "hosts.yaml")
-	os.WriteFile(invFile, []byte(fmt.Sprintf("known_hosts: %s\nhosts:\n  - name: srv1\n    address: labalias\n    roles: [server]\n", s.knownHosts)), 0o600)
+	os.WriteFile(invFile, []byte(fmt.Sprintf("known_hosts: %s\nhosts:\n  - name: srv1\n    address: labalias\n    roles: [server]\n", s.KnownHosts)), 0o600)
 	inv, err := LoadInventory(invFile)
 	if err != nil {
 		t.Fatal(err)
@@ -382,8 +230,8 @@ func TestProxyJump(t *testing.T) {
 	if err != nil || res.ExitCode != 0 {
 		t.Fatal(res, err)
 	}
-	if got := strings.Join(c.text(Stdout), ""); got != strconv.Itoa(inner.port) {
-		t.Fatalf("reached port %q, want %d", got, inner.port)
+	if got := strings.Join(c.text(Stdout), ""); got != strconv.Itoa(inner.Port) {
+		t.Fatalf("reached port %q, want %d", got, inner.Port)
 	}
 	tg.jump.mu.Lock()
 	jconn := tg.jump.conn
@@ -415,12 +263,12 @@ Host inner1 inner2
   Port %d
   IdentityFile %s
   ProxyJump bastion
-`, bastion.port, bastion.userKey, inner.port, inner.userKey)
+`, bastion.Port, bastion.UserKey, inner.Port, inner.UserKey)
 	os.WriteFile(sshCfg, []byte(conf), 0o600)
 	// One known_hosts for both servers.
 	kh := filepath.Join(dir, "known_hosts")
-	b1, _ := os.ReadFile(bastion.knownHosts)
-	b2, _ := os.ReadFile(inner.knownHosts)
+	b1, _ := os.ReadFile(bastion.KnownHosts)
+	b2, _ := os.ReadFile(inner.KnownHosts)
 	os.WriteFile(kh, append(b1, b2...), 0o600)
 	inv, err := ParseInventory("hosts.yaml", []byte("known_hosts: "+kh+"\nhosts:\n  - {name: a, address: inner1, roles: [server]}\n  - {name: b, address: inner2, roles: [server]}\n"))
 	if err != nil {

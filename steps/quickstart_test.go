@@ -8,78 +8,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/labs"
 )
 
-var (
-	buildOnce sync.Once
-	buildPath string
-	buildErr  error
-)
-
-// dpulabBinary builds cmd/dpulab once per test binary: the engine runs the
-// real `dpulab server`, `dpulab bench` and `dpulab sample`, as a lab does.
-func dpulabBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		dir, err := os.MkdirTemp("", "dpulab-steps-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildPath = filepath.Join(dir, "dpulab")
-		cmd := exec.Command(goTool, "build", "-o", buildPath, "./cmd/dpulab")
-		cmd.Dir = ".."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/dpulab: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildPath
-}
+// dpulabBinary builds ./cmd/dpulab once per test binary.
+func dpulabBinary(t testing.TB) string { return testpeer.Dpulab(t) }
 
 // freePorts finds n consecutive free TCP ports on loopback.
-func freePorts(t testing.TB, n int) int {
-	t.Helper()
-	for try := 0; try < 50; try++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if base+n > 65000 {
-			continue
-		}
-		ok := true
-		for p := base; p < base+n; p++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
+func freePorts(t testing.TB, n int) int { return testpeer.FreePorts(t, n) }
 
 // quickVars shortens the quickstart to seconds.
 func quickVars(t testing.TB) map[string]string {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/labs"
 )
 
@@ -173,9 +174,7 @@ func TestMain(m *testing.M) {
 		os.Exit(childRun())
 	}
 	code := m.Run()
-	if buildPath != "" {
-		os.RemoveAll(filepath.Dir(buildPath))
-	}
+	testpeer.RemoveBuilds()
 	os.Exit(code)
 }
 

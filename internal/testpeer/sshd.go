@@ -1,0 +1,193 @@
+package testpeer
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// SSHD is a real OpenSSH sshd started by a test on 127.0.0.1, with its own
+// config, host key and authorized user key, all in a temp dir, so a test
+// logs in as the current user with a key it made and touches nothing of
+// the machine's own ssh setup.
+//
+// Its sessions get SHLVL=1: Debian's bash sources ~/.bashrc for every
+// command run by sshd unless it believes it is a nested shell, and a heavy
+// ~/.bashrc costs seconds per session. dpulab's behaviour does not depend
+// on it.
+type SSHD struct {
+	Port    int
+	HostKey ssh.PublicKey
+	// UserKey is the path of the user's private key (no passphrase).
+	UserKey string
+	// KnownHosts is a known_hosts file that trusts HostKey for
+	// 127.0.0.1:Port. Tests of the unknown-key path use another file.
+	KnownHosts string
+	// Dir holds the config, keys and known_hosts; it is the test's temp
+	// dir, removed after the test.
+	Dir string
+}
+
+// Addr is "127.0.0.1:PORT".
+func (s *SSHD) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.Port) }
+
+// Fingerprint is the host key's SHA256 fingerprint as OpenSSH prints it.
+func (s *SSHD) Fingerprint() string { return ssh.FingerprintSHA256(s.HostKey) }
+
+// StartSSHD starts sshd on a free loopback port and stops it when the test
+// ends. It skips (fails when Required()) when sshd is not installed or
+// the test does not run as root (sshd needs root to log a user in).
+func StartSSHD(t testing.TB) *SSHD {
+	t.Helper()
+	bin := Require(t, "/usr/sbin/sshd")
+	if os.Geteuid() != 0 {
+		msg := "this test logs in over a test sshd as the current user and needs root to run sshd"
+		if Required() {
+			t.Fatalf("%s; %s=1 requires it", msg, RequireEnv)
+		}
+		t.Skip(msg)
+	}
+	// sshd's privilege separation directory, which only its init script
+	// creates (absent in containers).
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatalf("create /run/sshd: %v", err)
+	}
+	dir := t.TempDir()
+	hostKey := writeKey(t, filepath.Join(dir, "host_ed25519"))
+	userPub := writeKey(t, filepath.Join(dir, "user_ed25519"))
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var lastErr string
+	// A free port can be taken between finding it and sshd binding it:
+	// try a few.
+	for attempt := 0; attempt < 3; attempt++ {
+		port := FreePorts(t, 1)
+		cfg := filepath.Join(dir, "sshd_config")
+		conf := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile %s
+AuthorizedKeysFile %s
+UsePAM no
+StrictModes no
+PermitRootLogin yes
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+Subsystem sftp internal-sftp
+LogLevel ERROR
+SetEnv SHLVL=1
+`, port, filepath.Join(dir, "host_ed25519"), filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"))
+		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, "-D", "-e", "-f", cfg)
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start sshd: %v", err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		if !waitListening(port, exited) {
+			cmd.Process.Kill()
+			<-exited
+			lastErr = stderr.String()
+			continue
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
+		kh := filepath.Join(dir, "known_hosts")
+		line := knownhosts.Line([]string{knownhosts.Normalize(fmt.Sprintf("127.0.0.1:%d", port))}, hostKey)
+		if err := os.WriteFile(kh, []byte(line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return &SSHD{Port: port, HostKey: hostKey, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
+	}
+	t.Fatalf("sshd did not start: %s", lastErr)
+	return nil
+}
+
+// waitListening waits up to 5 s for 127.0.0.1:port to accept, giving up
+// early when the process exits.
+func waitListening(port int, exited <-chan struct{}) bool {
+	for i := 0; i < 100; i++ {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// writeKey writes a new ed25519 private key in OpenSSH format to path and
+// returns its public key.
+func writeKey(t testing.TB, path string) ssh.PublicKey {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(blk), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// FreePorts finds n consecutive free TCP ports on loopback and returns the
+// first. Another process may still take one before the caller binds it.
+func FreePorts(t testing.TB, n int) int {
+	t.Helper()
+	for try := 0; try < 50; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if base+n > 65000 {
+			continue
+		}
+		ok := true
+		for p := base; p < base+n; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free ports on 127.0.0.1", n)
+	return 0
+}
