@@ -459,7 +459,7 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 		sweepVals = cs.Sweep.Values
 		if def, ok := e.lab.Var(sweepVar); ok {
 			for _, v := range sweepVals {
-				if err := CheckVar(def, v); err != nil {
+				if err := def.Check(v); err != nil {
 					return fmt.Errorf("sweep value %s: %w", v, err)
 				}
 			}

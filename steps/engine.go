@@ -577,7 +577,7 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 			errs = append(errs, fmt.Errorf("--set %s: lab %s has no variable %q (it has: %s)", k, lab.ID, k, strings.Join(names, ", ")))
 			continue
 		}
-		if err := CheckVar(def, val); err != nil {
+		if err := def.Check(val); err != nil {
 			errs = append(errs, fmt.Errorf("--set %s: %w", k, err))
 			continue
 		}

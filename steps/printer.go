@@ -56,7 +56,12 @@ func (p *Printer) Print(ev Event) {
 	case StepStarted:
 		title := ev.Step
 		if ev.Index < len(p.steps) {
-			title = p.steps[ev.Index].Title + " (" + ev.Step + ", " + p.steps[ev.Index].Kind + ")"
+			info := p.steps[ev.Index]
+			if info.Kind == ev.Step {
+				title = info.Title + " (" + ev.Step + ")"
+			} else {
+				title = info.Title + " (" + ev.Step + ", " + info.Kind + ")"
+			}
 		}
 		fmt.Fprintf(w, "\n[%d/%d] %s\n", ev.Index+1, len(p.steps), title)
 		for _, c := range ev.Commands {

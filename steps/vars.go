@@ -1,17 +1,6 @@
 package steps
 
-import (
-	"strings"
-
-	"github.com/dpulab/dpulab/labs"
-)
-
-// CheckVar checks a value against a lab variable's type, bounds, allowed
-// values and pattern (labs.Variable.Check, the same rule as --set), saying
-// what would be accepted. The TUI's variables form uses it too.
-func CheckVar(v labs.Variable, s string) error {
-	return v.Check(s)
-}
+import "strings"
 
 // SecretVar reports whether a variable holds a secret (its name says
 // password, passphrase, secret or token). Secrets are never saved in
