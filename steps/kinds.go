@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -354,7 +356,57 @@ func (e *Engine) runCleanupStep(ctx context.Context, st *labs.Step) error {
 			errs = append(errs, err)
 		}
 	}
+	e.removeWorkdirs(ctx, st)
 	return errors.Join(errs...)
+}
+
+// removeWorkdirs deletes the run's working directory (rendered configs,
+// sockets, server logs, an uploaded dpulab) on the cleanup step's hosts
+// and on every host the run made one on, so a booth looping all day or a
+// trainee running the lab again leaves nothing behind. The path is the
+// engine's own (/tmp/dpulab-LAB-RUN), never a lab variable. A host where a
+// server could not be stopped keeps it, and a failure to remove it is
+// reported, not fatal: stopping the servers is what matters.
+func (e *Engine) removeWorkdirs(ctx context.Context, st *labs.Step) {
+	names := map[string]bool{}
+	if hosts, err := e.hosts.hosts(st.On); err == nil {
+		for _, h := range hosts {
+			names[h.Name] = true
+		}
+	}
+	e.mu.Lock()
+	for n := range e.workdirMade {
+		names[n] = true
+	}
+	busy := map[string]bool{}
+	for _, p := range e.state.Procs {
+		busy[p.Host] = true
+	}
+	e.mu.Unlock()
+	dir := e.workdir()
+	say := func(host, format string, args ...any) {
+		e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: host, Text: fmt.Sprintf(format, args...), Time: time.Now()}})
+	}
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		if busy[n] {
+			say(n, "kept %s: a server there could not be stopped, and its log is there", dir)
+			continue
+		}
+		t, err := e.hosts.target(ctx, n)
+		if err != nil {
+			say(n, "could not remove %s: %v", dir, err)
+			continue
+		}
+		res, err := t.Run(ctx, runner.Command{Cmd: "rm -rf -- " + runner.Quote(dir), Timeout: time.Minute})
+		if err != nil || res.ExitCode != 0 {
+			say(n, "could not remove %s: %v", dir, errOr(err, res))
+			continue
+		}
+		e.mu.Lock()
+		delete(e.workdirMade, n)
+		delete(e.prepared, n)
+		e.mu.Unlock()
+	}
 }
 
 // runTemplate renders a template file per host and writes it there

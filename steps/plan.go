@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
 )
 
 // Plan returns the exact commands step i will run, on which host, with
@@ -48,8 +49,14 @@ func (e *Engine) Plan(i int) ([]PlannedCommand, error) {
 				}
 				cmds = append(cmds, c)
 			}
+			if st.Kind == labs.KindCleanup {
+				out = append(out, PlannedCommand{Host: h.Name, Cmd: "# stop the servers this run started (by their recorded pids)"})
+			}
 			for _, c := range cmds {
 				out = append(out, PlannedCommand{Host: h.Name, Cmd: c, Sudo: st.Sudo && !strings.HasPrefix(c, "# ")})
+			}
+			if st.Kind == labs.KindCleanup {
+				out = append(out, PlannedCommand{Host: h.Name, Cmd: "rm -rf -- " + runner.Quote(e.workdir())})
 			}
 		}
 	case labs.KindTemplate:

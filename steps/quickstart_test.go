@@ -64,6 +64,9 @@ func TestQuickstartEndToEnd(t *testing.T) {
 			t.Errorf("step %s failed: %s", id, f.Err)
 		}
 	}
+	if _, err := os.Stat(e.workdir()); !os.IsNotExist(err) {
+		t.Errorf("cleanup left the working directory %s (stat: %v)", e.workdir(), err)
+	}
 	r, err := LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +195,9 @@ func TestQuickstartAbortCleansUpAndKeepsFinishedRuns(t *testing.T) {
 	}
 	if f := rec.finished()["cleanup"]; f.Status != Done {
 		t.Errorf("cleanup step after abort = %+v", f)
+	}
+	if _, err := os.Stat(e.workdir()); !os.IsNotExist(err) {
+		t.Errorf("cleanup after the abort left the working directory %s (stat: %v)", e.workdir(), err)
 	}
 	if f := rec.finished()["compare"]; f.Status != Failed || strings.Contains(strings.Join(f.Tail, "\n"), `{"type"`) {
 		t.Errorf("aborted compare = %+v (its tail must not be the bench's JSON)", f)

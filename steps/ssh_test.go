@@ -63,6 +63,11 @@ func TestQuickstartOverSSH(t *testing.T) {
 	if !strings.Contains(out, "dpulab is at "+e.workdir()+"/dpulab") {
 		t.Errorf("dpulab was not uploaded to the host's working directory:\n%s", out)
 	}
+	// The "lab host" is this machine: cleanup removed the working
+	// directory (and the uploaded dpulab in it) over SSH.
+	if _, err := os.Stat(e.workdir()); !os.IsNotExist(err) {
+		t.Errorf("cleanup left %s on the host (stat: %v)", e.workdir(), err)
+	}
 	r, err := LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
