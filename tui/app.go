@@ -176,7 +176,8 @@ func (a *App) open(id string, booth, restart bool) tea.Cmd {
 	opts := lab.Options{TCO: a.cfg.TCO}
 	if booth {
 		cfg := a.cfg.Booth
-		cfg.AutoConfirm = cfg.AutoConfirm || sess.Info().BoothAutoConfirm
+		// Only what the lab allows, never more.
+		cfg.AutoConfirm = sess.Info().BoothConfirm
 		opts.Booth = &cfg
 	}
 	a.lab = lab.New(a.page(), sess, opts)

@@ -2,6 +2,11 @@ package tui
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -54,28 +59,158 @@ func TestBoothNeverAcceptsHostKeys(t *testing.T) {
 	f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptHostKey, Host: "server1", KeyType: kt, Fingerprint: fp}}
 	tm := boothApp(t, f)
 	waitFor(t, tm, `answering "refuse" on its own`)
-	waitFor(t, tm, "results · starting over")
+	// Refused, said why, cleaned up, started over: no results this loop.
+	waitFor(t, tm, "refused the unknown host key of server1", "starting over in")
+	waitFor(t, tm, "next: step 1")
 	finish(t, tm)
 	if len(f.Answers) == 0 || f.Answers[0].Choice != "refuse" {
 		t.Fatalf("answers %+v: booth mode must refuse unknown host keys by itself", f.Answers)
 	}
+	if cleaned, finished := f.Counts(); cleaned < 1 || finished != 0 {
+		t.Fatalf("cleanup %d, finish %d: a refused host key ends the loop (cleanup, no results)", cleaned, finished)
+	}
 }
 
+// TestBoothConfirmOnlyWhenAllowed: a confirmation of a step the lab lists
+// in booth: auto_confirm is answered yes after the countdown and the loop
+// goes on to its results; one the lab does not list (or another step's) is
+// refused after the timeout, the reason shown, and the loop starts over.
 func TestBoothConfirmOnlyWhenAllowed(t *testing.T) {
-	for _, allowed := range []bool{false, true} {
-		f := shortFake(t)
-		f.LabInfo.BoothAutoConfirm = allowed
-		f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptConfirm, Message: "Run with sudo?"}}
-		tm := boothApp(t, f)
-		waitFor(t, tm, "results · starting over")
-		finish(t, tm)
-		want := "no"
-		if allowed {
-			want = "yes"
+	tests := []struct {
+		name    string
+		allowed []string
+		want    string
+	}{
+		{"listed", []string{"deploy"}, "yes"},
+		{"other step listed", []string{"welcome"}, "no"},
+		{"nothing listed", nil, "no"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := shortFake(t)
+			f.LabInfo.BoothConfirm = tc.allowed
+			f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptConfirm, Message: "Start the servers?", Choices: []string{"yes", "no"}}}
+			tm := boothApp(t, f)
+			waitFor(t, tm, fmt.Sprintf("answering %q on its own", tc.want))
+			if tc.want == "yes" {
+				waitFor(t, tm, `confirmed step "deploy"`)
+				waitFor(t, tm, "results · starting over")
+				waitFor(t, tm, "next: step 1") // the next loop, after cleanup
+			} else {
+				waitFor(t, tm, `refused to confirm step "deploy"`, "starting over in")
+				waitFor(t, tm, "next: step 1")
+			}
+			finish(t, tm)
+			if len(f.Answers) == 0 || f.Answers[0].Choice != tc.want {
+				t.Fatalf("answers %+v, want %q", f.Answers, tc.want)
+			}
+			cleaned, finished := f.Counts()
+			if cleaned < 1 {
+				t.Fatal("every loop ends with cleanup")
+			}
+			if (finished > 0) != (tc.want == "yes") {
+				t.Fatalf("finished %d times: results only when the confirmation was allowed", finished)
+			}
+		})
+	}
+}
+
+// TestBoothRefusalStopsAStuckStep: a refused dialog ends the loop even when
+// the step then hangs instead of failing: cleanup stops it, the lab starts
+// over.
+func TestBoothRefusalStopsAStuckStep(t *testing.T) {
+	f := shortFake(t)
+	f.Script[1].Emit = []steps.Event{steps.Prompt{Type: steps.PromptSecret, Host: "server1", Message: "password for lab@server1"}}
+	f.Script[1].Block = make(chan struct{}) // never closed: runs until cancelled
+	tm := boothApp(t, f)
+	waitFor(t, tm, "cannot type a password for server1")
+	waitFor(t, tm, "next: step 1")
+	finish(t, tm)
+	if len(f.Answers) == 0 || f.Answers[0].Choice != "cancel" {
+		t.Fatalf("answers %+v: booth mode never types a password", f.Answers)
+	}
+	if cleaned, _ := f.Counts(); cleaned < 1 {
+		t.Fatal("the stuck step must be stopped by cleanup")
+	}
+}
+
+// TestBoothPrunesItsOwnResults: each loop writes a results folder; booth
+// mode keeps only the newest KeepResults of those it wrote and never
+// touches a folder it did not write.
+func TestBoothPrunesItsOwnResults(t *testing.T) {
+	root := t.TempDir()
+	mine := filepath.Join(root, "quickstart", "20260101T000000Z") // a person's run, before the booth
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := shortFake(t)
+	f.ResultsRoot = root
+	app := testApp(Config{
+		Catalog:  &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}},
+		BoothLab: f.LabInfo.ID,
+		Booth:    lab.BoothConfig{StepDelay: 50 * time.Millisecond, CompareHold: 50 * time.Millisecond, KeepResults: 2},
+		Clock:    20 * time.Millisecond,
+	})
+	tm := start(t, app, 100, 30)
+	teatest.WaitFor(t, tm.Output(), func([]byte) bool {
+		_, finished := f.Counts()
+		return finished >= 5
+	}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	finish(t, tm)
+	ents, err := os.ReadDir(filepath.Join(root, "quickstart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Fatalf("a folder the booth did not write was removed: %v (left: %v)", err, names)
+	}
+	// The person's folder plus at most the newest two (a third while the
+	// last loop's prune was still under way when the program stopped).
+	if len(names) < 3 || len(names) > 4 || slices.Contains(names, "run0001") || slices.Contains(names, "run0002") {
+		t.Fatalf("left %v: want the person's folder and only the newest booth folders", names)
+	}
+}
+
+func TestPruneBoothResults(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name string, booth bool, at time.Time) string {
+		d := filepath.Join(root, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
 		}
-		if len(f.Answers) == 0 || f.Answers[0].Choice != want {
-			t.Fatalf("allowed=%v: answers %+v, want %q", allowed, f.Answers, want)
+		if booth {
+			os.WriteFile(filepath.Join(d, lab.BoothMarker), []byte(at.UTC().Format(time.RFC3339Nano)), 0o644)
 		}
+		return d
+	}
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < 5; i++ {
+		mk(fmt.Sprintf("b%d", i), true, t0.Add(time.Duration(i)*time.Minute))
+	}
+	mk("person", false, t0)
+	os.Symlink(filepath.Join(root, "b0"), filepath.Join(root, "link"))
+	os.WriteFile(filepath.Join(root, "notes.txt"), []byte("x"), 0o644)
+	newest := mk("new", false, t0) // just written: no marker yet
+	removed, err := lab.PruneBoothResults(newest, 3, t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(removed)
+	want := []string{filepath.Join(root, "b0"), filepath.Join(root, "b1"), filepath.Join(root, "b2")}
+	if fmt.Sprint(removed) != fmt.Sprint(want) {
+		t.Fatalf("removed %v, want %v (keep 3: the new folder and b3, b4)", removed, want)
+	}
+	for _, keep := range []string{"b3", "b4", "new", "person", "link", "notes.txt"} {
+		if _, err := os.Lstat(filepath.Join(root, keep)); err != nil {
+			t.Errorf("%s should be kept: %v", keep, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(newest, lab.BoothMarker)); err != nil {
+		t.Errorf("the new folder was not marked as the booth's: %v", err)
 	}
 }
 
@@ -144,14 +279,14 @@ func TestBoothKeysNeverAnswerDialogs(t *testing.T) {
 	f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptHostKey, Host: "server1", KeyType: kt, Fingerprint: fp}}
 	app := testApp(Config{
 		Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, BoothLab: "quickstart", Clock: 50 * time.Millisecond,
-		Booth: lab.BoothConfig{StepDelay: 100 * time.Millisecond, PromptTimeout: 2 * time.Second, CompareHold: time.Minute},
+		Booth: lab.BoothConfig{StepDelay: 100 * time.Millisecond, PromptTimeout: 2 * time.Second, CompareHold: time.Minute, ErrorHold: time.Minute},
 	})
 	tm := start(t, app, 100, 30)
 	waitFor(t, tm, "Unknown host key")
 	tm.Send(press("s")) // "accept and save" outside booth mode
 	waitFor(t, tm, "PAUSED")
 	tm.Send(press("s")) // resume
-	waitFor(t, tm, "results · starting over")
+	waitFor(t, tm, "refused the unknown host key")
 	finish(t, tm)
 	if len(f.Answers) != 1 || f.Answers[0].Choice != "refuse" {
 		t.Fatalf("answers %+v: a key pressed in booth mode must not answer a host-key dialog", f.Answers)

@@ -68,7 +68,8 @@ func firstLine(s string) string {
 
 // info describes a lab for the picker, with saved progress.
 func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
-	in := LabInfo{ID: l.ID, Title: l.Title, Summary: l.Summary, Duration: l.Duration, Roles: l.RoleNames(), Steps: len(l.Steps), ResumeAt: -1, Local: c.Inventory == nil}
+	in := LabInfo{ID: l.ID, Title: l.Title, Summary: l.Summary, Duration: l.Duration, Roles: l.RoleNames(), Steps: len(l.Steps), ResumeAt: -1, Local: c.Inventory == nil,
+		BoothConfirm: l.Booth.AutoConfirm}
 	for _, r := range in.Roles {
 		if _, err := c.Inventory.HostsFor(r); err != nil {
 			in.Missing = append(in.Missing, r)

@@ -28,9 +28,10 @@ type LabInfo struct {
 	// unfinished one when saved progress exists, -1 otherwise.
 	Steps    int
 	ResumeAt int
-	// BoothAutoConfirm says booth mode may answer the lab's confirmation
-	// prompts with yes on its own (never host keys, never passwords).
-	BoothAutoConfirm bool
+	// BoothConfirm lists the steps whose confirmation booth mode may
+	// answer with yes on its own (the lab's booth: auto_confirm); never
+	// host keys, never passwords.
+	BoothConfirm []string
 	// Err, when set, says why the lab cannot be opened (lint errors).
 	Err string
 	// StateErr says why saved progress could not be read; opening the lab

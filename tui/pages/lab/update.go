@@ -27,6 +27,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, m.handleEvent(ev))
 		}
 	case StepDoneMsg:
+		if msg.Index != m.running {
+			// A step of a run that was stopped and replaced (booth
+			// restart): nothing of this screen's.
+			break
+		}
 		cmds = append(cmds, m.stepDone(msg))
 	case FinishedMsg:
 		m.busy = ""
@@ -45,6 +50,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.status = "results written to " + msg.Dir
 		if m.booth != nil {
 			m.booth.showCompare(m.now)
+			// A booth runs for hours: keep only its newest folders.
+			cmds = append(cmds, pruneResults(msg.Dir, m.booth.cfg.KeepResults))
+		}
+	case PrunedMsg:
+		if msg.Err != nil {
+			m.out.AppendText("booth mode: removing old results: " + msg.Err.Error())
+		}
+		if n := len(msg.Removed); n > 0 {
+			m.out.AppendText(fmt.Sprintf("booth mode: removed %d older results folder(s) it had written (keeps the newest %d)", n, m.booth.cfg.KeepResults))
 		}
 	case CleanupDoneMsg:
 		m.busy = ""
@@ -148,6 +162,11 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 	if m.view == ViewDashboard && msg.Status != steps.Running {
 		m.view = ViewSteps
 	}
+	if m.booth != nil && m.booth.phase == boothError {
+		// The loop ends (a refused dialog): whatever the step did, the
+		// booth cleans up and starts over when the hold ends.
+		return nil
+	}
 	switch msg.Status {
 	case steps.Done, steps.Skipped:
 		next := msg.Index + 1
@@ -173,10 +192,11 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 		if n := m.attempts[msg.Index]; n > 1 {
 			what += fmt.Sprintf(" (attempt %d)", n)
 		}
-		m.status = m.Styles.Error.Render(what) + " · r retry · s skip"
 		if m.booth != nil {
+			m.status = m.Styles.Error.Render(what)
 			return m.boothFailed()
 		}
+		m.status = m.Styles.Error.Render(what) + " · r retry · s skip"
 	}
 	return nil
 }
@@ -286,8 +306,9 @@ func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if msg.Auto {
-		m.status = fmt.Sprintf("answered %q on its own (booth mode)", msg.Answer.Choice)
+	// Booth refusals were handled as they were given (clock).
+	if msg.Auto && m.booth != nil && m.booth.allows(msg.Prompt) && msg.Answer.Choice == "yes" {
+		m.status = fmt.Sprintf("confirmed step %q (the lab allows it in booth mode)", msg.Prompt.Step)
 	}
 	return nil
 }

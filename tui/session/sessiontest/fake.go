@@ -7,6 +7,9 @@ package sessiontest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/dpulab/dpulab/steps"
@@ -33,6 +36,10 @@ type Fake struct {
 	Script  []Step
 	Vars    []session.Variable
 	Res     *steps.Results
+	// ResultsRoot, when set, makes Finish create a real results folder
+	// per run under ResultsRoot/LAB/ (else it names one that does not
+	// exist).
+	ResultsRoot string
 
 	mu       sync.Mutex
 	emit     func(steps.Event)
@@ -202,9 +209,21 @@ func (f *Fake) Cleanup(context.Context) error {
 func (f *Fake) Finish(context.Context) (string, error) {
 	f.mu.Lock()
 	f.Finished++
+	n := f.Finished
 	f.mu.Unlock()
-	f.send(steps.LabFinished{Lab: f.LabInfo.ID, Status: steps.Done, ResultsDir: "results/" + f.LabInfo.ID + "/test"})
-	return "results/" + f.LabInfo.ID + "/test", nil
+	dir := "results/" + f.LabInfo.ID + "/test"
+	if f.ResultsRoot != "" {
+		// A real folder per run, named like the engine's (sortable).
+		dir = filepath.Join(f.ResultsRoot, f.LabInfo.ID, fmt.Sprintf("run%04d", n))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte("{}\n"), 0o644); err != nil {
+			return "", err
+		}
+	}
+	f.send(steps.LabFinished{Lab: f.LabInfo.ID, Status: steps.Done, ResultsDir: dir})
+	return dir, nil
 }
 
 // Results implements session.Session.
