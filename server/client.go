@@ -10,12 +10,27 @@ import (
 )
 
 // Client is one connection. Fields other than the atomics are only touched
-// by the connection's goroutine, and those used by commands only while it
-// holds Server.mu.
+// by the goroutine serving the connection (its own, or the event loop's),
+// and those used by commands only while it holds Server.mu.
 type Client struct {
 	srv  *Server
-	conn net.Conn
+	conn net.Conn // nil when the event loop serves the connection (loop != nil)
 	id   int64
+
+	// Served by the event loop (loop_linux.go): the connection's own
+	// descriptor and the loop's state for it.
+	loop     *eventLoop
+	fd       int
+	killed   atomic.Bool // close requested (CLIENT KILL, timeout, shutdown)
+	gone     atomic.Bool // fd closed and client dropped
+	inReady  bool        // in the loop's ready list this iteration
+	moreCmds bool        // stopped at flushAt with commands left in rbuf
+	wantOut  bool        // waiting for EPOLLOUT: input is not read meanwhile
+	outPos   int         // c.out[:outPos] is already written
+
+	// rbuf[rpos:wpos] is input not yet parsed.
+	rbuf       []byte
+	rpos, wpos int
 
 	db      *db
 	dbIndex int

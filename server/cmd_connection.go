@@ -403,7 +403,7 @@ func (c *Client) kill(victims []*Client) {
 			c.closeAfter = true
 			continue
 		}
-		o.conn.Close()
+		o.closeConn()
 	}
 }
 

@@ -28,10 +28,11 @@ func isLoopback(a net.Addr) bool {
 	return false
 }
 
-// handle runs one connection until it closes.
+// handle admits one connection and serves it: on the event loop when the
+// server runs one and the connection has a descriptor, else on this
+// goroutine until it closes.
 func (s *Server) handle(conn net.Conn) {
 	defer s.wg.Done()
-	defer conn.Close()
 	s.mu.Lock()
 	s.stats.totalConnections++
 	maxClients, protected, pass, keepAlive := s.cfg.MaxClients, s.cfg.ProtectedMode, s.cfg.RequirePass, s.cfg.TCPKeepAlive
@@ -42,14 +43,16 @@ func (s *Server) handle(conn net.Conn) {
 		s.stats.rejectedConns++
 		s.mu.Unlock()
 		conn.Write([]byte("-ERR max number of clients reached\r\n"))
+		conn.Close()
 		return
 	}
-	defer s.nclients.Add(-1)
 	if protected && pass == "" && !isLoopback(conn.RemoteAddr()) {
+		s.nclients.Add(-1)
 		s.mu.Lock()
 		s.stats.rejectedConns++
 		s.mu.Unlock()
 		conn.Write([]byte("-" + protectedMsg + "\r\n"))
+		conn.Close()
 		return
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
@@ -62,6 +65,7 @@ func (s *Server) handle(conn net.Conn) {
 	c := &Client{
 		srv:     s,
 		conn:    conn,
+		fd:      -1,
 		id:      s.nextID.Add(1),
 		db:      s.dbs[0],
 		resp:    2,
@@ -75,88 +79,164 @@ func (s *Server) handle(conn net.Conn) {
 		c.addr = "/unixsocket:0"
 	}
 	c.lastInteraction.Store(c.created.UnixMilli())
+	// The loop takes the descriptor before the client is listed, so that
+	// closeConn (CLIENT KILL, timeouts, shutdown) always sees which path
+	// serves it.
+	if s.loop != nil {
+		if fd, ok := detachFD(conn); ok {
+			c.conn, c.fd, c.loop = nil, fd, s.loop
+		}
+	}
 	s.clientsMu.Lock()
 	s.clients[c.id] = c
 	s.clientsMu.Unlock()
-	defer func() {
-		s.clientsMu.Lock()
-		delete(s.clients, c.id)
-		s.clientsMu.Unlock()
-	}()
+	if c.loop != nil {
+		c.loop.adopt(c)
+		return
+	}
 	select {
 	case <-s.done:
-		return
 	default:
+		c.serve()
 	}
-	c.serve()
+	conn.Close()
+	s.dropClient(c)
 }
 
-// serve is the connection loop: read, parse every complete command in the
-// buffer, run them all under one acquisition of the server lock, flush the
-// replies with one write.
+// dropClient forgets a closed connection.
+func (s *Server) dropClient(c *Client) {
+	s.clientsMu.Lock()
+	delete(s.clients, c.id)
+	s.clientsMu.Unlock()
+	s.nclients.Add(-1)
+}
+
+// closeConn closes the connection from outside its serving goroutine
+// (CLIENT KILL, idle timeout, shutdown).
+func (c *Client) closeConn() {
+	if c.loop != nil {
+		c.loop.kill(c)
+		return
+	}
+	c.conn.Close()
+}
+
+// serve is the goroutine-per-connection loop: read, parse every complete
+// command in the buffer, run them all under one acquisition of the server
+// lock, flush the replies with one write.
 func (c *Client) serve() {
-	s := c.srv
-	buf := make([]byte, readBufSize)
-	r, w := 0, 0
+	c.rbuf = make([]byte, readBufSize)
 	for {
-		if w == len(buf) {
-			if r > 0 {
-				w = copy(buf, buf[r:w])
-				r = 0
-			} else {
-				s.mu.Lock()
-				limit := s.cfg.ClientQueryBufferLimit
-				s.mu.Unlock()
-				if int64(len(buf)) >= limit {
-					s.logf('#', "Closing client that reached max query buffer length: id=%d addr=%s (qbuf initial bytes: %q)", c.id, c.addr, truncate(buf, 64))
-					return
-				}
-				// Grow only as data actually arrives: an announced length
-				// reserves nothing.
-				nb := make([]byte, min(int64(2*len(buf)), limit))
-				copy(nb, buf[:w])
-				buf = nb
-			}
+		if !c.makeRoom() {
+			return
 		}
-		n, err := c.conn.Read(buf[w:])
+		n, err := c.conn.Read(c.rbuf[c.wpos:])
 		if n == 0 && err != nil {
 			return
 		}
-		w += n
-		now := time.Now()
-		c.lastInteraction.Store(now.UnixMilli())
-		if c.process(buf, &r, w, now) {
+		c.wpos += n
+		if c.process() {
 			return
 		}
-		if r == w {
-			r, w = 0, 0
-			if len(buf) > maxIdleBuf {
-				buf = make([]byte, readBufSize)
-			}
-		}
-		c.qbuf.Store(int64(w - r))
+		c.settle()
 	}
 }
 
-// process runs every complete command in buf[*r:w] and flushes the
-// replies. It reports whether the connection must close.
-func (c *Client) process(buf []byte, r *int, w int, now time.Time) (closeConn bool) {
+// makeRoom makes rbuf[wpos:] non-empty for the next read: it moves unparsed
+// input to the front or grows the buffer, up to client-query-buffer-limit.
+// It reports false (after logging) when the limit is reached and the
+// connection must close.
+func (c *Client) makeRoom() bool {
+	if c.wpos < len(c.rbuf) {
+		return true
+	}
+	if c.rpos > 0 {
+		c.wpos = copy(c.rbuf, c.rbuf[c.rpos:c.wpos])
+		c.rpos = 0
+		return true
+	}
 	s := c.srv
-	locked := false
-	var start time.Time
-	ncmds := 0
-	var ids [64]int
-	batch := ids[:0]
-	var limits resp.Limits
-	for *r < w {
-		if !locked {
-			s.mu.Lock()
-			locked = true
-			start = time.Now()
-			c.now = start.UnixMilli()
-			limits = resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen}
+	s.mu.Lock()
+	limit := s.cfg.ClientQueryBufferLimit
+	s.mu.Unlock()
+	if int64(len(c.rbuf)) >= limit {
+		s.logf('#', "Closing client that reached max query buffer length: id=%d addr=%s (qbuf initial bytes: %q)", c.id, c.addr, truncate(c.rbuf, 64))
+		return false
+	}
+	// Grow only as data actually arrives: an announced length reserves
+	// nothing.
+	nb := make([]byte, min(int64(2*len(c.rbuf)), limit))
+	copy(nb, c.rbuf[:c.wpos])
+	c.rbuf = nb
+	return true
+}
+
+// settle resets a drained read buffer (dropping one grown past maxIdleBuf)
+// and publishes the unparsed length for CLIENT LIST.
+func (c *Client) settle() {
+	if c.rpos == c.wpos {
+		c.rpos, c.wpos = 0, 0
+		if len(c.rbuf) > maxIdleBuf {
+			c.rbuf = make([]byte, readBufSize)
 		}
-		args, n, err := resp.ParseCommand(buf[*r:w], c.args, limits)
+	}
+	c.qbuf.Store(int64(c.wpos - c.rpos))
+}
+
+// process runs every complete command in rbuf[rpos:wpos] and flushes the
+// replies; it is the goroutine path's batch. It reports whether the
+// connection must close.
+func (c *Client) process() (closeConn bool) {
+	s := c.srv
+	var ids [64]int
+	for {
+		s.mu.Lock()
+		start := time.Now()
+		c.now = start.UnixMilli()
+		c.lastInteraction.Store(c.now)
+		batch := ids[:0]
+		res, ncmds := c.runCommands(resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen}, &batch)
+		s.chargeTime(batch, ncmds, start)
+		s.stats.netOutput += int64(len(c.out))
+		s.mu.Unlock()
+		if len(c.out) > 0 {
+			_, err := c.conn.Write(c.out)
+			if cap(c.out) > maxIdleOut {
+				c.out = nil
+			} else {
+				c.out = c.out[:0]
+			}
+			if err != nil {
+				return true
+			}
+		}
+		// At flushAt a huge pipelined reply was written out without the
+		// lock, so a slow reader does not stall everyone; run the rest.
+		if res != runFlush {
+			return res == runClose
+		}
+	}
+}
+
+// runResult says why runCommands stopped.
+type runResult int
+
+const (
+	runNeedInput runResult = iota // no complete command left in rbuf
+	runFlush                      // output reached flushAt: write it, then run the rest
+	runClose                      // flush the output, then close (QUIT, protocol error)
+)
+
+// runCommands runs the complete commands in rbuf[rpos:wpos], advancing
+// rpos, with s.mu held and c.now set by the caller. It appends the
+// statistics ids of the commands that ran to *batch (up to its capacity)
+// and returns why it stopped and how many commands ran. Both connection
+// paths share it.
+func (c *Client) runCommands(limits resp.Limits, batch *[]int) (runResult, int) {
+	s := c.srv
+	ncmds := 0
+	for c.rpos < c.wpos {
+		args, n, err := resp.ParseCommand(c.rbuf[c.rpos:c.wpos], c.args, limits)
 		c.args = args
 		if err != nil {
 			var pe *resp.ProtocolError
@@ -165,58 +245,45 @@ func (c *Client) process(buf []byte, r *int, w int, now time.Time) (closeConn bo
 			}
 			c.writeError("ERR " + err.Error())
 			c.closeAfter = true
-			break
+			return runClose, ncmds
 		}
 		if n == 0 {
 			break
 		}
-		*r += n
+		c.rpos += n
 		s.stats.netInput += int64(n)
 		if len(args) == 0 {
 			continue
 		}
 		id := c.exec(args)
 		ncmds++
-		if id >= 0 && len(batch) < cap(batch) {
-			batch = append(batch, id)
+		if id >= 0 && len(*batch) < cap(*batch) {
+			*batch = append(*batch, id)
 		}
 		if c.closeAfter {
-			break
+			return runClose, ncmds
 		}
-		if len(c.out) >= flushAt {
-			// A huge pipelined reply: write it out without holding the
-			// lock, so a slow reader does not stall everyone.
-			s.stats.netOutput += int64(len(c.out))
-			s.mu.Unlock()
-			locked = false
-			if _, err := c.conn.Write(c.out); err != nil {
-				return true
-			}
-			c.out = c.out[:0]
+		if len(c.out) >= flushAt && c.rpos < c.wpos {
+			return runFlush, ncmds
 		}
 	}
-	if locked {
-		if ncmds > 0 && len(batch) > 0 {
-			per := time.Since(start).Microseconds() / int64(ncmds)
-			for _, id := range batch {
-				s.stats.cmd[id].usec += per
-			}
-		}
-		s.stats.netOutput += int64(len(c.out))
-		s.mu.Unlock()
+	if c.closeAfter {
+		return runClose, ncmds
 	}
-	if len(c.out) > 0 {
-		_, err := c.conn.Write(c.out)
-		if cap(c.out) > maxIdleOut {
-			c.out = nil
-		} else {
-			c.out = c.out[:0]
-		}
-		if err != nil {
-			return true
-		}
+	return runNeedInput, ncmds
+}
+
+// chargeTime spreads the time since start evenly over the ncmds commands
+// of a batch (INFO commandstats' usec), as one clock read per batch is
+// much cheaper than two per command.
+func (s *Server) chargeTime(batch []int, ncmds int, start time.Time) {
+	if ncmds == 0 || len(batch) == 0 {
+		return
 	}
-	return c.closeAfter
+	per := time.Since(start).Microseconds() / int64(ncmds)
+	for _, id := range batch {
+		s.stats.cmd[id].usec += per
+	}
 }
 
 // exec runs one command with the server lock held and returns its

@@ -40,6 +40,10 @@ type Server struct {
 	nclients  atomic.Int64
 	nextID    atomic.Int64
 
+	// loop serves the connections that have a file descriptor (Linux,
+	// see loop_linux.go); nil when connections get a goroutine each.
+	loop *eventLoop
+
 	lnMu      sync.Mutex
 	listeners []net.Listener
 	addrs     []net.Addr
@@ -48,6 +52,10 @@ type Server struct {
 	cmds        *commandTable
 	lruTracking bool   // an LRU policy is active: reads refresh entries' clocks
 	lruClock    uint32 // lruClock(now), refreshed by cron and each batch
+	// logLevel is cfg.LogLevel as the order of the least important level
+	// logged (4 = nothing), readable without mu: logf is called with and
+	// without it.
+	logLevel atomic.Int32
 
 	start    time.Time
 	done     chan struct{} // closed by Shutdown
@@ -104,9 +112,8 @@ func (c Config) WithLog(w io.Writer) Config {
 // logf writes a Redis-style log line ("pid:M 02 Jan 2006 15:04:05.000 * msg").
 // level is one of '.', '-', '*', '#' (debug, verbose, notice, warning).
 func (s *Server) logf(level byte, format string, a ...any) {
-	min := map[string]byte{"debug": '.', "verbose": '-', "notice": '*', "warning": '#'}[s.cfg.LogLevel]
-	order := map[byte]int{'.': 0, '-': 1, '*': 2, '#': 3}
-	if s.cfg.LogLevel == "nothing" || order[level] < order[min] {
+	order := map[byte]int32{'.': 0, '-': 1, '*': 2, '#': 3}
+	if order[level] < s.logLevel.Load() {
 		return
 	}
 	line := fmt.Sprintf("%d:M %s %c %s\n", os.Getpid(), time.Now().Format("02 Jan 2006 15:04:05.000"), level, fmt.Sprintf(format, a...))
@@ -205,6 +212,7 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	}
 	s.lnMu.Unlock()
 	s.logf('*', "dpulab server (Redis %s compatible) started, pid=%d", Version, os.Getpid())
+	s.startLoop()
 	for _, ln := range lns {
 		s.wg.Add(1)
 		go s.acceptLoop(ln)
@@ -256,13 +264,54 @@ func (s *Server) stop() {
 		for _, l := range s.listeners {
 			l.Close()
 		}
+		loop := s.loop
 		s.lnMu.Unlock()
 		s.clientsMu.Lock()
 		for _, c := range s.clients {
-			c.conn.Close()
+			c.closeConn()
 		}
 		s.clientsMu.Unlock()
+		if loop != nil {
+			loop.stop()
+		}
 	})
+}
+
+// loopEnv set to "goroutine" makes a server serve every connection on a
+// goroutine of its own, as non-Linux builds do, instead of on the event
+// loop: for A/B measurements (DPULAB_SERVER_LOOP=goroutine go test -tags
+// perf -run Perf ./server/).
+const loopEnv = "DPULAB_SERVER_LOOP"
+
+// startLoop starts the event loop that will serve connections, unless this
+// build or loopEnv says goroutines.
+func (s *Server) startLoop() {
+	if os.Getenv(loopEnv) == "goroutine" {
+		return
+	}
+	l, err := newEventLoop(s)
+	if err != nil {
+		s.logf('#', "Event loop unavailable, serving each connection on a goroutine: %v", err)
+		return
+	}
+	if l == nil {
+		return
+	}
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	select {
+	case <-s.done:
+		l.release()
+		return
+	default:
+	}
+	if s.loop != nil { // Serve called again
+		l.release()
+		return
+	}
+	s.loop = l
+	s.wg.Add(1)
+	go l.run()
 }
 
 func (s *Server) acceptLoop(ln net.Listener) {
@@ -347,7 +396,7 @@ func (s *Server) closeIdle(now time.Time, timeout time.Duration) {
 	defer s.clientsMu.Unlock()
 	for _, c := range s.clients {
 		if now.UnixMilli()-c.lastInteraction.Load() > timeout.Milliseconds() {
-			c.conn.Close()
+			c.closeConn()
 		}
 	}
 }
@@ -367,6 +416,7 @@ func writeFileAtomic(path string, data []byte) error {
 
 // applyDerived refreshes state derived from cfg (after New and CONFIG SET).
 func (s *Server) applyDerived() {
+	s.logLevel.Store(map[string]int32{"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}[s.cfg.LogLevel])
 	s.lruTracking = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lru") || strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lfu")
 	s.lruClock = lruClock(time.Now().UnixMilli())
 }
