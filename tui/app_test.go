@@ -393,7 +393,11 @@ func TestLabScreenFitsEverySize(t *testing.T) {
 		for _, help := range []bool{false, true} {
 			app.help.ShowAll = help
 			app.SetSize(sz[0], sz[1])
-			lines := strings.Split(app.View(), "\n")
+			view := app.View()
+			if plain := ansi.Strip(view); !strings.Contains(plain, "Step 2/4: Start the servers") || strings.Contains(plain, "too small") {
+				t.Errorf("%dx%d help=%v: the lab screen is not shown:\n%s", sz[0], sz[1], help, plain)
+			}
+			lines := strings.Split(view, "\n")
 			if len(lines) != sz[1] {
 				t.Errorf("%dx%d help=%v: %d lines, want exactly %d", sz[0], sz[1], help, len(lines), sz[1])
 			}
@@ -404,4 +408,34 @@ func TestLabScreenFitsEverySize(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNoColorLabScreen: with NO_COLOR (every test app runs without colour)
+// the step's text has no markdown markers left, and what colour signals
+// elsewhere is still there as text: the selection (›), each step's status
+// icon (✔ ✘ ○), the failure and its hint, sudo.
+func TestNoColorLabScreen(t *testing.T) {
+	f := quickstartFake()
+	f.Script[1].Doc = "# Start the servers\n\nStart **four instances** of the *bundled* server with `dpulab server`."
+	f.Script[1].Final = steps.Failed
+	f.Script[1].Err = "exit status 1"
+	f.Script[1].Hint = "A port is in use: pick another with --set port=NNNN."
+	tm, _ := openQuickstart(t, f, 100, 30)
+	tm.Send(press("enter"))
+	waitFor(t, tm, "step 2 failed")
+	app := finish(t, tm)
+	v := app.View()
+	plain := ansi.Strip(v)
+	if v != plain {
+		t.Errorf("NO_COLOR screen carries escape codes")
+	}
+	for _, want := range []string{"Start four instances of the bundled server with `dpulab", "›✘  2 Start the servers", "✔  1 What this lab does", "○  3", "[sudo]", "Hint: A port is in use"} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("screen lacks %q", want)
+		}
+	}
+	if strings.Contains(plain, "**") || strings.Contains(plain, "*bundled*") {
+		t.Errorf("markdown markers left on screen:\n%s", plain)
+	}
+	requireGolden(t, v)
 }

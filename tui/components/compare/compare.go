@@ -155,13 +155,14 @@ func (m *Model) View() string {
 	}
 	var tabs []string
 	for i, n := range tabNames {
+		// Brackets mark the open tab without colour too (NO_COLOR).
 		if Tab(i) == m.tab {
-			tabs = append(tabs, st.ChoiceActive.Render(n))
+			tabs = append(tabs, st.ChoiceActive.UnsetPadding().Render("["+n+"]"))
 		} else {
-			tabs = append(tabs, st.Choice.Render(n))
+			tabs = append(tabs, " "+n+" ")
 		}
 	}
-	right := strings.Join(tabs, " ")
+	right := strings.Join(tabs, "")
 	if len(m.res.Benches) > 1 {
 		right += st.Muted.Render(fmt.Sprintf("  b: bench %d/%d", m.bench+1, len(m.res.Benches)))
 	}

@@ -148,7 +148,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) View() string {
 	st := m.Styles
 	var b strings.Builder
-	listH := max(m.Height-2, 1)
+	listH := max(m.Height-1, 1) // the progress bar takes the last line
 	// Scroll so the selection stays visible.
 	first := 0
 	if m.selected >= listH {

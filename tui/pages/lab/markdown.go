@@ -3,7 +3,25 @@ package lab
 import (
 	"regexp"
 	"strings"
+
+	"github.com/charmbracelet/glamour/ansi"
+	"github.com/charmbracelet/glamour/styles"
 )
+
+// plainMarkdownStyle is glamour's ASCII style for NO_COLOR, minus the
+// markers it keeps for emphasis: the "notty" and "ascii" styles both
+// print **bold** and *italic* literally, which reads as noise in a lab's
+// text. Headings keep their "#" prefixes, inline code its backticks and
+// lists their bullets: those still say something without colour or bold.
+func plainMarkdownStyle() ansi.StyleConfig {
+	s := styles.ASCIIStyleConfig
+	s.Strong = ansi.StylePrimitive{}
+	s.Emph = ansi.StylePrimitive{}
+	// The ASCII style's backticks are block affixes, which glamour does
+	// not draw for inline code: keep them as the span's own affixes.
+	s.Code = ansi.StyleBlock{StylePrimitive: ansi.StylePrimitive{Prefix: "`", Suffix: "`"}}
+	return s
+}
 
 // listMarker matches the start of a markdown list item.
 var listMarker = regexp.MustCompile(`^\s*([-*+]|\d+[.)])\s`)

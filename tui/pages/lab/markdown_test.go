@@ -1,6 +1,13 @@
 package lab
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/session/sessiontest"
+)
 
 func TestJoinListContinuations(t *testing.T) {
 	tests := []struct{ name, in, want string }{
@@ -16,5 +23,28 @@ func TestJoinListContinuations(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPlainMarkdownHasNoMarkers: without colour (NO_COLOR) a step's text
+// reads as prose: no literal ** or * around emphasis, no escape codes,
+// while headings, inline code and bullets keep their plain-text markers.
+func TestPlainMarkdownHasNoMarkers(t *testing.T) {
+	c := common.NewCommon(true, 100, 30)
+	f := &sessiontest.Fake{Script: []sessiontest.Step{{
+		Info: steps.StepInfo{ID: "s", Title: "S", Kind: "read"},
+		Doc:  "# Title\n\nStart **4 instances** of the *bundled* server with `dpulab server`.\n\n- one **bold** item\n",
+	}}}
+	m := New(c, f, Options{})
+	out := m.renderDoc(0, 80)
+	for _, bad := range []string{"**", "*bundled*", "\x1b["} {
+		if strings.Contains(out, bad) {
+			t.Errorf("plain markdown contains %q:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"# Title", "Start 4 instances of the bundled server with `dpulab server`.", "• one bold item"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plain markdown lacks %q:\n%s", want, out)
+		}
 	}
 }

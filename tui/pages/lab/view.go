@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/muesli/termenv"
 )
 
 // geometry of the steps view, computed from the size and the selected step.
@@ -62,12 +63,12 @@ func (m *Model) renderDoc(i, w int) string {
 	if strings.TrimSpace(src) == "" {
 		src = "_This step has no text._"
 	}
-	style := "dark"
+	opts := []glamour.TermRendererOption{glamour.WithStandardStyle("dark"), glamour.WithWordWrap(max(w-2, 20))}
 	if m.Styles.NoColor {
-		style = "notty"
+		opts = []glamour.TermRendererOption{glamour.WithStyles(plainMarkdownStyle()), glamour.WithColorProfile(termenv.Ascii), glamour.WithWordWrap(max(w-2, 20))}
 	}
 	out := src
-	if r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(w-2, 20))); err == nil {
+	if r, err := glamour.NewTermRenderer(opts...); err == nil {
 		if s, err := r.Render(joinListContinuations(src)); err == nil {
 			out = strings.Trim(s, "\n")
 		}
@@ -189,10 +190,11 @@ func (m *Model) section(title string, active bool, w int) string {
 }
 
 // View draws the page in Width×Height.
+//
+// The root shows the too-small message for the terminal; the page itself
+// is shorter by the footer (one line, seven with ? help), so it must not
+// apply the terminal's minimum to its own height.
 func (m *Model) View() string {
-	if m.TooSmall() {
-		return m.TooSmallView()
-	}
 	var body string
 	switch m.view {
 	case ViewDashboard:
