@@ -170,6 +170,9 @@ func (inv *Inventory) validate() error {
 			}
 			seen[h.Name] = h.Line
 		}
+		if h.Name == LocalName && !h.IsLocal() {
+			errs = append(errs, fmt.Sprintf("%s: host name %q means this machine: give this host another name, or set `address: local`", at, h.Name))
+		}
 		if h.Port < 0 || h.Port > 65535 {
 			errs = append(errs, fmt.Sprintf("%s: host %q: port %d is not between 1 and 65535", at, h.Name, h.Port))
 		}
@@ -190,8 +193,10 @@ func (inv *Inventory) validate() error {
 
 // HostsFor returns the hosts that play role, in inventory order. Without an
 // inventory (no hosts) every role is this machine: a single host named
-// "local". With one, a role no host plays is an error saying how to fix the
-// file.
+// "local". With one, the role named "local" is still this machine unless
+// some host takes it (so the quickstart runs here with a lab inventory
+// loaded), and any other role no host plays is an error saying how to fix
+// the file.
 func (inv *Inventory) HostsFor(role string) ([]Host, error) {
 	if inv == nil || len(inv.Hosts) == 0 {
 		return []Host{{Name: LocalName, Address: LocalName, Roles: []string{role}}}, nil
@@ -202,10 +207,28 @@ func (inv *Inventory) HostsFor(role string) ([]Host, error) {
 			out = append(out, h)
 		}
 	}
+	if len(out) == 0 && role == LocalName {
+		if h, ok := inv.Host(LocalName); ok {
+			return []Host{h}, nil
+		}
+	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no host has role %q (roles present: %s): add %q to the roles of a host", inv.Path, role, strings.Join(inv.Roles(), ", "), role)
 	}
 	return out, nil
+}
+
+// HasRole reports whether some host of the inventory plays role.
+func (inv *Inventory) HasRole(role string) bool {
+	if inv == nil {
+		return false
+	}
+	for _, h := range inv.Hosts {
+		if h.HasRole(role) {
+			return true
+		}
+	}
+	return false
 }
 
 // Roles lists every role some host plays, sorted.
@@ -229,16 +252,16 @@ func (inv *Inventory) Roles() []string {
 
 // Host returns the host called name.
 func (inv *Inventory) Host(name string) (Host, bool) {
-	if inv == nil || len(inv.Hosts) == 0 {
-		if name == LocalName {
-			return Host{Name: LocalName, Address: LocalName}, true
+	if inv != nil {
+		for _, h := range inv.Hosts {
+			if h.Name == name {
+				return h, true
+			}
 		}
-		return Host{}, false
 	}
-	for _, h := range inv.Hosts {
-		if h.Name == name {
-			return h, true
-		}
+	// "local" is this machine unless the inventory names a host so.
+	if name == LocalName {
+		return Host{Name: LocalName, Address: LocalName, Roles: []string{LocalName}}, true
 	}
 	return Host{}, false
 }

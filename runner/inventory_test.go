@@ -67,6 +67,33 @@ func TestNoInventoryIsLocal(t *testing.T) {
 	}
 }
 
+// The role named "local" stays this machine with an inventory that gives
+// it to no host (the quickstart with a lab inventory loaded); a host that
+// takes the role gets it; other roles without a host are errors.
+func TestLocalRoleWithInventory(t *testing.T) {
+	inv, err := ParseInventory("inv.yaml", []byte("hosts:\n  - name: a\n    address: 10.0.0.1\n    roles: [client]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := inv.HostsFor("local")
+	if err != nil || len(hs) != 1 || !hs[0].IsLocal() || hs[0].Name != LocalName {
+		t.Fatalf("HostsFor(local) = %v, %v; want this machine", hs, err)
+	}
+	if h, ok := inv.Host(LocalName); !ok || !h.IsLocal() {
+		t.Fatalf("Host(local) = %v, %v", h, ok)
+	}
+	if _, err := inv.HostsFor("server"); err == nil || !strings.Contains(err.Error(), `no host has role "server"`) {
+		t.Fatalf("HostsFor(server) err = %v", err)
+	}
+	inv, err = ParseInventory("inv.yaml", []byte("hosts:\n  - name: lab1\n    address: 10.0.0.2\n    roles: [local]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs, err := inv.HostsFor("local"); err != nil || len(hs) != 1 || hs[0].Name != "lab1" {
+		t.Fatalf("HostsFor(local) with a host taking the role = %v, %v", hs, err)
+	}
+}
+
 func TestInventoryErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
@@ -79,6 +106,7 @@ func TestInventoryErrors(t *testing.T) {
 		{"bad port", "hosts:\n  - name: a\n    port: 70000\n", "inv.yaml:2: host \"a\": port 70000"},
 		{"bad name", "hosts:\n  - name: 'a b'\n", "inv.yaml:2: host name \"a b\""},
 		{"empty", "\n", "empty inventory"},
+		{"remote host named local", "hosts:\n  - name: local\n    address: 10.0.0.9\n", `inv.yaml:2: host name "local" means this machine`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -239,8 +239,39 @@ func TestInventoryMissingRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = New(loadLab(t, hostileLab), Options{Inventory: in, StateDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "no host for role local") || !strings.Contains(err.Error(), "client") {
+	// A role other than "local" (which stays this machine) that no host
+	// plays.
+	lab := loadLab(t, strings.NewReplacer("local: this machine", "server: the server host", "kind: run\n", "kind: run\n    on: server\n").Replace(hostileLab))
+	_, err = New(lab, Options{Inventory: in, StateDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "no host for role server") || !strings.Contains(err.Error(), "client") {
 		t.Errorf("New with an inventory lacking the lab's role: %v", err)
+	}
+}
+
+// TestLocalRoleWithInventory runs a lab whose role is "local" with an
+// inventory that gives that role to no host (as when a trainee has loaded
+// the inventory for another lab): it runs on this machine, and the results
+// name this machine as its host.
+func TestLocalRoleWithInventory(t *testing.T) {
+	lab := loadLab(t, hostileLab)
+	rec := &recorder{}
+	inv, err := runner.ParseInventory("hosts.yaml", []byte("hosts:\n  - name: c1\n    address: 10.0.0.1\n    roles: [client]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resDir := filepath.Join(t.TempDir(), "res")
+	e := newEngine(t, lab, Options{Inventory: inv, ResultsDir: resDir, StateDir: t.TempDir(), Vars: map[string]string{"name": "x; rm"}}, rec)
+	if err := e.Run(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatalf("run: %v\n%s", err, strings.Join(rec.output(), "\n"))
+	}
+	if out := strings.Join(rec.output(), "\n"); !strings.Contains(out, "hello x; rm") {
+		t.Errorf("output: %s", out)
+	}
+	r, err := LoadResults(resDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hosts) != 1 || r.Hosts[0].Name != runner.LocalName {
+		t.Errorf("results hosts = %+v, want this machine", r.Hosts)
 	}
 }

@@ -82,6 +82,10 @@ func (h *hostPool) hostInfos() []HostInfo {
 		}
 		out = append(out, HostInfo{Name: host.Name, Address: host.Address, Roles: roles, Labels: host.Labels})
 	}
+	// The role "local" that no host takes is this machine.
+	if need[runner.LocalName] && !h.inv.HasRole(runner.LocalName) {
+		out = append(out, HostInfo{Name: runner.LocalName, Address: runner.LocalName, Roles: []string{runner.LocalName}, OS: runtime.GOOS, Arch: runtime.GOARCH})
+	}
 	return out
 }
 

@@ -94,12 +94,17 @@ func coverText(in labInfo) string {
 	if len(in.Missing) > 0 {
 		return "missing: " + strings.Join(in.Missing, ", ")
 	}
-	if len(in.Roles) > 0 && in.Roles[0].Local {
-		return "this machine"
-	}
 	var parts []string
+	here := true
 	for _, r := range in.Roles {
+		if r.Local || len(r.Hosts) == 1 && r.Hosts[0] == runner.LocalName {
+			continue
+		}
+		here = false
 		parts = append(parts, r.Role+"="+strings.Join(r.Hosts, "+"))
+	}
+	if here {
+		return "this machine"
 	}
 	return "ok (" + strings.Join(parts, " ") + ")"
 }
@@ -120,6 +125,11 @@ func inventoryRoles(path string) (map[string][]string, error) {
 		for _, r := range h.Roles {
 			byRole[r] = append(byRole[r], h.Name)
 		}
+	}
+	// The role "local" is this machine unless a host takes it
+	// (runner.Inventory.HostsFor).
+	if len(byRole[runner.LocalName]) == 0 {
+		byRole[runner.LocalName] = []string{runner.LocalName}
 	}
 	return byRole, nil
 }
