@@ -2,6 +2,8 @@ package steps
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -158,6 +160,7 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	if fresh {
 		e.state = &State{Lab: lab.ID, Started: time.Now().UTC(), Steps: map[string]StepState{}}
 		e.state.RunID = newRunID(e.state.Started)
+		e.state.Workdir = newWorkdir(lab.ID, e.state.RunID)
 		if old != nil {
 			// Whatever an earlier run started is still ours to stop.
 			e.state.Procs = old.Procs
@@ -586,10 +589,23 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 	return out, errors.Join(errs...)
 }
 
-// ensureWorkdir name: the lab's working directory on every host, stable
-// across a resumed run (it holds configs, sockets and server logs).
+// workdir is the lab's working directory on every host, stable across a
+// resumed run (it holds configs, sockets and server logs).
 func (e *Engine) workdir() string {
+	if e.state.Workdir != "" {
+		return e.state.Workdir
+	}
+	// Progress saved before the directory had a nonce.
 	return "/tmp/dpulab-" + e.lab.ID + "-" + strings.ToLower(e.runID)
+}
+
+// newWorkdir names a run's working directory: lab, run and a random
+// nonce, short enough that Unix socket paths under it stay within the
+// 107 bytes Linux allows.
+func newWorkdir(lab, runID string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return "/tmp/dpulab-" + lab + "-" + strings.ToLower(runID) + "-" + hex.EncodeToString(b[:])
 }
 
 // emitOutput forwards a command's output line as an event.

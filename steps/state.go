@@ -36,6 +36,10 @@ type State struct {
 	Deployments map[string]Deployment `json:"deployments,omitempty"`
 	// ResultsDir is where this run writes its results.
 	ResultsDir string `json:"results_dir,omitempty"`
+	// Workdir is the run's working directory on every host
+	// (/tmp/dpulab-LAB-RUN-NONCE): unique even for two runs of a lab
+	// started in the same second, since cleanup deletes it.
+	Workdir string `json:"workdir,omitempty"`
 }
 
 // StepState is one step's saved outcome.
