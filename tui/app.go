@@ -368,8 +368,26 @@ func (a *App) View() string {
 	if keys == nil || a.footerHeight() == 0 {
 		return body
 	}
-	foot := a.help.View(keys)
+	foot := a.footer(keys)
 	return body + "\n" + common.Fit(foot, a.Width, a.footerHeight())
+}
+
+// footer is the help line (or, with ?, the full help). When the short
+// help is too wide, the keys before "q quit · ? more keys" give way one by
+// one, so those two always show: a first-time trainee must see how to get
+// the rest.
+func (a *App) footer(keys help.KeyMap) string {
+	if a.help.ShowAll {
+		return a.help.View(keys)
+	}
+	b := keys.ShortHelp()
+	measure := a.help
+	measure.Width = 0 // untruncated
+	for len(b) > 3 && b[len(b)-1].Help().Key == a.KeyMap.Help.Help().Key &&
+		ansi.StringWidth(measure.ShortHelpView(b)) > a.Width {
+		b = append(b[:len(b)-3:len(b)-3], b[len(b)-2:]...)
+	}
+	return a.help.ShortHelpView(b)
 }
 
 func (a *App) errorBox() string {

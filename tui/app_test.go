@@ -439,3 +439,18 @@ func TestNoColorLabScreen(t *testing.T) {
 	}
 	requireGolden(t, v)
 }
+
+// TestFooterKeepsHelpKey: at 80 columns the lab screen's key line drops
+// keys from the middle, never "? more keys" at its end.
+func TestFooterKeepsHelpKey(t *testing.T) {
+	tm, _ := openQuickstart(t, quickstartFake(), 80, 24)
+	app := finish(t, tm)
+	lines := strings.Split(ansi.Strip(app.View()), "\n")
+	foot := lines[len(lines)-1]
+	if !strings.HasSuffix(strings.TrimRight(foot, " "), "q quit · ? more keys") || strings.Contains(foot, "…") {
+		t.Fatalf("footer %q: want it to end with q quit · ? more keys, untruncated", foot)
+	}
+	if !strings.Contains(foot, "enter run") {
+		t.Fatalf("footer %q lost the most important key", foot)
+	}
+}

@@ -162,14 +162,17 @@ func (m *Model) View() string {
 
 	// Big numbers: the newest second.
 	bw := m.Width / 4
+	// "100% · net 3.54%": the unit on each number, not after the pair.
 	cpu := chart.Human(m.cpu.Last())
+	cpuUnit := "%"
 	if n := m.netCPU.Last(); !math.IsNaN(n) {
-		cpu += fmt.Sprintf(" (net %s)", chart.Human(n))
+		cpu += "%"
+		cpuUnit = fmt.Sprintf("· net %s%%", chart.Human(n))
 	}
 	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top,
 		m.big("TPS", chart.Human(m.tps.Last()), "ops/s", bw),
 		m.big("p99", chart.Human(m.p99.Last()), "ms", bw),
-		m.big("CPU", cpu, "%", bw),
+		m.big("CPU", cpu, cpuUnit, bw),
 		m.big("net", chart.Human(m.gbps.Last()), "Gb/s", m.Width-3*bw),
 	) + "\n")
 
