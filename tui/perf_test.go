@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,22 +49,34 @@ type window struct {
 // Options.Vars), so the TUI runs unattended.
 type measured struct {
 	session.Catalog
-	t      *testing.T
-	vars   map[string]string
-	w      *window
-	opened chan session.Session
-	done   chan struct{}
-	fail   chan string
+	t        *testing.T
+	vars     map[string]string
+	w        *window
+	opened   chan session.Session
+	done     chan struct{}
+	finished sync.Once
+	fail     chan string
+	last     atomic.Int32 // 1-based index of the last step started
 }
 
 func (c *measured) Open(id string, o session.Options) (session.Session, error) {
 	o.Vars, o.Restart = c.vars, true
 	emit := o.Emit
 	o.Emit = func(ev steps.Event) {
-		// Nobody answers dialogs here: say so instead of hanging.
 		if p, ok := ev.(steps.Prompt); ok {
-			c.fail <- fmt.Sprintf("unexpected prompt: %s", p.Message)
-			p.Reply(steps.Answer{Choice: "no"})
+			if p.Type == steps.PromptConfirm {
+				// What the person would press (quickstart's deploy asks).
+				p.Reply(steps.Answer{Choice: "yes"})
+				return
+			}
+			// Nobody can answer host keys or passwords here: say so
+			// instead of hanging on the dialog.
+			select {
+			case c.fail <- fmt.Sprintf("unexpected %s prompt: %s", promptName(p.Type), p.Message):
+			default:
+			}
+			p.Reply(steps.Answer{Choice: "refuse"})
+			return
 		}
 		emit(ev)
 	}
@@ -72,8 +85,13 @@ func (c *measured) Open(id string, o session.Options) (session.Session, error) {
 		return nil, err
 	}
 	ms := &measuredSession{Session: s, c: c}
-	// Whatever happens, stop the servers the lab started.
-	c.t.Cleanup(func() { _ = s.Cleanup(context.Background()) })
+	// Whatever happens, stop the servers the lab started (bounded: a
+	// cleanup that hangs must not hang the test).
+	c.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = s.Cleanup(ctx)
+	})
 	c.opened <- ms
 	return ms, nil
 }
@@ -86,6 +104,7 @@ type measuredSession struct {
 func (s *measuredSession) Variables() []session.Variable { return nil }
 
 func (s *measuredSession) RunStep(ctx context.Context, i int) steps.Status {
+	s.c.last.Store(int32(i + 1))
 	if !session.ShowsDashboard(s.Steps()[i].Kind) {
 		return s.check(i, s.Session.RunStep(ctx, i))
 	}
@@ -101,16 +120,34 @@ func (s *measuredSession) RunStep(ctx context.Context, i int) steps.Status {
 // check ends the wait at the first failure instead of timing out.
 func (s *measuredSession) check(i int, st steps.Status) steps.Status {
 	if st == steps.Failed {
-		s.c.fail <- fmt.Sprintf("step %d (%s) failed", i+1, s.Steps()[i].ID)
+		select {
+		case s.c.fail <- fmt.Sprintf("step %d (%s) failed", i+1, s.Steps()[i].ID):
+		default:
+		}
 	}
 	return st
 }
 
 func (s *measuredSession) Finish(ctx context.Context) (string, error) {
 	d, err := s.Session.Finish(ctx)
-	close(s.c.done)
+	s.c.finished.Do(func() { close(s.c.done) })
 	return d, err
 }
+
+func promptName(k steps.PromptKind) string {
+	switch k {
+	case steps.PromptHostKey:
+		return "host-key"
+	case steps.PromptSecret:
+		return "password"
+	}
+	return "confirmation"
+}
+
+// stepTimeout bounds each step of the headless yardstick: a step that
+// hangs (a server that never answers, a prompt nobody sees) fails the test
+// with its name instead of running into go test's global timeout.
+const stepTimeout = 2 * time.Minute
 
 func pct(w *window) float64 { return 100 * float64(w.cpu) / float64(w.wall) }
 
@@ -139,15 +176,23 @@ func TestPerfTUICPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range s.Steps() {
-		s.RunStep(context.Background(), i)
+	for i, st := range s.Steps() {
+		ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+		s.RunStep(ctx, i)
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("headless: step %d (%s) did not end within %v", i+1, st.ID, stepTimeout)
+		}
 		select {
 		case msg := <-hc.fail:
 			t.Fatal("headless: " + msg)
 		default:
 		}
 	}
-	_, _ = s.Finish(context.Background())
+	fctx, fcancel := context.WithTimeout(context.Background(), stepTimeout)
+	_, _ = s.Finish(fctx)
+	fcancel()
 
 	// The TUI, driven like a person pressing enter then a.
 	tuiW := &window{}
@@ -169,10 +214,16 @@ func TestPerfTUICPU(t *testing.T) {
 	case msg := <-tc.fail:
 		t.Fatal(msg)
 	case <-time.After(3 * time.Minute):
-		t.Fatal("the lab did not finish")
+		t.Fatalf("the lab did not finish within 3 minutes (last step started: %d)", tc.last.Load())
 	}
 	p.Quit()
-	p.Wait()
+	waited := make(chan struct{})
+	go func() { p.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the TUI did not stop within 30s of quitting")
+	}
 
 	t.Logf("bench+compare wall time: TUI %v, headless %v", tuiW.wall.Round(time.Millisecond), head.wall.Round(time.Millisecond))
 	t.Logf("process CPU during bench+compare: TUI %.2f%% of one core (%v), headless engine %.2f%% (%v)",
