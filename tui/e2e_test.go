@@ -189,10 +189,6 @@ func TestEndToEndQuickstart(t *testing.T) {
 	}
 	s.keys("Enter")
 
-	// Deploy asks before it starts servers (confirm: in lab.yaml).
-	s.waitFor(60*time.Second, "Start the bundled servers on this machine?")
-	s.keys("y")
-
 	s.waitFor(90*time.Second, "Live bench: bench", "ops/s")
 	// Capture during the compare's second variant: the charts then hold
 	// both variants, a gap between them.
