@@ -15,12 +15,22 @@
 //
 // # How it runs
 //
-// One goroutine per connection runs the loop in conn.go: read into the
-// connection's buffer, parse every complete command in it (arguments are
-// sub-slices of the buffer, see resp.ParseCommand), run them all while
-// holding Server.mu once, then write all replies with one write. Commands
-// therefore run with the lock held and never lock anything themselves; they
-// must not block.
+// On Linux one event loop per instance serves every TCP and Unix socket
+// client, as Redis's ae loop does (loop_linux.go): a goroutine locked to its
+// thread waits in epoll_wait for all clients, reads once from each ready
+// one into its buffer, then parses every complete command of all of them
+// (arguments are sub-slices of the buffer, see resp.ParseCommand) and runs
+// them while holding Server.mu once, then writes each client's replies with
+// one write. A client whose replies do not fit the socket waits for
+// EPOLLOUT and is not read meanwhile. Accepting, the maxclients and
+// protected-mode checks stay on Go's listeners (conn.go's handle), which
+// hand the socket's descriptor to the loop. Elsewhere, and for connections
+// without a descriptor (net.Pipe in tests, later RDMA), a goroutine per
+// connection runs the same batch (conn.go's serve and process; both paths
+// share runCommands). DPULAB_SERVER_LOOP=goroutine forces the goroutine
+// path, for A/B measurements. Commands therefore run with the lock held and
+// never lock anything themselves; they must not block. To close another
+// client use Client.closeConn, which works on both paths.
 //
 // # Adding a command group
 //
