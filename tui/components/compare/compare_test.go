@@ -24,6 +24,8 @@ func TestDeltaTextReadsWithoutColour(t *testing.T) {
 		{"latency_p99_ms", -25, "-25.0% better"},
 		{"latency_p99_ms", 12, "+12.0% worse"},
 		{"server_cpu_pct", 0.01, "+0.0% same"},
+		// Less traffic on the wire is neither better nor worse in itself.
+		{"net_gbps", -81.6, "-81.6%"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/dpulab/dpulab/steps"
@@ -11,7 +10,6 @@ import (
 type metric struct {
 	key   string
 	label string
-	lower bool // a smaller value is better
 	get   func(steps.Stats) *steps.MeanStd
 }
 
@@ -23,14 +21,14 @@ func ms(m steps.MeanStd) *steps.MeanStd {
 }
 
 var metrics = []metric{
-	{"ops_per_sec", "TPS (ops/s)", false, func(s steps.Stats) *steps.MeanStd { return ms(s.OpsPerSec) }},
-	{"latency_avg_ms", "avg latency ms", true, func(s steps.Stats) *steps.MeanStd { return ms(s.LatencyAvgMs) }},
-	{"latency_p99_ms", "p99 latency ms", true, func(s steps.Stats) *steps.MeanStd { return ms(s.LatencyP99Ms) }},
-	{"server_cpu_pct", "server CPU %", true, func(s steps.Stats) *steps.MeanStd { return s.ServerCPU }},
-	{"network_cpu_pct", "  network share %", true, func(s steps.Stats) *steps.MeanStd { return s.NetworkCPU }},
-	{"ops_per_busy_core", "TPS per busy core", false, func(s steps.Stats) *steps.MeanStd { return s.OpsPerBusyCore }},
-	{"net_gbps", "network Gb/s", false, func(s steps.Stats) *steps.MeanStd { return s.NetGbps }},
-	{"watts_per_million_ops", "W per M TPS", true, func(s steps.Stats) *steps.MeanStd { return s.WattsPerMOps }},
+	{"ops_per_sec", "TPS (ops/s)", func(s steps.Stats) *steps.MeanStd { return ms(s.OpsPerSec) }},
+	{"latency_avg_ms", "avg latency ms", func(s steps.Stats) *steps.MeanStd { return ms(s.LatencyAvgMs) }},
+	{"latency_p99_ms", "p99 latency ms", func(s steps.Stats) *steps.MeanStd { return ms(s.LatencyP99Ms) }},
+	{"server_cpu_pct", "server CPU %", func(s steps.Stats) *steps.MeanStd { return s.ServerCPU }},
+	{"network_cpu_pct", "  network share %", func(s steps.Stats) *steps.MeanStd { return s.NetworkCPU }},
+	{"ops_per_busy_core", "TPS per busy core", func(s steps.Stats) *steps.MeanStd { return s.OpsPerBusyCore }},
+	{"net_gbps", "network Gb/s", func(s steps.Stats) *steps.MeanStd { return s.NetGbps }},
+	{"watts_per_million_ops", "W per M TPS", func(s steps.Stats) *steps.MeanStd { return s.WattsPerMOps }},
 }
 
 // delta returns the change of metric at point p against the baseline point,
@@ -47,15 +45,14 @@ func delta(mt metric, p, base steps.SweepPoint) (float64, bool) {
 }
 
 // deltaText says the change with its sign and in words, so it reads right
-// without colour: "+31.2% better". better reports the direction for colour.
+// without colour: "+31.2% better" (steps.FormatDelta, as in report.md).
+// better reports the direction for colour; same is true for a change too
+// small to matter and for metrics that are neither better nor worse when
+// they move (network Gb/s follows the load and the path).
 func deltaText(mt metric, pct float64) (text string, better, same bool) {
-	if math.Abs(pct) < 0.05 {
-		return fmt.Sprintf("%+.1f%% same", pct), false, true
+	text = steps.FormatDelta(mt.key, pct)
+	if steps.Neutral(mt.key) || math.Abs(pct) < 0.05 {
+		return text, false, true
 	}
-	better = (pct < 0) == mt.lower
-	word := "worse"
-	if better {
-		word = "better"
-	}
-	return fmt.Sprintf("%+.1f%% %s", pct, word), better, false
+	return text, (pct < 0) == steps.LowerIsBetter(mt.key), false
 }
