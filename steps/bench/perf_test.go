@@ -56,9 +56,8 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 	host, port, _ := strings.Cut(p.addr, ":")
 	const keys = 100_000
 
-	ours := func(depth int, cmd string, n int, client ClientKind, rate float64) result {
+	ours := func(depth int, cmd string, n int, client ClientKind) result {
 		cfg := DefaultConfig()
-		cfg.Rate = rate
 		cfg.Targets = []string{p.addr}
 		cfg.Client, cfg.Clients, cfg.Pipeline, cfg.DataSize = client, 50, depth, 256
 		cfg.KeyMaximum, cfg.KeyPattern, cfg.Requests = keys, KeyRandom, int64(n)
@@ -113,9 +112,9 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 			for round := 0; round < rounds; round++ {
 				if (round+len(cmd))%2 == 0 {
 					th = append(th, theirs(depth, cmd, n))
-					o = append(o, ours(depth, cmd, n, ClientLean, 0))
+					o = append(o, ours(depth, cmd, n, ClientLean))
 				} else {
-					o = append(o, ours(depth, cmd, n, ClientLean, 0))
+					o = append(o, ours(depth, cmd, n, ClientLean))
 					th = append(th, theirs(depth, cmd, n))
 				}
 			}
@@ -140,13 +139,8 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 			t.Logf("    Little's law share of the cycle in flight: dpulab %.2f, redis-benchmark %.2f", lit(mo), lit(mt))
 			t.Logf("    per round (ops/s, p50 ms, avg ms): dpulab %s", fmtResults(o))
 			t.Logf("    per round (ops/s, p50 ms, avg ms): redis-benchmark %s", fmtResults(th))
-			// The same load as redis-benchmark's, held with --rate (latency
-			// from each request's due time): with the queue at the server
-			// alike, the p50s compare like for like.
-			m := ours(depth, cmd, n, ClientLean, mt.ops)
-			t.Logf("    at redis-benchmark's rate (--rate %.0f): dpulab %.0f ops/s p50 %.3f ms = p50 ratio %.3f (goal 0.85..1.15)", mt.ops, m.ops, m.p50, m.p50/mt.p50)
 			// For the record: the go-redis path, one run after the rounds.
-			g := ours(depth, cmd, n, ClientGoRedis, 0)
+			g := ours(depth, cmd, n, ClientGoRedis)
 			t.Logf("    go-redis path: %.0f ops/s p50 %.3f ms = %.3f of redis-benchmark's median (informational)", g.ops, g.p50, g.ops/mt.ops)
 		}
 	}
