@@ -124,6 +124,11 @@ func FormatSizeList(l []SizeWeight) string {
 // Config is what one `dpulab bench` invocation does. Fill it from
 // DefaultConfig, override fields (flags), then call Validate.
 type Config struct {
+	// firstReplyLatency gives every request of a pipeline the latency of
+	// its first reply, as redis-benchmark does: the perf test's like-for-
+	// like check of the two tools' latency figures. Never set otherwise.
+	firstReplyLatency bool
+
 	// Targets are TCP endpoints, HOST:PORT. Clients are spread over them:
 	// every target gets Clients connections.
 	Targets []string `json:"targets,omitempty"`

@@ -21,6 +21,8 @@ type worker struct {
 	ops        []op
 	res        []reply
 	due        []int64
+	// firstReply: Config.firstReplyLatency.
+	firstReply bool
 
 	mu  sync.Mutex
 	cur *accum
@@ -45,6 +47,8 @@ func newWorker(cfg *Config, id, target, n int, c client, seed uint64) *worker {
 		res:   make([]reply, cfg.Pipeline),
 		due:   make([]int64, cfg.Pipeline),
 		cur:   &accum{},
+
+		firstReply: cfg.firstReplyLatency,
 	}
 }
 
@@ -143,7 +147,11 @@ func (w *worker) record(n, got int, err error, countFailed, stalled bool) {
 		r := &w.res[i]
 		cmd := w.ops[i].cmd
 		a.ops[cmd]++
-		us := (r.at - w.due[i] + 500) / 1000
+		at := r.at
+		if w.firstReply {
+			at = w.res[0].at
+		}
+		us := (at - w.due[i] + 500) / 1000
 		if us < histMin {
 			us = histMin
 		}
