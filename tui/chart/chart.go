@@ -167,6 +167,11 @@ func Human(v float64) string {
 		return "–"
 	}
 	a := math.Abs(v)
+	if a < 0.0005 {
+		// Axis arithmetic leaves -1e-13 where the axis meets zero; it must
+		// not read "-0.000".
+		return "0.00"
+	}
 	switch {
 	case a >= 1e9:
 		return fmt.Sprintf("%.2fG", v/1e9)

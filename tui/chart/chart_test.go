@@ -65,7 +65,7 @@ func TestPlotNeverPanics(t *testing.T) {
 }
 
 func TestHuman(t *testing.T) {
-	for in, want := range map[float64]string{12_750_000: "12.75M", 950_000: "950k", 1500: "1.5k", 3.2: "3.20", 0.051: "0.051", 0: "0.00"} {
+	for in, want := range map[float64]string{12_750_000: "12.75M", 950_000: "950k", 1500: "1.5k", 3.2: "3.20", 0.051: "0.051", 0: "0.00", -1e-13: "0.00", 0.0004: "0.00", -0.02: "-0.020"} {
 		if got := Human(in); got != want {
 			t.Errorf("Human(%v) = %q, want %q", in, got, want)
 		}
