@@ -200,12 +200,24 @@ func (c *Client) lookup(key []byte) (entry, bool) {
 	e, ok := c.db.get(key, c.now)
 	if ok {
 		c.srv.stats.keyspaceHits++
-		if c.srv.lruTracking {
-			// Writing the entry back costs a second hash, so it is only
-			// done when an LRU eviction policy needs the clock.
-			e.meta = e.meta&^lruMask | c.srv.lruClock
+		// Writing the entry back costs a second hash, so it is only done
+		// when the clock bits change: for a busy key, once a second.
+		if bits := c.srv.accessed(e.lru()); bits != e.lru() {
+			e.meta = e.meta&^lruMask | bits
 			c.db.keys[string(key)] = e
 		}
+	} else {
+		c.srv.stats.keyspaceMisses++
+	}
+	return e, ok
+}
+
+// peek is lookup without updating the key's access clock (Redis's
+// LOOKUP_NOTOUCH), for commands that inspect a key: OBJECT, TYPE.
+func (c *Client) peek(key []byte) (entry, bool) {
+	e, ok := c.db.get(key, c.now)
+	if ok {
+		c.srv.stats.keyspaceHits++
 	} else {
 		c.srv.stats.keyspaceMisses++
 	}
@@ -240,7 +252,14 @@ func (c *Client) setString(key, val []byte, keepTTL bool) string {
 // keyspace from now on.
 func (c *Client) storeString(key, v []byte, keepTTL bool) string {
 	d := c.db
-	k := d.put(key, stringEntry(v, c.srv.lruClock))
+	bits := c.srv.newClock
+	if c.srv.lfu {
+		// Redis keeps an overwritten key's access frequency.
+		if old, ok := d.keys[string(key)]; ok {
+			bits = c.srv.accessed(old.lru())
+		}
+	}
+	k := d.put(key, stringEntry(v, bits))
 	if !keepTTL && k == "" && len(d.expires) > 0 {
 		delete(d.expires, string(key))
 	}
@@ -277,7 +296,7 @@ func getOrCreateObject[T object](c *Client, key []byte, k kind, create func() T)
 	}
 	v = create()
 	b := &objBox{o: v}
-	c.db.put(key, objectEntry(b, k, c.srv.lruClock))
+	c.db.put(key, objectEntry(b, k, c.srv.newClock))
 	c.touched = append(c.touched, b)
 	return v, nil
 }

@@ -47,23 +47,24 @@ func TestHashCommands(t *testing.T) {
 	}
 }
 
-// TestHashOutgrowsSmallEncoding writes past the 128-field threshold and
+// TestHashOutgrowsSmallEncoding writes past the 512-field threshold and
 // checks nothing is lost in the conversion.
 func TestHashOutgrowsSmallEncoding(t *testing.T) {
 	tc := newTypesConn(t, 2)
-	for i := 0; i < 300; i++ {
+	for i := 0; i < 600; i++ {
 		tc.do("HSET", "h", "f"+strconv.Itoa(i), strconv.Itoa(i*i))
 	}
-	tc.expect(":300", "HLEN", "h")
+	tc.expect(":600", "HLEN", "h")
 	tc.expect(`$"22201"`, "HGET", "h", "f149")
+	tc.expect(`$"hashtable"`, "OBJECT", "ENCODING", "h")
 	r := tc.do("HKEYS", "h")
-	if !strings.HasPrefix(r, "*300[") || !strings.Contains(r, `$"f299"`) {
+	if !strings.HasPrefix(r, "*600[") || !strings.Contains(r, `$"f299"`) {
 		t.Fatalf("HKEYS = %.60s...", r)
 	}
-	for i := 0; i < 300; i += 2 {
+	for i := 0; i < 600; i += 2 {
 		tc.do("HDEL", "h", "f"+strconv.Itoa(i))
 	}
-	tc.expect(":150", "HLEN", "h")
+	tc.expect(":300", "HLEN", "h")
 	tc.expect(":0", "HEXISTS", "h", "f0")
 	tc.expect(":5", "HSTRLEN", "h", "f299") // 89401
 }

@@ -182,7 +182,7 @@ func cmdPersist(c *Client, args [][]byte) {
 }
 
 func cmdType(c *Client, args [][]byte) {
-	e, ok := c.lookup(args[1])
+	e, ok := c.peek(args[1])
 	if !ok {
 		c.writeSimple("none")
 		return

@@ -382,6 +382,9 @@ func cmdCommandList(c *Client, args [][]byte) {
 func cmdCommandGetKeys(c *Client, args [][]byte) {
 	sub := args[2:]
 	cmd := c.srv.cmds.lookup(sub[0])
+	if cmd != nil && cmd.Subcommands != nil && len(sub) > 1 {
+		cmd = findSub(cmd, sub[1])
+	}
 	if cmd == nil {
 		c.writeError("ERR Invalid command specified")
 		return

@@ -53,8 +53,8 @@ func cmdGet(c *Client, args [][]byte) {
 func (c *Client) setValue(key, val []byte, keepTTL bool) string {
 	if old, ok := c.db.keys[string(key)]; ok && old.kind() == kindString && old.n == uint32(len(val)) && len(val) > 0 {
 		copy(old.bytes(), val)
-		if c.srv.lruTracking {
-			old.meta = old.meta&^lruMask | c.srv.lruClock
+		if bits := c.srv.accessed(old.lru()); bits != old.lru() {
+			old.meta = old.meta&^lruMask | bits
 			c.db.keys[string(key)] = old
 		}
 		if !keepTTL && len(c.db.expires) > 0 {

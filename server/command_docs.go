@@ -30,6 +30,7 @@ var usages = map[string]string{
 	"client|kill":     "[ip:port] [ID client-id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes/no]",
 	"client|list":     "[TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]",
 	"client|no-evict": "ON|OFF", "command|info": "[command-name [command-name ...]]",
+	"object|encoding": "key", "object|freq": "key", "object|idletime": "key", "object|refcount": "key",
 	"command|docs": "[command-name [command-name ...]]", "command|getkeys": "command [arg [arg ...]]",
 	"lpush": "key element [element ...]", "rpush": "key element [element ...]",
 	"lpushx": "key element [element ...]", "rpushx": "key element [element ...]",

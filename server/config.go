@@ -119,8 +119,8 @@ func DefaultConfig() Config {
 }
 
 // policies are maxmemory-policy's values, in Redis's order (its error
-// message lists them so). The LFU policies are accepted and run as their
-// LRU counterparts: dpulab keeps no access-frequency counters.
+// message lists them so). The LFU policies keep Redis's logarithmic
+// access counters (keyspace.go) and evict by them.
 var policies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
 
 // Validate checks every field and says what to change.

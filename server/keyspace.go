@@ -223,6 +223,56 @@ func (d *db) activeExpire(now int64, budget time.Duration) int {
 // lruClock is Redis's 24-bit seconds clock.
 func lruClock(now int64) uint32 { return uint32(now/1000) & lruMask }
 
+// Under an LFU maxmemory policy an entry's 24 clock bits hold what Redis
+// keeps there instead: the minute of the last decrement (16 bits) and a
+// logarithmic access counter (8 bits). Switching policy at runtime
+// reinterprets the bits, as in Redis. lfu-log-factor and lfu-decay-time
+// are not configurable: Redis's defaults are used.
+const (
+	lfuInitVal   = 5  // a new key's counter, so it is not evicted at once
+	lfuLogFactor = 10 // lfu-log-factor
+	lfuDecayTime = 1  // lfu-decay-time, minutes per counter decrement
+)
+
+// lfuMinutes is Redis's LFUGetTimeInMinutes: a 16-bit minutes clock.
+func lfuMinutes(now int64) uint32 { return uint32(now/60000) & 0xffff }
+
+// lfuInit is the clock bits of a key created at minutes.
+func lfuInit(minutes uint32) uint32 { return minutes<<8 | lfuInitVal }
+
+// lfuCounter is Redis's LFUDecrAndReturn: bits' counter after the decay
+// due by minutes, without updating anything.
+func lfuCounter(bits, minutes uint32) uint32 {
+	ldt, counter := bits>>8, bits&255
+	elapsed := minutes - ldt
+	if minutes < ldt {
+		elapsed = 65535 - ldt + minutes
+	}
+	if periods := elapsed / lfuDecayTime; periods > 0 {
+		if periods > counter {
+			return 0
+		}
+		counter -= periods
+	}
+	return counter
+}
+
+// lfuAccess is Redis's updateLFU: decay, then a logarithmic increment
+// (the more accesses so far, the less likely another one counts).
+func lfuAccess(bits, minutes uint32) uint32 {
+	counter := lfuCounter(bits, minutes)
+	if counter < 255 {
+		base := float64(counter) - lfuInitVal
+		if base < 0 {
+			base = 0
+		}
+		if rand.Float64() < 1/(base*lfuLogFactor+1) {
+			counter++
+		}
+	}
+	return minutes<<8 | counter
+}
+
 // idleSeconds is how long ago (seconds) an entry was last touched.
 func idleSeconds(e entry, clock uint32) uint32 {
 	l := e.lru()
@@ -235,7 +285,16 @@ func idleSeconds(e entry, clock uint32) uint32 {
 // evictOne removes one key chosen by policy across dbs, sampling like Redis
 // (maxmemory-samples). It reports false when nothing can be evicted.
 func evictOne(dbs []*db, policy string, samples int, now int64) bool {
-	clock := lruClock(now)
+	clock, minutes := lruClock(now), lfuMinutes(now)
+	lfu := strings.HasSuffix(policy, "-lfu")
+	// idle is Redis's eviction score for the LRU and LFU policies: the
+	// larger, the better a candidate.
+	idle := func(e entry) int64 {
+		if lfu {
+			return 255 - int64(lfuCounter(e.lru(), minutes))
+		}
+		return int64(idleSeconds(e, clock))
+	}
 	var bestDB *db
 	var bestKey string
 	var bestScore int64
@@ -256,7 +315,7 @@ func evictOne(dbs []*db, policy string, samples int, now int64) bool {
 				case "volatile-random":
 					score = rand.Int64()
 				default:
-					score = int64(idleSeconds(d.keys[k], clock))
+					score = idle(d.keys[k])
 				}
 				if bestDB == nil || score > bestScore {
 					bestDB, bestKey, bestScore = d, k, score
@@ -271,7 +330,7 @@ func evictOne(dbs []*db, policy string, samples int, now int64) bool {
 				if policy == "allkeys-random" {
 					score = rand.Int64()
 				} else {
-					score = int64(idleSeconds(e, clock))
+					score = idle(e)
 				}
 				if bestDB == nil || score > bestScore {
 					bestDB, bestKey, bestScore = d, k, score

@@ -49,9 +49,14 @@ type Server struct {
 	addrs     []net.Addr
 	wg        sync.WaitGroup
 
-	cmds        *commandTable
-	lruTracking bool   // an LRU policy is active: reads refresh entries' clocks
-	lruClock    uint32 // lruClock(now), refreshed by cron and each batch
+	cmds *commandTable
+	// Every key's 24 clock bits record its last access, as in Redis
+	// (OBJECT IDLETIME, LRU eviction), or under an LFU policy its access
+	// frequency (OBJECT FREQ, LFU eviction); see Client.lookup.
+	lfu        bool   // an LFU maxmemory policy is selected
+	lruClock   uint32 // lruClock(now), refreshed by cron
+	lfuMinutes uint32 // lfuMinutes(now), refreshed by cron
+	newClock   uint32 // the clock bits of a key created now
 	// logLevel is cfg.LogLevel as the order of the least important level
 	// logged (4 = nothing), readable without mu: logf is called with and
 	// without it.
@@ -376,7 +381,7 @@ func (s *Server) cron(done chan struct{}) {
 			}
 		}
 		s.stats.sample(now)
-		s.lruClock = lruClock(ms)
+		s.setClocks(ms)
 		timeout := s.cfg.Timeout
 		if s.cfg.Hz != hz {
 			// CONFIG SET hz.
@@ -417,6 +422,24 @@ func writeFileAtomic(path string, data []byte) error {
 // applyDerived refreshes state derived from cfg (after New and CONFIG SET).
 func (s *Server) applyDerived() {
 	s.logLevel.Store(map[string]int32{"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}[s.cfg.LogLevel])
-	s.lruTracking = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lru") || strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lfu")
-	s.lruClock = lruClock(time.Now().UnixMilli())
+	s.lfu = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lfu")
+	s.setClocks(time.Now().UnixMilli())
+}
+
+// setClocks refreshes the keys' clocks to now (unix ms).
+func (s *Server) setClocks(now int64) {
+	s.lruClock = lruClock(now)
+	s.lfuMinutes = lfuMinutes(now)
+	s.newClock = s.lruClock
+	if s.lfu {
+		s.newClock = lfuInit(s.lfuMinutes)
+	}
+}
+
+// accessed returns the clock bits of a key last accessed with bits, now.
+func (s *Server) accessed(bits uint32) uint32 {
+	if s.lfu {
+		return lfuAccess(bits, s.lfuMinutes)
+	}
+	return s.lruClock
 }

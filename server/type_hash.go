@@ -8,12 +8,14 @@ import (
 
 // Thresholds under which a hash keeps its fields in insertion order in one
 // packed byte slice, like Redis's listpack encoding
-// (hash-max-listpack-entries and hash-max-listpack-value). Matching them
+// (hash-max-listpack-entries and hash-max-listpack-value, with the
+// defaults built into Redis 7.0: 512 entries, though the redis.conf it
+// ships sets 128; OBJECT ENCODING reports the same). Matching them
 // makes HGETALL, HKEYS and HVALS return small hashes in the same order as
 // Redis, and a small hash costs one allocation instead of a slice of
 // string headers plus one allocation per field and value.
 const (
-	hashMaxSmallEntries = 128
+	hashMaxSmallEntries = 512
 	hashMaxSmallValue   = 64
 )
 

@@ -33,13 +33,13 @@ func TestHashConvertsWhenLarge(t *testing.T) {
 		fill  func(h *Hash)
 		large bool
 	}{
-		{"128 short fields stay small", func(h *Hash) {
-			for i := 0; i < 128; i++ {
+		{"512 short fields stay small", func(h *Hash) {
+			for i := 0; i < 512; i++ {
 				h.Set(strconv.Itoa(i), "v")
 			}
 		}, false},
-		{"129 fields convert", func(h *Hash) {
-			for i := 0; i < 129; i++ {
+		{"513 fields convert", func(h *Hash) {
+			for i := 0; i < 513; i++ {
 				h.Set(strconv.Itoa(i), "v")
 			}
 		}, true},
