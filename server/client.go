@@ -18,7 +18,8 @@ type Client struct {
 	id   int64
 
 	// Served by the event loop (loop_linux.go): the connection's own
-	// descriptor and the loop's state for it.
+	// descriptor and the loop's state for it. On the goroutine path fd is
+	// the socket's descriptor (-1 without one), only for CLIENT LIST.
 	loop     *eventLoop
 	fd       int
 	killed   atomic.Bool // close requested (CLIENT KILL, timeout, shutdown)

@@ -248,8 +248,8 @@ func (c *Client) infoLine(now time.Time) string {
 	}
 	age := int64(now.Sub(c.created).Seconds())
 	idle := (now.UnixMilli() - c.lastInteraction.Load()) / 1000
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.addr, c.laddr, c.name, age, idle, c.dbIndex, c.qbuf.Load(), readBufSize, cmd, c.resp, c.libName, c.libVer)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.addr, c.laddr, c.fd, c.name, age, idle, c.dbIndex, c.qbuf.Load(), readBufSize, cmd, c.resp, c.libName, c.libVer)
 }
 
 func (s *Server) clientList() []*Client {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -126,29 +125,4 @@ func TestObjectEncodingConversions(t *testing.T) {
 		tc.do("RPUSH", "l", "x")
 	}
 	tc.expect(`$"quicklist"`, "OBJECT", "ENCODING", "l")
-}
-
-// TestClientListFD checks that CLIENT LIST and CLIENT INFO report each
-// connection's real descriptor (the event loop's, or the socket's on the
-// goroutine path), not -1.
-func TestClientListFD(t *testing.T) {
-	tc, addr := newTestServer(t)
-	other := dialTest(t, addr)
-	fdRe := regexp.MustCompile(` fd=(-?\d+) `)
-	fd := func(c *testConn) int {
-		line := c.do("CLIENT", "INFO")
-		m := fdRe.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("CLIENT INFO = %s: no fd field", line)
-		}
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	a, b := fd(tc), fd(other)
-	if a < 0 || b < 0 || a == b {
-		t.Fatalf("fds %d and %d, want two distinct descriptors", a, b)
-	}
-	if list := tc.do("CLIENT", "LIST"); !regexp.MustCompile(` fd=` + strconv.Itoa(b) + ` `).MatchString(list) {
-		t.Fatalf("CLIENT LIST = %s, want fd=%d for the other client", list, b)
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dpulab/dpulab/server/resp"
@@ -65,7 +66,7 @@ func (s *Server) handle(conn net.Conn) {
 	c := &Client{
 		srv:     s,
 		conn:    conn,
-		fd:      -1,
+		fd:      socketFD(conn),
 		id:      s.nextID.Add(1),
 		db:      s.dbs[0],
 		resp:    2,
@@ -101,6 +102,25 @@ func (s *Server) handle(conn net.Conn) {
 	}
 	conn.Close()
 	s.dropClient(c)
+}
+
+// socketFD returns conn's descriptor for CLIENT LIST, or -1 when it has
+// none (net.Pipe), which is also what Redis prints for a client without a
+// socket. The event loop replaces it with its own duplicate.
+func socketFD(conn net.Conn) int {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	if rc.Control(func(s uintptr) { fd = int(s) }) != nil {
+		return -1
+	}
+	return fd
 }
 
 // dropClient forgets a closed connection.
