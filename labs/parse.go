@@ -362,13 +362,13 @@ func (p *parser) checkVariable(v Variable, vm *mapping) {
 		for _, b := range []string{"min", "max"} {
 			if n := vm.get(b); n != nil {
 				bound := Variable{Name: v.Name, Type: v.Type}
-				if err := bound.Check(n.Value); err != nil {
+				if err := bound.check(n.Value); err != nil {
 					p.errf(n, "%s %s: %v", what, b, err)
 				}
 			}
 		}
 		if vm.get("min") != nil && vm.get("max") != nil {
-			if err := (Variable{Name: v.Name, Type: v.Type, Min: v.Min}).Check(v.Max); err != nil {
+			if err := (Variable{Name: v.Name, Type: v.Type, Min: v.Min}).check(v.Max); err != nil {
 				p.errf(vm.get("max"), "%s: max %s is below min %s", what, v.Max, v.Min)
 			}
 		}
@@ -401,7 +401,7 @@ func (p *parser) checkVariable(v Variable, vm *mapping) {
 		}
 	}
 	if n := vm.get("default"); n != nil {
-		if err := v.Check(v.Default); err != nil {
+		if err := v.check(v.Default); err != nil {
 			p.errf(n, "default of %v", err)
 		}
 	}

@@ -13,6 +13,48 @@ import (
 // min and max, among its values, matching its pattern. The error says what
 // would be accepted.
 func (v Variable) Check(value string) error {
+	if err := v.check(value); err != nil {
+		return fmt.Errorf("%w; %s takes %s", err, v.Name, v.Accepts())
+	}
+	return nil
+}
+
+// Accepts says in words what the variable takes: "an integer from 1 to 64
+// (default 4)".
+func (v Variable) Accepts() string {
+	var what string
+	switch v.Type {
+	case TypeInt:
+		what = "an integer"
+	case TypeDuration:
+		what = "a duration (500ms, 5s, 2m)"
+	case TypeSize:
+		what = "a size in bytes (32, 4KiB, 1MiB)"
+	case TypeBool:
+		what = "true or false"
+	case TypeEnum:
+		what = "one of " + strings.Join(v.Values, ", ")
+	default:
+		what = "text"
+		if v.Pattern != "" {
+			what += " matching " + v.Pattern
+		}
+	}
+	switch {
+	case v.Min != "" && v.Max != "":
+		what += " from " + v.Min + " to " + v.Max
+	case v.Min != "":
+		what += " of at least " + v.Min
+	case v.Max != "":
+		what += " of at most " + v.Max
+	}
+	if v.Default != "" {
+		what += " (default " + v.Default + ")"
+	}
+	return what
+}
+
+func (v Variable) check(value string) error {
 	value = strings.TrimSpace(value)
 	switch v.Type {
 	case TypeInt:

@@ -581,7 +581,7 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 			continue
 		}
 		if err := def.Check(val); err != nil {
-			errs = append(errs, fmt.Errorf("--set %s: %w", k, err))
+			errs = append(errs, fmt.Errorf("--set: %w", err))
 			continue
 		}
 		out[k] = val
