@@ -13,12 +13,12 @@ func registerConnectionCommands(t *commandTable) {
 	const g = "connection"
 	t.add(
 		&command{Name: "ping", Fn: cmdPing, Arity: -1, Flags: flagFast, Group: g, Summary: "Returns the server's liveliness response.", Since: "1.0.0"},
-		&command{Name: "echo", Fn: cmdEcho, Arity: 2, Flags: flagFast, Group: g, Summary: "Returns the given string.", Since: "1.0.0"},
-		&command{Name: "hello", Fn: cmdHello, Arity: -1, Flags: flagNoAuth | flagFast | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Handshakes with the Redis server.", Since: "6.0.0"},
-		&command{Name: "auth", Fn: cmdAuth, Arity: -2, Flags: flagNoAuth | flagFast | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Authenticates the connection.", Since: "1.0.0"},
+		&command{Name: "echo", Fn: cmdEcho, Arity: 2, Flags: flagFast | flagLoading | flagStale, Group: g, Summary: "Returns the given string.", Since: "1.0.0"},
+		&command{Name: "hello", Fn: cmdHello, Arity: -1, Flags: flagNoAuth | flagFast | flagLoading | flagStale | flagNoScript | flagAllowBusy, Group: g, Summary: "Handshakes with the Redis server.", Since: "6.0.0"},
+		&command{Name: "auth", Fn: cmdAuth, Arity: -2, Flags: flagNoAuth | flagFast | flagLoading | flagStale | flagNoScript | flagAllowBusy, Group: g, Summary: "Authenticates the connection.", Since: "1.0.0"},
 		&command{Name: "select", Fn: cmdSelect, Arity: 2, Flags: flagFast | flagLoading | flagStale, Group: g, Summary: "Changes the selected database.", Since: "1.0.0"},
-		&command{Name: "quit", Fn: cmdQuit, Arity: -1, Flags: flagNoAuth | flagFast | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Closes the connection.", Since: "1.0.0"},
-		&command{Name: "reset", Fn: cmdReset, Arity: 1, Flags: flagNoAuth | flagFast | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Resets the connection.", Since: "6.2.0"},
+		&command{Name: "quit", Fn: cmdQuit, Arity: -1, Flags: flagNoAuth | flagFast | flagLoading | flagStale | flagNoScript | flagAllowBusy, Group: g, Summary: "Closes the connection.", Since: "1.0.0"},
+		&command{Name: "reset", Fn: cmdReset, Arity: 1, Flags: flagNoAuth | flagFast | flagLoading | flagStale | flagNoScript | flagAllowBusy, Group: g, Summary: "Resets the connection.", Since: "6.2.0"},
 		&command{Name: "client", Arity: -2, Flags: 0, Group: g, Summary: "A container for client connection commands.", Since: "2.4.0",
 			Subcommands: []*command{
 				{Name: "client|id", Fn: cmdClientID, Arity: 2, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Returns the unique client ID of the connection.", Since: "5.0.0"},

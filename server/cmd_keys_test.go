@@ -220,7 +220,7 @@ func TestServerCommands(t *testing.T) {
 	if got := c.do("COMMAND", "COUNT"); !strings.HasPrefix(got, "(integer) ") || got == "(integer) 0" {
 		t.Errorf("COMMAND COUNT = %s", got)
 	}
-	c.must(`*[*["get" (integer) 2 *["readonly" "fast"] (integer) 1 (integer) 1 (integer) 1 *["@string"] *[] *[] *[]]]`, "COMMAND", "INFO", "get")
+	c.must(`*[*["get" (integer) 2 *["readonly" "fast"] (integer) 1 (integer) 1 (integer) 1 *["@read" "@string" "@fast"] *[] *[*["flags" *["RO" "access"] "begin_search" *["type" "index" "spec" *["index" (integer) 1]] "find_keys" *["type" "range" "spec" *["lastkey" (integer) 0 "keystep" (integer) 1 "limit" (integer) 0]]]] *[]]]`, "COMMAND", "INFO", "get")
 	if got := c.do("COMMAND", "DOCS", "set"); !strings.HasPrefix(got, `*["set" *["summary"`) {
 		t.Errorf("COMMAND DOCS set = %s", got)
 	}

@@ -23,7 +23,7 @@ func registerServerCommands(t *commandTable) {
 		&command{Name: "flushall", Fn: cmdFlushAll, Arity: -1, Flags: flagWrite, Group: g, Summary: "Removes all keys from all databases.", Since: "1.0.0"},
 		&command{Name: "time", Fn: cmdTime, Arity: 1, Flags: flagLoading | flagStale | flagFast, Group: g, Summary: "Returns the server time.", Since: "2.6.0"},
 		&command{Name: "lastsave", Fn: cmdLastSave, Arity: 1, Flags: flagLoading | flagStale | flagFast, Group: g, Summary: "Returns the Unix timestamp of the last successful save to disk.", Since: "1.0.0"},
-		&command{Name: "shutdown", Fn: cmdShutdown, Arity: -1, Flags: adm, Group: g, Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Since: "1.0.0"},
+		&command{Name: "shutdown", Fn: cmdShutdown, Arity: -1, Flags: adm | flagNoMulti | flagAllowBusy, Group: g, Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Since: "1.0.0"},
 		&command{Name: "config", Arity: -2, Group: g, Summary: "A container for server configuration commands.", Since: "2.0.0",
 			Subcommands: []*command{
 				{Name: "config|get", Fn: cmdConfigGet, Arity: -3, Flags: adm, Group: g, Summary: "Returns the effective values of configuration parameters.", Since: "2.0.0"},
@@ -248,10 +248,27 @@ func (c *Client) writeCommandInfo(cmd *command) {
 	c.writeInt(int64(cmd.FirstKey))
 	c.writeInt(int64(cmd.LastKey))
 	c.writeInt(int64(cmd.Step))
-	c.writeSet(1)
-	c.writeSimple("@" + cmd.Group)
-	c.writeArray(0) // tips
-	c.writeArray(0) // key specs
+	cats := categories(cmd)
+	c.writeSet(len(cats))
+	for _, cat := range cats {
+		c.writeSimple(cat)
+	}
+	tips := strings.Fields(commandTips[cmd.Name])
+	c.writeSet(len(tips))
+	for _, tip := range tips {
+		c.writeBulkString(tip)
+	}
+	specs := keySpecs(cmd)
+	c.writeSet(len(specs))
+	for _, s := range specs {
+		c.writeKeySpec(s)
+	}
+	// Redis replies a set for a command without subcommands, an array
+	// for a container.
+	if cmd.Subcommands == nil {
+		c.writeSet(0)
+		return
+	}
 	c.writeArray(len(cmd.Subcommands))
 	for _, sc := range cmd.Subcommands {
 		c.writeCommandInfo(sc)
@@ -283,7 +300,7 @@ func cmdCommandInfo(c *Client, args [][]byte) {
 	for _, name := range args[2:] {
 		cmd := c.srv.lookupFull(name)
 		if cmd == nil {
-			c.writeNullArray()
+			c.writeNull()
 			continue
 		}
 		c.writeCommandInfo(cmd)
@@ -322,7 +339,7 @@ func (c *Client) writeCommandDoc(cmd *command) {
 	c.writeBulkString("")
 	if hasArgs && len(args) > 0 {
 		c.writeBulkString("arguments")
-		c.writeDocArgs(args)
+		c.writeDocArgs(args, &keyArgs{specs: len(keySpecs(cmd))})
 	}
 	if len(cmd.Subcommands) > 0 {
 		c.writeBulkString("subcommands")

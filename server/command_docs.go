@@ -244,10 +244,30 @@ func usageArgs(name string) ([]docArg, bool) {
 	return []docArg{group(alts)}, true
 }
 
-func (c *Client) writeDocArgs(args []docArg) {
+// keyArgs numbers a command's key arguments with the key spec describing
+// each (COMMAND DOCS's key_spec_index): with one spec every key argument
+// has index 0, with several (RENAME) the n-th key argument has spec n.
+type keyArgs struct {
+	specs, next int
+}
+
+func (k *keyArgs) index() int {
+	if k.specs == 1 {
+		return 0
+	}
+	i := k.next
+	k.next++
+	return i
+}
+
+func (c *Client) writeDocArgs(args []docArg, keys *keyArgs) {
 	c.writeArray(len(args))
 	for _, a := range args {
 		n := 2
+		hasSpec := a.typ == "key" && keys.specs > 0
+		if hasSpec {
+			n++
+		}
 		if a.token != "" {
 			n++
 		}
@@ -269,6 +289,10 @@ func (c *Client) writeDocArgs(args []docArg) {
 		c.writeBulkString(a.name)
 		c.writeBulkString("type")
 		c.writeBulkString(a.typ)
+		if hasSpec {
+			c.writeBulkString("key_spec_index")
+			c.writeInt(int64(keys.index()))
+		}
 		if a.token != "" {
 			c.writeBulkString("token")
 			c.writeBulkString(a.token)
@@ -282,7 +306,7 @@ func (c *Client) writeDocArgs(args []docArg) {
 		}
 		if len(a.sub) > 0 {
 			c.writeBulkString("arguments")
-			c.writeDocArgs(a.sub)
+			c.writeDocArgs(a.sub, keys)
 		}
 	}
 }

@@ -15,26 +15,29 @@ type cmdFunc func(c *Client, args [][]byte)
 type cmdFlags uint32
 
 const (
-	flagWrite    cmdFlags = 1 << iota // modifies the keyspace
-	flagReadonly                      // only reads
-	flagDenyOOM                       // refused with OOM when over maxmemory (may grow memory)
-	flagAdmin                         // administrative
-	flagNoAuth                        // allowed before AUTH
-	flagFast                          // O(1) or O(log N)
-	flagLoading                       // allowed while loading
-	flagStale                         // allowed on a stale replica
-	flagPubSub                        // pub/sub
-	flagNoScript                      // not in scripts
+	flagWrite     cmdFlags = 1 << iota // modifies the keyspace
+	flagReadonly                       // only reads
+	flagDenyOOM                        // refused with OOM when over maxmemory (may grow memory)
+	flagAdmin                          // administrative
+	flagNoAuth                         // allowed before AUTH
+	flagFast                           // O(1) or O(log N)
+	flagLoading                        // allowed while loading
+	flagStale                          // allowed on a stale replica
+	flagPubSub                         // pub/sub
+	flagNoScript                       // not in scripts
+	flagAllowBusy                      // allowed while a script is busy
+	flagNoMulti                        // not inside MULTI
 )
 
+// flagNames are the flags' names in the order Redis lists them.
 var flagNames = []struct {
 	f    cmdFlags
 	name string
 }{
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
-	{flagAdmin, "admin"}, {flagNoAuth, "no_auth"}, {flagFast, "fast"},
-	{flagLoading, "loading"}, {flagStale, "stale"}, {flagPubSub, "pubsub"},
-	{flagNoScript, "noscript"},
+	{flagAdmin, "admin"}, {flagPubSub, "pubsub"}, {flagNoScript, "noscript"},
+	{flagLoading, "loading"}, {flagStale, "stale"}, {flagFast, "fast"},
+	{flagNoAuth, "no_auth"}, {flagNoMulti, "no_multi"}, {flagAllowBusy, "allow_busy"},
 }
 
 // command is one entry of the command table. Arity follows Redis: N > 0
