@@ -53,7 +53,10 @@
 // change data, flagReadonly for readers, flagDenyOOM for those that can grow
 // memory (refused with OOM at maxmemory under noeviction), flagFast for O(1)
 // or O(log N) ones. A command with subcommands (CLIENT, CONFIG) sets
-// Subcommands to commands named "parent|sub" and no Fn.
+// Subcommands to commands named "parent|sub" and no Fn. COMMAND INFO
+// derives ACL categories from Group and Flags; a command with keys also
+// needs Redis's key-spec flags in command_info.go's keySpecFlags (and its
+// tips in commandTips), which TestKeySpecsCoverKeys checks.
 //
 // A command function is func(c *Client, args [][]byte). args[0] is the name;
 // the arguments alias the read buffer and are only valid during the call:
