@@ -234,6 +234,25 @@ func Chart(caption string, labels []string, series [][]float64, width, height in
 	if len(data) == 0 {
 		return caption + ": (no data)\n"
 	}
+	// Fewer points than columns: hold each point for the same number of
+	// columns (a step per second, or per sweep value) instead of letting
+	// asciigraph interpolate, which draws ramps that were never measured.
+	n := 0
+	for _, s := range data {
+		n = max(n, len(s))
+	}
+	if k := width / n; k > 1 {
+		for i, s := range data {
+			wide := make([]float64, 0, len(s)*k)
+			for _, v := range s {
+				for range k {
+					wide = append(wide, v)
+				}
+			}
+			data[i] = wide
+		}
+		width = n * k
+	}
 	out := asciigraph.PlotMany(data, asciigraph.Height(height), asciigraph.Width(width),
 		asciigraph.SeriesChars(charsets...), asciigraph.Caption(caption))
 	out = ansiRE.ReplaceAllString(out, "")
