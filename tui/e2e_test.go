@@ -21,15 +21,7 @@ var (
 )
 
 // buildDpulab builds the real binary once per test binary run.
-func buildDpulab(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dpulab")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/dpulab/dpulab/cmd/dpulab")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build dpulab: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildDpulab(t *testing.T) string { return testpeer.Dpulab(t) }
 
 // tmuxScreen drives one tmux session on a private server socket, so the
 // test never touches the person's own tmux.
@@ -113,34 +105,7 @@ func (s *tmuxScreen) waitFor(timeout time.Duration, want ...string) string {
 }
 
 // freePorts finds n consecutive free loopback ports.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for try := 0; try < 50; try++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if base+n > 65000 {
-			continue
-		}
-		ok := true
-		for p := base; p < base+n; p++ {
-			c, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				break
-			}
-			c.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free port range")
-	return 0
-}
+func freePorts(t *testing.T, n int) int { return testpeer.FreePorts(t, n) }
 
 func saveCapture(t *testing.T, name, scr string) {
 	t.Helper()
@@ -229,71 +194,12 @@ func TestEndToEndQuickstart(t *testing.T) {
 }
 
 // startSSHD runs a real OpenSSH sshd on a free loopback port with a fresh
-// host key and a user key for root, and returns the port, the host key's
-// SHA256 fingerprint and the user key's path.
-func startSSHD(t *testing.T, dir string) (port int, fingerprint, userKey string) {
-	t.Helper()
-	sshd := testpeer.Require(t, "/usr/sbin/sshd")
-	keygen := testpeer.Require(t, "ssh-keygen")
-	run := func(name string, args ...string) string {
-		out, err := exec.Command(name, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-		}
-		return string(out)
-	}
-	hostKey := filepath.Join(dir, "host_ed25519")
-	userKey = filepath.Join(dir, "user_ed25519")
-	run(keygen, "-q", "-t", "ed25519", "-N", "", "-f", hostKey)
-	run(keygen, "-q", "-t", "ed25519", "-N", "", "-f", userKey)
-	pub, err := os.ReadFile(userKey + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fields := strings.Fields(run(keygen, "-l", "-E", "sha256", "-f", hostKey+".pub"))
-	fingerprint = fields[1]
-	port = freePorts(t, 1)
-	sftp := "/usr/lib/openssh/sftp-server"
-	conf := fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
-HostKey %s
-PidFile %s
-AuthorizedKeysFile %s
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-Subsystem sftp %s
-`, port, hostKey, filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"), sftp)
-	cfg := filepath.Join(dir, "sshd_config")
-	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// sshd refuses to start without its privilege separation directory,
-	// which only its init script creates (absent in containers).
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatalf("create /run/sshd: %v", err)
-	}
-	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
-	cmd.Stderr, _ = os.Create(filepath.Join(dir, "sshd.log"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for i := 0; i < 50; i++ {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			return port, fingerprint, userKey
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	log, _ := os.ReadFile(filepath.Join(dir, "sshd.log"))
-	t.Fatalf("sshd did not start:\n%s", log)
-	return 0, "", ""
+// host key and a user key for the current user (testpeer.StartSSHD), and
+// returns the port, the host key's SHA256 fingerprint and the user key's
+// path. Its own known_hosts is not used here: the key must be unknown.
+func startSSHD(t *testing.T) (port int, fingerprint, userKey string) {
+	s := testpeer.StartSSHD(t)
+	return s.Port, s.Fingerprint(), s.UserKey
 }
 
 // TestEndToEndHostKeyPrompt points quickstart's role at a real sshd on
@@ -309,7 +215,7 @@ func TestEndToEndHostKeyPrompt(t *testing.T) {
 	}
 	bin := buildDpulab(t)
 	dir := t.TempDir()
-	port, fp, userKey := startSSHD(t, dir)
+	port, fp, userKey := startSSHD(t)
 	knownHosts := filepath.Join(dir, "known_hosts")
 	inv := fmt.Sprintf(`known_hosts: %s
 hosts:

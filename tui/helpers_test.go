@@ -16,6 +16,7 @@ import (
 	"github.com/muesli/termenv"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/session"
@@ -25,7 +26,9 @@ import (
 func TestMain(m *testing.M) {
 	// Goldens are plain text: pin the profile so no colour leaks in.
 	lipgloss.SetColorProfile(termenv.Ascii)
-	os.Exit(m.Run())
+	code := m.Run()
+	testpeer.RemoveBuilds()
+	os.Exit(code)
 }
 
 // testApp builds the app the way runTUI does, with animations frozen so

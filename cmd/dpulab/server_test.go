@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/server"
 	"github.com/dpulab/dpulab/server/resp"
 )
@@ -65,34 +66,7 @@ func TestServerConfigs(t *testing.T) {
 }
 
 // freeConsecutivePorts finds n consecutive free loopback ports.
-func freeConsecutivePorts(t *testing.T, n int) int {
-	t.Helper()
-	for try := 0; try < 50; try++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if base+n > 65535 {
-			continue
-		}
-		ok := true
-		for p := base; p < base+n; p++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no consecutive free ports")
-	return 0
-}
+func freeConsecutivePorts(t *testing.T, n int) int { return testpeer.FreePorts(t, n) }
 
 func TestRunServersInstances(t *testing.T) {
 	base := freeConsecutivePorts(t, 2)

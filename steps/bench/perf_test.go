@@ -56,8 +56,11 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 	host, port, _ := strings.Cut(p.addr, ":")
 	const keys = 100_000
 
-	ours := func(depth int, cmd string, n int, client ClientKind) result {
+	// ours runs dpulab bench; firstReply times each pipeline as
+	// redis-benchmark does (Config.firstReplyLatency).
+	ours := func(depth int, cmd string, n int, client ClientKind, firstReply bool) result {
 		cfg := DefaultConfig()
+		cfg.firstReplyLatency = firstReply
 		cfg.Targets = []string{p.addr}
 		cfg.Client, cfg.Clients, cfg.Pipeline, cfg.DataSize = client, 50, depth, 256
 		cfg.KeyMaximum, cfg.KeyPattern, cfg.Requests = keys, KeyRandom, int64(n)
@@ -65,23 +68,6 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 		if cmd == "GET" {
 			cfg.Ratio = Ratio{0, 1}
 		}
-		got, err := runCollect(t, context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := got.runs[0]
-		return result{r.OpsPerSec, r.LatencyMs.P50, r.LatencyMs.Avg}
-	}
-	oursFirstReply := func(depth int, cmd string, n int) result {
-		cfg := DefaultConfig()
-		cfg.Targets = []string{p.addr}
-		cfg.Client, cfg.Clients, cfg.Pipeline, cfg.DataSize = ClientLean, 50, depth, 256
-		cfg.KeyMaximum, cfg.KeyPattern, cfg.Requests = keys, KeyRandom, int64(n)
-		cfg.Ratio = Ratio{1, 0}
-		if cmd == "GET" {
-			cfg.Ratio = Ratio{0, 1}
-		}
-		cfg.firstReplyLatency = true
 		got, err := runCollect(t, context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -129,9 +115,9 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 			for round := 0; round < rounds; round++ {
 				if (round+len(cmd))%2 == 0 {
 					th = append(th, theirs(depth, cmd, n))
-					o = append(o, ours(depth, cmd, n, ClientLean))
+					o = append(o, ours(depth, cmd, n, ClientLean, false))
 				} else {
-					o = append(o, ours(depth, cmd, n, ClientLean))
+					o = append(o, ours(depth, cmd, n, ClientLean, false))
 					th = append(th, theirs(depth, cmd, n))
 				}
 			}
@@ -159,11 +145,11 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 			// Timed as redis-benchmark times a pipeline (every request gets
 			// its first reply's latency), one run after the rounds.
 			if depth > 1 {
-				f := oursFirstReply(depth, cmd, n)
+				f := ours(depth, cmd, n, ClientLean, true)
 				t.Logf("    timed like redis-benchmark (first reply of each pipeline): dpulab p50 %.3f ms = p50 ratio %.3f against redis-benchmark's median (informational)", f.p50, f.p50/mt.p50)
 			}
 			// For the record: the go-redis path, one run after the rounds.
-			g := ours(depth, cmd, n, ClientGoRedis)
+			g := ours(depth, cmd, n, ClientGoRedis, false)
 			t.Logf("    go-redis path: %.0f ops/s p50 %.3f ms = %.3f of redis-benchmark's median (informational)", g.ops, g.p50, g.ops/mt.ops)
 		}
 	}
