@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -67,14 +68,18 @@ type clockMsg time.Time
 // App is the root model.
 type App struct {
 	common.Common
-	cfg      Config
-	state    State
-	picker   *picker.Model
-	lab      *lab.Model
-	replay   *replay.Model
-	sess     session.Session
-	help     help.Model
-	pump     *session.Pump
+	cfg    Config
+	state  State
+	picker *picker.Model
+	lab    *lab.Model
+	replay *replay.Model
+	sess   session.Session
+	help   help.Model
+	pump   *session.Pump
+	// gen numbers the sessions opened; a session's events reach the pump
+	// only while it is the newest (booth restarts leave an abandoned run
+	// finishing its cleanup behind).
+	gen      atomic.Int64
 	err      error
 	errAt    time.Time
 	quitting bool
@@ -160,7 +165,14 @@ func (a *App) showPicker() tea.Cmd {
 // open opens lab id; booth mode opens it from the start every time.
 func (a *App) open(id string, booth, restart bool) tea.Cmd {
 	a.closeSession()
-	sess, err := a.cfg.Catalog.Open(id, session.Options{Emit: a.pump.Emit, Restart: booth || restart})
+	g := a.gen.Add(1)
+	a.pump.Discard()
+	emit := func(ev steps.Event) {
+		if a.gen.Load() == g {
+			a.pump.Emit(ev)
+		}
+	}
+	sess, err := a.cfg.Catalog.Open(id, session.Options{Emit: emit, Restart: booth || restart})
 	if err != nil {
 		a.lab = nil
 		a.setErr(fmt.Errorf("open lab %s: %w", id, err))

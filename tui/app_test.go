@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/components/compare"
 	"github.com/dpulab/dpulab/tui/pages/lab"
@@ -452,5 +453,41 @@ func TestFooterKeepsHelpKey(t *testing.T) {
 	}
 	if !strings.Contains(foot, "enter run") {
 		t.Fatalf("footer %q lost the most important key", foot)
+	}
+}
+
+// recordingCatalog remembers the Emit each opened session was given.
+type recordingCatalog struct {
+	session.Catalog
+	emits []func(steps.Event)
+}
+
+func (c *recordingCatalog) Open(id string, o session.Options) (session.Session, error) {
+	c.emits = append(c.emits, o.Emit)
+	return c.Catalog.Open(id, o)
+}
+
+// TestEventsOfAClosedSessionAreDropped: after a lab is opened again (as a
+// booth restart does), what the abandoned run still emits — or had queued —
+// never reaches the new screen.
+func TestEventsOfAClosedSessionAreDropped(t *testing.T) {
+	f := quickstartFake()
+	cat := &recordingCatalog{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}}
+	a := testApp(Config{Catalog: cat})
+	a.open(f.LabInfo.ID, false, false)
+	line := func(s string) steps.Event { return steps.Output{Line: runner.Line{Host: "local", Text: s}} }
+	cat.emits[0](line("queued by the first run"))
+	a.open(f.LabInfo.ID, false, true)
+	cat.emits[0](line("late from the first run"))
+	cat.emits[1](line("from the second run"))
+	msg := a.pump.Wait()()
+	var got []string
+	for _, ev := range msg.(session.EventsMsg) {
+		if o, ok := ev.(steps.Output); ok {
+			got = append(got, o.Line.Text)
+		}
+	}
+	if strings.Join(got, "|") != "from the second run" {
+		t.Errorf("delivered %q, want only the second run's line", got)
 	}
 }

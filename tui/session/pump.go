@@ -65,6 +65,15 @@ func (p *Pump) dropOutput() {
 	p.buf = kept
 }
 
+// Discard drops the events not delivered yet: when a session closes, what
+// it still had to say must not reach the next session's screen.
+func (p *Pump) Discard() {
+	p.mu.Lock()
+	p.buf = nil
+	p.dropped = 0
+	p.mu.Unlock()
+}
+
 // Wait returns a command that delivers the next batch; the root issues it
 // again after each EventsMsg.
 func (p *Pump) Wait() tea.Cmd {
