@@ -92,6 +92,10 @@ func newEngine(t testing.TB, lab *labs.Lab, opts Options, rec *recorder) *Engine
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	// Test labs without a cleanup step leave their working directory under
+	// /tmp; the quickstart tests check that cleanup removed theirs before
+	// this runs.
+	t.Cleanup(func() { os.RemoveAll(e.workdir()) })
 	return e
 }
 

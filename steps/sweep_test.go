@@ -2,7 +2,6 @@ package steps
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,8 +149,6 @@ steps:
 `, port))
 	rec := &recorder{}
 	e := newEngine(t, lab, Options{Binary: bin}, rec)
-	// The lab has no cleanup step to delete its working directory.
-	t.Cleanup(func() { os.RemoveAll(e.workdir()) })
 	start := time.Now()
 	err := e.Run(testCtx(t, time.Minute))
 	if err == nil {
