@@ -81,7 +81,6 @@ func normalize(l *Lab) Lab {
 	for i := range c.References {
 		c.References[i].Line = 0
 	}
-	c.Booth.Line = 0
 	c.Steps = make([]Step, len(l.Steps))
 	for i, s := range l.Steps {
 		s.Line = 0

@@ -107,17 +107,6 @@ type Booth struct {
 	// AutoConfirm lists the ids of steps whose confirmation (confirm: or
 	// sudo:) booth mode may answer with yes.
 	AutoConfirm []string
-	Line        int
-}
-
-// BoothConfirms reports whether booth mode may confirm step id on its own.
-func (l *Lab) BoothConfirms(id string) bool {
-	for _, s := range l.Booth.AutoConfirm {
-		if s == id {
-			return true
-		}
-	}
-	return false
 }
 
 // Role is a kind of host a lab needs (client, server, baseline, ...). An

@@ -460,7 +460,6 @@ func (p *parser) booth(n *yaml.Node) {
 		return
 	}
 	p.allow(m, "booth", "auto_confirm")
-	p.lab.Booth.Line = m.node.Line
 	ac := m.get("auto_confirm")
 	if ac == nil {
 		return

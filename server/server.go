@@ -117,8 +117,7 @@ func (c Config) WithLog(w io.Writer) Config {
 // logf writes a Redis-style log line ("pid:M 02 Jan 2006 15:04:05.000 * msg").
 // level is one of '.', '-', '*', '#' (debug, verbose, notice, warning).
 func (s *Server) logf(level byte, format string, a ...any) {
-	order := map[byte]int32{'.': 0, '-': 1, '*': 2, '#': 3}
-	if order[level] < s.logLevel.Load() {
+	if logOrder(level) < s.logLevel.Load() {
 		return
 	}
 	line := fmt.Sprintf("%d:M %s %c %s\n", os.Getpid(), time.Now().Format("02 Jan 2006 15:04:05.000"), level, fmt.Sprintf(format, a...))
@@ -424,6 +423,20 @@ func (s *Server) applyDerived() {
 	s.logLevel.Store(map[string]int32{"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}[s.cfg.LogLevel])
 	s.lfu = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lfu")
 	s.setClocks(time.Now().UnixMilli())
+}
+
+// logOrder ranks a log level byte: debug 0, verbose 1, notice 2,
+// warning 3 (Server.logLevel is the least rank logged).
+func logOrder(level byte) int32 {
+	switch level {
+	case '.':
+		return 0
+	case '-':
+		return 1
+	case '*':
+		return 2
+	}
+	return 3
 }
 
 // setClocks refreshes the keys' clocks to now (unix ms).

@@ -120,16 +120,17 @@ func inventoryRoles(path string) (map[string][]string, error) {
 	if len(inv.Hosts) == 0 {
 		return nil, nil // no hosts: every role is this machine, as for the engine
 	}
+	// HostsFor decides who plays a role, as for the engine (the role
+	// "local" is this machine unless a host takes it).
 	byRole := map[string][]string{}
-	for _, h := range inv.Hosts {
-		for _, r := range h.Roles {
+	for _, r := range append(inv.Roles(), runner.LocalName) {
+		hs, err := inv.HostsFor(r)
+		if err != nil {
+			continue
+		}
+		for _, h := range hs {
 			byRole[r] = append(byRole[r], h.Name)
 		}
-	}
-	// The role "local" is this machine unless a host takes it
-	// (runner.Inventory.HostsFor).
-	if len(byRole[runner.LocalName]) == 0 {
-		byRole[runner.LocalName] = []string{runner.LocalName}
 	}
 	return byRole, nil
 }

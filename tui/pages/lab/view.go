@@ -63,9 +63,9 @@ func (m *Model) renderDoc(i, w int) string {
 	if strings.TrimSpace(src) == "" {
 		src = "_This step has no text._"
 	}
-	opts := []glamour.TermRendererOption{glamour.WithStandardStyle("dark"), glamour.WithWordWrap(max(w-2, 20))}
+	opts := []glamour.TermRendererOption{glamour.WithWordWrap(max(w-2, 20)), glamour.WithStandardStyle("dark")}
 	if m.Styles.NoColor {
-		opts = []glamour.TermRendererOption{glamour.WithStyles(plainMarkdownStyle()), glamour.WithColorProfile(termenv.Ascii), glamour.WithWordWrap(max(w-2, 20))}
+		opts = append(opts[:1], glamour.WithStyles(plainMarkdownStyle()), glamour.WithColorProfile(termenv.Ascii))
 	}
 	out := src
 	if r, err := glamour.NewTermRenderer(opts...); err == nil {
