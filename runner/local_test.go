@@ -81,6 +81,7 @@ func targetSuite(t *testing.T, tg Target) {
 	// run in parallel and look for their processes with ps.
 	sleepA := strconv.Itoa(40000 + rand.IntN(20000))
 	sleepB := strconv.Itoa(60000 + rand.IntN(20000))
+	sleepC := strconv.Itoa(80000 + rand.IntN(20000))
 	run("run streams lines per stream", func(t *testing.T) {
 		var c collect
 		res, err := tg.Run(ctx, Command{Cmd: "echo out1; echo err1 >&2; printf 'no newline'; exit 3", Output: c.add})
@@ -189,6 +190,23 @@ func targetSuite(t *testing.T, tg Target) {
 		if err := tg.Stop(ctx, p, time.Second); err != nil {
 			t.Fatal(err)
 		}
+	})
+	run("stop after its directory was removed", func(t *testing.T) {
+		// A tmp cleaner, or a person, deleted the directory holding the
+		// pid file while the process ran: Stop must still end it, not
+		// report it stopped and leave it running.
+		dir := t.TempDir()
+		p, err := tg.Start(ctx, ProcSpec{Name: "orphan", Cmd: "exec sleep " + sleepC, LogFile: filepath.Join(dir, "w", "p.log")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(filepath.Join(dir, "w")); err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Stop(ctx, p, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, "sleep "+sleepC, 3*time.Second)
 	})
 	run("start with default log file", func(t *testing.T) {
 		p, err := tg.Start(ctx, ProcSpec{Name: "x;y", Cmd: "exec sleep " + sleepB})

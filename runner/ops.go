@@ -124,12 +124,17 @@ i=0
 while [ ! -s "$pf" ] && kill -0 "$p" 2>/dev/null; do i=$((i+1)); if [ "$i" -gt 500 ]; then echo "no pid file $pf after 10s" >&2; exit 1; fi; sleep 0.02; done
 printf '%s %s\n' "$p" "$log"`
 
-// stopScript ends process group $1 if pid file $2 still names it: SIGTERM,
-// then SIGKILL after $3 tenths of a second. Liveness ignores zombies (ps
-// stat Z), which kill -0 would count until their new parent reaps them.
+// stopScript ends process group $1 if it is still the one Start made:
+// pid file $2 names it, or, when the file is gone with its directory (a
+// tmp cleaner, a person), the group leader's command line still names
+// the file (startScript passes it). SIGTERM, then SIGKILL after $3 tenths
+// of a second. Liveness ignores zombies (ps stat Z), which kill -0 would
+// count until their new parent reaps them.
 const stopScript = `alive() { if command -v ps >/dev/null 2>&1; then ps -eo pgid=,stat= | awk -v p="$1" '$1==p && $2 !~ /^Z/ {f=1} END {exit !f}'; else kill -0 -"$1" 2>/dev/null; fi; }
 p=$1
-[ "$(cat "$2" 2>/dev/null)" = "$p" ] || exit 0
+if [ "$(cat "$2" 2>/dev/null)" != "$p" ]; then
+  case "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" in *" $2"*) ;; *) exit 0 ;; esac
+fi
 kill -TERM -"$p" 2>/dev/null || exit 0
 i=0
 while alive "$p"; do i=$((i+1)); if [ "$i" -gt "$3" ]; then kill -KILL -"$p" 2>/dev/null; break; fi; sleep 0.1; done
