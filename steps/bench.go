@@ -550,7 +550,7 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 				p.Stats = Summarize(p.Runs)
 				ComputeDeltas(&res)
 				e.upsertBenchLocked(cloneCompare(res))
-				if err := e.writeResultsLocked(); err != nil {
+				if err := e.writeResultsLocked(false); err != nil {
 					e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: client.Name, Stream: runner.Stderr, Text: "results not written: " + err.Error(), Time: time.Now()}})
 				}
 			}
@@ -570,7 +570,7 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 	e.mu.Lock()
 	ComputeDeltas(&res)
 	e.upsertBenchLocked(cloneCompare(res))
-	werr := e.writeResultsLocked()
+	werr := e.writeResultsLocked(false)
 	e.mu.Unlock()
 	if len(errs) > 0 {
 		return errs[0]
@@ -589,11 +589,37 @@ func reachable(client hostRef, insts []Instance, transport string) error {
 			return fmt.Errorf("the load generator on %s cannot use a Unix socket on %s: use transport tcp, or run the client on the server host", client.Name, in.Host)
 		}
 		host, _, err := net.SplitHostPort(in.Address)
-		if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
-			return fmt.Errorf("the servers on %s listen on %s, which the load generator on %s cannot reach: set the deploy's bind to the host's lab address (or 0.0.0.0)", in.Host, host, client.Name)
+		if err != nil || !isLoopback(host) {
+			continue
 		}
+		if isLoopback(in.HostAddress) && isLoopback(client.Address) {
+			continue // both hosts are this machine
+		}
+		if isWildcard(in.Bind) {
+			return fmt.Errorf("the servers on %s listen on every address, but the inventory gives %s the loopback address %s, which the load generator on %s cannot reach: give %s its lab address in the inventory", in.Host, in.Host, in.HostAddress, client.Name, in.Host)
+		}
+		return fmt.Errorf("the servers on %s are bound to %s (loopback only), which the load generator on %s cannot reach: set the deploy's bind to the host's lab address (or 0.0.0.0)", in.Host, host, client.Name)
 	}
 	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// isWildcard reports whether a bind setting listens on every address.
+func isWildcard(bind string) bool {
+	for _, a := range strings.Fields(bind) {
+		switch strings.TrimPrefix(a, "-") {
+		case "0.0.0.0", "::", "*":
+			return true
+		}
+	}
+	return false
 }
 
 // benchPassword is the lab's server password, from a variable named
@@ -684,5 +710,5 @@ func (e *Engine) runTCO(ctx context.Context, st *labs.Step) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.results.TCO = t
-	return e.writeResultsLocked()
+	return e.writeResultsLocked(false)
 }

@@ -201,7 +201,7 @@ func (p deployPlan) instances(e *Engine) []Instance {
 		}
 		for k := 0; k < p.Instances; k++ {
 			port := p.Port + k
-			in := Instance{Host: h.Name, Address: net.JoinHostPort(addr, strconv.Itoa(port)), Port: port}
+			in := Instance{Host: h.Name, Address: net.JoinHostPort(addr, strconv.Itoa(port)), Port: port, Bind: p.Bind, HostAddress: h.Address}
 			if p.Socket {
 				in.Socket = path.Join(e.instanceDir(p.Group, port), "redis.sock")
 			}
@@ -389,6 +389,9 @@ func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	perr := e.ping(pctx, h, t, inst, false)
 	cancel()
+	if perr == nil && e.stopUnrecorded(ctx, step, h, t, inst, e.instanceDir(p.Group, port)) {
+		perr = errors.New("stopped")
+	}
 	if perr == nil {
 		return runner.Proc{}, &StepError{Host: h.Name, Err: fmt.Errorf("port %d on %s already answers PING: another server is running there; stop it or choose another port (--set of the lab's port variable)", port, h.Name)}
 	}
@@ -418,6 +421,21 @@ func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h
 	}
 	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: h.Name, Text: fmt.Sprintf("started %s (pid %d), log %s", proc.Name, proc.PID, proc.LogFile), Time: time.Now()}})
 	return proc, nil
+}
+
+// stopUnrecorded ends a server of this run that answers at inst but whose
+// pid was never recorded (its start was interrupted before it said), found
+// by its instance directory on its command line; it reports whether the
+// port is free now.
+func (e *Engine) stopUnrecorded(ctx context.Context, step string, h hostRef, t runner.Target, inst Instance, dir string) bool {
+	n, err := stopMarked(ctx, t, dir+"/", stopGrace)
+	if err != nil || n == 0 {
+		return false
+	}
+	e.say(step, h.Name, "stopped a server of this run left from an interrupted start on port %d", inst.Port)
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return e.ping(pctx, h, t, inst, false) != nil
 }
 
 func lastLines(s string, n int) []string {
@@ -555,9 +573,19 @@ func (e *Engine) stopGroup(ctx context.Context, group string) error {
 	return e.stopProcs(ctx, func(p runner.Proc) bool { return strings.HasPrefix(p.Name, "server:"+group+":") }, false)
 }
 
-// stopAll stops every recorded process (cleanup).
+// stopAll stops every recorded process (cleanup). When every other step
+// has finished, deploy steps stay done: the run is over and the next one
+// starts afresh, so nothing should read as "resume at deploy".
 func (e *Engine) stopAll(ctx context.Context) error {
-	return e.stopProcs(ctx, func(runner.Proc) bool { return true }, true)
+	e.mu.Lock()
+	over := true
+	for i, st := range e.lab.Steps {
+		if s := e.statusLocked(i); st.Kind != labs.KindCleanup && s != Done && s != Skipped {
+			over = false
+		}
+	}
+	e.mu.Unlock()
+	return e.stopProcs(ctx, func(runner.Proc) bool { return true }, !over)
 }
 
 // stopProcs stops the recorded processes that match and forgets them; the

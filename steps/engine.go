@@ -72,9 +72,17 @@ type Engine struct {
 	state   *State
 	session []Status // status of each step in this process (Pending = not touched)
 	lastErr []string // each step's last error in this process
-	results *Results
-	resDir  string
-	hosts   *hostPool
+	// lastHost and lastDur are each step's last failing host and duration
+	// in this process, for results' step outcomes.
+	lastHost []string
+	lastDur  []time.Duration
+	// interrupted is set when a step or the run was stopped by its context
+	// (Ctrl-C, a signal, the TUI's quit); interruptedStep names the step.
+	interrupted     bool
+	interruptedStep string
+	results         *Results
+	resDir          string
+	hosts           *hostPool
 	// prepared maps a host to its dpulab path once its working directory
 	// exists (and dpulab is uploaded there).
 	prepared map[string]string
@@ -82,6 +90,11 @@ type Engine struct {
 	workdirMade map[string]bool
 	// depChecked marks groups deployed or found answering in this process.
 	depChecked map[string]bool
+	// inherited are the recorded processes of the earlier run this one
+	// replaced (by procKey); staleDone is set once they and the stale runs
+	// have been cleaned up (before the first step).
+	inherited map[string]bool
+	staleDone bool
 }
 
 // StepError is why a step failed: the host and command that failed, and
@@ -119,7 +132,8 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	if len(lab.Steps) == 0 {
 		return nil, fmt.Errorf("lab %s has no steps", lab.ID)
 	}
-	e := &Engine{lab: lab, opts: opts, session: make([]Status, len(lab.Steps)), lastErr: make([]string, len(lab.Steps))}
+	n := len(lab.Steps)
+	e := &Engine{lab: lab, opts: opts, session: make([]Status, n), lastErr: make([]string, n), lastHost: make([]string, n), lastDur: make([]time.Duration, n)}
 	if e.opts.Emit == nil {
 		e.opts.Emit = func(Event) {}
 	}
@@ -156,14 +170,23 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	if err != nil && !opts.Restart {
 		return nil, err
 	}
-	fresh := old == nil || opts.Restart || old.allFinished(lab)
+	fresh := old == nil || opts.Restart || old.Finished() || old.allFinished(lab)
 	if fresh {
 		e.state = &State{Lab: lab.ID, Started: time.Now().UTC(), Steps: map[string]StepState{}}
 		e.state.RunID = newRunID(e.state.Started)
 		e.state.Workdir = newWorkdir(lab.ID, e.state.RunID)
 		if old != nil {
-			// Whatever an earlier run started is still ours to stop.
+			// Whatever an earlier run started or left is still ours to
+			// stop and remove, before this run needs its ports.
 			e.state.Procs = old.Procs
+			e.inherited = map[string]bool{}
+			for _, p := range old.Procs {
+				e.inherited[procKey(p)] = true
+			}
+			e.state.Stale = old.Stale
+			if old.Workdir != "" && len(old.Hosts) > 0 {
+				e.state.Stale = append(e.state.Stale, StaleRun{Workdir: old.Workdir, Hosts: old.Hosts})
+			}
 		}
 	} else {
 		e.state = old
@@ -187,6 +210,11 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	}
 	if abs, err := filepath.Abs(e.resDir); err == nil {
 		e.resDir = abs
+	}
+	if !opts.DryRun {
+		if err := checkResultsDir(e.resDir); err != nil {
+			return nil, err
+		}
 	}
 	e.state.ResultsDir = e.resDir
 	if !fresh {
@@ -374,11 +402,13 @@ func (e *Engine) saveStateLocked() error {
 }
 
 // writeResultsLocked writes the results folder now (after every finished
-// bench run, so a killed run keeps what it measured).
-func (e *Engine) writeResultsLocked() error {
+// bench run, so a killed run keeps what it measured, marked as running;
+// final at Finish).
+func (e *Engine) writeResultsLocked(final bool) error {
 	if e.opts.DryRun {
 		return nil
 	}
+	e.outcomeLocked(final)
 	e.results.Finished = time.Now().UTC()
 	return WriteResults(e.resDir, e.results)
 }
@@ -406,6 +436,7 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 	case e.opts.DryRun:
 		err = errSkipped
 	default:
+		e.cleanStaleOnce(ctx, st.ID)
 		err = e.runKind(ctx, i, st)
 	}
 	status := Done
@@ -415,15 +446,29 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 		status = Skipped
 	case err != nil:
 		status = Failed
-		if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+		aborted := ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded)
+		if aborted {
 			err = fmt.Errorf("aborted: %w", err)
 		}
 		fin.Err = err.Error()
-		fin.Hint = st.Hint
 		var se *StepError
-		if errors.As(err, &se) {
+		if errors.As(err, &se) && se.Host != "" {
 			fin.Host = se.Host
 			fin.Tail = se.Tail
+			// The host is its own field: say it once.
+			fin.Err = strings.Replace(fin.Err, "on "+se.Host+": ", "", 1)
+		}
+		// A connection or sudo failure has a cause of its own, and the
+		// step's hint (written for the step's commands) would mislead.
+		if h := causeHint(err); h != "" {
+			fin.Hint = h
+		} else if !aborted {
+			fin.Hint = st.Hint
+		}
+		if aborted {
+			e.mu.Lock()
+			e.interrupted, e.interruptedStep = true, st.ID
+			e.mu.Unlock()
 		}
 	}
 	fin.Status = status
@@ -431,6 +476,8 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 	e.mu.Lock()
 	e.session[i] = status
 	e.lastErr[i] = fin.Err
+	e.lastHost[i] = fin.Host
+	e.lastDur[i] = fin.Duration
 	if !e.opts.DryRun {
 		ss := StepState{Status: status, Finished: time.Now().UTC()}
 		if err != nil && status == Failed {
@@ -465,15 +512,21 @@ func (e *Engine) Run(ctx context.Context) error {
 			continue
 		}
 		if ctx.Err() != nil {
+			e.mu.Lock()
+			e.interrupted = true
+			e.mu.Unlock()
 			runErr = fmt.Errorf("aborted before step %s: %w", st.ID, ctx.Err())
 			break
 		}
 		if e.RunStep(ctx, i) == Failed {
 			e.mu.Lock()
-			msg := e.lastErr[i]
+			msg, host := e.lastErr[i], e.lastHost[i]
 			e.mu.Unlock()
 			if msg == "" {
 				msg = "failed"
+			}
+			if host != "" {
+				msg = "on " + host + ": " + msg
 			}
 			err := fmt.Errorf("step %s (%s) failed: %s", st.ID, st.Title, msg)
 			if e.opts.DryRun {
@@ -496,7 +549,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	dir, finErr := e.Finish(cctx)
 	e.hosts.close()
 	err := errors.Join(runErr, cleanErr, finErr)
-	fin := LabFinished{Lab: e.lab.ID, Status: Done, ResultsDir: dir, Duration: time.Since(start)}
+	fin := LabFinished{Lab: e.lab.ID, Status: Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus()}
 	if err != nil {
 		fin.Status = Failed
 		fin.Err = err.Error()
@@ -532,27 +585,89 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 		if err := e.stopAll(ctx); err != nil {
 			errs = append(errs, err)
 		}
+		// Whether or not the lab has a cleanup step, nothing the run
+		// started or made is left behind: unrecorded processes (a start
+		// interrupted before its pid was known) and the working directory.
+		e.cleanStaleOnce(ctx, "")
+		e.sweepRun(ctx, "")
 	}
-	e.mu.Lock()
-	e.workdirMade = nil
-	e.mu.Unlock()
 	// Connections are reopened on demand if anything runs after this.
 	e.hosts.close()
 	return errors.Join(errs...)
 }
 
-// Finish writes results.json, samples.csv and report.md and returns the
-// folder. A dry run writes nothing and returns "".
+// Finish writes results.json, samples.csv and report.md with the run's
+// final status and each step's outcome, records the status in saved
+// progress (a complete lab starts over next time), and returns the folder.
+// A dry run writes nothing and returns "".
 func (e *Engine) Finish(ctx context.Context) (string, error) {
 	if e.opts.DryRun {
 		return "", nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.writeResultsLocked(); err != nil {
-		return "", err
+	e.state.Status = e.outcomeLocked(true)
+	serr := e.saveStateLocked()
+	if err := e.writeResultsLocked(true); err != nil {
+		return "", errors.Join(err, serr)
 	}
-	return e.resDir, nil
+	return e.resDir, serr
+}
+
+// RunStatus is how the run stands: running until Finish, then how it ended.
+func (e *Engine) RunStatus() RunStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.results.Status == "" {
+		return RunRunning
+	}
+	return e.results.Status
+}
+
+// outcomeLocked fills the results' status and step outcomes and returns
+// the status. Before the end (final false) the status is "running".
+func (e *Engine) outcomeLocked(final bool) RunStatus {
+	r := e.results
+	r.Steps = make([]StepOutcome, len(e.lab.Steps))
+	r.FailedStep, r.Error = "", ""
+	complete := true
+	for i, st := range e.lab.Steps {
+		o := StepOutcome{ID: st.ID, Title: st.Title, Kind: string(st.Kind), Status: e.statusLocked(i)}
+		if o.Status == Failed {
+			o.Error = e.lastErr[i]
+			if o.Error == "" {
+				o.Error = e.state.Steps[st.ID].Err
+			}
+			o.Host = e.lastHost[i]
+			if r.FailedStep == "" {
+				r.FailedStep, r.Error = st.ID, o.Error
+				if o.Host != "" {
+					r.Error = "on " + o.Host + ": " + r.Error
+				}
+			}
+		}
+		if e.lastDur[i] > 0 {
+			o.DurationSeconds = e.lastDur[i].Seconds()
+		}
+		if o.Status != Done && o.Status != Skipped {
+			complete = false
+		}
+		r.Steps[i] = o
+	}
+	switch {
+	case !final:
+		r.Status = RunRunning
+	case e.interrupted:
+		r.Status = RunInterrupted
+		r.FailedStep, r.Error = e.interruptedStep, ""
+	case r.FailedStep != "":
+		r.Status = RunFailed
+	case complete:
+		r.Status = RunComplete
+	default:
+		r.Status = RunIncomplete
+	}
+	return r.Status
 }
 
 // resolveVars merges the lab's defaults, saved values and overrides, and
@@ -624,3 +739,7 @@ func (e *Engine) binaryPath() (string, error) {
 	}
 	return p, nil
 }
+
+// causeHint is the hint for a failure whose cause the runner classified
+// (connection, authentication, host key, sudo): "" for any other.
+func causeHint(err error) string { return "" } // TODO(lead): runner.Hint once it lands

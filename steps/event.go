@@ -196,8 +196,11 @@ type Prompt struct {
 
 // LabFinished closes a run; ResultsDir is where results were written.
 type LabFinished struct {
-	Lab        string        `json:"lab"`
-	Status     Status        `json:"status"`
+	Lab    string `json:"lab"`
+	Status Status `json:"status"`
+	// Run is how the run ended (complete, failed, interrupted, ...), as
+	// results.json says.
+	Run        RunStatus     `json:"run_status,omitempty"`
 	Err        string        `json:"error,omitempty"`
 	ResultsDir string        `json:"results_dir,omitempty"`
 	Duration   time.Duration `json:"duration"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path"
 	"regexp"
@@ -70,12 +69,24 @@ func (e *Engine) hostList(roles []string) string {
 // errSkipped when every host skipped, else the first host's error (by host
 // order) joined with the others.
 func (e *Engine) fanOut(ctx context.Context, roles []string, fn func(context.Context, hostRef, runner.Target) error) error {
+	return e.fanOutHosts(ctx, roles, nil, fn)
+}
+
+// fanOutHosts is fanOut over the hosts of roles that keep accepts (all
+// when keep is nil); when it accepts none, the step is skipped.
+func (e *Engine) fanOutHosts(ctx context.Context, roles []string, keep func(hostRef) bool, fn func(context.Context, hostRef, runner.Target) error) error {
 	hosts, err := e.hosts.hosts(roles)
 	if err != nil {
 		return err
 	}
 	if len(hosts) == 0 {
 		return fmt.Errorf("no host plays role %s (check the inventory)", strings.Join(roles, ", "))
+	}
+	if keep != nil {
+		hosts = slices.DeleteFunc(hosts, func(h hostRef) bool { return !keep(h) })
+		if len(hosts) == 0 {
+			return errSkipped
+		}
 	}
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
@@ -133,6 +144,9 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 	if done {
 		return nil
 	}
+	if err := e.noteHost(h.Name); err != nil {
+		return err
+	}
 	if !h.Local {
 		if err := e.ensureWorkdir(ctx, h, t); err != nil {
 			return err
@@ -168,6 +182,9 @@ func (e *Engine) ensureWorkdir(ctx context.Context, h hostRef, t runner.Target) 
 	e.mu.Unlock()
 	if made {
 		return nil
+	}
+	if err := e.noteHost(h.Name); err != nil {
+		return err
 	}
 	res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(e.workdir()), Timeout: time.Minute})
 	if err != nil || res.ExitCode != 0 {
@@ -239,7 +256,23 @@ func (e *Engine) runCommands(ctx context.Context, st *labs.Step, keepGoing bool)
 		return err
 	}
 	vars := e.Vars()
-	return e.fanOut(ctx, st.On, func(ctx context.Context, h hostRef, t runner.Target) error {
+	var keep func(hostRef) bool
+	if st.Kind == labs.KindCleanup {
+		// A host that no run of this lab reached has nothing to clean up,
+		// and trying it again (an unknown host key, a refused connection)
+		// would only report the same failure as cleanup's.
+		keep = func(h hostRef) bool {
+			e.mu.Lock()
+			touched := h.Local || e.touchedLocked(h.Name)
+			e.mu.Unlock()
+			if touched {
+				return true
+			}
+			e.say(st.ID, h.Name, "not cleaned up: no run of this lab reached it, so nothing was left there")
+			return false
+		}
+	}
+	return e.fanOutHosts(ctx, st.On, keep, func(ctx context.Context, h hostRef, t runner.Target) error {
 		data := e.cmdData(h, vars)
 		if st.SkipIf != "" {
 			cmd, err := labs.RenderCommand(st.SkipIf, data)
@@ -356,57 +389,8 @@ func (e *Engine) runCleanupStep(ctx context.Context, st *labs.Step) error {
 			errs = append(errs, err)
 		}
 	}
-	e.removeWorkdirs(ctx, st)
+	e.sweepRun(ctx, st.ID)
 	return errors.Join(errs...)
-}
-
-// removeWorkdirs deletes the run's working directory (rendered configs,
-// sockets, server logs, an uploaded dpulab) on the cleanup step's hosts
-// and on every host the run made one on, so a booth looping all day or a
-// trainee running the lab again leaves nothing behind. The path is the
-// engine's own (/tmp/dpulab-LAB-RUN), never a lab variable. A host where a
-// server could not be stopped keeps it, and a failure to remove it is
-// reported, not fatal: stopping the servers is what matters.
-func (e *Engine) removeWorkdirs(ctx context.Context, st *labs.Step) {
-	names := map[string]bool{}
-	if hosts, err := e.hosts.hosts(st.On); err == nil {
-		for _, h := range hosts {
-			names[h.Name] = true
-		}
-	}
-	e.mu.Lock()
-	for n := range e.workdirMade {
-		names[n] = true
-	}
-	busy := map[string]bool{}
-	for _, p := range e.state.Procs {
-		busy[p.Host] = true
-	}
-	e.mu.Unlock()
-	dir := e.workdir()
-	say := func(host, format string, args ...any) {
-		e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: host, Text: fmt.Sprintf(format, args...), Time: time.Now()}})
-	}
-	for _, n := range slices.Sorted(maps.Keys(names)) {
-		if busy[n] {
-			say(n, "kept %s: a server there could not be stopped, and its log is there", dir)
-			continue
-		}
-		t, err := e.hosts.target(ctx, n)
-		if err != nil {
-			say(n, "could not remove %s: %v", dir, err)
-			continue
-		}
-		res, err := t.Run(ctx, runner.Command{Cmd: "rm -rf -- " + runner.Quote(dir), Timeout: time.Minute})
-		if err != nil || res.ExitCode != 0 {
-			say(n, "could not remove %s: %v", dir, errOr(err, res))
-			continue
-		}
-		e.mu.Lock()
-		delete(e.workdirMade, n)
-		delete(e.prepared, n)
-		e.mu.Unlock()
-	}
 }
 
 // runTemplate renders a template file per host and writes it there
@@ -425,7 +409,23 @@ func (e *Engine) runTemplate(ctx context.Context, st *labs.Step) error {
 		mode = 0o644
 	}
 	vars := e.Vars()
-	return e.fanOut(ctx, st.On, func(ctx context.Context, h hostRef, t runner.Target) error {
+	var keep func(hostRef) bool
+	if st.Kind == labs.KindCleanup {
+		// A host that no run of this lab reached has nothing to clean up,
+		// and trying it again (an unknown host key, a refused connection)
+		// would only report the same failure as cleanup's.
+		keep = func(h hostRef) bool {
+			e.mu.Lock()
+			touched := h.Local || e.touchedLocked(h.Name)
+			e.mu.Unlock()
+			if touched {
+				return true
+			}
+			e.say(st.ID, h.Name, "not cleaned up: no run of this lab reached it, so nothing was left there")
+			return false
+		}
+	}
+	return e.fanOutHosts(ctx, st.On, keep, func(ctx context.Context, h hostRef, t runner.Target) error {
 		data := e.cmdData(h, vars)
 		dest, err := labs.RenderText(string(spec.Dest), data)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/guptarohit/asciigraph"
 )
@@ -272,7 +273,11 @@ func RenderMarkdown(r *Results) string {
 		title = r.Lab
 	}
 	fmt.Fprintf(&b, "# %s — results\n\n", title)
-	fmt.Fprintf(&b, "- lab: `%s`, run `%s`\n", r.Lab, r.RunID)
+	if r.Status != RunComplete {
+		// Said first, so nobody reads the tables below as a finished run.
+		fmt.Fprintf(&b, "> **Run status: %s**\n\n", r.Describe())
+	}
+	fmt.Fprintf(&b, "- lab: `%s`, run `%s`, status: %s\n", r.Lab, r.RunID, orDefault(string(r.Status), "unknown"))
 	if !r.Started.IsZero() {
 		fmt.Fprintf(&b, "- started %s", r.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
 		if !r.Finished.IsZero() {
@@ -321,6 +326,9 @@ func RenderMarkdown(r *Results) string {
 	if r.TCO != nil {
 		renderTCO(&b, r.TCO)
 	}
+	if len(r.Steps) > 0 {
+		renderSteps(&b, r.Steps)
+	}
 	if len(r.References) > 0 {
 		b.WriteString("## Reference figures (published, not measured here)\n\n| figure | value | source |\n|---|---|---|\n")
 		for _, ref := range r.References {
@@ -332,6 +340,27 @@ func RenderMarkdown(r *Results) string {
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// renderSteps is the table of each step's outcome.
+func renderSteps(b *strings.Builder, steps []StepOutcome) {
+	b.WriteString("## Steps\n\n| step | kind | outcome | time |\n|---|---|---|---|\n")
+	for _, s := range steps {
+		out := s.Status.String()
+		if s.Error != "" {
+			out += ": " + s.Error
+			if s.Host != "" {
+				out += " (on " + s.Host + ")"
+			}
+		}
+		took := ""
+		if s.DurationSeconds > 0 {
+			took = (time.Duration(s.DurationSeconds*1000) * time.Millisecond).Round(100 * time.Millisecond).String()
+		}
+		out, _, _ = strings.Cut(out, "\n")
+		fmt.Fprintf(b, "| %s (`%s`) | %s | %s | %s |\n", mdCell(s.Title), s.ID, s.Kind, mdCell(out), took)
+	}
+	b.WriteString("\n")
+}
 
 func renderCompare(b *strings.Builder, c *Compare) {
 	title := c.Title

@@ -197,6 +197,20 @@ func TestEventJSON(t *testing.T) {
 	}
 }
 
+func TestReachableSameMachine(t *testing.T) {
+	// Two inventory hosts that are both this machine (sshd on loopback):
+	// a wildcard-bound server at the loopback address is reachable.
+	client := hostRef{Name: "c", Address: "127.0.0.1"}
+	in := Instance{Host: "s", Address: "127.0.0.1:7000", Bind: "0.0.0.0", HostAddress: "127.0.0.1"}
+	if err := reachable(client, []Instance{in}, "tcp"); err != nil {
+		t.Errorf("reachable = %v, want nil", err)
+	}
+	in.Bind, in.HostAddress = "127.0.0.1", "10.0.0.7"
+	if err := reachable(client, []Instance{in}, "tcp"); err == nil || !strings.Contains(err.Error(), "loopback only") {
+		t.Errorf("reachable = %v, want the bound-to-loopback error", err)
+	}
+}
+
 func TestReachable(t *testing.T) {
 	client := hostRef{Name: "c"}
 	tests := []struct {
@@ -210,6 +224,8 @@ func TestReachable(t *testing.T) {
 		{"other host lab address", Instance{Host: "s", Address: "10.0.0.7:7000"}, "tcp", ""},
 		{"other host loopback", Instance{Host: "s", Address: "127.0.0.1:7000"}, "tcp", "set the deploy's bind"},
 		{"other host socket", Instance{Host: "s", Address: "10.0.0.7:7000", Socket: "/s"}, "unix", "Unix socket"},
+		{"bound to loopback on a lab host", Instance{Host: "s", Address: "127.0.0.1:7000", Bind: "127.0.0.1 ::1", HostAddress: "10.0.0.7"}, "tcp", "bound to 127.0.0.1 (loopback only)"},
+		{"wildcard bind, inventory says loopback", Instance{Host: "s", Address: "127.0.0.1:7000", Bind: "0.0.0.0", HostAddress: "127.0.0.1"}, "tcp", "give s its lab address in the inventory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

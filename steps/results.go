@@ -1,10 +1,15 @@
 package steps
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // ResultsVersion is the schema version of results.json. Bump it when a field
-// changes meaning; readers refuse versions newer than theirs.
-const ResultsVersion = 1
+// changes meaning; readers refuse versions newer than theirs. Version 2 added
+// the run's status and each step's outcome (version 1 files read as status
+// "unknown").
+const ResultsVersion = 2
 
 // Results is what a run of a lab leaves in results/LAB/TIMESTAMP/results.json:
 // enough to re-render the report and to replay the run in the dashboard.
@@ -25,6 +30,67 @@ type Results struct {
 	TCO *TCO `json:"tco,omitempty"`
 	// References are published figures shown beside ours, with sources.
 	References []Reference `json:"references,omitempty"`
+
+	// Status says how the run ended; FailedStep and Error say where and why
+	// when it did not complete. A file written mid-run says "running", so a
+	// run killed before it could write again is never taken for a finished
+	// one.
+	Status     RunStatus `json:"status"`
+	FailedStep string    `json:"failed_step,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	// Steps is every step's outcome in this run, in the lab's order.
+	Steps []StepOutcome `json:"steps,omitempty"`
+}
+
+// RunStatus is how a run of a lab ended.
+type RunStatus string
+
+// The run statuses results.json and report.md carry.
+const (
+	// RunRunning: written while the run went on; if the file still says so,
+	// the run was killed before it could finish.
+	RunRunning RunStatus = "running"
+	// RunComplete: every step done or skipped, cleanup included.
+	RunComplete RunStatus = "complete"
+	// RunFailed: a step failed (FailedStep, Error).
+	RunFailed RunStatus = "failed"
+	// RunInterrupted: a signal or the person stopped it mid-step.
+	RunInterrupted RunStatus = "interrupted"
+	// RunIncomplete: it ended between steps before the last one (the person
+	// left the TUI, or --only/--from ran part of the lab).
+	RunIncomplete RunStatus = "incomplete"
+)
+
+// Describe is the status as a person reads it at the top of a report.
+func (r *Results) Describe() string {
+	switch r.Status {
+	case RunComplete:
+		return "complete: every step finished"
+	case RunFailed:
+		return fmt.Sprintf("FAILED at step %s: %s", r.FailedStep, r.Error)
+	case RunInterrupted:
+		if r.FailedStep != "" {
+			return fmt.Sprintf("INTERRUPTED during step %s: the numbers below are what it measured before it was stopped", r.FailedStep)
+		}
+		return "INTERRUPTED: the numbers below are what it measured before it was stopped"
+	case RunIncomplete:
+		return "INCOMPLETE: the run ended before its last step"
+	case RunRunning:
+		return "NOT FINISHED: the run was still going when this was written (or it was killed)"
+	}
+	return "unknown (written by a dpulab that did not record it)"
+}
+
+// StepOutcome is one step's outcome in a run.
+type StepOutcome struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Kind   string `json:"kind"`
+	Status Status `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Host is where it failed, when it failed on one host.
+	Host            string  `json:"host,omitempty"`
+	DurationSeconds float64 `json:"duration_seconds,omitempty"`
 }
 
 // HostInfo is one host of the inventory as it took part in a run.

@@ -40,7 +40,21 @@ type State struct {
 	// (/tmp/dpulab-LAB-RUN-NONCE): unique even for two runs of a lab
 	// started in the same second, since cleanup deletes it.
 	Workdir string `json:"workdir,omitempty"`
+	// Hosts are the hosts this run has used (recorded before anything is
+	// made there): where its working directory and processes may be.
+	// Cleanup removes each host it has cleaned.
+	Hosts []string `json:"hosts,omitempty"`
+	// Stale are earlier runs whose cleanup did not finish; the next step
+	// that runs cleans them up first.
+	Stale []StaleRun `json:"stale,omitempty"`
+	// Status is how the run ended, once it did (Engine.Finish); empty while
+	// it is under way or when it was killed.
+	Status RunStatus `json:"status,omitempty"`
 }
+
+// Finished reports whether the run this progress belongs to completed:
+// the picker shows such a lab as done, and the next run starts over.
+func (s *State) Finished() bool { return s != nil && s.Status == RunComplete }
 
 // StepState is one step's saved outcome.
 type StepState struct {
@@ -68,6 +82,12 @@ type Instance struct {
 	Port    int    `json:"port"`
 	// Socket is the Unix socket path, when the instance listens on one.
 	Socket string `json:"socket,omitempty"`
+	// Bind is what the server binds (deploy's bind), and HostAddress the
+	// host's inventory address: together they tell "bound to loopback"
+	// from "the inventory's address is loopback" when a client elsewhere
+	// cannot reach it.
+	Bind        string `json:"bind,omitempty"`
+	HostAddress string `json:"host_address,omitempty"`
 }
 
 var labIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

@@ -1,0 +1,55 @@
+package steps
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// minResultsFree is the free space a results folder needs before a run
+// starts: a long compare writes a few megabytes of series; the margin is
+// for the report and the atomic rewrites (old and new copy at once).
+const minResultsFree = 32 << 20
+
+// checkResultsDir makes sure results can be written to dir before the
+// first step runs, so a read-only or full disk is found before a
+// measurement is made and lost. It creates dir (as the run would) and
+// writes and removes a probe file in it.
+func checkResultsDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return resultsDirErr(dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".dpulab-write-check-*")
+	if err != nil {
+		return resultsDirErr(dir, err)
+	}
+	_, werr := f.Write([]byte("dpulab\n"))
+	cerr := f.Close()
+	_ = os.Remove(f.Name())
+	if err := errors.Join(werr, cerr); err != nil {
+		return resultsDirErr(dir, err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil {
+		if free := uint64(st.Bavail) * uint64(st.Bsize); free < minResultsFree {
+			return fmt.Errorf("results folder %s: only %d KiB free on its disk (a run needs at least %d MiB): free some space or choose another folder with --results", dir, free>>10, minResultsFree>>20)
+		}
+	}
+	return nil
+}
+
+func resultsDirErr(dir string, err error) error {
+	why := "cannot write there"
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		why = "not writable by this user"
+	case errors.Is(err, unix.EROFS):
+		why = "on a read-only file system"
+	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
+		why = "its disk is full"
+	}
+	return fmt.Errorf("results folder %s: %s (%v): choose another folder with --results, or fix it before the run measures anything", dir, why, err)
+}
