@@ -3,12 +3,15 @@ package testpeer
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,12 +29,15 @@ import (
 // ~/.bashrc costs seconds per session. dpulab's behaviour does not depend
 // on it.
 type SSHD struct {
-	Port    int
-	HostKey ssh.PublicKey
+	Port int
+	// HostKey is the first of HostKeys (ed25519 unless SSHDHostKeys
+	// said otherwise).
+	HostKey  ssh.PublicKey
+	HostKeys []ssh.PublicKey
 	// UserKey is the path of the user's private key (no passphrase).
 	UserKey string
-	// KnownHosts is a known_hosts file that trusts HostKey for
-	// 127.0.0.1:Port. Tests of the unknown-key path use another file.
+	// KnownHosts is a known_hosts file that trusts every HostKeys entry
+	// for 127.0.0.1:Port. Tests of the unknown-key path use another file.
 	KnownHosts string
 	// Dir holds the config, keys and known_hosts; it is the test's temp
 	// dir, removed after the test.
@@ -44,11 +50,42 @@ func (s *SSHD) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.Port) }
 // Fingerprint is the host key's SHA256 fingerprint as OpenSSH prints it.
 func (s *SSHD) Fingerprint() string { return ssh.FingerprintSHA256(s.HostKey) }
 
+// SSHDOption changes how StartSSHD configures sshd.
+type SSHDOption func(*sshdOptions)
+
+type sshdOptions struct {
+	extra    []string
+	keyTypes []string
+}
+
+// SSHDConfig adds sshd_config lines (e.g. "MaxSessions 10"). They go before
+// the test's own lines, so they win: sshd takes the first value it reads
+// for most keywords.
+func SSHDConfig(lines ...string) SSHDOption {
+	return func(o *sshdOptions) { o.extra = append(o.extra, lines...) }
+}
+
+// SSHDHostKeys sets the types of host key sshd has, in order: "ed25519"
+// (the default) and/or "rsa". A server with only an RSA key is how a test
+// meets a host whose key changed type.
+func SSHDHostKeys(types ...string) SSHDOption {
+	return func(o *sshdOptions) { o.keyTypes = types }
+}
+
 // StartSSHD starts sshd on a free loopback port and stops it when the test
 // ends. It skips (fails when Required()) when sshd is not installed or
 // the test does not run as root (sshd needs root to log a user in).
-func StartSSHD(t testing.TB) *SSHD {
+func StartSSHD(t testing.TB, opts ...SSHDOption) *SSHD {
 	t.Helper()
+	o := sshdOptions{keyTypes: []string{"ed25519"}}
+	for _, f := range opts {
+		f(&o)
+	}
+	for _, l := range o.extra {
+		if strings.ContainsAny(l, "\n\r") {
+			t.Fatalf("testpeer: sshd config line %q holds a newline", l)
+		}
+	}
 	bin := Require(t, "/usr/sbin/sshd")
 	if os.Geteuid() != 0 {
 		msg := "this test logs in over a test sshd as the current user and needs root to run sshd"
@@ -63,7 +100,25 @@ func StartSSHD(t testing.TB) *SSHD {
 		t.Fatalf("create /run/sshd: %v", err)
 	}
 	dir := t.TempDir()
-	hostKey := writeKey(t, filepath.Join(dir, "host_ed25519"))
+	var hostKeys []ssh.PublicKey
+	var hostKeyLines string
+	for _, kt := range o.keyTypes {
+		file := filepath.Join(dir, "host_"+kt)
+		var pub ssh.PublicKey
+		switch kt {
+		case "ed25519":
+			pub = writeKey(t, file)
+		case "rsa":
+			pub = writeRSAKey(t, file)
+		default:
+			t.Fatalf("testpeer: unknown host key type %q (ed25519, rsa)", kt)
+		}
+		hostKeys = append(hostKeys, pub)
+		hostKeyLines += "HostKey " + file + "\n"
+	}
+	if len(hostKeys) == 0 {
+		t.Fatal("testpeer: sshd needs at least one host key type")
+	}
 	userPub := writeKey(t, filepath.Join(dir, "user_ed25519"))
 	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
 		t.Fatal(err)
@@ -74,9 +129,8 @@ func StartSSHD(t testing.TB) *SSHD {
 	for attempt := 0; attempt < 3; attempt++ {
 		port := FreePorts(t, 1)
 		cfg := filepath.Join(dir, "sshd_config")
-		conf := fmt.Sprintf(`Port %d
+		conf := strings.Join(append(o.extra, ""), "\n") + hostKeyLines + fmt.Sprintf(`Port %d
 ListenAddress 127.0.0.1
-HostKey %s
 PidFile %s
 AuthorizedKeysFile %s
 UsePAM no
@@ -88,7 +142,7 @@ KbdInteractiveAuthentication no
 Subsystem sftp internal-sftp
 LogLevel ERROR
 SetEnv SHLVL=1
-`, port, filepath.Join(dir, "host_ed25519"), filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"))
+`, port, filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"))
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -111,11 +165,14 @@ SetEnv SHLVL=1
 			<-exited
 		})
 		kh := filepath.Join(dir, "known_hosts")
-		line := knownhosts.Line([]string{knownhosts.Normalize(fmt.Sprintf("127.0.0.1:%d", port))}, hostKey)
-		if err := os.WriteFile(kh, []byte(line+"\n"), 0o600); err != nil {
+		var lines string
+		for _, k := range hostKeys {
+			lines += knownhosts.Line([]string{knownhosts.Normalize(fmt.Sprintf("127.0.0.1:%d", port))}, k) + "\n"
+		}
+		if err := os.WriteFile(kh, []byte(lines), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return &SSHD{Port: port, HostKey: hostKey, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
+		return &SSHD{Port: port, HostKey: hostKeys[0], HostKeys: hostKeys, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
 	}
 	t.Fatalf("sshd did not start: %s", lastErr)
 	return nil
@@ -155,6 +212,28 @@ func writeKey(t testing.TB, path string) ssh.PublicKey {
 		t.Fatal(err)
 	}
 	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// writeRSAKey writes a new 2048-bit RSA private key in OpenSSH format to
+// path and returns its public key.
+func writeRSAKey(t testing.TB, path string) ssh.PublicKey {
+	t.Helper()
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(blk), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(&priv.PublicKey)
 	if err != nil {
 		t.Fatal(err)
 	}
