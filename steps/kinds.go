@@ -144,7 +144,7 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 	if done {
 		return nil
 	}
-	if err := e.noteHost(h.Name); err != nil {
+	if err := e.reach(ctx, h, t); err != nil {
 		return err
 	}
 	if !h.Local {
@@ -171,6 +171,18 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 	return nil
 }
 
+// reach connects to a lab host and records it in saved progress as used by
+// this run, before anything is made there. A host that cannot be reached
+// has nothing of this run on it, and cleanup does not try it again.
+func (e *Engine) reach(ctx context.Context, h hostRef, t runner.Target) error {
+	if c, ok := t.(runner.Connector); ok && !h.Local {
+		if err := c.Connect(ctx); err != nil {
+			return &StepError{Host: h.Name, Err: err}
+		}
+	}
+	return e.noteHost(h.Name)
+}
+
 // ensureWorkdir creates the lab's working directory on a host, once (until
 // a cleanup, whose commands may remove it).
 func (e *Engine) ensureWorkdir(ctx context.Context, h hostRef, t runner.Target) error {
@@ -183,7 +195,7 @@ func (e *Engine) ensureWorkdir(ctx context.Context, h hostRef, t runner.Target) 
 	if made {
 		return nil
 	}
-	if err := e.noteHost(h.Name); err != nil {
+	if err := e.reach(ctx, h, t); err != nil {
 		return err
 	}
 	res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(e.workdir()), Timeout: time.Minute})
