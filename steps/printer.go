@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/termtext"
 )
 
 // EventJSON encodes an event as one JSON object with its Kind as "type"
@@ -27,31 +29,57 @@ func EventJSON(ev Event) ([]byte, error) {
 // step titles, the commands with their host, host-prefixed output, one
 // line per finished bench run, and failures with host, last lines and hint.
 // Samples and progress are left to the TUI.
+//
+// Everything it prints that came from outside the binary (the lab's titles,
+// commands and hints, remote output, errors quoting either) goes through
+// termtext.Plain: no escape sequence from a lab file or a host reaches the
+// operator's terminal.
 type Printer struct {
 	mu    sync.Mutex
 	w     io.Writer
+	o     PrinterOptions
 	steps []StepInfo
 	dry   bool
 }
 
+// PrinterOptions tune a Printer.
+type PrinterOptions struct {
+	// RawOutput passes the hosts' command output through unfiltered
+	// (`dpulab run --raw-output`), for a person who trusts the hosts and
+	// wants their colours. Lab text and errors are filtered regardless.
+	RawOutput bool
+}
+
 // NewPrinter returns a Printer writing to w.
-func NewPrinter(w io.Writer) *Printer { return &Printer{w: w} }
+func NewPrinter(w io.Writer) *Printer { return NewPrinterOptions(w, PrinterOptions{}) }
+
+// NewPrinterOptions returns a Printer writing to w with o.
+func NewPrinterOptions(w io.Writer, o PrinterOptions) *Printer { return &Printer{w: w, o: o} }
+
+// output filters a line of a host's output (see RawOutput).
+func (p *Printer) output(s string) string {
+	if p.o.RawOutput {
+		return s
+	}
+	return termtext.Plain(s)
+}
 
 // Print renders one event; safe for concurrent use.
 func (p *Printer) Print(ev Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := p.w
+	clean := termtext.Plain
 	switch ev := ev.(type) {
 	case LabStarted:
 		p.steps = ev.Steps
 		p.dry = ev.DryRun
-		fmt.Fprintf(w, "== %s: %s (run %s)\n", ev.Lab, ev.Title, ev.RunID)
+		fmt.Fprintf(w, "== %s: %s (run %s)\n", clean(ev.Lab), clean(ev.Title), ev.RunID)
 		if ev.DryRun {
 			fmt.Fprintln(w, "   dry run: commands are shown, nothing runs")
 		}
 		if ev.Resume > 0 && ev.Resume < len(ev.Steps) {
-			fmt.Fprintf(w, "   resuming at step %d/%d (%s); --restart starts over\n", ev.Resume+1, len(ev.Steps), ev.Steps[ev.Resume].ID)
+			fmt.Fprintf(w, "   resuming at step %d/%d (%s); --restart starts over\n", ev.Resume+1, len(ev.Steps), clean(ev.Steps[ev.Resume].ID))
 		}
 	case StepStarted:
 		title := ev.Step
@@ -63,54 +91,57 @@ func (p *Printer) Print(ev Event) {
 				title = info.Title + " (" + ev.Step + ", " + info.Kind + ")"
 			}
 		}
-		fmt.Fprintf(w, "\n[%d/%d] %s\n", ev.Index+1, len(p.steps), title)
+		fmt.Fprintf(w, "\n[%d/%d] %s\n", ev.Index+1, len(p.steps), clean(title))
 		for _, c := range ev.Commands {
 			prompt := "$"
 			if c.Sudo {
 				prompt = "# (sudo)"
 			}
-			fmt.Fprintf(w, "  %s%s %s\n", c.Host, prompt, c.Cmd)
+			fmt.Fprintf(w, "  %s%s %s\n", clean(c.Host), prompt, clean(c.Cmd))
 		}
 	case Output:
 		host := ev.Line.Host
 		if host == "" {
 			host = "-"
 		}
-		fmt.Fprintf(w, "  %s | %s\n", host, ev.Line.Text)
+		fmt.Fprintf(w, "  %s | %s\n", clean(host), p.output(ev.Line.Text))
 	case StepFinished:
 		switch ev.Status {
 		case Done:
-			fmt.Fprintf(w, "  ok: %s done in %s\n", ev.Step, ev.Duration.Round(time.Millisecond))
+			fmt.Fprintf(w, "  ok: %s done in %s\n", clean(ev.Step), ev.Duration.Round(time.Millisecond))
 		case Skipped:
 			if !p.dry {
-				fmt.Fprintf(w, "  skipped: %s\n", ev.Step)
+				fmt.Fprintf(w, "  skipped: %s\n", clean(ev.Step))
 			}
 		case Failed:
-			fmt.Fprintf(w, "  FAILED: step %s", ev.Step)
+			fmt.Fprintf(w, "  FAILED: step %s", clean(ev.Step))
 			if ev.Host != "" {
-				fmt.Fprintf(w, " on %s", ev.Host)
+				fmt.Fprintf(w, " on %s", clean(ev.Host))
 			}
-			fmt.Fprintf(w, ": %s\n", ev.Err)
+			fmt.Fprintf(w, ": %s\n", clean(ev.Err))
 			if len(ev.Tail) > 0 {
 				fmt.Fprintln(w, "  last lines:")
 				for _, l := range ev.Tail {
-					fmt.Fprintf(w, "    %s\n", l)
+					fmt.Fprintf(w, "    %s\n", p.output(l))
 				}
 			}
 			if ev.Hint != "" {
-				fmt.Fprintf(w, "  hint: %s\n", strings.TrimSpace(ev.Hint))
+				fmt.Fprintf(w, "  hint: %s\n", clean(strings.TrimSpace(ev.Hint)))
 			}
 		}
 	case Prompt:
-		fmt.Fprintf(w, "  ? %s\n", ev.Message)
+		fmt.Fprintf(w, "  ? %s\n", clean(ev.Message))
 	case LabFinished:
-		if ev.Status == Done {
-			fmt.Fprintf(w, "\n== %s finished in %s", ev.Lab, ev.Duration.Round(time.Second))
-		} else {
-			fmt.Fprintf(w, "\n== %s FAILED after %s: %s", ev.Lab, ev.Duration.Round(time.Second), ev.Err)
+		switch {
+		case ev.Status == Done:
+			fmt.Fprintf(w, "\n== %s finished in %s", clean(ev.Lab), ev.Duration.Round(time.Second))
+		case ev.Run == RunInterrupted:
+			fmt.Fprintf(w, "\n== %s INTERRUPTED after %s: %s", clean(ev.Lab), ev.Duration.Round(time.Second), clean(ev.Err))
+		default:
+			fmt.Fprintf(w, "\n== %s FAILED after %s: %s", clean(ev.Lab), ev.Duration.Round(time.Second), clean(ev.Err))
 		}
 		if ev.ResultsDir != "" {
-			fmt.Fprintf(w, "\n   results: %s", ev.ResultsDir)
+			fmt.Fprintf(w, "\n   results (%s): %s", orDefault(string(ev.Run), "written"), clean(ev.ResultsDir))
 		}
 		fmt.Fprintln(w)
 	}

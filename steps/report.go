@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/guptarohit/asciigraph"
 )
 
@@ -336,7 +337,10 @@ func RenderMarkdown(r *Results) string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	// Titles, labels, hosts, variables, errors and references came from lab
+	// files, inventories and hosts: a report opened with cat or less must not
+	// carry their escape sequences to the reader's terminal.
+	return termtext.Plain(b.String())
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

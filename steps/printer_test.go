@@ -1,0 +1,61 @@
+package steps
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/runner"
+)
+
+// hostile carries what a lab file or a host could try on the operator's
+// terminal: OSC 52 (write the clipboard), a screen clear, a cursor move, a
+// C1 CSI, a window title and a bidi override.
+const hostile = "A\x1b]52;c;ZXZpbA==\x07B\x1b[2JC\x1b[10;10HD\u009b31mE\x1b]0;title\x1b\\F\u202eG"
+
+func TestPrinterFiltersEverythingFromOutside(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPrinter(&buf)
+	p.Print(LabStarted{Lab: "lab" + hostile, Title: hostile, RunID: "r", Steps: []StepInfo{{ID: "s", Title: hostile, Kind: "run"}}})
+	p.Print(StepStarted{Step: "s", Index: 0, Commands: []PlannedCommand{{Host: "h" + hostile, Cmd: "echo " + hostile}}})
+	p.Print(Output{Step: "s", Line: runner.Line{Host: "h", Text: hostile, Time: time.Now()}})
+	p.Print(StepFinished{Step: "s", Status: Failed, Host: "h", Err: hostile, Tail: []string{hostile}, Hint: hostile})
+	p.Print(Prompt{Message: hostile})
+	p.Print(LabFinished{Lab: "lab", Status: Failed, Err: hostile, ResultsDir: "/r" + hostile})
+	out := buf.String()
+	if strings.ContainsAny(out, "\x1b\x07\u009b\u202e") {
+		t.Errorf("a control sequence reached the terminal stream: %q", out)
+	}
+	if !strings.Contains(out, "ABCDEFG") {
+		t.Errorf("the text around the sequences was lost: %q", out)
+	}
+}
+
+func TestPrinterRawOutputKeepsHostOutputOnly(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPrinterOptions(&buf, PrinterOptions{RawOutput: true})
+	p.Print(LabStarted{Lab: "lab", Title: "T\x1b[2J", RunID: "r", Steps: []StepInfo{{ID: "s", Title: "s", Kind: "run"}}})
+	p.Print(Output{Step: "s", Line: runner.Line{Host: "h", Text: "\x1b[31mred\x1b[0m", Time: time.Now()}})
+	out := buf.String()
+	if !strings.Contains(out, "\x1b[31mred") {
+		t.Errorf("--raw-output filtered the host's output: %q", out)
+	}
+	if strings.Contains(out, "\x1b[2J") {
+		t.Errorf("--raw-output let a lab title's sequence through: %q", out)
+	}
+}
+
+func TestReportFiltersEverythingFromOutside(t *testing.T) {
+	r := sampleResults()
+	r.Title = hostile
+	r.Hosts = []HostInfo{{Name: "h" + hostile, Address: "a", Roles: []string{"r"}, Labels: map[string]string{"nic": hostile}}}
+	r.Variables = map[string]string{"v": hostile}
+	r.References = []Reference{{Label: hostile, Value: hostile, Source: hostile}}
+	r.Status, r.FailedStep, r.Error = RunFailed, "s", hostile
+	r.Steps = []StepOutcome{{ID: "s", Title: hostile, Kind: "run", Status: Failed, Error: hostile}}
+	md := RenderMarkdown(r)
+	if strings.ContainsAny(md, "\x1b\x07\u009b\u202e") {
+		t.Errorf("report.md carries a control sequence: %q", md)
+	}
+}
