@@ -1,6 +1,7 @@
 package termtext
 
 import (
+	"strings"
 	"unicode/utf8"
 )
 
@@ -35,6 +36,22 @@ func SGR(s string) string {
 		return s
 	}
 	return dirty(s, i, true)
+}
+
+// Line is Plain for text drawn on one line (a title, a host name, a table
+// cell): line breaks and tabs become spaces, so outside text cannot add rows
+// to a layout that counts them.
+func Line(s string) string {
+	s = Plain(s)
+	if strings.IndexAny(s, "\n\t") < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // Safe reports whether Plain(s) == s, without building anything.

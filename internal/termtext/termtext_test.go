@@ -145,8 +145,8 @@ func TestCleanInputNotCopied(t *testing.T) {
 	in := "débit\t3× plus — 吞吐量 ✔\n" + strings.Repeat("ordinary output line\n", 50)
 	colour := "\x1b[1;32mPASS\x1b[0m " + in
 	for name, fn := range map[string]func() string{
-		"Plain": func() string { return Plain(in) },
-		"SGR":   func() string { return SGR(in) },
+		"Plain":        func() string { return Plain(in) },
+		"SGR":          func() string { return SGR(in) },
 		"SGR coloured": func() string { return SGR(colour) },
 	} {
 		if a := testing.AllocsPerRun(100, func() { _ = fn() }); a != 0 {
@@ -237,4 +237,21 @@ func FuzzDecodeRune(f *testing.F) {
 			t.Fatalf("decodeRune(string %q) = %U, %d; []byte: %U, %d", p, sr, sn, r, n)
 		}
 	})
+}
+
+func TestLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"Start the servers":              "Start the servers",
+		"two\nlines\tand a tab":          "two lines and a tab",
+		"a\r\nb\rc":                      "a b c",
+		"\x1b]0;t\x07title\x1b[2J\u202e": "title",
+	} {
+		if got := Line(in); got != want {
+			t.Errorf("Line(%q) = %q, want %q", in, got, want)
+		}
+	}
+	clean := "Benchmark over TCP loopback ✔"
+	if a := testing.AllocsPerRun(100, func() { _ = Line(clean) }); a != 0 {
+		t.Errorf("Line on clean input: %v allocations", a)
+	}
 }
