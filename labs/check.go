@@ -124,7 +124,7 @@ var startedRE = regexp.MustCompile(` started at t:(\d+)$`)
 // reports parse errors and references to unknown data or undeclared
 // variables. It reports whether the template parsed.
 func (p *parser) checkTemplate(file string, line int, text string, shell bool, keys []string, what string) bool {
-	t, err := parseTemplate("t", text, false)
+	t, err := parseRaw("t", text, newExecEnv(shell))
 	if err != nil {
 		msg := err.Error()
 		at := line
@@ -150,6 +150,10 @@ func (p *parser) checkTemplate(file string, line int, text string, shell bool, k
 		}
 		if tt.Tree != nil {
 			w.walk(tt.Root, true)
+			if shell {
+				cw := ctxWalker{refWalker: &w}
+				cw.list(tt.Root, newShLexer())
+			}
 		}
 	}
 	return true
@@ -196,14 +200,7 @@ func (w *refWalker) walk(n parse.Node, root bool) {
 		if n == nil {
 			return
 		}
-		for i, c := range n.Nodes {
-			if a, ok := c.(*parse.ActionNode); ok && w.shell && len(a.Pipe.Decl) == 0 && i > 0 {
-				if t, ok := n.Nodes[i-1].(*parse.TextNode); ok && len(t.Text) > 0 {
-					if q := t.Text[len(t.Text)-1]; q == '"' || q == '\'' {
-						w.p.errAt(w.file, w.lineOf(a.Pos), "%s: remove the %c before %s: values are shell-quoted for you", w.what, q, a.String())
-					}
-				}
-			}
+		for _, c := range n.Nodes {
 			w.walk(c, root)
 		}
 	case *parse.ActionNode:
@@ -224,6 +221,11 @@ func (w *refWalker) walk(n parse.Node, root bool) {
 		w.walk(n.List, root)
 		w.walk(n.ElseList, root)
 	case *parse.RangeNode:
+		if len(n.Pipe.Cmds) == 1 && len(n.Pipe.Cmds[0].Args) == 1 {
+			if num, ok := n.Pipe.Cmds[0].Args[0].(*parse.NumberNode); ok && num.IsInt && num.Int64 > MaxRangeIterations {
+				w.p.errAt(w.file, w.lineOf(n.Pos), "%s: {{range %s}} loops more than the %d iterations a template may make", w.what, num.Text, MaxRangeIterations)
+			}
+		}
 		w.walk(n.Pipe, root)
 		w.walk(n.List, false)
 		w.walk(n.ElseList, root)
@@ -244,8 +246,11 @@ func (w *refWalker) walk(n parse.Node, root bool) {
 	case *parse.ChainNode:
 		w.walk(n.Node, root)
 	case *parse.IdentifierNode:
-		if n.Ident == autoquoteFunc {
-			w.p.errAt(w.file, w.lineOf(n.Pos), "%s: %s is applied for you; use quote, or nothing", w.what, autoquoteFunc)
+		switch {
+		case n.Ident == autoquoteFunc || n.Ident == rangeLimitFunc:
+			w.p.errAt(w.file, w.lineOf(n.Pos), "%s: %s is applied for you; write nothing", w.what, n.Ident)
+		case slices.Contains(unsupportedFuncs, n.Ident):
+			w.p.errAt(w.file, w.lineOf(n.Pos), "%s: %s is not available in lab templates", w.what, n.Ident)
 		}
 	}
 }

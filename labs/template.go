@@ -14,10 +14,13 @@ import (
 // Templates in lab files are Go text/template. Two contexts:
 //
 //   - Shell context (run, skip_if, verify.run): every {{...}} that prints
-//     something is shell-quoted on the way out, whatever it prints. The
-//     loader appends an "autoquote" call to the pipeline of every action, so
-//     an author cannot forget it and a hostile --set value (x; rm -rf /)
-//     stays one word. Literal template text is not touched.
+//     something is quoted on the way out for the shell context it lands in
+//     (bare word, "...", '...', here-document body), whatever it prints.
+//     The loader appends an "autoquote" call to the pipeline of every
+//     action, so an author cannot forget it and a hostile --set value
+//     (x; rm -rf /) stays literal text. Where no quoting is safe (comments,
+//     arithmetic, backticks, ...) the value is refused. Literal template
+//     text is not touched.
 //   - Text context (template files, deploy config, Value fields, paths):
 //     values are printed as they are; config files are not shell.
 //
@@ -64,42 +67,80 @@ var configKeys = append(append([]string{}, commandKeys...), DataGroup, DataInsta
 // field is resolved before any host is known.
 var valueKeys = []string{DataVars}
 
-// autoquoteFunc is the name of the function appended to every action of a
-// shell-context template.
-const autoquoteFunc = "autoquote"
+// autoquoteFunc is the name of the function appended to every printing
+// action of a shell-context template; rangeLimitFunc is appended to every
+// {{range}}'s pipeline in both contexts.
+const (
+	autoquoteFunc  = "autoquote"
+	rangeLimitFunc = "rangelimit"
+)
 
-// quoted marks a string that is already shell-quoted, so autoquote leaves
-// it alone: {{quote .vars.x}} in a command is quoted once, not twice.
-type quoted string
-
-// funcs are the functions lab templates may call.
-func funcs(shell bool) template.FuncMap {
+// funcs are the functions lab templates may call, bound to one execution.
+func funcs(env *execEnv) template.FuncMap {
 	m := template.FuncMap{
-		"add":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x + y }) },
-		"sub":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x - y }) },
-		"mul":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x * y }) },
-		"lower": strings.ToLower,
-		"upper": strings.ToUpper,
-		"join":  func(sep string, parts []string) string { return strings.Join(parts, sep) },
+		"add": func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x + y }) },
+		"sub": func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x - y }) },
+		"mul": func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x * y }) },
+		"lower": func(s string) (string, error) {
+			if err := env.charge(len(s)); err != nil {
+				return "", err
+			}
+			return strings.ToLower(s), nil
+		},
+		"upper": func(s string) (string, error) {
+			if err := env.charge(len(s)); err != nil {
+				return "", err
+			}
+			return strings.ToUpper(s), nil
+		},
+		"join": func(sep string, parts []string) (string, error) {
+			n := len(sep) * len(parts)
+			for _, p := range parts {
+				n += len(p)
+			}
+			if err := env.charge(n); err != nil {
+				return "", err
+			}
+			return strings.Join(parts, sep), nil
+		},
 		"bytes": func(v any) (int64, error) { return ParseSize(fmt.Sprint(v)) },
 		"seconds": func(v any) (int64, error) {
 			d, err := time.ParseDuration(fmt.Sprint(v))
 			return int64(d / time.Second), err
 		},
-		autoquoteFunc: func(v any) string {
-			if q, ok := v.(quoted); ok {
-				return string(q)
+		// The builtins that build strings are replaced by bounded ones, so
+		// a doubling loop ({{$a = print $a $a}}) hits the cap, not the
+		// machine's memory.
+		"print":   func(args ...any) (string, error) { return env.sprint(fmt.Sprint, args) },
+		"println": func(args ...any) (string, error) { return env.sprint(fmt.Sprintln, args) },
+		"printf":  env.sprintf,
+		"quote": func(v any) (string, error) {
+			s, err := env.str(v)
+			if err != nil || env.shell {
+				// In a command every value is quoted for where it lands;
+				// quote is kept so older labs still read, and changes nothing.
+				return s, err
 			}
-			return ShellQuote(fmt.Sprint(v))
+			if err := env.charge(len(s) + 2); err != nil {
+				return "", err
+			}
+			return ShellQuote(s), nil
 		},
+		autoquoteFunc:  env.autoquote,
+		rangeLimitFunc: env.rangeLimit,
 	}
-	if shell {
-		m["quote"] = func(v any) quoted { return quoted(ShellQuote(fmt.Sprint(v))) }
-	} else {
-		m["quote"] = func(v any) string { return ShellQuote(fmt.Sprint(v)) }
+	for _, name := range unsupportedFuncs {
+		m[name] = func(...any) (string, error) {
+			return "", fmt.Errorf("%s is not available in lab templates", name)
+		}
 	}
 	return m
 }
+
+// unsupportedFuncs are text/template builtins lab templates may not call:
+// escapers for other languages (their output can be several times their
+// input, and they are not shell quoting) and call.
+var unsupportedFuncs = []string{"html", "js", "urlquery", "call"}
 
 // arith does integer arithmetic on template values, which arrive as strings
 // (variables) or integers (instance, port).
@@ -150,50 +191,73 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// parseTemplate parses text as a lab template; in shell context it rewrites
-// every printing action so its output is shell-quoted.
-func parseTemplate(name, text string, shell bool) (*template.Template, error) {
-	t, err := template.New(name).Funcs(funcs(shell)).Option("missingkey=error").Parse(text)
+// parseTemplate parses text as a lab template with the functions of env.
+// In shell context every printing action gets "| autoquote" appended, so an
+// author cannot forget it; every {{range}} gets "| rangelimit".
+func parseTemplate(name, text string, env *execEnv) (*template.Template, error) {
+	t, err := parseRaw(name, text, env)
 	if err != nil {
 		return nil, err
 	}
-	if shell {
-		for _, tt := range t.Templates() {
-			if tt.Tree != nil && tt.Root != nil {
-				addAutoquote(tt.Tree, tt.Root)
+	for _, tt := range t.Templates() {
+		if tt.Name() != name {
+			return nil, fmt.Errorf("{{define}} and {{block}} are not supported in lab templates")
+		}
+		if tt.Tree != nil && tt.Root != nil {
+			if err := rewrite(tt.Tree, tt.Root, env.shell); err != nil {
+				return nil, err
 			}
 		}
 	}
 	return t, nil
 }
 
-// addAutoquote appends "| autoquote" to every action that prints.
-func addAutoquote(tree *parse.Tree, n parse.Node) {
+// parseRaw parses text as it is written, for lint to read.
+func parseRaw(name, text string, env *execEnv) (*template.Template, error) {
+	return template.New(name).Funcs(funcs(env)).Option("missingkey=error").Parse(text)
+}
+
+// rewrite appends autoquote (shell context) to every action that prints and
+// rangelimit to every range; it refuses {{template}}, which could recurse.
+func rewrite(tree *parse.Tree, n parse.Node, shell bool) error {
+	appendFunc := func(pipe *parse.PipeNode, name string, pos parse.Pos) {
+		id := parse.NewIdentifier(name).SetTree(tree).SetPos(pos)
+		pipe.Cmds = append(pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand, Pos: pos, Args: []parse.Node{id}})
+	}
+	var err error
+	walkList := func(ls ...*parse.ListNode) {
+		for _, l := range ls {
+			if e := rewrite(tree, l, shell); e != nil && err == nil {
+				err = e
+			}
+		}
+	}
 	switch n := n.(type) {
 	case *parse.ListNode:
 		if n == nil {
-			return
+			return nil
 		}
 		for _, c := range n.Nodes {
-			addAutoquote(tree, c)
+			if e := rewrite(tree, c, shell); e != nil {
+				return e
+			}
 		}
 	case *parse.ActionNode:
 		// An action that declares or assigns variables prints nothing.
-		if len(n.Pipe.Decl) > 0 {
-			return
+		if shell && len(n.Pipe.Decl) == 0 {
+			appendFunc(n.Pipe, autoquoteFunc, n.Pos)
 		}
-		id := parse.NewIdentifier(autoquoteFunc).SetTree(tree).SetPos(n.Pos)
-		n.Pipe.Cmds = append(n.Pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand, Pos: n.Pos, Args: []parse.Node{id}})
 	case *parse.IfNode:
-		addAutoquote(tree, n.List)
-		addAutoquote(tree, n.ElseList)
+		walkList(n.List, n.ElseList)
 	case *parse.RangeNode:
-		addAutoquote(tree, n.List)
-		addAutoquote(tree, n.ElseList)
+		appendFunc(n.Pipe, rangeLimitFunc, n.Pos)
+		walkList(n.List, n.ElseList)
 	case *parse.WithNode:
-		addAutoquote(tree, n.List)
-		addAutoquote(tree, n.ElseList)
+		walkList(n.List, n.ElseList)
+	case *parse.TemplateNode:
+		return fmt.Errorf("{{template}} is not supported in lab templates")
 	}
+	return err
 }
 
 // Data builds the data a template sees: .vars plus the engine's extra keys
@@ -211,7 +275,8 @@ func Data(vars map[string]string, extra map[string]any) map[string]any {
 }
 
 // RenderCommand renders a shell-context template (a run command, skip_if,
-// verify.run): every substituted value comes out shell-quoted.
+// verify.run): every substituted value is quoted for the shell context it
+// lands in (see shell.go), or the render fails saying why it cannot be.
 func RenderCommand(text string, data map[string]any) (string, error) {
 	return render(text, data, true)
 }
@@ -223,15 +288,20 @@ func RenderText(text string, data map[string]any) (string, error) {
 }
 
 func render(text string, data map[string]any, shell bool) (string, error) {
-	t, err := parseTemplate("t", text, shell)
+	env := newExecEnv(shell)
+	t, err := parseTemplate("t", text, env)
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, data); err != nil {
-		return "", err
+	if err := t.Execute(env, data); err != nil {
+		return "", env.explain(err)
 	}
-	return b.String(), nil
+	if shell {
+		if err := env.lx.finish(); err != nil {
+			return "", fmt.Errorf("at the end: %w", err)
+		}
+	}
+	return env.out.String(), nil
 }
 
 // Resolve renders the Value with the run's variables.
