@@ -50,7 +50,7 @@ func readCapped(fsys fs.FS, name string, max int64, what string) ([]byte, error)
 	}
 	defer f.Close()
 	tooBig := func(n string) error {
-		return fmt.Errorf("%s is %s, over the %s cap for a %s; a lab file that big is a mistake (or hostile)", name, n, sizeName(max), what)
+		return fmt.Errorf("file is %s, over the %s cap for %s; a lab file that big is a mistake (or hostile)", n, sizeName(max), what)
 	}
 	if fi, err := f.Stat(); err == nil {
 		if fi.IsDir() {

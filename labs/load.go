@@ -29,7 +29,7 @@ const DefaultLab = "quickstart"
 func Parse(fsys fs.FS, dir, file string) (*Lab, Problems) {
 	l := &Lab{File: file, Dir: dir, FS: fsys}
 	p := &parser{file: file, fsys: fsys, dir: dir, lab: l}
-	b, err := fs.ReadFile(fsys, path.Join(dir, LabFile))
+	b, err := readCapped(fsys, path.Join(dir, LabFile), MaxLabFileSize, "a "+LabFile)
 	if err != nil {
 		p.errAt(file, 0, "cannot read: %v", cleanFSErr(err))
 		return l, p.probs

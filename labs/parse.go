@@ -511,5 +511,5 @@ func readLabFile(fsys fs.FS, dir, name string) ([]byte, error) {
 	if fsys == nil {
 		return nil, fmt.Errorf("%s: lab has no files", name)
 	}
-	return fs.ReadFile(fsys, path.Join(dir, name))
+	return readCapped(fsys, path.Join(dir, name), MaxDocFileSize, "a doc or template")
 }
