@@ -87,7 +87,14 @@ type App struct {
 }
 
 // New builds the app; Init opens the first page.
+//
+// The catalogue's and the recording's text comes from outside the binary
+// (lab files, remote hosts, results folders): it is sanitised here, where it
+// enters the TUI, so that nothing from it can write the clipboard, clear the
+// screen or move the cursor (see package termtext).
 func New(cfg Config) *App {
+	cfg.Catalog = session.Sanitize(cfg.Catalog)
+	cfg.Replay = session.CleanResults(cfg.Replay)
 	c := common.NewCommon(cfg.NoColor, common.MinWidth, common.MinHeight)
 	c.Clipboard = cfg.Clipboard
 	c.NoAnimation = cfg.NoAnimation

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/tui/common"
 )
@@ -60,10 +61,10 @@ func (m *Model) Clear() {
 	m.refresh()
 }
 
-// AppendLines adds output lines, each prefixed with its host.
+// AppendLines adds output lines, each prefixed with its host (see format).
 func (m *Model) AppendLines(ls []runner.Line) {
 	for _, l := range ls {
-		m.lines = append(m.lines, m.format(l))
+		m.lines = append(m.lines, m.format(l)...)
 	}
 	m.trimAndRefresh()
 }
@@ -83,17 +84,35 @@ func (m *Model) trimAndRefresh() {
 	m.refresh()
 }
 
-func (m *Model) format(l runner.Line) string {
-	host := l.Host
+// format draws one output line, prefixed with its host. The text
+// keeps the safe SGR colours of termtext.SGR (none with NO_COLOR); anything
+// else a remote command prints to move the cursor, clear the screen or talk
+// to the terminal is dropped here too, whoever the caller. A line holding
+// carriage returns (a progress bar's redraws) becomes one line per redraw.
+func (m *Model) format(l runner.Line) []string {
+	host := termtext.Line(l.Host)
 	if host == "" {
 		host = "local"
 	}
-	text := ansi.Strip(strings.TrimRight(l.Text, "\r\n")) // command output must not move our cursor
-	prefix := m.Styles.OutHost.Render(host + " │ ")
-	if l.Stream == runner.Stderr {
-		return prefix + m.Styles.OutStderr.Render(text)
+	clean := termtext.SGR
+	if m.Styles.NoColor {
+		clean = termtext.Plain
 	}
-	return prefix + text
+	text := clean(strings.TrimRight(l.Text, "\r\n"))
+	prefix := m.Styles.OutHost.Render(host + " │ ")
+	out := make([]string, 0, 1)
+	for _, t := range strings.Split(text, "\n") {
+		if strings.IndexByte(t, 0x1b) >= 0 {
+			// The command's colours end with its line, never bleed into
+			// the next one or into the rest of the screen.
+			t += ansi.ResetStyle
+		}
+		if l.Stream == runner.Stderr {
+			t = m.Styles.OutStderr.Render(t)
+		}
+		out = append(out, prefix+t)
+	}
+	return out
 }
 
 func (m *Model) refresh() {

@@ -2,9 +2,11 @@ package logview
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/tui/common"
 )
@@ -49,5 +51,33 @@ func TestOutputIsBoundedAndSanitised(t *testing.T) {
 	m.AppendLines([]runner.Line{{Host: "h1", Text: "red\x1b[31m text\x1b[2J"}})
 	if got := m.Lines()[0]; got != "h1 │ red text" {
 		t.Fatalf("line %q: escape sequences from commands must be stripped", got)
+	}
+}
+
+// TestOutputKeepsSafeColours: with colour on, a command's SGR colours stay
+// (ending with its line), everything else a command prints to the terminal
+// goes, and a progress bar's redraws become lines of their own.
+func TestOutputKeepsSafeColours(t *testing.T) {
+	m := New(common.NewCommon(false, 60, 5))
+	m.AppendLines([]runner.Line{
+		{Host: "h1", Text: "\x1b[32mPASS\x1b[0m \x1b]52;c;aGk=\x07ok\x1b[2J\x9b1;1H\u202e"},
+		{Host: "h1", Text: "10%\r50%\r100%"},
+	})
+	ls := m.Lines()
+	if len(ls) != 4 {
+		t.Fatalf("%d lines, want 1 + 3 redraws: %q", len(ls), ls)
+	}
+	if !strings.Contains(ls[0], "\x1b[32mPASS\x1b[0m ok\x1b[m") {
+		t.Errorf("line %q: want the green PASS kept, the rest dropped, and a reset at the end", ls[0])
+	}
+	for _, bad := range []string{"52;c;", "2J", "\x9b", "\u202e", "1;1H"} {
+		if strings.Contains(ls[0], bad) {
+			t.Errorf("line %q holds %q", ls[0], bad)
+		}
+	}
+	for i, want := range []string{"10%", "50%", "100%"} {
+		if !strings.HasSuffix(ansi.Strip(ls[i+1]), "│ "+want) {
+			t.Errorf("redraw line %q, want it to end in %q", ls[i+1], want)
+		}
 	}
 }

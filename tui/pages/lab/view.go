@@ -2,13 +2,14 @@ package lab
 
 import (
 	"fmt"
-	"github.com/dpulab/dpulab/tui/common"
 	"strings"
 
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
 	"github.com/muesli/termenv"
 )
 
@@ -159,7 +160,8 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 		tail = tail[len(tail)-3:]
 	}
 	for _, t := range tail {
-		ls = append(ls, st.Muted.Render(ansi.Truncate("  "+t, inner, "…")))
+		// One row per line: a redraw's \r became a line break.
+		ls = append(ls, st.Muted.Render(ansi.Truncate("  "+termtext.Line(t), inner, "…")))
 	}
 	if f.Hint != "" {
 		wrapped := lipgloss.NewStyle().Width(inner).Render("Hint: " + f.Hint)

@@ -1,0 +1,179 @@
+package session
+
+import (
+	"reflect"
+	"sync"
+
+	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps"
+)
+
+// CleanEvent returns ev with every string it carries made safe to draw:
+// command output keeps the safe SGR colours (termtext.SGR), the host it came
+// from and everything else is termtext.Plain. An event that is already clean
+// comes back as it is, without a copy; output lines, thousands a second, take
+// that path without allocating.
+func CleanEvent(ev steps.Event) steps.Event {
+	switch e := ev.(type) {
+	case steps.Output:
+		// The hot path, spelled out: no reflection per line.
+		if termtext.SGR(e.Line.Text) == e.Line.Text && termtext.Line(e.Line.Host) == e.Line.Host && termtext.Safe(e.Step) {
+			return ev
+		}
+		e.Step = termtext.Plain(e.Step)
+		e.Line = runner.Line{Host: termtext.Line(e.Line.Host), Stream: e.Line.Stream, Text: termtext.SGR(e.Line.Text)}
+		return e
+	case steps.Sample:
+		e.Step, e.Variant, e.Sweep = termtext.Plain(e.Step), termtext.Plain(e.Variant), termtext.Plain(e.Sweep)
+		return e
+	case steps.LabStarted:
+		e = clean(e)
+		e.Title = termtext.Line(e.Title)
+		e.Steps = cleanSteps(e.Steps)
+		return e
+	}
+	// Every other kind, including any added later, by reflection: rare
+	// events, and a new string field cannot be forgotten.
+	return clean(ev)
+}
+
+// CleanResults returns a copy of r (recorded results, or the engine's so far)
+// with every string made Plain: lab and variant labels, hosts and their
+// labels, variables, references, errors. The per-second series, which hold
+// no strings, are shared with r, not copied.
+func CleanResults(r *steps.Results) *steps.Results {
+	if r == nil {
+		return nil
+	}
+	return clean(r)
+}
+
+// cleanSteps makes step titles one line each: the step list and the step's
+// title bar count rows.
+func cleanSteps(in []steps.StepInfo) []steps.StepInfo {
+	out := clean(in)
+	for i := range out {
+		out[i].Title = termtext.Line(out[i].Title)
+	}
+	return out
+}
+
+// cleanInfo is LabInfo made safe to draw, its title on one line.
+func cleanInfo(in LabInfo) LabInfo {
+	in = clean(in)
+	in.Title = termtext.Line(in.Title)
+	return in
+}
+
+// clean returns v with every string reachable from it (through exported
+// struct fields, pointers, slices, arrays, maps and interfaces) passed
+// through termtext.Plain. Nothing of v is modified: what changes is copied,
+// what holds no string is shared.
+func clean[T any](v T) T {
+	if c, ok := cleanValue(reflect.ValueOf(&v).Elem()).Interface().(T); ok {
+		return c
+	}
+	return v // a nil interface
+}
+
+func cleanValue(v reflect.Value) reflect.Value {
+	t := v.Type()
+	if !holdsStrings(t) {
+		return v
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		c := termtext.Plain(s)
+		if c == s {
+			return v
+		}
+		out := reflect.New(t).Elem()
+		out.SetString(c)
+		return out
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(t.Elem())
+		out.Elem().Set(cleanValue(v.Elem()))
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(t, v.Len(), v.Len())
+		for i := range v.Len() {
+			out.Index(i).Set(cleanValue(v.Index(i)))
+		}
+		return out
+	case reflect.Array:
+		out := reflect.New(t).Elem()
+		for i := range v.Len() {
+			out.Index(i).Set(cleanValue(v.Index(i)))
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(t, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(cleanValue(it.Key()), cleanValue(it.Value()))
+		}
+		return out
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(t).Elem()
+		out.Set(cleanValue(v.Elem()))
+		return out
+	case reflect.Struct:
+		out := reflect.New(t).Elem()
+		out.Set(v) // unexported fields as they are: never drawn from here
+		for i := range t.NumField() {
+			if t.Field(i).IsExported() {
+				out.Field(i).Set(cleanValue(v.Field(i)))
+			}
+		}
+		return out
+	}
+	return v
+}
+
+// stringTypes caches, per type, whether a value of it can reach a string
+// through exported fields.
+var stringTypes sync.Map // reflect.Type → bool
+
+func holdsStrings(t reflect.Type) bool {
+	if b, ok := stringTypes.Load(t); ok {
+		return b.(bool)
+	}
+	b := holdsStringsSeen(t, map[reflect.Type]bool{})
+	stringTypes.Store(t, b)
+	return b
+}
+
+func holdsStringsSeen(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false // a recursive type: its strings are found on the first visit
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.String, reflect.Interface:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsStringsSeen(t.Elem(), seen)
+	case reflect.Map:
+		return holdsStringsSeen(t.Key(), seen) || holdsStringsSeen(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && holdsStringsSeen(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
