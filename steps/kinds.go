@@ -67,23 +67,28 @@ func (e *Engine) hostList(roles []string) string {
 
 // fanOut runs fn on every host of the step's roles in parallel. It returns
 // errSkipped when every host skipped, else the first host's error (by host
-// order) joined with the others.
-func (e *Engine) fanOut(ctx context.Context, roles []string, fn func(context.Context, hostRef, runner.Target) error) error {
-	return e.fanOutHosts(ctx, roles, nil, fn)
-}
-
-// fanOutHosts is fanOut over the hosts of roles that keep accepts (all
-// when keep is nil); when it accepts none, the step is skipped.
-func (e *Engine) fanOutHosts(ctx context.Context, roles []string, keep func(hostRef) bool, fn func(context.Context, hostRef, runner.Target) error) error {
-	hosts, err := e.hosts.hosts(roles)
+// order) joined with the others. A cleanup step leaves out the hosts that
+// no run of this lab reached: nothing was left there, and trying them again
+// (an unknown host key, a refused connection) would only report the failure
+// a second time, as cleanup's.
+func (e *Engine) fanOut(ctx context.Context, st *labs.Step, fn func(context.Context, hostRef, runner.Target) error) error {
+	hosts, err := e.hosts.hosts(st.On)
 	if err != nil {
 		return err
 	}
 	if len(hosts) == 0 {
-		return fmt.Errorf("no host plays role %s (check the inventory)", strings.Join(roles, ", "))
+		return fmt.Errorf("no host plays role %s (check the inventory)", strings.Join(st.On, ", "))
 	}
-	if keep != nil {
-		hosts = slices.DeleteFunc(hosts, func(h hostRef) bool { return !keep(h) })
+	if st.Kind == labs.KindCleanup {
+		hosts = slices.DeleteFunc(hosts, func(h hostRef) bool {
+			e.mu.Lock()
+			touched := h.Local || e.touchedLocked(h.Name)
+			e.mu.Unlock()
+			if !touched {
+				e.say(st.ID, h.Name, "not cleaned up: no run of this lab reached it, so nothing was left there")
+			}
+			return !touched
+		})
 		if len(hosts) == 0 {
 			return errSkipped
 		}
@@ -268,23 +273,7 @@ func (e *Engine) runCommands(ctx context.Context, st *labs.Step, keepGoing bool)
 		return err
 	}
 	vars := e.Vars()
-	var keep func(hostRef) bool
-	if st.Kind == labs.KindCleanup {
-		// A host that no run of this lab reached has nothing to clean up,
-		// and trying it again (an unknown host key, a refused connection)
-		// would only report the same failure as cleanup's.
-		keep = func(h hostRef) bool {
-			e.mu.Lock()
-			touched := h.Local || e.touchedLocked(h.Name)
-			e.mu.Unlock()
-			if touched {
-				return true
-			}
-			e.say(st.ID, h.Name, "not cleaned up: no run of this lab reached it, so nothing was left there")
-			return false
-		}
-	}
-	return e.fanOutHosts(ctx, st.On, keep, func(ctx context.Context, h hostRef, t runner.Target) error {
+	return e.fanOut(ctx, st, func(ctx context.Context, h hostRef, t runner.Target) error {
 		data := e.cmdData(h, vars)
 		if st.SkipIf != "" {
 			cmd, err := labs.RenderCommand(st.SkipIf, data)
@@ -421,23 +410,7 @@ func (e *Engine) runTemplate(ctx context.Context, st *labs.Step) error {
 		mode = 0o644
 	}
 	vars := e.Vars()
-	var keep func(hostRef) bool
-	if st.Kind == labs.KindCleanup {
-		// A host that no run of this lab reached has nothing to clean up,
-		// and trying it again (an unknown host key, a refused connection)
-		// would only report the same failure as cleanup's.
-		keep = func(h hostRef) bool {
-			e.mu.Lock()
-			touched := h.Local || e.touchedLocked(h.Name)
-			e.mu.Unlock()
-			if touched {
-				return true
-			}
-			e.say(st.ID, h.Name, "not cleaned up: no run of this lab reached it, so nothing was left there")
-			return false
-		}
-	}
-	return e.fanOutHosts(ctx, st.On, keep, func(ctx context.Context, h hostRef, t runner.Target) error {
+	return e.fanOut(ctx, st, func(ctx context.Context, h hostRef, t runner.Target) error {
 		data := e.cmdData(h, vars)
 		dest, err := labs.RenderText(string(spec.Dest), data)
 		if err != nil {
