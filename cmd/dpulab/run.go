@@ -41,14 +41,27 @@ results/LAB/TIMESTAMP (results.json, samples.csv, report.md).
 
 Progress is saved after every step; running the same lab again resumes at the
 first unfinished step (--restart starts over). Cleanup steps always run at the
-end, also after a failure or Ctrl-C. Exit status 0 only when every step passed.`,
+end, also after a failure or Ctrl-C. Exit status 0 only when every step passed.
+
+Interrupts: SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal or SSH session
+closed) stop the running step, then cleanup runs (it stops what the lab
+started and removes its working directory) and the results are saved, as
+for a failure. The same happens when stdout or stderr goes away (a pipe's
+reader exited); from then on output is discarded. The exit status is then
+128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP,
+141 (SIGPIPE) for output that went away; a signal's status wins over lost
+output's, as with "| tee" both come from the same Ctrl-C. A second signal
+during cleanup only says it is still running; a third abandons cleanup and
+exits at once, which may leave servers running (the next run of the lab
+stops the ones saved progress recorded). Started with SIGHUP ignored (nohup),
+dpulab keeps ignoring it.`,
 		Example: `  dpulab run quickstart
   dpulab run quickstart --set duration=2s --yes --json > events.jsonl
   dpulab run quickstart --dry-run
   dpulab run redis-dpu-uptv2 --inventory hosts.yaml --from compare`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLab(cmd.Context(), args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runLabSignals(cmd.Context(), args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
@@ -65,6 +78,22 @@ end, also after a failure or Ctrl-C. Exit status 0 only when every step passed.`
 	fl.BoolVar(&f.acceptNew, "accept-new-host-keys", false, "trust and save unknown SSH host keys (never changed ones)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where progress is saved (default $XDG_STATE_HOME/dpulab)")
 	return cmd
+}
+
+// runLabSignals runs a lab the way `dpulab run` does in a process of its
+// own: signals and lost output end it through cleanup (see signals.go), and
+// its exit status says which one did.
+func runLabSignals(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer) error {
+	it := &interrupter{exit: os.Exit}
+	errOut := newBestEffortWriter(stderr, it.outputGone)
+	it.notices = errOut
+	ctx, stop := it.watch(ctx)
+	err := runLab(ctx, id, f, newBestEffortWriter(stdout, it.outputGone), errOut)
+	stop()
+	if code, ok := it.exitCode(); ok {
+		return exitError{code: code}
+	}
+	return err
 }
 
 // parseSets reads --set NAME=VALUE flags.

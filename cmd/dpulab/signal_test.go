@@ -1,0 +1,477 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+)
+
+// sigLab deploys three servers, runs a short bench and then a long one at
+// a low request rate (the machine is small): a signal sent on an event
+// lands mid-deploy, between the benches, or mid-bench.
+const sigLab = `id: sigtest
+title: Signals
+summary: deploy, a short bench, a long one
+duration: 5m
+roles:
+  local: this machine
+variables:
+  port:
+    type: int
+    default: 7400
+    min: 1024
+    max: 65000
+    description: port of the first server
+  duration:
+    type: duration
+    default: 2m
+    min: 1s
+    max: 10m
+    description: length of the long bench
+steps:
+  - id: workdir
+    title: Working directory
+    kind: run
+    run: mkdir -p {{.workdir}}
+  - id: deploy
+    title: Start the servers
+    kind: deploy
+    instances: 3
+    port: "{{.vars.port}}"
+    config: assets/redis.conf.tmpl
+  - id: short
+    title: Short bench
+    kind: bench
+    target: deploy
+    clients: 1
+    rate: 100
+    warmup: 0s
+    duration: 1s
+    runs: 1
+  - id: long
+    title: Long bench
+    kind: bench
+    target: deploy
+    clients: 1
+    rate: 100
+    warmup: 0s
+    duration: "{{.vars.duration}}"
+    runs: 1
+  - id: cleanup
+    title: Remove the files
+    kind: cleanup
+    run: rm -f {{.workdir}}/nothing
+`
+
+// deployLab only deploys: a run of it is short, for the interrupt loop.
+const deployLab = `id: sigdeploy
+title: Deploy only
+summary: deploy and clean up
+duration: 1m
+roles:
+  local: this machine
+variables:
+  port:
+    type: int
+    default: 7400
+    min: 1024
+    max: 65000
+    description: port of the first server
+steps:
+  - id: workdir
+    title: Working directory
+    kind: run
+    run: mkdir -p {{.workdir}}
+  - id: deploy
+    title: Start the servers
+    kind: deploy
+    instances: 3
+    port: "{{.vars.port}}"
+    config: assets/redis.conf.tmpl
+  - id: cleanup
+    title: Remove the files
+    kind: cleanup
+    run: rm -f {{.workdir}}/nothing
+`
+
+func writeLabDir(t *testing.T, id, yaml string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, id), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, id, "lab.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// event is one line of `dpulab run --json`.
+type event map[string]any
+
+func (e event) is(typ, step string) bool {
+	return e["type"] == typ && (step == "" || e["step"] == step)
+}
+
+// runProc is a `dpulab run --json` started by a test.
+type runProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	events chan event
+	// out is what dpulab wrote, both streams when they share a pipe.
+	out     *lockedBuffer
+	workdir string // from the workdir step's command, once seen
+	mu      sync.Mutex
+	exited  chan struct{}
+	state   *os.ProcessState
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startRun starts the dpulab binary with args; its JSON events (stdout)
+// arrive on events and stderr is kept. With sharedPipe, stdout and stderr
+// go to one pipe (as `2>&1 | tee`) and closeReader ends its reader.
+func startRun(t *testing.T, bin, stateHome string, sharedPipe bool, args ...string) (*runProc, func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateHome, "NO_COLOR=1")
+	p := &runProc{t: t, cmd: cmd, events: make(chan event, 4096), out: &lockedBuffer{}, exited: make(chan struct{})}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	if sharedPipe {
+		cmd.Stderr = w
+	} else {
+		cmd.Stderr = p.out
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var closeOnce sync.Once
+	closeReader := func() { closeOnce.Do(func() { r.Close() }) }
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		defer close(p.events)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if sharedPipe {
+				p.out.Write(append(append([]byte(nil), line...), '\n'))
+			}
+			var ev event
+			if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil {
+				continue
+			}
+			if ev.is("step_started", "workdir") {
+				if cmds, _ := ev["commands"].([]any); len(cmds) > 0 {
+					c, _ := cmds[0].(map[string]any)["cmd"].(string)
+					p.mu.Lock()
+					p.workdir = strings.TrimPrefix(c, "mkdir -p ")
+					p.mu.Unlock()
+				}
+			}
+			select {
+			case p.events <- ev:
+			default: // nobody waits for that many: samples of a long run
+			}
+		}
+	}()
+	go func() {
+		cmd.Wait()
+		p.mu.Lock()
+		p.state = cmd.ProcessState
+		p.mu.Unlock()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.exited
+		closeReader()
+		<-readDone
+	})
+	return p, closeReader
+}
+
+// waitFor returns when an event matching ok arrives; false when the run
+// ended first.
+func (p *runProc) waitFor(ok func(event) bool) bool {
+	for ev := range p.events {
+		if ok(ev) {
+			return true
+		}
+	}
+	return false
+}
+
+// wait waits for the process and returns its exit status (128+N when a
+// signal N killed it, as a shell reports it).
+func (p *runProc) wait() int {
+	<-p.exited
+	ws := p.state.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+func (p *runProc) workDir() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.workdir
+}
+
+// tail is the last n lines of s: enough to see why a run failed without
+// burying the other cases' messages.
+func tail(s fmt.Stringer, n int) string {
+	lines := strings.Split(strings.TrimRight(s.String(), "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"  ..."}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// serversOf lists the processes running `BIN server` for this build of
+// dpulab: their pid and command line.
+func serversOf(bin string) map[int]string {
+	out := map[int]string{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		line := strings.Join(args, " ")
+		if strings.Contains(line, bin+" server") {
+			out[pid] = line
+		}
+	}
+	return out
+}
+
+// killServers ends what a failed case left, so one failure does not
+// cascade into the next case (the port stays busy) or outlive the test.
+func killServers(bin string) {
+	self := syscall.Getpgrp()
+	for pid := range serversOf(bin) {
+		if pg, err := syscall.Getpgid(pid); err == nil && pg != self && pg > 1 {
+			syscall.Kill(-pg, syscall.SIGKILL)
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// assertNoServers fails when a server of this build is still running, and
+// ends it.
+func assertNoServers(t *testing.T, bin, what string) {
+	t.Helper()
+	if left := serversOf(bin); len(left) > 0 {
+		var lines []string
+		for pid, line := range left {
+			lines = append(lines, fmt.Sprintf("  pid %d: %s", pid, line))
+		}
+		t.Errorf("%s: %d server(s) left running:\n%s", what, len(left), strings.Join(lines, "\n"))
+		killServers(bin)
+	}
+}
+
+func requireSignalPeers(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds dpulab and runs labs: not in -short")
+	}
+	bin := testpeer.Dpulab(t)
+	t.Cleanup(func() { killServers(bin) })
+	return bin
+}
+
+// TestRunSignalsCleanUp sends SIGINT, SIGTERM and SIGHUP to a headless run
+// at three instants: as the deploy starts, after the first bench, in the
+// middle of the second. Each must end the run through cleanup: exit status
+// 128+N, no server left, the working directory removed, results kept once
+// a bench finished.
+func TestRunSignalsCleanUp(t *testing.T) {
+	bin := requireSignalPeers(t)
+	labDir := writeLabDir(t, "sigtest", sigLab)
+	instants := []struct {
+		name        string
+		at          func(event) bool
+		wantResults bool
+	}{
+		{"deploy", func(ev event) bool { return ev.is("step_started", "deploy") }, false},
+		{"between-benches", func(ev event) bool { return ev.is("step_finished", "short") }, true},
+		{"mid-bench", func(ev event) bool { return ev.is("progress", "") || ev.is("sample", "") }, true},
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		for _, in := range instants {
+			t.Run(sigName(sig)+"/"+in.name, func(t *testing.T) {
+				results := filepath.Join(t.TempDir(), "results")
+				port := testpeer.FreePorts(t, 3)
+				p, _ := startRun(t, bin, t.TempDir(), false, "run", "sigtest", "--lab-dir", labDir, "--json",
+					"--results", results, "--set", fmt.Sprint("port=", port))
+				at := in.at
+				if in.name == "mid-bench" {
+					// A progress or sample event of the long bench.
+					if !p.waitFor(func(ev event) bool { return ev.is("step_started", "long") }) {
+						t.Fatalf("the run ended before the long bench:\n%s", p.out)
+					}
+				}
+				if !p.waitFor(at) {
+					t.Fatalf("the run ended before the instant:\n%s", p.out)
+				}
+				if err := p.cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := p.wait(), 128+int(sig); got != want {
+					t.Errorf("exit status %d, want %d\n%s", got, want, p.out)
+				}
+				assertNoServers(t, bin, sigName(sig)+" at "+in.name)
+				wd := p.workDir()
+				if wd == "" || !strings.HasPrefix(wd, "/tmp/dpulab-sigtest-") {
+					t.Fatalf("working directory %q not seen in the events", wd)
+				}
+				if _, err := os.Stat(wd); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("working directory %s left (stat: %v)\n%s", wd, err, p.out)
+					os.RemoveAll(wd)
+				}
+				_, err := os.Stat(filepath.Join(results, "results.json"))
+				if in.wantResults && err != nil {
+					t.Errorf("no results.json after the first bench: %v\n%s", err, p.out)
+				}
+				if !strings.Contains(p.out.String(), "dpulab: "+sigName(sig)+": stopping the step") {
+					t.Errorf("stderr does not say what the signal does:\n%s", p.out)
+				}
+			})
+		}
+	}
+}
+
+// TestRunOutputGone is `dpulab run 2>&1 | tee log` when tee goes away:
+// with Ctrl-C (SIGINT reaches both; our writes during cleanup then fail
+// with EPIPE) and on its own (the run ends as on SIGPIPE). Neither may kill
+// dpulab before its cleanup.
+func TestRunOutputGone(t *testing.T) {
+	bin := requireSignalPeers(t)
+	labDir := writeLabDir(t, "sigtest", sigLab)
+	for _, tc := range []struct {
+		name   string
+		signal bool
+		want   int
+	}{
+		{"ctrl-c-with-tee", true, 130},
+		{"reader-gone", false, 141},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := filepath.Join(t.TempDir(), "results")
+			port := testpeer.FreePorts(t, 3)
+			p, closeReader := startRun(t, bin, t.TempDir(), true, "run", "sigtest", "--lab-dir", labDir, "--json",
+				"--results", results, "--set", fmt.Sprint("port=", port))
+			if !p.waitFor(func(ev event) bool { return ev.is("step_started", "long") }) {
+				t.Fatalf("the run ended before the long bench:\n%s", p.out)
+			}
+			wd := p.workDir()
+			if tc.signal {
+				if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+			}
+			closeReader()
+			if got := p.wait(); got != tc.want {
+				t.Errorf("exit status %d, want %d\n%s", got, tc.want, p.out)
+			}
+			assertNoServers(t, bin, tc.name)
+			if _, err := os.Stat(wd); wd == "" || !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("working directory %q left (stat: %v)", wd, err)
+				os.RemoveAll(wd)
+			}
+			if _, err := os.Stat(filepath.Join(results, "results.json")); err != nil {
+				t.Errorf("no results.json: %v", err)
+			}
+		})
+	}
+}
+
+// TestRunInterruptedDeployLeavesNoServer interrupts a deploy at many
+// instants after it starts, with SIGKILL, SIGINT and SIGHUP, then runs the
+// lab again with --restart: that run must start its servers (no "already
+// answers PING" from servers the killed run left) and, once it is done, no
+// server of either may be running. A SIGKILL leaves no chance to clean up:
+// the next run must find and stop what the killed one started, from the
+// working directory saved progress recorded before the first start.
+func TestRunInterruptedDeployLeavesNoServer(t *testing.T) {
+	bin := requireSignalPeers(t)
+	labDir := writeLabDir(t, "sigdeploy", deployLab)
+	port := testpeer.FreePorts(t, 3)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sigName(sig), func(t *testing.T) {
+			// One state directory across the loop, as a person's.
+			state := t.TempDir()
+			args := []string{"run", "sigdeploy", "--lab-dir", labDir, "--json", "--restart", "--set", fmt.Sprint("port=", port)}
+			for delay := time.Duration(0); delay <= 400*time.Millisecond; delay += 50 * time.Millisecond {
+				what := fmt.Sprintf("%s %v after the deploy started", sigName(sig), delay)
+				p, _ := startRun(t, bin, state, false, append(args, "--results", t.TempDir())...)
+				if !p.waitFor(func(ev event) bool { return ev.is("step_started", "deploy") }) {
+					t.Fatalf("%s: the run ended before the deploy:\n%s", what, p.out)
+				}
+				// A delay to place the signal, not a timed assertion.
+				time.Sleep(delay)
+				p.cmd.Process.Signal(sig) // the run may have finished: fine
+				p.wait()
+				again, _ := startRun(t, bin, state, false, append(args, "--results", t.TempDir())...)
+				if code := again.wait(); code != 0 || strings.Contains(again.out.String(), "already answers PING") {
+					t.Errorf("%s: the next run (exit status %d) did not start cleanly:\n%s", what, code, tail(again.out, 12))
+				}
+				assertNoServers(t, bin, what)
+				for _, wd := range []string{p.workDir(), again.workDir()} {
+					if wd != "" {
+						if _, err := os.Stat(wd); !errors.Is(err, os.ErrNotExist) {
+							t.Errorf("%s: working directory %s left", what, wd)
+							os.RemoveAll(wd)
+						}
+					}
+				}
+			}
+		})
+	}
+}
