@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/melbahja/goph"
@@ -24,29 +25,101 @@ type authState struct {
 	passphrases map[string]string
 }
 
+// authTrace records what authentication met on one dial, so that a failure
+// can be told apart: a missing or locked identity file, or credentials the
+// server did not take (and which methods it would have taken).
+type authTrace struct {
+	mu sync.Mutex
+	// started: the key exchange is done and authentication began.
+	started bool
+	offered []string
+	tried   []string
+	// missing are identity files named by the inventory or ~/.ssh/config
+	// that do not exist; defaultsMissing the default ones (~/.ssh/id_*).
+	missing         []string
+	defaultsMissing []string
+	unreadable      string
+	unreadableErr   error
+	// encrypted is an identity whose passphrase was not given or wrong.
+	encrypted    string
+	encryptedErr error
+	keys         int
+	agent        bool
+}
+
+// note is the ClientConfig.AuthCallback: it sees which methods the server
+// allows and which were tried, and leaves the choice to config.Auth.
+func (tr *authTrace) note(ctx *ssh.ClientAuthContext) (ssh.AuthMethod, error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.started = true
+	tr.offered = append(tr.offered[:0], ctx.AllowedMethods...)
+	tr.tried = append(tr.tried[:0], ctx.TriedMethods...)
+	return nil, nil
+}
+
+func (tr *authTrace) authStarted() bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.started
+}
+
+// classify turns a failed authentication into a ConnError naming its
+// likeliest cause.
+func (tr *authTrace) classify(e *ConnError) *ConnError {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, m := range tr.tried {
+		if m != "none" {
+			e.Tried = append(e.Tried, m)
+		}
+	}
+	for _, m := range tr.offered {
+		if m != "none" {
+			e.Offered = append(e.Offered, m)
+		}
+	}
+	e.Cause = CauseAuthFailed
+	switch {
+	case tr.encrypted != "":
+		e.Cause, e.Identity = CauseIdentityEncrypted, tr.encrypted
+		if tr.encryptedErr != nil {
+			e.Err = tr.encryptedErr
+		}
+	case tr.unreadable != "":
+		e.Cause, e.Identity, e.Err = CauseIdentityUnreadable, tr.unreadable, tr.unreadableErr
+	case len(tr.missing) > 0:
+		e.Cause, e.Identity = CauseIdentityMissing, tr.missing[0]
+		e.Err = fmt.Errorf("%s does not exist", tr.missing[0])
+	case tr.keys == 0 && !tr.agent && len(tr.defaultsMissing) > 0:
+		e.Cause = CauseIdentityMissing
+		e.Err = fmt.Errorf("no identity file: none of %s exists, and no ssh-agent", strings.Join(tr.defaultsMissing, ", "))
+	}
+	return e
+}
+
 // authMethods builds the methods to try, in OpenSSH's order: ssh-agent,
 // identity files, then keyboard-interactive and password through the
 // Prompter. closer releases the agent connection after the handshake.
-func (t *SSHTarget) authMethods(ctx context.Context, pr Prompter) (auth goph.Auth, closer func(), err error) {
+// Identity files that are missing, unreadable or locked do not stop the
+// attempt (another method may work, as with OpenSSH); tr records them.
+func (t *SSHTarget) authMethods(ctx context.Context, pr Prompter, tr *authTrace) (auth goph.Auth, closer func()) {
 	closer = func() {}
 	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" && !t.cfg.NoAgent {
 		var d net.Dialer
 		if c, err := d.DialContext(ctx, "unix", sock); err == nil {
 			closer = func() { c.Close() }
+			tr.agent = true
 			auth = append(auth, ssh.PublicKeysCallback(agent.NewClient(c).Signers))
 		}
 	}
 	var signers []ssh.Signer
-	for _, path := range t.cfg.Identities {
-		s, err := t.loadIdentity(ctx, pr, path)
-		if err != nil {
-			closer()
-			return nil, func() {}, err
-		}
-		if s != nil {
+	for i, path := range append(append([]string(nil), t.cfg.Identities...), t.cfg.DefaultIdentities...) {
+		if s := t.loadIdentity(ctx, pr, path, i < len(t.cfg.Identities), tr); s != nil {
 			signers = append(signers, s)
 		}
 	}
+	tr.keys = len(signers)
 	if len(signers) > 0 {
 		auth = append(auth, ssh.PublicKeys(signers...))
 	}
@@ -83,32 +156,60 @@ func (t *SSHTarget) authMethods(ctx context.Context, pr Prompter) (auth goph.Aut
 		t.auth.mu.Unlock()
 		return pw, nil
 	}), 3))
-	return auth, closer, nil
+	return auth, closer
 }
 
-// loadIdentity reads a private key file. A missing default file is skipped
-// (nil, nil); an encrypted key becomes a signer that asks for the passphrase
-// only when the server has accepted its public key, so that a person is not
-// asked to unlock keys the host does not know.
-func (t *SSHTarget) loadIdentity(ctx context.Context, pr Prompter, path string) (ssh.Signer, error) {
+// loadIdentity reads a private key file. A missing file is skipped (nil),
+// and so is an unreadable one, both noted in tr; an encrypted key becomes a
+// signer that asks for the passphrase only when the server has accepted
+// its public key, so that a person is not asked to unlock keys the host
+// does not know.
+func (t *SSHTarget) loadIdentity(ctx context.Context, pr Prompter, path string, explicit bool, tr *authTrace) ssh.Signer {
 	pem, err := os.ReadFile(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		switch {
+		case errors.Is(err, os.ErrNotExist) && explicit:
+			tr.missing = append(tr.missing, path)
+		case errors.Is(err, os.ErrNotExist):
+			tr.defaultsMissing = append(tr.defaultsMissing, path)
+		case tr.unreadable == "":
+			tr.unreadable, tr.unreadableErr = path, err
 		}
-		return nil, fmt.Errorf("identity file %s: %w", path, err)
+		return nil
 	}
 	s, err := ssh.ParsePrivateKey(pem)
 	if err == nil {
-		return s, nil
+		return s
 	}
 	var pm *ssh.PassphraseMissingError
 	if !errors.As(err, &pm) {
-		return nil, fmt.Errorf("identity file %s: %w (is it a private key?)", path, err)
+		tr.mu.Lock()
+		if tr.unreadable == "" {
+			tr.unreadable, tr.unreadableErr = path, fmt.Errorf("%s is not a private key: %w", path, err)
+		}
+		tr.mu.Unlock()
+		return nil
+	}
+	unlock := func() (ssh.Signer, error) {
+		s, err := t.unlock(ctx, pr, path, pem)
+		if err != nil {
+			tr.mu.Lock()
+			if tr.encrypted == "" {
+				tr.encrypted, tr.encryptedErr = path, err
+			}
+			tr.mu.Unlock()
+		}
+		return s, err
 	}
 	if pm.PublicKey == nil {
 		// Old PEM formats do not carry the public key: ask now.
-		return t.unlock(ctx, pr, path, pem)
+		s, err := unlock()
+		if err != nil {
+			return nil
+		}
+		return s
 	}
 	return &lazySigner{pub: pm.PublicKey, unlock: func() (ssh.Signer, error) {
 		// Decrypting is slow on purpose (bcrypt KDF): like the prompt, it
@@ -117,8 +218,8 @@ func (t *SSHTarget) loadIdentity(ctx context.Context, pr Prompter, path string) 
 		if dp, ok := pr.(*deadlinePrompter); ok {
 			defer dp.pause()()
 		}
-		return t.unlock(ctx, pr, path, pem)
-	}}, nil
+		return unlock()
+	}}
 }
 
 // unlock asks for an identity's passphrase (up to three times).
@@ -149,7 +250,7 @@ func (t *SSHTarget) unlock(ctx context.Context, pr Prompter, path string, pem []
 		// Any parse failure after a passphrase was given counts as a wrong
 		// passphrase: ask again.
 	}
-	return nil, fmt.Errorf("identity file %s: wrong passphrase", path)
+	return nil, errors.New("the passphrase was wrong three times")
 }
 
 // promptError marks a failure to get a secret, so that the handshake error

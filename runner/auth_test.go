@@ -164,8 +164,8 @@ func TestSSHAuthMethods(t *testing.T) {
 		tg := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), nil))
 		defer tg.Close()
 		err := tg.Connect(ctx)
-		var ae *AuthError
-		if !errors.As(err, &ae) || !strings.Contains(err.Error(), "use an SSH key") {
+		var ce *ConnError
+		if !errors.As(err, &ce) || ce.Cause != CauseAuthFailed || !strings.Contains(err.Error(), "use an SSH key") {
 			t.Fatalf("err = %v", err)
 		}
 	})

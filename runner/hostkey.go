@@ -28,6 +28,10 @@ type hostKeyChecker struct {
 	mu sync.Mutex
 	// once holds keys accepted for this Target's life only (AcceptOnce).
 	once map[string][]byte
+	// refused remembers keys the Prompter refused, by address and key, so
+	// that the person is asked once per host, not once per dial (concurrent
+	// commands, reconnects, cleanup after the failure).
+	refused map[string]*HostKeyError
 }
 
 // load reads the known_hosts file; a missing file is an empty one (every
@@ -106,32 +110,29 @@ func (h *hostKeyChecker) callback(ctx context.Context, p Prompter) ssh.HostKeyCa
 			h.mu.Unlock()
 			return nil
 		}
+		if he, ok := h.refused[hostname+" "+string(key.Marshal())]; ok {
+			h.mu.Unlock()
+			return he
+		}
 		h.mu.Unlock()
 
-		cb, err := h.load()
-		if err != nil {
-			return err
-		}
-		err = cb(hostname, remote, key)
-		if err == nil {
+		he := h.mismatch(hostname, remote, key)
+		if he == nil {
 			return nil
 		}
-		fp := ssh.FingerprintSHA256(key)
-		var ke *knownhosts.KeyError
-		if !errors.As(err, &ke) {
-			// Revoked key or a malformed entry: never prompt past it.
-			return &HostKeyError{Host: h.host, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file, Err: err}
+		if he.Cause() != CauseHostKeyUnknown || !errors.As(he.Err, new(*knownhosts.KeyError)) {
+			// Changed, revoked, or known_hosts unreadable: never prompt
+			// past it.
+			return he
 		}
-		if len(ke.Want) > 0 {
-			hk := &HostKeyError{Host: h.host, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file, Err: err}
-			for _, w := range ke.Want {
-				hk.Known = append(hk.Known, KnownKey{File: w.Filename, Line: w.Line, KeyType: w.Key.Type(), Fingerprint: ssh.FingerprintSHA256(w.Key)})
-			}
-			return hk
+		fp := he.Fingerprint
+		hkErr := func(err error) *HostKeyError {
+			return &HostKeyError{Host: h.host, Address: hostname, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file, Err: err}
 		}
 		d, perr := p.HostKey(ctx, HostKeyPrompt{Host: h.host, Address: hostname, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file})
 		if perr != nil {
-			return &HostKeyError{Host: h.host, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file, Err: perr}
+			// No decision (cancelled, no terminal): the next dial asks again.
+			return hkErr(perr)
 		}
 		switch d {
 		case AcceptOnce:
@@ -144,12 +145,44 @@ func (h *hostKeyChecker) callback(ctx context.Context, p Prompter) ssh.HostKeyCa
 			return nil
 		case AcceptAndSave:
 			if err := appendKnownHost(h.file, hostname, key); err != nil {
-				return &HostKeyError{Host: h.host, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file, Err: err}
+				return hkErr(err)
 			}
 			return nil
 		}
-		return &HostKeyError{Host: h.host, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file, Err: ErrHostKeyRefused}
+		he = hkErr(ErrHostKeyRefused)
+		h.mu.Lock()
+		if h.refused == nil {
+			h.refused = map[string]*HostKeyError{}
+		}
+		h.refused[hostname+" "+string(key.Marshal())] = he
+		h.mu.Unlock()
+		return he
 	}
+}
+
+// mismatch checks key against known_hosts without asking anyone: nil when
+// it is known, else a HostKeyError whose Known lists the entries it
+// contradicts (none: the host is unknown).
+func (h *hostKeyChecker) mismatch(hostname string, remote net.Addr, key ssh.PublicKey) *HostKeyError {
+	fp := ssh.FingerprintSHA256(key)
+	he := &HostKeyError{Host: h.host, Address: hostname, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file}
+	cb, err := h.load()
+	if err != nil {
+		he.Err = err
+		return he
+	}
+	err = cb(hostname, remote, key)
+	if err == nil {
+		return nil
+	}
+	he.Err = err
+	var ke *knownhosts.KeyError
+	if errors.As(err, &ke) {
+		for _, w := range ke.Want {
+			he.Known = append(he.Known, KnownKey{File: w.Filename, Line: w.Line, KeyType: w.Key.Type(), Fingerprint: ssh.FingerprintSHA256(w.Key)})
+		}
+	}
+	return he
 }
 
 // appendKnownHost adds one line for hostname to file, creating the file

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,20 +111,45 @@ func (c *common) askSudoPassword(ctx context.Context) error {
 
 // startScript starts $1 detached: a new session (setsid) so it has its own
 // process group and no controlling terminal, output appended to the log file
-// ($2, or a fresh file under $TMPDIR/dpulab-UID named after $3), stdin from
-// /dev/null. The group leader is a small shell that writes the pid file and
-// removes it when the command ends, so Stop never signals a pid that has
-// since been reused by something else. Prints "PID LOGFILE".
+// ($2, or a fresh file under $TMPDIR/dpulab-UID named after $3 and the
+// nonce $4), stdin from /dev/null. The group leader is a small shell that
+// writes the pid file and removes it when the command ends, so Stop never
+// signals a pid that has since been reused by something else; its command
+// line names the log and pid files, so a marker that is a directory above
+// them (StopMarked) matches the group from the instant it exists.
+//
+// Before launching, it claims the directory PIDFILE.NONCE: if Start's
+// cancel (startCancelScript) made it first, nothing starts; else the group
+// id is written into it at once, for the cancel to find. Prints
+// "PID LOGFILE".
 const startScript = `umask 077
 log=$2
-if [ -z "$log" ]; then d="${TMPDIR:-/tmp}/dpulab-$(id -u)"; mkdir -p "$d" || exit 1; log="$d/$3-$(date +%s)-$$.log"; else mkdir -p "$(dirname "$log")" || exit 1; fi
+if [ -z "$log" ]; then d="${TMPDIR:-/tmp}/dpulab-$(id -u)"; mkdir -p "$d" || exit 1; log="$d/$3-$4.log"; else mkdir -p "$(dirname "$log")" || exit 1; fi
 pf="$log.pid"
+claim="$pf.$4"
+mkdir "$claim" 2>/dev/null || { echo "start cancelled" >&2; exit 1; }
 rm -f "$pf"
 setsid sh -c 'echo "$$" >"$3.tmp" && mv "$3.tmp" "$3"; sh -c "$1" >>"$2" 2>&1 </dev/null; rc=$?; rm -f "$3"; exit $rc' dpulab-start "$1" "$log" "$pf" >/dev/null 2>&1 </dev/null &
 p=$!
+echo "$p" >"$claim/pgid"
 i=0
 while [ ! -s "$pf" ] && kill -0 "$p" 2>/dev/null; do i=$((i+1)); if [ "$i" -gt 500 ]; then echo "no pid file $pf after 10s" >&2; exit 1; fi; sleep 0.02; done
 printf '%s %s\n' "$p" "$log"`
+
+// startCancelScript undoes a Start whose caller gave up while it ran
+// (args as startScript's $2..$4). It claims PIDFILE.NONCE: made here, the
+// launch never happens and it prints "none"; made by the launcher, it waits
+// for the group id the launcher writes right after forking and prints
+// "PID LOGFILE" for Stop. Exit 3: the launcher died between the two.
+const startCancelScript = `log=$1
+if [ -z "$log" ]; then log="${TMPDIR:-/tmp}/dpulab-$(id -u)/$2-$3.log"; fi
+pf="$log.pid"
+claim="$pf.$3"
+mkdir -p "$(dirname "$log")" 2>/dev/null
+if mkdir "$claim" 2>/dev/null; then echo none; exit 0; fi
+i=0
+while [ ! -s "$claim/pgid" ]; do i=$((i+1)); if [ "$i" -gt 250 ]; then echo "$log"; exit 3; fi; sleep 0.02; done
+printf '%s %s\n' "$(cat "$claim/pgid")" "$log"`
 
 // stopScript ends process group $1 if it is still the one Start made:
 // pid file $2 names it, or, when the file is gone with its directory (a
@@ -133,12 +160,57 @@ printf '%s %s\n' "$p" "$log"`
 const stopScript = `alive() { if command -v ps >/dev/null 2>&1; then ps -eo pgid=,stat= | awk -v p="$1" '$1==p && $2 !~ /^Z/ {f=1} END {exit !f}'; else kill -0 -"$1" 2>/dev/null; fi; }
 p=$1
 if [ "$(cat "$2" 2>/dev/null)" != "$p" ]; then
-  case "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" in *" $2"*) ;; *) exit 0 ;; esac
+  case "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" in *" $2"*) ;; *) rm -rf "$2".dpulab-run-*; exit 0 ;; esac
 fi
-kill -TERM -"$p" 2>/dev/null || exit 0
+kill -TERM -"$p" 2>/dev/null || { rm -rf "$2".dpulab-run-*; exit 0; }
 i=0
 while alive "$p"; do i=$((i+1)); if [ "$i" -gt "$3" ]; then kill -KILL -"$p" 2>/dev/null; break; fi; sleep 0.1; done
-rm -f "$2"`
+rm -f "$2"
+rm -rf "$2".dpulab-run-*`
+
+// stopMarkedScript ends every process group whose leader's command line
+// carries the marker read from stdin (after sudo's password, when there is
+// one: never in argv, where the script would match itself) as an argument,
+// or as a directory of a path in one. Zombies and this script's own group
+// are skipped. SIGTERM, then SIGKILL after $1 tenths of a second to those
+// still alive. Prints how many groups it signalled; exit 1 when a group
+// could not be signalled (another user's: use sudo).
+const stopMarkedScript = `IFS= read -r m || { echo "no marker on stdin" >&2; exit 2; }
+case "$m" in /?*/?*) ;; *) echo "refusing marker $m: not an absolute path of two components" >&2; exit 2 ;; esac
+read -r st </proc/$$/stat || exit 2
+set -- "$1" ${st##*) }
+self=$5
+groups=
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}
+  read -r st <"$d/stat" 2>/dev/null || continue
+  set -- "$1" ${st##*) }
+  [ "$4" = "$p" ] || continue
+  [ "$2" = Z ] && continue
+  [ "$p" = "$self" ] && continue
+  c=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
+  case " $c " in *"$m/"*|*"$m "*|*"$m'"*|*"$m\""*) groups="$groups $p" ;; esac
+done
+n=0
+rc=0
+for p in $groups; do
+  if kill -TERM -"$p" 2>/dev/null; then n=$((n+1)); elif kill -0 -"$p" 2>/dev/null || [ -d /proc/"$p" ]; then echo "cannot signal process group $p: it belongs to another user (stop with sudo)" >&2; rc=1; fi
+done
+live() { if command -v ps >/dev/null 2>&1; then ps -eo pgid=,stat= | awk -v g=" $groups " '$2 !~ /^Z/ && index(g, " " $1 " ") {print $1}' | sort -u; else for p in $groups; do kill -0 -"$p" 2>/dev/null && echo "$p"; done; fi; }
+i=0
+while [ -n "$groups" ]; do
+  left=$(live)
+  [ -z "$left" ] && break
+  i=$((i+1))
+  if [ "$i" -gt "$1" ]; then
+    for p in $left; do kill -KILL -"$p" 2>/dev/null; done
+    j=0; while [ -n "$(live)" ] && [ "$j" -lt 20 ]; do j=$((j+1)); sleep 0.05; done
+    break
+  fi
+  sleep 0.1
+done
+echo "$n"
+exit $rc`
 
 // killScript ends process group $1, but only if its leader's command line
 // still carries nonce $2 (the group was ours, not a reused pid): SIGTERM,
@@ -158,7 +230,8 @@ func (c *common) start(ctx context.Context, p ProcSpec) (Proc, error) {
 	if name == "" {
 		name = "proc"
 	}
-	script := "sh -c " + Quote(startScript) + " dpulab-start " + QuoteAll(p.Cmd, p.LogFile, name)
+	nonce := newNonce()
+	script := "sh -c " + Quote(startScript) + " dpulab-start " + QuoteAll(p.Cmd, p.LogFile, name, nonce)
 	var stdin []byte
 	if p.Sudo {
 		prefix, pw, err := c.sudoPrefix(ctx)
@@ -170,6 +243,13 @@ func (c *common) start(ctx context.Context, p ProcSpec) (Proc, error) {
 	}
 	out, errOut, code, err := c.simple(ctx, script, stdin)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The launcher may have started the process, or may still:
+			// its pid would be lost with this error. Undo it first.
+			if cerr := c.cancelStart(p, name, nonce); cerr != nil {
+				err = fmt.Errorf("%w (and stopping what it may have started failed: %v)", err, cerr)
+			}
+		}
 		return Proc{}, fmt.Errorf("start %s on %s: %w", p.Name, c.host, err)
 	}
 	if code != 0 {
@@ -181,6 +261,122 @@ func (c *common) start(ctx context.Context, p ProcSpec) (Proc, error) {
 		return Proc{}, fmt.Errorf("start %s on %s: unexpected reply %q", p.Name, c.host, out)
 	}
 	return Proc{Host: c.host, Name: p.Name, PID: pid, LogFile: logFile, Sudo: p.Sudo}, nil
+}
+
+// cancelGrace is how long a process whose Start was cancelled gets between
+// SIGTERM and SIGKILL.
+const cancelGrace = time.Second
+
+// cancelStart stops what a cancelled Start launched, if anything, on a
+// fresh short context (the caller's has ended).
+func (c *common) cancelStart(p ProcSpec, name, nonce string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second+cancelGrace)
+	defer cancel()
+	script := "sh -c " + Quote(startCancelScript) + " dpulab-cancel " + QuoteAll(p.LogFile, name, nonce)
+	var stdin []byte
+	if p.Sudo {
+		prefix, pw, err := c.sudoPrefix(ctx)
+		if err != nil {
+			return err
+		}
+		script = prefix + script
+		stdin = pw
+	}
+	out, errOut, code, err := c.simple(ctx, script, stdin)
+	if err != nil {
+		return err
+	}
+	reply := strings.TrimSpace(string(out))
+	switch code {
+	case 0:
+	case 3:
+		// The launcher died after claiming and maybe after forking: find
+		// the group by its pid file's path in the leader's command line.
+		_, err := c.stopMarked(ctx, reply+".pid", cancelGrace, p.Sudo)
+		return err
+	default:
+		return fmt.Errorf("exit %d: %s", code, strings.TrimSpace(string(errOut)))
+	}
+	if reply == "none" {
+		return nil
+	}
+	pidS, logFile, ok := strings.Cut(reply, " ")
+	pid, perr := strconv.Atoi(pidS)
+	if !ok || perr != nil || pid <= 1 {
+		return fmt.Errorf("unexpected reply %q", reply)
+	}
+	return c.stop(ctx, Proc{Host: c.host, Name: p.Name, PID: pid, LogFile: logFile, Sudo: p.Sudo}, cancelGrace)
+}
+
+// StopMarked ends every process group on t whose leader's command line
+// carries marker, an absolute path such as a run's working directory: as an
+// argument, or as a directory of a path in one (startScript puts the log
+// and pid file paths in the leader's command line, so a Start whose Proc was
+// never recorded is found by the directory of its log file). SIGTERM, then
+// SIGKILL after grace to groups still alive. Zombies are ignored, and a
+// group whose leader does not carry the marker is never touched. With sudo
+// the search and the signals run as root (processes started with
+// ProcSpec.Sudo). It returns how many groups it signalled.
+//
+// A short marker, or one that is not a clean absolute path of at least two
+// components outside the system directories, is refused: it could match
+// processes that are not ours.
+func StopMarked(ctx context.Context, t Target, marker string, grace time.Duration, sudo bool) (stopped int, err error) {
+	if err := checkMarker(marker); err != nil {
+		return 0, fmt.Errorf("stop processes of %s on %s: %w", marker, t.Name(), err)
+	}
+	ms, ok := t.(interface {
+		stopMarked(ctx context.Context, marker string, grace time.Duration, sudo bool) (int, error)
+	})
+	if !ok {
+		return 0, fmt.Errorf("stop processes of %s on %s: this kind of target cannot find processes by command line", marker, t.Name())
+	}
+	return ms.stopMarked(ctx, marker, grace, sudo)
+}
+
+// systemDirs are top-level directories whose subdirectories name programs
+// everyone runs: never a marker.
+var systemDirs = map[string]bool{"bin": true, "sbin": true, "usr": true, "lib": true, "lib32": true, "lib64": true, "libx32": true, "etc": true, "proc": true, "sys": true, "dev": true, "boot": true, "opt": true, "snap": true, "nix": true}
+
+func checkMarker(m string) error {
+	switch {
+	case m == "":
+		return errors.New("empty marker")
+	case strings.ContainsAny(m, "\x00\n\r"):
+		return fmt.Errorf("marker %q holds a control character", m)
+	case !path.IsAbs(m) || path.Clean(m) != m:
+		return fmt.Errorf("marker %q is not a clean absolute path", m)
+	case strings.Count(m, "/") < 2:
+		return fmt.Errorf("marker %q has fewer than two path components: it could match processes that are not ours", m)
+	case len(m) < 8:
+		return fmt.Errorf("marker %q is shorter than 8 characters: it could match processes that are not ours", m)
+	case systemDirs[strings.Split(m, "/")[1]]:
+		return fmt.Errorf("marker %q is under a system directory: it would match programs that are not ours", m)
+	}
+	return nil
+}
+
+func (c *common) stopMarked(ctx context.Context, marker string, grace time.Duration, sudo bool) (int, error) {
+	script := "sh -c " + Quote(stopMarkedScript) + " dpulab-stop-marked " + Quote(strconv.Itoa(int(grace/(100*time.Millisecond))))
+	var stdin []byte
+	if sudo {
+		prefix, pw, err := c.sudoPrefix(ctx)
+		if err != nil {
+			return 0, err
+		}
+		script = prefix + script
+		stdin = pw
+	}
+	stdin = append(append(stdin[:len(stdin):len(stdin)], marker...), '\n')
+	out, errOut, code, err := c.simple(ctx, script, stdin)
+	if err != nil {
+		return 0, fmt.Errorf("stop processes of %s on %s: %w", marker, c.host, err)
+	}
+	n, perr := strconv.Atoi(strings.TrimSpace(string(out)))
+	if code != 0 || perr != nil {
+		return n, fmt.Errorf("stop processes of %s on %s: exit %d: %s", marker, c.host, code, strings.TrimSpace(string(errOut)))
+	}
+	return n, nil
 }
 
 func (c *common) stop(ctx context.Context, p Proc, grace time.Duration) error {

@@ -272,7 +272,7 @@ func (p *Pool) resolve(name, alias, user string, port int, identity, known strin
 	if known == "" {
 		known = expandHome("~/.ssh/known_hosts")
 	}
-	var ids []string
+	var ids, defaults []string
 	if identity != "" {
 		ids = []string{expandHome(identity)}
 	} else {
@@ -283,11 +283,11 @@ func (p *Pool) resolve(name, alias, user string, port int, identity, known strin
 			ids = append(ids, expandTokens(v, alias, user))
 		}
 		for _, d := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
-			ids = append(ids, filepath.Join(expandHome("~/.ssh"), d))
+			defaults = append(defaults, filepath.Join(expandHome("~/.ssh"), d))
 		}
 	}
 	cfg := SSHConfig{
-		Name: name, Addr: addr, Port: port, User: user, Identities: ids,
+		Name: name, Addr: addr, Port: port, User: user, Identities: ids, DefaultIdentities: defaults,
 		NoAgent: p.opts.NoAgent, KnownHosts: known, Prompter: p.opts.Prompter,
 		ConnectTimeout: p.opts.ConnectTimeout, KeepAlive: p.opts.KeepAlive,
 	}

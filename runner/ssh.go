@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/melbahja/goph"
@@ -30,9 +32,13 @@ type SSHConfig struct {
 	Port int
 	// User to log in as (default: the local user name).
 	User string
-	// Identities are private key files to try after ssh-agent; missing
-	// files are skipped.
+	// Identities are private key files to try after ssh-agent. One that
+	// is missing or unreadable does not stop the attempt (another method
+	// may work), but names the cause when authentication fails.
 	Identities []string
+	// DefaultIdentities are tried after Identities; their absence is
+	// expected (~/.ssh/id_ed25519, ... when nothing names a key).
+	DefaultIdentities []string
 	// NoAgent skips ssh-agent even when SSH_AUTH_SOCK is set.
 	NoAgent bool
 	// Jump, when set, is the host to tunnel through (ProxyJump).
@@ -67,8 +73,11 @@ func (c *SSHConfig) addr() string {
 }
 
 // SSHTarget runs commands on a host over SSH. It keeps one connection open
-// and opens a session per command on it; when the connection drops,
-// operations fail with *ConnError and the next one dials again.
+// and opens a session per command on it, as many at once as the server
+// allows (see sessionSlots: more wait for a free one); when the connection
+// drops, operations fail with *ConnError and the next one dials again.
+// Concurrent operations that find no connection share one dial, and its
+// failure: a host key question is asked once.
 type SSHTarget struct {
 	cfg  SSHConfig
 	keys *hostKeyChecker
@@ -80,8 +89,18 @@ type SSHTarget struct {
 
 	mu      sync.Mutex
 	conn    *sshConn
+	dialing *dialCall
 	closed  bool
 	orphans []orphan
+}
+
+// dialCall is a dial in progress, shared by the callers that wait for it.
+type dialCall struct {
+	done chan struct{}
+	err  error
+	// cancelled says the dial failed because its caller's ctx ended: the
+	// waiters, whose ctx may be fine, dial again.
+	cancelled bool
 }
 
 // orphan is the process group of a command whose connection dropped while
@@ -95,9 +114,14 @@ type orphan struct {
 type sshConn struct {
 	client *goph.Client
 	dead   chan struct{}
+	slots  *sessionSlots
 
 	sftpMu sync.Mutex
 	sftp   *sftp.Client
+	// sftpUsers counts operations using sftp; an idle sftp session is
+	// closed when another session needs its slot.
+	sftpUsers   int
+	sftpRelease func()
 }
 
 func (c *sshConn) isDead() bool {
@@ -158,21 +182,56 @@ func (t *SSHTarget) Connect(ctx context.Context) error {
 
 func (t *SSHTarget) connect(ctx context.Context) (*sshConn, error) {
 	t.mu.Lock()
-	if t.closed {
+	for {
+		if t.closed {
+			t.mu.Unlock()
+			return nil, fmt.Errorf("%s: target closed", t.cfg.Name)
+		}
+		if t.conn != nil && !t.conn.isDead() {
+			c := t.conn
+			t.mu.Unlock()
+			return c, nil
+		}
+		d := t.dialing
+		if d == nil {
+			break
+		}
+		// Share the dial in progress rather than open another connection
+		// (or ask about the same host key twice).
 		t.mu.Unlock()
-		return nil, fmt.Errorf("%s: target closed", t.cfg.Name)
+		select {
+		case <-d.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connect to %s: %w", t.cfg.Name, ctx.Err())
+		}
+		if d.err != nil && !d.cancelled {
+			return nil, d.err
+		}
+		t.mu.Lock()
 	}
-	if t.conn != nil && !t.conn.isDead() {
-		c := t.conn
-		t.mu.Unlock()
-		return c, nil
+	d := &dialCall{done: make(chan struct{})}
+	t.dialing = d
+	// A new connection starts from what the last one learnt.
+	limit := 0
+	if t.conn != nil {
+		limit = t.conn.slots.learnt()
 	}
-	// Dialling under the lock makes concurrent callers share one new
-	// connection instead of racing to open several.
-	c, err := t.dial(ctx)
+	t.mu.Unlock()
+
+	c, err := t.dial(ctx, limit)
+
+	t.mu.Lock()
+	t.dialing = nil
+	d.err, d.cancelled = err, err != nil && ctx.Err() != nil
+	close(d.done)
 	if err != nil {
 		t.mu.Unlock()
 		return nil, err
+	}
+	if t.closed {
+		t.mu.Unlock()
+		c.client.Close()
+		return nil, fmt.Errorf("%s: target closed", t.cfg.Name)
 	}
 	t.conn = c
 	orphans := t.orphans
@@ -193,49 +252,34 @@ func (t *SSHTarget) grace() time.Duration {
 	return time.Second
 }
 
-func (t *SSHTarget) dial(ctx context.Context) (*sshConn, error) {
-	timeout := t.cfg.ConnectTimeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
+func (t *SSHTarget) dial(ctx context.Context, sessionLimit int) (*sshConn, error) {
+	timeout := t.timeout()
 	addr := t.cfg.addr()
 	// The handshake may wait on a person (host key, password prompts), so
 	// the deadline bounds only the network part: it is lifted while a
 	// prompt is open. ctx always aborts.
 	dp := &deadlinePrompter{p: t.prompter(), timeout: timeout}
-	auth, closeAgent, err := t.authMethods(ctx, dp)
-	if err != nil {
-		return nil, err
-	}
+	tr := &authTrace{}
+	auth, closeAgent := t.authMethods(ctx, dp, tr)
 	defer closeAgent()
-	hk := t.keys.callback(ctx, dp)
+	var hkSeen atomic.Bool
+	check := t.keys.callback(ctx, dp)
+	hk := func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+		hkSeen.Store(true)
+		return check(hostname, remote, key)
+	}
 	algs := t.keys.algorithms(addr)
 	cc := &ssh.ClientConfig{
 		User:              t.cfg.User,
 		Auth:              auth,
+		AuthCallback:      tr.note,
 		HostKeyCallback:   hk,
 		HostKeyAlgorithms: algs,
 		Timeout:           timeout,
 	}
-
-	dctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var nc net.Conn
-	if t.jump != nil {
-		jc, err := t.jump.connect(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("connect to %s via jump host %s: %w", t.cfg.Name, t.jump.cfg.Name, err)
-		}
-		nc, err = jc.client.DialContext(dctx, "tcp", addr)
-		if err != nil {
-			return nil, &ConnError{Host: t.cfg.Name, Op: "connect via " + t.jump.cfg.Name, Err: err}
-		}
-	} else {
-		var d net.Dialer
-		nc, err = d.DialContext(dctx, "tcp", addr)
-		if err != nil {
-			return nil, &ConnError{Host: t.cfg.Name, Op: "connect", Err: err}
-		}
+	nc, err := t.dialNet(ctx, addr)
+	if err != nil {
+		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
@@ -245,36 +289,175 @@ func (t *SSHTarget) dial(ctx context.Context) (*sshConn, error) {
 	dp.disarm()
 	if err != nil {
 		nc.Close()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("connect to %s: %w", t.cfg.Name, ctx.Err())
-		}
-		var hke *HostKeyError
-		if errors.As(err, &hke) {
-			return nil, hke
-		}
-		// x/crypto goes on to the next auth method after a failed one and
-		// reports the last failure: a connection that broke midway would
-		// show up as some later method's complaint.
-		if nerr := rc.firstErr(); nerr != nil {
-			return nil, &ConnError{Host: t.cfg.Name, Op: "ssh handshake", Err: nerr}
-		}
-		var pe *promptError
-		if errors.As(err, &pe) {
-			return nil, &AuthError{Host: t.cfg.Name, User: t.cfg.User, Err: pe.err}
-		}
-		if strings.Contains(err.Error(), "unable to authenticate") || strings.Contains(err.Error(), "no supported methods remain") {
-			return nil, &AuthError{Host: t.cfg.Name, User: t.cfg.User, Err: err}
-		}
-		return nil, &ConnError{Host: t.cfg.Name, Op: "ssh handshake", Err: err}
+		return nil, t.handshakeErr(ctx, addr, err, rc.firstErr(), tr, hkSeen.Load(), algs != nil)
 	}
 	client := &goph.Client{Client: ssh.NewClient(sc, chans, reqs), Config: &goph.Config{User: t.cfg.User, Addr: t.cfg.Addr, Port: uint(t.cfg.Port), Auth: auth, Timeout: timeout, Callback: hk}}
-	c := &sshConn{client: client, dead: make(chan struct{})}
+	c := &sshConn{client: client, dead: make(chan struct{}), slots: newSessionSlots(sessionLimit)}
+	c.slots.reclaim = c.closeIdleSftp
 	go func() {
 		_ = client.Wait()
 		close(c.dead)
 	}()
 	go t.keepAlive(c)
 	return c, nil
+}
+
+func (t *SSHTarget) timeout() time.Duration {
+	if t.cfg.ConnectTimeout > 0 {
+		return t.cfg.ConnectTimeout
+	}
+	return 10 * time.Second
+}
+
+// dialNet opens the TCP connection to addr, directly or through the jump
+// host, bounded by the connect timeout.
+func (t *SSHTarget) dialNet(ctx context.Context, addr string) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, t.timeout())
+	defer cancel()
+	if t.jump != nil {
+		jc, err := t.jump.connect(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: via jump host: %w", t.cfg.Name, err)
+		}
+		nc, err := jc.client.DialContext(dctx, "tcp", addr)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("connect to %s: %w", t.cfg.Name, ctx.Err())
+			}
+			return nil, &ConnError{Host: t.cfg.Name, Addr: addr, User: t.cfg.User, Op: "connect via " + t.jump.cfg.Name, Cause: jumpCause(err), Err: err}
+		}
+		return nc, nil
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connect to %s: %w", t.cfg.Name, ctx.Err())
+		}
+		return nil, &ConnError{Host: t.cfg.Name, Addr: addr, User: t.cfg.User, Op: "connect", Cause: netCause(err), Err: err}
+	}
+	return nc, nil
+}
+
+// handshakeErr classifies a failed SSH handshake. netErr is the first
+// network error seen on the connection, hkSeen says the key exchange got
+// as far as checking the host key, restricted that the host key
+// algorithms were narrowed to the types known_hosts holds.
+func (t *SSHTarget) handshakeErr(ctx context.Context, addr string, err, netErr error, tr *authTrace, hkSeen, restricted bool) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("connect to %s: %w", t.cfg.Name, ctx.Err())
+	}
+	ce := &ConnError{Host: t.cfg.Name, Addr: addr, User: t.cfg.User, Op: "ssh handshake", Err: err}
+	var hke *HostKeyError
+	if errors.As(err, &hke) {
+		ce.Cause, ce.Err = hke.Cause(), hke
+		return ce
+	}
+	if !hkSeen && restricted {
+		// No host key of a type known_hosts holds was offered: OpenSSH
+		// hangs up ("no matching host key type") or we give up ("no
+		// common algorithm"). See what the server does offer.
+		if hke := t.probeHostKey(ctx, addr); hke != nil {
+			ce.Cause, ce.Err = hke.Cause(), hke
+			return ce
+		}
+	}
+	// x/crypto goes on to the next auth method after a failed one and
+	// reports the last failure: a connection that broke midway would
+	// show up as some later method's complaint.
+	if netErr != nil {
+		ce.Cause, ce.Err = netCause(netErr), netErr
+		if ce.Cause == CauseOther {
+			ce.Cause = CauseConnLost
+		}
+		return ce
+	}
+	var pe *promptError
+	if errors.As(err, &pe) || tr.authStarted() {
+		switch {
+		case pe != nil:
+			ce.Err = pe.err
+		case strings.Contains(err.Error(), "unable to authenticate"):
+			// Tried and Offered say it better.
+			ce.Err = nil
+		}
+		return tr.classify(ce)
+	}
+	ce.Cause = CauseHandshake
+	return ce
+}
+
+// errProbeDone ends a probe handshake once the host key is seen.
+var errProbeDone = errors.New("host key probe done")
+
+// probeHostKey makes a second handshake that accepts any host key
+// algorithm, only to see the key the server offers; it returns the
+// HostKeyError that key meets in known_hosts (nil if it matches, or if the
+// probe failed).
+func (t *SSHTarget) probeHostKey(ctx context.Context, addr string) *HostKeyError {
+	nc, err := t.dialNet(ctx, addr)
+	if err != nil {
+		return nil
+	}
+	defer nc.Close()
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+	_ = nc.SetDeadline(time.Now().Add(t.timeout()))
+	var found *HostKeyError
+	cc := &ssh.ClientConfig{
+		User: t.cfg.User,
+		HostKeyCallback: func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+			found = t.keys.mismatch(hostname, remote, key)
+			return errProbeDone
+		},
+		Timeout: t.timeout(),
+	}
+	_, _, _, _ = ssh.NewClientConn(nc, addr, cc)
+	return found
+}
+
+// netCause classifies a network error.
+func netCause(err error) ConnCause {
+	var dnsErr *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.As(err, &dnsErr):
+		return CauseDNS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return CauseRefused
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
+		errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
+		return CauseUnreachable
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return CauseConnLost
+	}
+	return CauseOther
+}
+
+// jumpCause classifies the jump host's refusal to forward a connection: it
+// reports the inner dial's failure in words only.
+func jumpCause(err error) ConnCause {
+	var oce *ssh.OpenChannelError
+	if !errors.As(err, &oce) {
+		return netCause(err)
+	}
+	msg := strings.ToLower(oce.Message)
+	switch {
+	case strings.Contains(msg, "refused"):
+		return CauseRefused
+	case strings.Contains(msg, "timed out"), strings.Contains(msg, "no route"), strings.Contains(msg, "unreachable"):
+		return CauseUnreachable
+	case strings.Contains(msg, "name"), strings.Contains(msg, "resolve"):
+		return CauseDNS
+	}
+	return CauseOther
+}
+
+// lost is the ConnError of an operation whose connection went away.
+func (t *SSHTarget) lost(op string, err error) *ConnError {
+	return &ConnError{Host: t.cfg.Name, Addr: t.cfg.addr(), User: t.cfg.User, Op: op, Cause: CauseConnLost, Err: err}
 }
 
 // deadlinePrompter lifts the handshake deadline while a person answers (or
@@ -428,25 +611,38 @@ func (t *SSHTarget) keepAlive(c *sshConn) {
 	}
 }
 
-// newSession opens a session, dialling first if needed.
-func (t *SSHTarget) newSession(ctx context.Context) (*sshConn, *ssh.Session, error) {
-	c, err := t.connect(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := c.client.NewSession()
-	if err != nil {
-		// A connection that died since the last use: dial once more.
+// newSession opens a session, dialling first if needed, within the
+// server's session limit. release gives its slot back: call it after
+// closing the session.
+func (t *SSHTarget) newSession(ctx context.Context) (*sshConn, *ssh.Session, func(), error) {
+	for attempt := 0; ; attempt++ {
+		c, err := t.connect(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		var s *ssh.Session
+		release, err := t.withSlot(ctx, c, func() error {
+			var err error
+			s, err = c.client.NewSession()
+			return err
+		})
+		if err == nil {
+			return c, s, release, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, nil, fmt.Errorf("open session on %s: %w", t.cfg.Name, ctx.Err())
+		}
+		var ce *ConnError
+		if errors.As(err, &ce) {
+			return nil, nil, nil, err
+		}
+		// The connection died since the last use: dial once more.
 		c.client.Close()
 		<-c.dead
-		if c, err = t.connect(ctx); err != nil {
-			return nil, nil, err
-		}
-		if s, err = c.client.NewSession(); err != nil {
-			return nil, nil, &ConnError{Host: t.cfg.Name, Op: "open session", Err: err}
+		if attempt > 0 {
+			return nil, nil, nil, t.lost("open session", err)
 		}
 	}
-	return c, s, nil
 }
 
 // connLost tells a dropped connection from a command that simply ended
@@ -462,10 +658,11 @@ func (t *SSHTarget) connLost(c *sshConn) bool {
 
 // simple runs a helper script directly (no process-group wrapper).
 func (t *SSHTarget) simple(ctx context.Context, script string, stdin []byte) ([]byte, []byte, int, error) {
-	c, s, err := t.newSession(ctx)
+	c, s, release, err := t.newSession(ctx)
 	if err != nil {
 		return nil, nil, -1, err
 	}
+	defer release()
 	defer s.Close()
 	var out, errOut bytes.Buffer
 	s.Stdout, s.Stderr = &out, &errOut
@@ -473,7 +670,7 @@ func (t *SSHTarget) simple(ctx context.Context, script string, stdin []byte) ([]
 		s.Stdin = bytes.NewReader(stdin)
 	}
 	if err := s.Start(script); err != nil {
-		return nil, nil, -1, &ConnError{Host: t.cfg.Name, Op: "start command", Err: err}
+		return nil, nil, -1, t.lost("start command", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Wait() }()
@@ -481,6 +678,12 @@ func (t *SSHTarget) simple(ctx context.Context, script string, stdin []byte) ([]
 	case err = <-done:
 	case <-ctx.Done():
 		s.Close()
+		// Wait drains the output copies; the buffers are ours after it.
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			return nil, nil, -1, ctx.Err()
+		}
 		return out.Bytes(), errOut.Bytes(), -1, ctx.Err()
 	}
 	code, err := t.exitCode(c, err, "run")
@@ -501,7 +704,7 @@ func (t *SSHTarget) exitCode(c *sshConn, err error, op string) (int, error) {
 		return ee.ExitStatus(), nil
 	}
 	if t.connLost(c) {
-		return -1, &ConnError{Host: t.cfg.Name, Op: op, Err: err}
+		return -1, t.lost(op, err)
 	}
 	return -1, fmt.Errorf("%s on %s: %w", op, t.cfg.Name, err)
 }
@@ -535,10 +738,11 @@ func (t *SSHTarget) Run(ctx context.Context, cmd Command) (Result, error) {
 		}
 		prefix, stdin = p, pw
 	}
-	c, s, err := t.newSession(ctx)
+	c, s, release, err := t.newSession(ctx)
 	if err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	defer release()
 	defer s.Close()
 
 	nonce := newNonce()
@@ -568,7 +772,7 @@ func (t *SSHTarget) Run(ctx context.Context, cmd Command) (Result, error) {
 	}
 	line := prefix + "setsid -w sh -c " + Quote(runWrapper) + " " + nonce + " " + Quote(cmd.Cmd)
 	if err := s.Start(line); err != nil {
-		return Result{ExitCode: -1}, &ConnError{Host: t.cfg.Name, Op: "start command", Err: err}
+		return Result{ExitCode: -1}, t.lost("start command", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Wait() }()
@@ -636,24 +840,77 @@ func (t *SSHTarget) Stop(ctx context.Context, p Proc, grace time.Duration) error
 // Platform implements Target.
 func (t *SSHTarget) Platform(ctx context.Context) (Platform, error) { return t.platform(ctx) }
 
-func (t *SSHTarget) sftpClient(ctx context.Context) (*sftp.Client, error) {
-	c, err := t.connect(ctx)
-	if err != nil {
-		return nil, err
+// sftpClient returns the connection's sftp client, opening it in a session
+// slot if needed; done must be called when the caller has finished with it
+// (an idle client is closed when another session needs its slot).
+func (t *SSHTarget) sftpClient(ctx context.Context) (sc *sftp.Client, done func(), err error) {
+	for attempt := 0; ; attempt++ {
+		c, err := t.connect(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc, err := t.sftpOn(ctx, c)
+		if err == nil {
+			var once sync.Once
+			return sc, func() { once.Do(func() { c.sftpDone() }) }, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("sftp to %s: %w", t.cfg.Name, ctx.Err())
+		}
+		if !errors.Is(err, errConnDead) || attempt > 0 {
+			return nil, nil, err
+		}
 	}
+}
+
+func (t *SSHTarget) sftpOn(ctx context.Context, c *sshConn) (*sftp.Client, error) {
 	c.sftpMu.Lock()
 	defer c.sftpMu.Unlock()
 	if c.sftp == nil {
-		s, err := c.client.NewSftp()
+		var s *sftp.Client
+		release, err := t.withSlot(ctx, c, func() error {
+			var err error
+			s, err = c.client.NewSftp()
+			return err
+		})
 		if err != nil {
-			if c.isDead() || t.connLost(c) {
-				return nil, &ConnError{Host: t.cfg.Name, Op: "sftp", Err: err}
+			var ce *ConnError
+			switch {
+			case errors.Is(err, errConnDead), errors.As(err, &ce), ctx.Err() != nil:
+				return nil, err
+			case c.isDead() || t.connLost(c):
+				return nil, t.lost("sftp", err)
 			}
 			return nil, fmt.Errorf("sftp to %s: %w (does the host's sshd enable the sftp subsystem?)", t.cfg.Name, err)
 		}
-		c.sftp = s
+		c.sftp, c.sftpRelease = s, release
 	}
+	c.sftpUsers++
 	return c.sftp, nil
+}
+
+func (c *sshConn) sftpDone() {
+	c.sftpMu.Lock()
+	c.sftpUsers--
+	c.sftpMu.Unlock()
+}
+
+// closeIdleSftp closes the sftp session when nobody uses it, to give its
+// slot to a session waiting for one. It never blocks: while sftp is being
+// opened (its lock held), that open is itself waiting for a slot.
+func (c *sshConn) closeIdleSftp() bool {
+	if !c.sftpMu.TryLock() {
+		return false
+	}
+	defer c.sftpMu.Unlock()
+	if c.sftp == nil || c.sftpUsers > 0 {
+		return false
+	}
+	c.sftp.Close()
+	c.sftp = nil
+	c.sftpRelease()
+	c.sftpRelease = nil
+	return true
 }
 
 // Upload implements Target: the file is written next to remotePath under a
@@ -666,10 +923,11 @@ func (t *SSHTarget) Upload(ctx context.Context, localPath, remotePath string, mo
 		return fmt.Errorf("upload to %s: %w", t.cfg.Name, err)
 	}
 	defer src.Close()
-	sc, err := t.sftpClient(ctx)
+	sc, done, err := t.sftpClient(ctx)
 	if err != nil {
 		return err
 	}
+	defer done()
 	if dir := path.Dir(remotePath); dir != "." && dir != "/" {
 		if err := sc.MkdirAll(dir); err != nil {
 			return t.sftpErr(sc, "upload "+remotePath, err)
@@ -713,7 +971,7 @@ func (t *SSHTarget) sftpErr(sc *sftp.Client, op string, err error) error {
 	c := t.conn
 	t.mu.Unlock()
 	if c != nil && (c.isDead() || errors.Is(err, io.EOF) && t.connLost(c)) {
-		return &ConnError{Host: t.cfg.Name, Op: op, Err: err}
+		return t.lost(op, err)
 	}
 	return fmt.Errorf("%s on %s: %w", op, t.cfg.Name, err)
 }
@@ -724,10 +982,11 @@ const maxReadFile = 16 << 20
 
 // ReadFile implements Target.
 func (t *SSHTarget) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	sc, err := t.sftpClient(ctx)
+	sc, done, err := t.sftpClient(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	f, err := sc.Open(p)
 	if err != nil {
 		return nil, t.sftpErr(sc, "read "+p, err)

@@ -99,9 +99,9 @@ func TestSSHWrongPassword(t *testing.T) {
 	tg := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p))
 	defer tg.Close()
 	_, err := tg.Run(context.Background(), Command{Cmd: "true"})
-	var ae *AuthError
-	if !errors.As(err, &ae) || ae.Host != "fake" || ae.User != "lab" {
-		t.Fatalf("err = %v, want *AuthError for lab@fake", err)
+	var ae *ConnError
+	if !errors.As(err, &ae) || ae.Cause != CauseAuthFailed || ae.Host != "fake" || ae.User != "lab" {
+		t.Fatalf("err = %v, want an authentication ConnError for lab@fake", err)
 	}
 	if n := p.secretCount(SecretPassword); n != 3 {
 		t.Fatalf("asked %d times, want 3 attempts", n)
@@ -132,8 +132,8 @@ func TestSSHUnknownHostKey(t *testing.T) {
 		if !errors.As(err, &he) || !errors.Is(err, ErrHostKeyRefused) || he.Fingerprint != fp || len(he.Known) != 0 {
 			t.Fatalf("err = %v", err)
 		}
-		if !strings.Contains(err.Error(), fp) || !strings.Contains(err.Error(), "--accept-new-host-keys") {
-			t.Fatalf("message does not help: %v", err)
+		if !strings.Contains(err.Error(), fp) || !strings.Contains(Hint(err), "--accept-new-host-keys") {
+			t.Fatalf("message does not help: %v / %s", err, Hint(err))
 		}
 		if _, err := os.Stat(kh); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("known_hosts written on refusal: %v", err)
@@ -399,8 +399,8 @@ func TestConnectAll(t *testing.T) {
 	bad := NewSSH(fakeConfig(f, knownHostsFor(t, f.port(), f.hostKey.PublicKey()), p))
 	defer bad.Close()
 	err := ConnectAll(context.Background(), []Target{NewLocal(), bad})
-	var ae *AuthError
-	if !errors.As(err, &ae) || ae.Host != "fake" {
+	var ae *ConnError
+	if !errors.As(err, &ae) || ae.Cause != CauseAuthFailed || ae.Host != "fake" {
 		t.Fatalf("err = %v", err)
 	}
 }

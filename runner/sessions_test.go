@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+)
+
+// TestSSHWithinMaxSessions: against an sshd that allows few sessions per
+// connection (OpenSSH's default MaxSessions is 10), 60 detached Starts and
+// 60 Runs at once on one SSHTarget all succeed, then 60 Stops at once, and
+// no process is left. Every session past the limit waits for a slot (the
+// limit learnt at the first refusal) instead of failing.
+func TestSSHWithinMaxSessions(t *testing.T) {
+	t.Parallel()
+	for _, max := range []int{10, 2} {
+		t.Run(fmt.Sprintf("MaxSessions %d", max), func(t *testing.T) {
+			t.Parallel()
+			sshd := &realSSHD{testpeer.StartSSHD(t, testpeer.SSHDConfig("MaxSessions "+strconv.Itoa(max)))}
+			tg := NewSSH(sshd.config("capped"))
+			defer tg.Close()
+			ctx := context.Background()
+			workdir := t.TempDir()
+			sleep := "sleep " + strconv.Itoa(100000+rand.IntN(100000))
+			// The sftp session counts too: hold one open while the rest
+			// run (ReadFile opens it).
+			if _, err := tg.ReadFile(ctx, "/etc/hostname"); err != nil {
+				t.Fatal(err)
+			}
+			const n = 60
+			procs := make([]Proc, n)
+			errs := make([]error, 2*n)
+			var wg sync.WaitGroup
+			for i := 0; i < n; i++ {
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					procs[i], errs[i] = tg.Start(ctx, ProcSpec{Name: fmt.Sprintf("p%d", i), Cmd: "exec " + sleep, LogFile: fmt.Sprintf("%s/p%d.log", workdir, i)})
+				}()
+				go func() {
+					defer wg.Done()
+					var c collect
+					res, err := tg.Run(ctx, Command{Cmd: "echo run-" + strconv.Itoa(i), Output: c.add})
+					if err == nil && (res.ExitCode != 0 || strings.Join(c.text(Stdout), "") != "run-"+strconv.Itoa(i)) {
+						err = fmt.Errorf("exit %d, output %q", res.ExitCode, c.text(Stdout))
+					}
+					errs[n+i] = err
+				}()
+			}
+			wg.Wait()
+			t.Cleanup(func() {
+				// Whatever the outcome, leave nothing behind.
+				_, _ = StopMarked(context.Background(), tg, workdir, 0, false)
+			})
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("operation %d of %d failed: %v", i, 2*n, err)
+				}
+			}
+			if has, _ := psHas(t, sleep); !has {
+				t.Fatal("test setup: the started processes are not running")
+			}
+			for i := 0; i < n; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = tg.Stop(ctx, procs[i], 2*time.Second)
+				}()
+			}
+			wg.Wait()
+			for i, err := range errs[:n] {
+				if err != nil {
+					t.Fatalf("stop %d: %v", i, err)
+				}
+			}
+			waitGone(t, sleep, 10*time.Second)
+			waitGone(t, workdir, 10*time.Second)
+			if got := tg.SessionLimit(); got < 1 || got > max {
+				t.Errorf("learnt session limit %d, want 1..%d", got, max)
+			}
+			t.Logf("learnt session limit: %d (MaxSessions %d)", tg.SessionLimit(), max)
+		})
+	}
+}
