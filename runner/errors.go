@@ -108,7 +108,11 @@ func (e *ConnError) Error() string {
 	if e.Op != "" {
 		b.WriteString(e.Op + ": ")
 	}
-	b.WriteString(e.Cause.String())
+	var he *HostKeyError
+	if !errors.As(e.Err, &he) {
+		// A HostKeyError says which of the host key causes it is.
+		b.WriteString(e.Cause.String())
+	}
 	switch e.Cause {
 	case CauseAuthFailed, CauseIdentityMissing, CauseIdentityUnreadable, CauseIdentityEncrypted:
 		if e.User != "" {
@@ -127,7 +131,10 @@ func (e *ConnError) Error() string {
 		}
 	}
 	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
+		if he == nil {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Err.Error())
 	}
 	return b.String()
 }

@@ -70,7 +70,7 @@ func (c *common) sudoPrefix(ctx context.Context) (string, []byte, error) {
 			}
 			c.sudoMode = sudoPassword
 		case "nosudo":
-			return "", nil, &SudoError{Host: c.host, User: c.user(), Reason: "sudo is not installed and the user is not root: install sudo on the host or connect as root"}
+			return "", nil, &SudoError{Host: c.host, User: c.user(), Reason: "sudo is not installed and the user is not root", Fix: "Install sudo on " + c.host + ", or connect as root."}
 		default:
 			return "", nil, &SudoError{Host: c.host, User: c.user(), Reason: fmt.Sprintf("could not tell whether sudo works (exit %d: %s)", code, strings.TrimSpace(string(errOut)))}
 		}
@@ -91,7 +91,7 @@ func (c *common) askSudoPassword(ctx context.Context) error {
 	for attempt := 1; attempt <= 3; attempt++ {
 		pw, err := c.prompter().Secret(ctx, SecretPrompt{Kind: SecretSudo, Host: c.host, User: c.user(), Attempt: attempt})
 		if err != nil {
-			return &SudoError{Host: c.host, User: c.user(), Reason: "a password is required: " + err.Error()}
+			return &SudoError{Host: c.host, User: c.user(), Reason: "a password is required: " + err.Error(), Fix: fmt.Sprintf("Allow %s passwordless sudo on %s (a sudoers NOPASSWD rule) for headless runs, or run in the TUI to type the password.", c.user(), c.host)}
 		}
 		_, errOut, code, err := c.simple(ctx, "sudo -k -S -p '' true", []byte(pw+"\n"))
 		if err != nil {
@@ -106,7 +106,7 @@ func (c *common) askSudoPassword(ctx context.Context) error {
 			break
 		}
 	}
-	return &SudoError{Host: c.host, User: c.user(), Reason: fmt.Sprintf("sudo refused (%s): check the password, or ask the host's admin to allow this user to run sudo", last)}
+	return &SudoError{Host: c.host, User: c.user(), Reason: fmt.Sprintf("sudo refused (%s)", last), Fix: fmt.Sprintf("Check the password, or ask the admin of %s to allow %s to run sudo.", c.host, c.user())}
 }
 
 // startScript starts $1 detached: a new session (setsid) so it has its own

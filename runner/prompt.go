@@ -121,5 +121,13 @@ func (h HeadlessPrompter) HostKey(ctx context.Context, p HostKeyPrompt) (HostKey
 
 // Secret implements Prompter.
 func (h HeadlessPrompter) Secret(ctx context.Context, p SecretPrompt) (string, error) {
-	return "", fmt.Errorf("%s for %s@%s needed but nobody can be asked in a headless run: use an SSH key (inventory identity or ssh-agent), or passwordless sudo", p.Kind, p.User, p.Host)
+	// The caller's error names the host; this says what is missing.
+	fix := "use an SSH key (inventory identity or ssh-agent)"
+	switch p.Kind {
+	case SecretPassphrase:
+		fix = "load the key into ssh-agent (ssh-add)"
+	case SecretSudo:
+		fix = "allow the user passwordless sudo on the host"
+	}
+	return "", fmt.Errorf("a %s is needed but nobody can be asked in a headless run: %s", p.Kind, fix)
 }
