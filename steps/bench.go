@@ -106,8 +106,12 @@ func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance,
 }
 
 // samplerStartTimeout bounds the wait for the samplers' first numbers; a
-// sampler that does not report by then leaves CPU unknown for the run.
-const samplerStartTimeout = 5 * time.Second
+// sampler that does not report by then leaves CPU unknown for the run. The
+// wait ends as soon as every sampler has reported or ended, so the bound
+// only matters for a host that neither answers nor fails: it is generous,
+// because on a loaded host (or over a slow link) a sampler's first line can
+// take several seconds, and a bench without its CPU numbers is a lesser one.
+const samplerStartTimeout = 30 * time.Second
 
 // expectedDuration is how long a bench job should take (the measured runs
 // and their warmups; prefill and connecting are not counted).
@@ -184,6 +188,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
+			defer latest.gone(h.Name)
 			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client), Output: func(l runner.Line) {
 				if l.Stream != runner.Stdout {
 					return

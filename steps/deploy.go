@@ -428,7 +428,7 @@ func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h
 // by its instance directory on its command line; it reports whether the
 // port is free now.
 func (e *Engine) stopUnrecorded(ctx context.Context, step string, h hostRef, t runner.Target, inst Instance, dir string) bool {
-	n, err := stopMarked(ctx, t, dir+"/", stopGrace)
+	n, err := runner.StopMarked(ctx, t, dir+"/", stopGrace, false)
 	if err != nil || n == 0 {
 		return false
 	}

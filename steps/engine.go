@@ -460,7 +460,7 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 		}
 		// A connection or sudo failure has a cause of its own, and the
 		// step's hint (written for the step's commands) would mislead.
-		if h := causeHint(err); h != "" {
+		if h := runner.Hint(err); h != "" {
 			fin.Hint = h
 		} else if !aborted {
 			fin.Hint = st.Hint
@@ -739,7 +739,3 @@ func (e *Engine) binaryPath() (string, error) {
 	}
 	return p, nil
 }
-
-// causeHint is the hint for a failure whose cause the runner classified
-// (connection, authentication, host key, sudo): "" for any other.
-func causeHint(err error) string { return "" } // TODO(lead): runner.Hint once it lands

@@ -147,7 +147,7 @@ func (e *Engine) sweepHost(ctx context.Context, step, host, dir string) error {
 	if err != nil {
 		return err
 	}
-	n, err := stopMarked(ctx, t, dir, stopGrace)
+	n, err := runner.StopMarked(ctx, t, dir, stopGrace, false)
 	if err != nil {
 		return fmt.Errorf("stop processes started in %s: %w", dir, err)
 	}
@@ -164,10 +164,4 @@ func (e *Engine) sweepHost(ctx context.Context, step, host, dir string) error {
 // say emits an engine line on step's output.
 func (e *Engine) say(step, host, format string, args ...any) {
 	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: host, Text: fmt.Sprintf(format, args...), Time: time.Now()}})
-}
-
-// stopMarked ends the process groups whose leader carries marker.
-// TODO(lead): runner.StopMarked once it lands.
-func stopMarked(ctx context.Context, t runner.Target, marker string, grace time.Duration) (int, error) {
-	return 0, nil
 }

@@ -64,8 +64,8 @@ func (b *sampleBoard) expect(host string) {
 	b.mu.Unlock()
 }
 
-// waitReady waits until every expected host has sent a sample, or d
-// passes, or ctx ends: the bench should not start before its samplers
+// waitReady waits until every expected host has sent a sample or its
+// sampler ended, or d passes, or ctx ends: the bench should not start before its samplers
 // are measuring, or a short run gets no server numbers at all.
 func (b *sampleBoard) waitReady(done <-chan struct{}, d time.Duration) {
 	b.mu.Lock()
@@ -78,6 +78,19 @@ func (b *sampleBoard) waitReady(done <-chan struct{}, d time.Duration) {
 	case <-b.ready:
 	case <-done:
 	case <-time.After(d):
+	}
+}
+
+// gone says host's sampler ended (it failed to start, or its host went
+// away): nothing more is to be waited for from it.
+func (b *sampleBoard) gone(host string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.waitFor[host] {
+		delete(b.waitFor, host)
+		if len(b.waitFor) == 0 {
+			close(b.ready)
+		}
 	}
 }
 

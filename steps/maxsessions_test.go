@@ -1,0 +1,106 @@
+package steps
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/runner"
+)
+
+// procsCarrying lists the processes of this machine whose command line
+// contains marker.
+func procsCarrying(t testing.TB, marker string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		out = append(out, e.Name()+": "+string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+	}
+	return out
+}
+
+// TestManyInstancesWithinSSHDsDefaultMaxSessions deploys two groups of 30
+// instances on a host whose sshd keeps OpenSSH's default MaxSessions 10,
+// then cleans up: every server must start, and none may be left.
+func TestManyInstancesWithinSSHDsDefaultMaxSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("deploys 60 servers over sshd")
+	}
+	sshd := testpeer.StartSSHD(t, testpeer.SSHDConfig("MaxSessions 10"))
+	bin := dpulabBinary(t)
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	invPath := filepath.Join(t.TempDir(), "hosts.yaml")
+	inv := fmt.Sprintf("known_hosts: %s\nhosts:\n  - name: labhost\n    address: 127.0.0.1\n    port: %d\n    user: %s\n    identity: %s\n    roles: [server]\n",
+		sshd.KnownHosts, sshd.Port, u.Username, sshd.UserKey)
+	if err := os.WriteFile(invPath, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := runner.LoadInventory(invPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePorts(t, 60)
+	lab := loadLab(t, fmt.Sprintf(`
+id: many
+title: Many instances
+summary: two groups of 30 servers on one host
+duration: 5m
+roles:
+  server: a lab host
+steps:
+  - id: deploy-a
+    title: Group a
+    kind: deploy
+    on: [server]
+    group: a
+    instances: "30"
+    port: "%d"
+  - id: deploy-b
+    title: Group b
+    kind: deploy
+    on: [server]
+    group: b
+    instances: "30"
+    port: "%d"
+`, port, port+30))
+	rec := &recorder{}
+	e := newEngine(t, lab, Options{Binary: bin, Inventory: in, Yes: true}, rec)
+	err = e.Run(testCtx(t, 5*time.Minute))
+	if err != nil {
+		t.Errorf("deploying 60 instances through MaxSessions 10: %v", err)
+	}
+	if out := strings.Join(rec.output(), "\n"); strings.Contains(out, "open failed") {
+		t.Errorf("a session was refused and surfaced:\n%s", out)
+	}
+	if left := procsCarrying(t, e.workdir()); len(left) > 0 {
+		t.Errorf("%d processes left after cleanup, e.g. %s", len(left), left[0])
+	}
+	st, _ := LoadState(e.StatePath())
+	if st == nil || len(st.Procs) != 0 {
+		t.Errorf("processes still recorded after cleanup: %+v", st)
+	}
+	if _, err := os.Stat(e.workdir()); !os.IsNotExist(err) {
+		t.Errorf("cleanup left %s (stat: %v)", e.workdir(), err)
+	}
+}
