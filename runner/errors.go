@@ -328,3 +328,23 @@ func (e *HostKeyError) hint(host, port string) string {
 	return fmt.Sprintf("Compare %s with the fingerprint the host's admin reads off (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then accept it when asked, run with --accept-new-host-keys, or add it yourself (ssh-keyscan -p %s %s >> %s).",
 		e.Fingerprint, port, host, e.KnownHosts)
 }
+
+// onHost wraps err with the operation done on host, naming the host only
+// when err does not already: runner errors name their host once ("HOST
+// (addr): ..." for a ConnError, "run on HOST: ..."), and a message saying it
+// twice reads like two failures.
+func onHost(op, host string, err error) error {
+	if namesHost(err, host) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s on %s: %w", op, host, err)
+}
+
+func namesHost(err error, host string) bool {
+	var ce *ConnError
+	if errors.As(err, &ce) && ce.Host == host {
+		return true
+	}
+	s := " " + err.Error()
+	return strings.Contains(s, " "+host+":") || strings.Contains(s, " "+host+" (")
+}

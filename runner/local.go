@@ -253,14 +253,20 @@ func copyFileAtomic(src, dst string, mode fs.FileMode) error {
 		return err
 	}
 	defer in.Close()
+	return writeAtomic(in, dst, mode)
+}
+
+// writeAtomic writes r to a temporary file beside dst (removed on every
+// error path) and renames it over dst.
+func writeAtomic(r io.Reader, dst string, mode fs.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".dpulab-tmp-*")
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(tmp, in)
+	_, err = io.Copy(tmp, r)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -274,6 +280,26 @@ func copyFileAtomic(src, dst string, mode fs.FileMode) error {
 		os.Remove(tmp.Name())
 	}
 	return err
+}
+
+func (l *Local) writeFrom(ctx context.Context, r io.Reader, dst string, mode fs.FileMode) error {
+	if err := writeAtomic(ctxReader{ctx, r}, dst, mode); err != nil {
+		return fmt.Errorf("write %s on %s: %w", dst, l.name, err)
+	}
+	return nil
+}
+
+// ctxReader stops a copy when ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // ReadFile implements Target.

@@ -57,7 +57,7 @@ func (c *common) sudoPrefix(ctx context.Context) (string, []byte, error) {
 	if c.sudoMode == sudoUnknown {
 		out, errOut, code, err := c.simple(ctx, sudoProbe, nil)
 		if err != nil {
-			return "", nil, fmt.Errorf("sudo on %s: %w", c.host, err)
+			return "", nil, onHost("sudo", c.host, err)
 		}
 		switch strings.TrimSpace(string(out)) {
 		case "root":
@@ -95,7 +95,7 @@ func (c *common) askSudoPassword(ctx context.Context) error {
 		}
 		_, errOut, code, err := c.simple(ctx, "sudo -k -S -p '' true", []byte(pw+"\n"))
 		if err != nil {
-			return fmt.Errorf("sudo on %s: %w", c.host, err)
+			return onHost("sudo", c.host, err)
 		}
 		if code == 0 {
 			c.sudoPW = pw
@@ -250,7 +250,7 @@ func (c *common) start(ctx context.Context, p ProcSpec) (Proc, error) {
 				err = fmt.Errorf("%w (and stopping what it may have started failed: %v)", err, cerr)
 			}
 		}
-		return Proc{}, fmt.Errorf("start %s on %s: %w", p.Name, c.host, err)
+		return Proc{}, onHost("start "+p.Name, c.host, err)
 	}
 	if code != 0 {
 		return Proc{}, fmt.Errorf("start %s on %s: exit %d: %s", p.Name, c.host, code, strings.TrimSpace(string(errOut)))
@@ -370,7 +370,7 @@ func (c *common) stopMarked(ctx context.Context, marker string, grace time.Durat
 	stdin = append(append(stdin[:len(stdin):len(stdin)], marker...), '\n')
 	out, errOut, code, err := c.simple(ctx, script, stdin)
 	if err != nil {
-		return 0, fmt.Errorf("stop processes of %s on %s: %w", marker, c.host, err)
+		return 0, onHost("stop processes of "+marker, c.host, err)
 	}
 	n, perr := strconv.Atoi(strings.TrimSpace(string(out)))
 	if code != 0 || perr != nil {
@@ -396,7 +396,7 @@ func (c *common) stop(ctx context.Context, p Proc, grace time.Duration) error {
 	}
 	_, errOut, code, err := c.simple(ctx, script, stdin)
 	if err != nil {
-		return fmt.Errorf("stop %s on %s: %w", p.Name, c.host, err)
+		return onHost("stop "+p.Name, c.host, err)
 	}
 	if code != 0 {
 		return fmt.Errorf("stop %s on %s: exit %d: %s", p.Name, c.host, code, strings.TrimSpace(string(errOut)))
@@ -434,7 +434,7 @@ func (c *common) platform(ctx context.Context) (Platform, error) {
 	}
 	out, errOut, code, err := c.simple(ctx, "uname -sm", nil)
 	if err != nil {
-		return Platform{}, fmt.Errorf("platform of %s: %w", c.host, err)
+		return Platform{}, onHost("find the platform", c.host, err)
 	}
 	if code != 0 {
 		return Platform{}, fmt.Errorf("platform of %s: uname -sm: exit %d: %s", c.host, code, strings.TrimSpace(string(errOut)))

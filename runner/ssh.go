@@ -923,6 +923,13 @@ func (t *SSHTarget) Upload(ctx context.Context, localPath, remotePath string, mo
 		return fmt.Errorf("upload to %s: %w", t.cfg.Name, err)
 	}
 	defer src.Close()
+	return t.writeFrom(ctx, src, remotePath, mode)
+}
+
+// writeFrom writes what src holds to remotePath, through a temporary file
+// in the same directory (removed on every error path; one left by a killed
+// dpulab goes with its directory) renamed over it.
+func (t *SSHTarget) writeFrom(ctx context.Context, src io.Reader, remotePath string, mode fs.FileMode) error {
 	sc, done, err := t.sftpClient(ctx)
 	if err != nil {
 		return err
@@ -933,8 +940,8 @@ func (t *SSHTarget) Upload(ctx context.Context, localPath, remotePath string, mo
 			return t.sftpErr(sc, "upload "+remotePath, err)
 		}
 	}
-	tmp := remotePath + ".dpulab-tmp-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	dst, err := sc.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	tmp := path.Join(path.Dir(remotePath), "."+path.Base(remotePath)+".dpulab-tmp-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	dst, err := sc.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return t.sftpErr(sc, "upload "+remotePath, err)
 	}
@@ -958,7 +965,7 @@ func (t *SSHTarget) Upload(ctx context.Context, localPath, remotePath string, mo
 	if err != nil {
 		_ = sc.Remove(tmp)
 		if ctx.Err() != nil {
-			return fmt.Errorf("upload %s to %s: %w", localPath, t.cfg.Name, ctx.Err())
+			return fmt.Errorf("upload %s to %s: %w", remotePath, t.cfg.Name, ctx.Err())
 		}
 		return t.sftpErr(sc, "upload "+remotePath, err)
 	}

@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -35,31 +37,57 @@ func UploadSelf(ctx context.Context, t Target, remoteDir string) (string, error)
 func UploadBinary(ctx context.Context, t Target, exe string, exePlat Platform, remoteDir string) (string, error) {
 	plat, err := t.Platform(ctx)
 	if err != nil {
-		return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+		return "", onHost("upload dpulab", t.Name(), err)
 	}
 	local := exe
 	if plat != exePlat {
 		local, err = BinaryFor(exe, plat)
 		if err != nil {
-			return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+			return "", onHost("upload dpulab", t.Name(), err)
 		}
 	}
 	sum, size, err := fileSHA256(local)
 	if err != nil {
-		return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+		return "", onHost("upload dpulab", t.Name(), err)
 	}
 	remote := path.Join(remoteDir, "dpulab")
 	res, err := t.Run(ctx, Command{Cmd: "f=" + Quote(remote) + `; [ -f "$f" ] && wc -c <"$f" && sha256sum "$f"`})
 	if err != nil {
-		return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+		return "", onHost("upload dpulab", t.Name(), err)
 	}
 	if res.ExitCode == 0 && sameFile(res.Tail, size, sum) {
 		return remote, nil
 	}
 	if err := t.Upload(ctx, local, remote, 0o755); err != nil {
-		return "", fmt.Errorf("upload dpulab to %s: %w", t.Name(), err)
+		return "", onHost("upload dpulab", t.Name(), err)
 	}
 	return remote, nil
+}
+
+// WriteFile writes content to remotePath on t with mode, atomically: into a
+// temporary file in remotePath's directory, renamed over it. No temporary
+// file is made on this machine, and one left on the host by a killed
+// dpulab sits in that directory (".NAME.dpulab-tmp-*"), so removing the
+// directory (a run's working directory) removes it.
+func WriteFile(ctx context.Context, t Target, remotePath string, content []byte, mode fs.FileMode) error {
+	if w, ok := t.(interface {
+		writeFrom(ctx context.Context, r io.Reader, remotePath string, mode fs.FileMode) error
+	}); ok {
+		return w.writeFrom(ctx, bytes.NewReader(content), remotePath, mode)
+	}
+	f, err := os.CreateTemp("", "dpulab-write-*")
+	if err != nil {
+		return fmt.Errorf("write %s on %s: %w", remotePath, t.Name(), err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s on %s: %w", remotePath, t.Name(), err)
+	}
+	return t.Upload(ctx, f.Name(), remotePath, mode)
 }
 
 // sameFile checks `wc -c; sha256sum` output against size and sum.
