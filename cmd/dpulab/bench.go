@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/steps/bench"
 )
 
@@ -147,7 +148,7 @@ func runBench(ctx context.Context, cfg bench.Config, asJSON bool) error {
 	_, err := bench.Run(ctx, cfg, emit)
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintln(os.Stderr, "dpulab bench:", err)
+			fmt.Fprintln(os.Stderr, "dpulab bench:", termtext.Plain(err.Error()))
 			return exitError{code: 130}
 		}
 		return err

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/spf13/cobra"
 )
 
 // labInfo is one lab as `dpulab labs --json` prints it.
@@ -54,11 +56,14 @@ covered; with one, a lab is covered when some host plays each of its roles.`,
 			infos := make([]labInfo, len(all))
 			for i, l := range all {
 				missing := l.MissingRoles(byRole)
+				// A lab file is outside text: its title and summary
+				// are filtered here, for the table and for --json
+				// (which a script may print).
 				infos[i] = labInfo{
-					ID: l.ID, Title: l.Title, Summary: l.Summary,
+					ID: termtext.Line(l.ID), Title: termtext.Line(l.Title), Summary: termtext.Plain(l.Summary),
 					Duration: labs.FormatDuration(l.Duration), DurationSeconds: l.Duration.Seconds(),
 					Roles: l.Coverage(byRole), Covered: len(missing) == 0, Missing: missing,
-					Embedded: l.Embedded, File: l.File,
+					Embedded: l.Embedded, File: termtext.Line(l.File),
 				}
 			}
 			out := cmd.OutOrStdout()
@@ -70,7 +75,7 @@ covered; with one, a lab is covered when some host plays each of its roles.`,
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTITLE\tDURATION\tROLES\tHOSTS")
 			for _, in := range infos {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", in.ID, in.Title, in.Duration, roleNames(in.Roles), coverText(in))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", in.ID, in.Title, in.Duration, termtext.Line(roleNames(in.Roles)), termtext.Line(coverText(in)))
 			}
 			return tw.Flush()
 		},

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
 )
 
 // runCmd runs the dpulab command line in-process and returns its output.
@@ -128,5 +131,70 @@ func TestLabsLabDir(t *testing.T) {
 	}
 	if _, _, err := runCmd(t, "labs", "--lab-dir", dir); err == nil || !strings.Contains(err.Error(), "lab.yaml:8: lab: unknown key \"bogus\"") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// hostileLab's title, summary and a step title carry a clipboard write
+// (OSC 52), a screen clear and a window title. badLab's variable pattern
+// does not compile, and Go's regexp error quotes it raw: the loader's and
+// lint's messages carry its escape sequences.
+const (
+	hostileLab = "id: evil\ntitle: \"\\e]52;c;aGVsbG8=\\aEvil \\e[2Jtitle\"\nsummary: \"sum\\e[31mred\\e[0m\"\nduration: 2m\nroles: [local]\nsteps:\n  - {id: a, title: \"A\\e]0;pwned\\a\", kind: run, run: \"true\"}\n"
+	badLab     = "id: bad\ntitle: Bad\nsummary: s\nduration: 2m\nroles: [local]\nvariables:\n  v: {type: string, default: a, pattern: \"(\\e]52;c;eA==\\a\", description: d}\nsteps:\n  - {id: a, title: A, kind: run, run: \"true\"}\n"
+)
+
+// TestLabsFilterOutsideText runs the dpulab binary on lab files whose text
+// carries escape sequences: no ESC byte may reach its output, whatever the
+// command and whether it succeeds.
+func TestLabsFilterOutsideText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dpulab: not in -short")
+	}
+	bin := testpeer.Dpulab(t)
+	hostile := writeLabDir(t, "evil", hostileLab)
+	bad := writeLabDir(t, "bad", badLab)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string // in stdout or stderr
+	}{
+		{"labs", []string{"labs", "--lab-dir", hostile}, 0, "Evil title"},
+		{"labs-json", []string{"labs", "--json", "--lab-dir", hostile}, 0, `"title": "Evil title"`},
+		{"labs-broken-lab", []string{"labs", "--lab-dir", bad}, 1, "missing closing )"},
+		{"lint", []string{"lint", filepath.Join(bad, "bad")}, 1, "missing closing )"},
+		{"run-broken-lab", []string{"run", "bad", "--lab-dir", bad}, 1, "missing closing )"},
+		{"run-dry", []string{"run", "evil", "--lab-dir", hostile, "--dry-run"}, 0, "Evil title"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(bin, tt.args...)
+			cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			all := stdout.String() + stderr.String()
+			if code != tt.wantCode {
+				t.Errorf("exit status %d, want %d\n%s", code, tt.wantCode, all)
+			}
+			if i := strings.IndexByte(all, 0x1b); i >= 0 {
+				t.Errorf("ESC reached the output at byte %d: %q", i, all)
+			}
+			// An OSC's payload goes with it; JSON must not carry it escaped.
+			// (badLab's messages may quote it harmlessly, as Go's %q.)
+			if strings.Contains(all, "pwned") || strings.Contains(all, "aGVsbG8=") || strings.Contains(all, `\u001b`) {
+				t.Errorf("an escape sequence survived as text: %q", all)
+			}
+			if !strings.Contains(all, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, all)
+			}
+		})
 	}
 }

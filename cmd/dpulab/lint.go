@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 
-	"github.com/dpulab/dpulab/labs"
 	"github.com/spf13/cobra"
+
+	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/labs"
 )
 
 // newLintCmd checks lab files and prints every problem as file:line:
@@ -27,7 +29,10 @@ PATH the labs built into dpulab are checked. Exits 1 when anything is wrong.`,
 				return err
 			}
 			for _, p := range probs {
-				fmt.Fprintln(out, p)
+				// A problem quotes the lab file: one filtered line
+				// each, so it can neither drive the terminal nor
+				// pass for another file:line for an editor.
+				fmt.Fprintln(out, termtext.Line(fmt.Sprint(p)))
 			}
 			if len(probs) > 0 {
 				fmt.Fprintf(errOut, "%d problem(s) in %s\n", len(probs), plural(n, "lab"))

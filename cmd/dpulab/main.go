@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dpulab/dpulab/internal/termtext"
 )
 
 // exitError carries a process exit status through cobra without printing
@@ -35,7 +37,9 @@ func main() {
 	if errors.As(err, &ee) {
 		os.Exit(ee.code)
 	}
-	fmt.Fprintln(os.Stderr, "dpulab:", err)
+	// Errors quote lab files, hosts and servers: filtered like all outside
+	// text on its way to a terminal.
+	fmt.Fprintln(os.Stderr, "dpulab:", termtext.Plain(err.Error()))
 	os.Exit(1)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/steps"
 )
 
@@ -26,7 +27,7 @@ samples.csv again (atomically), e.g. after upgrading dpulab.`,
 			if err := steps.RenderFiles(dir, r); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(dir, steps.ReportFile), filepath.Join(dir, steps.SamplesFile))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", termtext.Line(filepath.Join(dir, steps.ReportFile)), termtext.Line(filepath.Join(dir, steps.SamplesFile)))
 			return nil
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/steps"
 )
@@ -29,6 +30,7 @@ type runFlags struct {
 	labDirs    []string
 	acceptNew  bool
 	stateDir   string
+	rawOutput  bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -42,6 +44,13 @@ results/LAB/TIMESTAMP (results.json, samples.csv, report.md).
 Progress is saved after every step; running the same lab again resumes at the
 first unfinished step (--restart starts over). Cleanup steps always run at the
 end, also after a failure or Ctrl-C. Exit status 0 only when every step passed.
+
+Text from outside dpulab (the output of commands on lab hosts, titles, hints
+and docs from lab files, errors) is printed without escape sequences or
+control characters, so a host or a lab file cannot move the cursor, clear the
+screen or set the terminal's clipboard. --raw-output prints the hosts'
+command output as it came (colours, progress bars), for hosts you trust; lab
+text and errors stay filtered.
 
 Interrupts: SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal or SSH session
 closed) stop the running step, then cleanup runs (it stops what the lab
@@ -77,6 +86,7 @@ dpulab keeps ignoring it.`,
 	fl.StringArrayVar(&f.labDirs, "lab-dir", nil, "also look for labs in DIR (repeatable)")
 	fl.BoolVar(&f.acceptNew, "accept-new-host-keys", false, "trust and save unknown SSH host keys (never changed ones)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where progress is saved (default $XDG_STATE_HOME/dpulab)")
+	fl.BoolVar(&f.rawOutput, "raw-output", false, "print the hosts' command output with its escape sequences (colours, but also cursor moves, screen clears, clipboard writes): trusted hosts only")
 	return cmd
 }
 
@@ -130,7 +140,7 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 		}
 		opts.Inventory = inv
 	}
-	printer := steps.NewPrinter(stderr)
+	printer := steps.NewPrinterOptions(stderr, steps.PrinterOptions{RawOutput: f.rawOutput})
 	var outMu sync.Mutex
 	asker := newTermAsker(stderr)
 	opts.Emit = func(ev steps.Event) {
@@ -191,7 +201,7 @@ func (a *termAsker) answer(p steps.Prompt) {
 			fmt.Fprintln(a.w, "  no terminal to ask: answering no (use --yes)")
 			p.Reply(steps.Answer{Choice: "no"})
 		case steps.PromptHostKey:
-			fmt.Fprintf(a.w, "  no terminal to ask: refusing the %s key %s of %s (use --accept-new-host-keys after checking it)\n", p.KeyType, p.Fingerprint, p.Host)
+			fmt.Fprintf(a.w, "  no terminal to ask: refusing the %s key %s of %s (use --accept-new-host-keys after checking it)\n", termtext.Line(p.KeyType), termtext.Line(p.Fingerprint), termtext.Line(p.Host))
 			p.Reply(steps.Answer{Choice: "refuse"})
 		default:
 			fmt.Fprintln(a.w, "  no terminal to ask for a secret: use an SSH key or ssh-agent, or passwordless sudo")
@@ -209,7 +219,7 @@ func (a *termAsker) answer(p steps.Prompt) {
 		}
 		p.Reply(steps.Answer{Choice: c})
 	case steps.PromptHostKey:
-		fmt.Fprintf(a.w, "  %s key fingerprint %s\n  trust it? [o]nce / [s]ave to known_hosts / [R]efuse: ", p.KeyType, p.Fingerprint)
+		fmt.Fprintf(a.w, "  %s key fingerprint %s\n  trust it? [o]nce / [s]ave to known_hosts / [R]efuse: ", termtext.Line(p.KeyType), termtext.Line(p.Fingerprint))
 		line, _ := a.in.ReadString('\n')
 		c := "refuse"
 		switch strings.ToLower(strings.TrimSpace(line)) {

@@ -115,3 +115,49 @@ func TestParseSets(t *testing.T) {
 		})
 	}
 }
+
+// escLab's command prints a colour, a screen clear and a clipboard write,
+// as a hostile or merely colourful host would.
+const escLab = `id: esc
+title: Escapes
+summary: a command that prints escape sequences
+duration: 1m
+roles:
+  local: this machine
+steps:
+  - id: colour
+    title: Colour
+    kind: run
+    run: printf 'a\033[31mred\033[0m b\033[2J c\033]52;c;aGk=\007d\n'
+`
+
+func TestRunRawOutput(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "esc")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(escLab), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []bool{false, true} {
+		var stdout, stderr bytes.Buffer
+		f := runFlags{labDirs: []string{dir}, stateDir: t.TempDir(), results: t.TempDir(), rawOutput: raw}
+		if err := runLab(context.Background(), "esc", f, &stdout, &stderr); err != nil {
+			t.Fatalf("raw %v: %v\n%s", raw, err, stderr.String())
+		}
+		out := stderr.String()
+		if !raw {
+			// The command line shows the payload as typed (\033): fine.
+			if strings.ContainsRune(out, 0x1b) || !strings.Contains(out, "local | ared b cd\n") {
+				t.Errorf("without --raw-output the host's escapes must go, its text stay: %q", out)
+			}
+			continue
+		}
+		if !strings.Contains(out, "local | a\x1b[31mred\x1b[0m b\x1b[2J c\x1b]52;c;aGk=\ad") {
+			t.Errorf("--raw-output must pass the host's output as it came: %q", out)
+		}
+	}
+	if fl := newRunCmd().Flags().Lookup("raw-output"); fl == nil || !strings.Contains(fl.Usage, "trusted hosts only") {
+		t.Errorf("--raw-output is not documented in --help: %+v", fl)
+	}
+}
