@@ -393,7 +393,7 @@ func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h
 		perr = errors.New("stopped")
 	}
 	if perr == nil {
-		return runner.Proc{}, &StepError{Host: h.Name, Err: fmt.Errorf("port %d on %s already answers PING: another server is running there; stop it or choose another port (--set of the lab's port variable)", port, h.Name)}
+		return runner.Proc{}, &StepError{Host: h.Name, Err: fmt.Errorf("port %d already answers PING: another server is running there; stop it or choose another port (--set of the lab's port variable)", port)}
 	}
 	conf, err := e.renderConfig(p, h, k, tmpl, vars)
 	if err != nil {
@@ -428,7 +428,9 @@ func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h
 // by its instance directory on its command line; it reports whether the
 // port is free now.
 func (e *Engine) stopUnrecorded(ctx context.Context, step string, h hostRef, t runner.Target, inst Instance, dir string) bool {
-	n, err := runner.StopMarked(ctx, t, dir+"/", stopGrace, false)
+	// The log path is on the group leader's command line, and names this
+	// instance alone (a bare directory would also match a-63790 for a-6379).
+	n, err := runner.StopMarked(ctx, t, path.Join(dir, "server.log"), stopGrace, false)
 	if err != nil || n == 0 {
 		return false
 	}

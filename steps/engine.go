@@ -53,6 +53,12 @@ type Options struct {
 	Binary string
 	// CleanupTimeout bounds cleanup after an abort (default 2 minutes).
 	CleanupTimeout time.Duration
+	// Targets, when set, gives the engine the Target of each host (by
+	// inventory name, "local" for this machine) instead of the local and
+	// SSH targets it would make: the seam through which a step kind is
+	// unit-tested against a fake target. Roles still map to hosts through
+	// the inventory.
+	Targets func(host string) (runner.Target, error)
 }
 
 // Engine runs one lab. Its methods are safe to call from the TUI's

@@ -28,12 +28,15 @@ type hostPool struct {
 	pool *runner.Pool
 	pr   runner.Prompter
 
+	// newTarget, when set, makes every host's Target (Options.Targets).
+	newTarget func(host string) (runner.Target, error)
+
 	mu      sync.Mutex
 	targets map[string]runner.Target
 }
 
 func newHostPool(lab *labs.Lab, opts Options, pr runner.Prompter) (*hostPool, error) {
-	h := &hostPool{lab: lab, inv: opts.Inventory, pr: pr, targets: map[string]runner.Target{}}
+	h := &hostPool{lab: lab, inv: opts.Inventory, pr: pr, newTarget: opts.Targets, targets: map[string]runner.Target{}}
 	if h.inv != nil && len(h.inv.Hosts) == 0 {
 		h.inv = nil
 	}
@@ -66,9 +69,15 @@ func (h *hostPool) target(ctx context.Context, name string) (runner.Target, erro
 		return t, nil
 	}
 	var t runner.Target
-	if h.inv == nil {
+	switch {
+	case h.newTarget != nil:
+		var err error
+		if t, err = h.newTarget(name); err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", name, err)
+		}
+	case h.inv == nil:
 		t = runner.NewLocal(runner.WithLocalPrompter(h.pr))
-	} else {
+	default:
 		var err error
 		t, err = h.invTarget(ctx, name)
 		if err != nil {

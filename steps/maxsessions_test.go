@@ -104,3 +104,65 @@ steps:
 		t.Errorf("cleanup left %s (stat: %v)", e.workdir(), err)
 	}
 }
+
+// TestUnrecordedServerOfThisRunIsStoppedOnResume: a start interrupted
+// after the server ran but before its pid was saved leaves a server that
+// progress does not list. The resumed run's deploy finds it by its
+// instance's log path and stops it instead of refusing the port forever.
+func TestUnrecordedServerOfThisRunIsStoppedOnResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts dpulab servers")
+	}
+	bin := dpulabBinary(t)
+	port := freePorts(t, 2)
+	lab := loadLab(t, fmt.Sprintf(`
+id: unrecorded
+title: Unrecorded
+summary: a deploy whose pids were lost
+duration: 1m
+roles:
+  local: this machine
+steps:
+  - id: deploy
+    title: Deploy
+    kind: deploy
+    group: g
+    instances: "2"
+    port: "%d"
+  - id: after
+    title: After
+    kind: run
+    run:
+      - "true"
+`, port))
+	stateDir := t.TempDir()
+	e := newEngine(t, lab, Options{Binary: bin, StateDir: stateDir}, nil)
+	ctx := testCtx(t, 2*time.Minute)
+	if st := e.RunStep(ctx, 0); st != Done {
+		t.Fatalf("deploy: %v", st)
+	}
+	// Lose the pids, as a kill between start and save would.
+	e.mu.Lock()
+	e.state.Procs = nil
+	e.state.Steps["deploy"] = StepState{Status: Running}
+	if err := e.saveStateLocked(); err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Unlock()
+	e.hosts.close()
+
+	rec := &recorder{}
+	e2 := newEngine(t, lab, Options{Binary: bin, StateDir: stateDir}, rec)
+	if e2.workdir() != e.workdir() {
+		t.Fatalf("the resumed run has another working directory: %s vs %s", e2.workdir(), e.workdir())
+	}
+	if err := e2.Run(ctx); err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, strings.Join(rec.output(), "\n"))
+	}
+	if out := strings.Join(rec.output(), "\n"); !strings.Contains(out, "left from an interrupted start") {
+		t.Errorf("the resumed deploy did not say it stopped the unrecorded servers:\n%s", out)
+	}
+	if left := procsCarrying(t, e.workdir()); len(left) > 0 {
+		t.Errorf("%d processes left after cleanup, e.g. %s", len(left), left[0])
+	}
+}
