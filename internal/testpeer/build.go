@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 )
@@ -22,9 +21,11 @@ var (
 func Dpulab(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		// go test puts its own GOROOT/bin first in PATH (Go 1.19+).
 		goTool, err := exec.LookPath("go")
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			buildErr = fmt.Errorf("build ./cmd/dpulab: %w", err)
+			return
 		}
 		buildDir, err = os.MkdirTemp("", "dpulab-test-build-")
 		if err != nil {
