@@ -1,7 +1,3 @@
-// Package runner runs the commands of a lab somewhere: on this machine
-// (local) or on a lab host over SSH. A Target hides which; the step engine
-// only ever talks to Targets, and every value it puts into a command line goes
-// through Quote first.
 package runner
 
 import (

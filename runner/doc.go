@@ -1,0 +1,67 @@
+// Package runner runs the commands of a lab somewhere: on this machine
+// (local) or on a lab host over SSH. A Target hides which; the step engine
+// only ever talks to Targets, and every value it puts into a command line goes
+// through Quote first.
+//
+// # Where things go
+//
+//   - target.go: the Target interface and its plain-data types (Command,
+//     Result, ProcSpec, Proc).
+//   - ops.go: what is the same on every target, written once over a
+//     target's simple func: sudo, detached processes (Start, Stop,
+//     StopMarked), platform.
+//   - local.go, ssh.go: the two targets. sessions.go: how many SSH sessions
+//     are open at once. auth.go, hostkey.go, prompt.go: authentication,
+//     known_hosts and the questions asked of a person.
+//   - errors.go: ConnError and its causes, Hint, SudoError, HostKeyError.
+//   - pool.go, inventory.go: hosts.yaml and ~/.ssh/config into Targets.
+//   - upload.go: UploadSelf/UploadBinary and WriteFile.
+//
+// # SSH sessions
+//
+// An SSHTarget keeps one connection per host and opens a session per
+// command. OpenSSH allows MaxSessions sessions per connection (10 by
+// default) and refuses more ("open failed"); the limit is not announced, so
+// the target learns it from the first refusal and then queues opens for a
+// free slot. A refused open is retried, never reported, while any other
+// session of ours is open; one refused while none is open is retried
+// briefly, then reported (CauseSessionRefused). The sftp subsystem is a
+// session: it holds a slot while open and gives it up when idle and
+// another session waits. Keepalives are global requests and hold none.
+// Concurrent operations that find no connection share one dial and its
+// outcome, so a host key question is asked once per target, and a refused
+// key is not asked about again.
+//
+// # Processes
+//
+// Start runs a command detached (setsid: its own process group), with a
+// small shell as group leader whose command line names the log and pid
+// files. A Proc is plain data, saved in a lab's progress; Stop ends its
+// group later, checking the group is still the one started. Two things
+// make sure no interrupt leaves a process nobody can find:
+//
+//   - A Start whose ctx ends while it waits for the pid stops what it
+//     launched before returning (a claim directory decides, atomically,
+//     whether the launcher or the cancel comes first).
+//   - StopMarked ends every process group whose leader's command line
+//     carries a marker path, such as the run's working directory holding
+//     the log files: save the marker before the first Start, and call
+//     StopMarked at cleanup and at the start of the next run.
+//
+// # Errors
+//
+// A failure to reach a host, or a lost connection, is a *ConnError whose
+// Cause says why (refused, unreachable, DNS, authentication with the
+// methods tried and offered, identity file missing/unreadable/encrypted,
+// host key unknown/changed/changed type, connection lost). Hint(err) gives
+// what to do about it for any error that has one in its chain; the step
+// engine shows it instead of a step's own hint. Errors name their host
+// once.
+//
+// # Files
+//
+// Upload and WriteFile write through a temporary file in the destination's
+// directory, renamed over the destination: a reader never sees half a
+// file, a running binary is not disturbed, every error path removes the
+// temporary, and one left by a killed dpulab goes away with its directory.
+package runner
