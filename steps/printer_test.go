@@ -59,3 +59,41 @@ func TestReportFiltersEverythingFromOutside(t *testing.T) {
 		t.Errorf("report.md carries a control sequence: %q", md)
 	}
 }
+
+// TestHeadlessRunShowsNoHostileSequences runs a lab whose title, step
+// title, hint and commands' output (streamed and in the failure's last
+// lines) carry escape sequences, printed as `dpulab run` prints it.
+func TestHeadlessRunShowsNoHostileSequences(t *testing.T) {
+	lab := loadLab(t, `
+id: hostileout
+title: "Hostile \e]52;c;ZXZpbA==\a output"
+summary: a lab that tries the operator's terminal
+duration: 1m
+roles:
+  local: this machine
+steps:
+  - id: shout
+    title: "Shout \e[2J"
+    kind: run
+    run:
+      - printf 'a\033]52;c;ZXZpbA==\007b\033[2Jc\033[5;5Hd\302\233e\n'
+      - printf 'x\033]0;title\033\\y\342\200\256z\n'; exit 1
+    hint: "look \e[2J here"
+`)
+	var buf bytes.Buffer
+	p := NewPrinter(&buf)
+	e := newEngine(t, lab, Options{}, nil)
+	e.opts.Emit = p.Print
+	if err := e.Run(testCtx(t, time.Minute)); err == nil {
+		t.Fatal("the failing step did not fail the run")
+	}
+	out := buf.String()
+	if strings.ContainsAny(out, "\x1b\x07\u009b\u202e") {
+		t.Errorf("a control sequence reached the terminal stream: %q", out)
+	}
+	for _, want := range []string{"abcd", "xyz", "Shout", "look  here"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lost %q: %q", want, out)
+		}
+	}
+}
