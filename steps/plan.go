@@ -50,7 +50,7 @@ func (e *Engine) Plan(i int) ([]PlannedCommand, error) {
 				cmds = append(cmds, c)
 			}
 			if st.Kind == labs.KindCleanup {
-				out = append(out, PlannedCommand{Host: h.Name, Cmd: "# stop the servers this run started (by their recorded pids)"})
+				out = append(out, PlannedCommand{Host: h.Name, Cmd: "# stop the servers this run started (by their recorded pids, then every process group started from " + e.workdir() + ")"})
 			}
 			for _, c := range cmds {
 				out = append(out, PlannedCommand{Host: h.Name, Cmd: c, Sudo: st.Sudo && !strings.HasPrefix(c, "# ")})
