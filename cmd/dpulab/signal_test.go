@@ -240,6 +240,19 @@ func (p *runProc) waitFor(ok func(event) bool) bool {
 	return false
 }
 
+// waitOutput returns when s appears in the run's stderr; false when the
+// run ended first. It polls: stderr is a plain buffer.
+func (p *runProc) waitOutput(s string) bool {
+	for !strings.Contains(p.out.String(), s) {
+		select {
+		case <-p.exited:
+			return strings.Contains(p.out.String(), s)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return true
+}
+
 // wait waits for the process and returns its exit status (128+N when a
 // signal N killed it, as a shell reports it).
 func (p *runProc) wait() int {
@@ -471,6 +484,92 @@ func TestRunInterruptedDeployLeavesNoServer(t *testing.T) {
 						}
 					}
 				}
+			}
+		})
+	}
+}
+
+// slowCleanupLab's cleanup step takes a while, so that signals land in it.
+const slowCleanupLab = `id: slowclean
+title: Slow cleanup
+summary: deploy, a long bench, a slow cleanup
+duration: 5m
+roles:
+  local: this machine
+variables:
+  port:
+    type: int
+    default: 7400
+    min: 1024
+    max: 65000
+    description: port of the first server
+steps:
+  - id: deploy
+    title: Start the servers
+    kind: deploy
+    instances: 2
+    port: "{{.vars.port}}"
+  - id: long
+    title: Long bench
+    kind: bench
+    target: deploy
+    clients: 1
+    rate: 100
+    warmup: 0s
+    duration: 2m
+    runs: 1
+  - id: cleanup
+    title: Slow cleanup
+    kind: cleanup
+    run: sleep 2
+`
+
+// TestRunSignalsDuringCleanup: a second signal while cleanup runs only
+// says so, and cleanup completes; a third abandons it at once.
+func TestRunSignalsDuringCleanup(t *testing.T) {
+	bin := requireSignalPeers(t)
+	labDir := writeLabDir(t, "slowclean", slowCleanupLab)
+	for _, tc := range []struct {
+		signals int
+		notice  string
+	}{
+		{2, "dpulab: SIGTERM: still cleaning up; one more abandons cleanup"},
+		{3, "dpulab: SIGTERM: cleanup abandoned: servers the lab started may still be running"},
+	} {
+		t.Run(fmt.Sprint(tc.signals, "-signals"), func(t *testing.T) {
+			port := testpeer.FreePorts(t, 2)
+			p, _ := startRun(t, bin, t.TempDir(), false, "run", "slowclean", "--lab-dir", labDir, "--json",
+				"--results", t.TempDir(), "--set", fmt.Sprint("port=", port))
+			if !p.waitFor(func(ev event) bool { return ev.is("step_started", "long") }) {
+				t.Fatalf("the run ended before the bench:\n%s", p.out)
+			}
+			p.cmd.Process.Signal(syscall.SIGINT)
+			if !p.waitFor(func(ev event) bool { return ev.is("step_started", "cleanup") }) {
+				t.Fatalf("the run ended before its cleanup:\n%s", p.out)
+			}
+			// One at a time: the kernel merges a signal sent while the
+			// same one is still pending.
+			acks := []string{"still cleaning up", "cleanup abandoned"}
+			for i := 1; i < tc.signals; i++ {
+				p.cmd.Process.Signal(syscall.SIGTERM)
+				if !p.waitOutput(acks[i-1]) {
+					t.Fatalf("signal %d: no %q before the run ended:\n%s", i+1, acks[i-1], p.out)
+				}
+			}
+			if got := p.wait(); got != 130 {
+				t.Errorf("exit status %d, want 130 (the first signal's)\n%s", got, p.out)
+			}
+			out := p.out.String()
+			if !strings.Contains(out, tc.notice) {
+				t.Errorf("stderr lacks %q:\n%s", tc.notice, out)
+			}
+			if tc.signals == 2 {
+				if !strings.Contains(out, "ok: cleanup done") {
+					t.Errorf("cleanup did not complete:\n%s", out)
+				}
+				assertNoServers(t, bin, "two signals")
+			} else if strings.Contains(out, "ok: cleanup done") {
+				t.Errorf("the third signal did not abandon the cleanup:\n%s", out)
 			}
 		})
 	}
