@@ -357,8 +357,11 @@ func renderSteps(b *strings.Builder, steps []StepOutcome) {
 			}
 		}
 		took := ""
-		if s.DurationSeconds > 0 {
+		switch {
+		case s.DurationSeconds >= 0.1:
 			took = (time.Duration(s.DurationSeconds*1000) * time.Millisecond).Round(100 * time.Millisecond).String()
+		case s.DurationSeconds > 0:
+			took = "<0.1s"
 		}
 		out, _, _ = strings.Cut(out, "\n")
 		fmt.Fprintf(b, "| %s (`%s`) | %s | %s | %s |\n", mdCell(s.Title), s.ID, s.Kind, mdCell(out), took)
