@@ -248,7 +248,15 @@ func TestQuitWhileRunningAsksAndCleansUp(t *testing.T) {
 	tm.Send(press("enter"))
 	waitFor(t, tm, "running step 2")
 	tm.Send(press("q"))
-	waitFor(t, tm, "Quit anyway?")
+	// The buttons say what each answer does (they once read "Yes, run it").
+	waitFor(t, tm, "Quit anyway?", "[y] Quit and clean up", "› [n] Keep running")
+	tm.Send(press("n"))
+	waitFor(t, tm, "enter run · a run all") // the page's keys again: the dialog closed
+	tm.Send(press("q"))
+	waitFor(t, tm, "Quit and clean up")
+	if cleaned, _ := f.Counts(); cleaned != 0 {
+		t.Fatalf("keep running ran cleanup %d times", cleaned)
+	}
 	tm.Send(press("y"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	if cleaned, _ := f.Counts(); cleaned != 1 {

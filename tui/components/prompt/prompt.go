@@ -24,25 +24,80 @@ type AnsweredMsg struct {
 	Auto bool
 }
 
-// choice is one button of the dialog.
-type choice struct{ value, label string }
+// Choice is one answer a dialog offers: Value is what the answer carries
+// (and its first letter the key that gives it), Label what the button says.
+type Choice struct{ Value, Label string }
 
-var defaultChoices = map[steps.PromptKind][]choice{
-	steps.PromptHostKey: {{"once", "Accept once"}, {"save", "Accept and save"}, {"refuse", "Refuse"}},
-	steps.PromptConfirm: {{"yes", "Yes, run it"}, {"no", "No"}},
-	steps.PromptSecret:  {{"ok", "OK"}, {"cancel", "Cancel"}},
+// Purpose says what a dialog is for, which decides how it reads: its title,
+// the words on its buttons, and which answer is the safe one (selected
+// first, given by esc). The engine's questions get theirs from their kind
+// (ForPrompt); a page that asks something of its own says so with its own
+// Purpose, so that no button ever promises what its answer does not do.
+type Purpose struct {
+	Title   string
+	Choices []Choice
+	// Safe is the Value of the answer that changes nothing: refuse the
+	// key, do not run, do not quit.
+	Safe string
+	// Default is the message when the question carries none.
+	Default string
 }
 
-var labels = map[string]string{
-	"once": "Accept once", "save": "Accept and save", "refuse": "Refuse",
-	"yes": "Yes, run it", "no": "No", "ok": "OK", "cancel": "Cancel",
+// label returns the button text for value v (v itself when unknown).
+func (p Purpose) label(v string) string {
+	for _, c := range p.Choices {
+		if c.Value == v {
+			return c.Label
+		}
+	}
+	return v
+}
+
+// purposes are the engine's questions, by kind.
+var purposes = map[steps.PromptKind]Purpose{
+	steps.PromptHostKey: {
+		Title:   "Unknown host key",
+		Choices: []Choice{{"once", "Accept once"}, {"save", "Accept and save"}, {"refuse", "Refuse"}},
+		Safe:    "refuse",
+		Default: "This host is not in known_hosts. Compare the fingerprint with the one the host's owner gives you " +
+			"(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the host) before accepting.",
+	},
+	steps.PromptConfirm: {
+		Title:   "Confirm",
+		Choices: []Choice{{"yes", "Yes, run it"}, {"no", "No"}},
+		Safe:    "no",
+		Default: "Run this step?",
+	},
+	steps.PromptSecret: {
+		Title:   "Password needed",
+		Choices: []Choice{{"ok", "OK"}, {"cancel", "Cancel"}},
+		Safe:    "cancel",
+		Default: "Enter the password.",
+	},
+}
+
+// ForPrompt is the Purpose of an engine question: its kind's, with the
+// buttons narrowed to (and ordered as) the choices the engine offers.
+func ForPrompt(p steps.Prompt) Purpose {
+	pu := purposes[p.Type]
+	if len(p.Choices) == 0 {
+		return pu
+	}
+	narrowed := pu
+	narrowed.Choices = nil
+	for _, v := range p.Choices {
+		if v != "" {
+			narrowed.Choices = append(narrowed.Choices, Choice{v, pu.label(v)})
+		}
+	}
+	return narrowed
 }
 
 // Model is one open dialog.
 type Model struct {
 	common.Common
 	p       steps.Prompt
-	choices []choice
+	purpose Purpose
 	cursor  int
 	input   textinput.Model
 	done    bool
@@ -52,27 +107,17 @@ type Model struct {
 	autoAnswer steps.Answer
 }
 
-// New opens a dialog for p. The safe choice is selected first: refusing a
-// host key and saying no must be what a stray enter does.
-func New(c common.Common, p steps.Prompt) *Model {
-	m := &Model{Common: c, p: p}
-	if len(p.Choices) > 0 {
-		for _, v := range p.Choices {
-			l := labels[v]
-			if l == "" {
-				l = v
-			}
-			m.choices = append(m.choices, choice{v, l})
-		}
-	} else {
-		m.choices = defaultChoices[p.Type]
-	}
-	switch p.Type {
-	case steps.PromptHostKey:
-		m.cursor = m.index("refuse")
-	case steps.PromptConfirm:
-		m.cursor = m.index("no")
-	case steps.PromptSecret:
+// New opens a dialog for the engine's question p. The safe choice is
+// selected first: refusing a host key and saying no must be what a stray
+// enter does.
+func New(c common.Common, p steps.Prompt) *Model { return NewFor(c, p, ForPrompt(p)) }
+
+// NewFor opens a dialog for p that reads as purpose says (a page's own
+// question, such as quitting while a step runs).
+func NewFor(c common.Common, p steps.Prompt, purpose Purpose) *Model {
+	m := &Model{Common: c, p: p, purpose: purpose}
+	m.cursor = m.index(purpose.Safe)
+	if p.Type == steps.PromptSecret {
 		m.input = textinput.New()
 		m.input.EchoMode = textinput.EchoPassword
 		m.input.EchoCharacter = '•'
@@ -83,13 +128,16 @@ func New(c common.Common, p steps.Prompt) *Model {
 }
 
 func (m *Model) index(v string) int {
-	for i, c := range m.choices {
-		if c.value == v {
+	for i, c := range m.purpose.Choices {
+		if c.Value == v {
 			return i
 		}
 	}
 	return 0
 }
+
+// Purpose returns how the dialog reads.
+func (m *Model) Purpose() Purpose { return m.purpose }
 
 // Prompt returns the question being asked.
 func (m *Model) Prompt() steps.Prompt { return m.p }
@@ -141,35 +189,40 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	km := m.KeyMap
+	safe := steps.Answer{Choice: m.purpose.Safe}
 	if m.p.Type == steps.PromptSecret {
 		switch {
 		case k.Type == tea.KeyEnter:
 			return m, m.Answer(steps.Answer{Choice: "ok", Secret: m.input.Value()}, false)
 		case key.Matches(k, km.Cancel):
-			return m, m.Answer(steps.Answer{Choice: "cancel"}, false)
+			return m, m.Answer(safe, false)
 		}
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
 		return m, cmd
 	}
+	cs := m.purpose.Choices
+	if len(cs) == 0 {
+		// Nothing to choose from: only the safe answer can be given.
+		if k.Type == tea.KeyEnter || key.Matches(k, km.Cancel) {
+			return m, m.Answer(safe, false)
+		}
+		return m, nil
+	}
 	switch {
 	case key.Matches(k, km.Left), key.Matches(k, km.PrevField):
-		m.cursor = (m.cursor + len(m.choices) - 1) % len(m.choices)
+		m.cursor = (m.cursor + len(cs) - 1) % len(cs)
 	case key.Matches(k, km.Right), key.Matches(k, km.NextField):
-		m.cursor = (m.cursor + 1) % len(m.choices)
+		m.cursor = (m.cursor + 1) % len(cs)
 	case k.Type == tea.KeyEnter:
-		return m, m.Answer(steps.Answer{Choice: m.choices[m.cursor].value}, false)
+		return m, m.Answer(steps.Answer{Choice: cs[m.cursor].Value}, false)
 	case key.Matches(k, km.Cancel):
-		safe := "no"
-		if m.p.Type == steps.PromptHostKey {
-			safe = "refuse"
-		}
-		return m, m.Answer(steps.Answer{Choice: safe}, false)
+		return m, m.Answer(safe, false)
 	default:
 		// Shortcuts: the first letter of a choice (o/s/r, y/n).
-		for _, c := range m.choices {
-			if k.String() == c.value[:1] {
-				return m, m.Answer(steps.Answer{Choice: c.value}, false)
+		for _, c := range cs {
+			if c.Value != "" && k.String() == c.Value[:1] {
+				return m, m.Answer(steps.Answer{Choice: c.Value}, false)
 			}
 		}
 	}
@@ -181,34 +234,31 @@ func (m *Model) View() string {
 	st := m.Styles
 	var b strings.Builder
 	w := min(max(m.Width-8, 40), 76)
+	b.WriteString(st.ModalTitle.Render(m.purpose.Title) + "\n\n")
+	msg := lipgloss.NewStyle().Width(w).Render(orDefault(m.p.Message, m.purpose.Default))
 	switch m.p.Type {
 	case steps.PromptHostKey:
-		b.WriteString(st.ModalTitle.Render("Unknown host key") + "\n\n")
 		fmt.Fprintf(&b, "%s %s\n", st.FieldLabel.Render("Host:       "), m.p.Host)
 		fmt.Fprintf(&b, "%s %s\n", st.FieldLabel.Render("Key type:   "), m.p.KeyType)
 		fmt.Fprintf(&b, "%s %s\n\n", st.FieldLabel.Render("Fingerprint:"), st.Fingerprint.Render(m.p.Fingerprint))
-		b.WriteString(lipgloss.NewStyle().Width(w).Render(orDefault(m.p.Message,
-			"This host is not in known_hosts. Compare the fingerprint with the one the host's owner gives you "+
-				"(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the host) before accepting.")) + "\n\n")
+		b.WriteString(msg + "\n\n")
 	case steps.PromptSecret:
-		b.WriteString(st.ModalTitle.Render("Password needed") + "\n\n")
 		if m.p.Host != "" {
 			fmt.Fprintf(&b, "%s %s\n", st.FieldLabel.Render("Host:"), m.p.Host)
 		}
-		b.WriteString(lipgloss.NewStyle().Width(w).Render(orDefault(m.p.Message, "Enter the password.")) + "\n\n")
+		b.WriteString(msg + "\n\n")
 		b.WriteString(m.input.View() + "\n\n")
 		b.WriteString(st.Muted.Render("enter submit · esc cancel · the password is never stored or logged"))
 		return m.box(b.String(), w)
-	case steps.PromptConfirm:
-		b.WriteString(st.ModalTitle.Render("Confirm") + "\n\n")
+	default:
 		if m.p.Host != "" {
 			fmt.Fprintf(&b, "%s %s\n", st.FieldLabel.Render("Host:"), m.p.Host)
 		}
-		b.WriteString(lipgloss.NewStyle().Width(w).Render(orDefault(m.p.Message, "Run this step?")) + "\n\n")
+		b.WriteString(msg + "\n\n")
 	}
 	var btns []string
-	for i, c := range m.choices {
-		label := "[" + string(c.value[0]) + "] " + c.label
+	for i, c := range m.purpose.Choices {
+		label := "[" + c.Value[:1] + "] " + c.Label
 		if i == m.cursor {
 			btns = append(btns, st.ChoiceActive.Render("› "+label))
 		} else {
@@ -216,9 +266,12 @@ func (m *Model) View() string {
 		}
 	}
 	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, btns...))
-	b.WriteString("\n\n" + st.Muted.Render("←/→ choose · enter confirm · esc refuse"))
+	b.WriteString("\n\n" + st.Muted.Render("←/→ choose · enter confirm · esc "+m.safeLabel()))
 	return m.box(b.String(), w)
 }
+
+// safeLabel is what esc does, in the dialog's own words.
+func (m *Model) safeLabel() string { return strings.ToLower(m.purpose.label(m.purpose.Safe)) }
 
 func (m *Model) box(s string, w int) string {
 	if !m.deadline.IsZero() && !m.done {
@@ -245,7 +298,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	}
 	return []key.Binding{m.KeyMap.Left, m.KeyMap.Right,
 		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm choice")),
-		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "refuse/no"))}
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", m.safeLabel()))}
 }
 
 // FullHelp implements help.KeyMap.

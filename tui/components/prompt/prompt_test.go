@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -45,5 +46,49 @@ func TestDeadlineAnswersOnItsOwn(t *testing.T) {
 	}
 	if msg := cmd().(AnsweredMsg); !msg.Auto {
 		t.Fatal("an automatic answer must say so")
+	}
+}
+
+// TestEveryPurposeReadsRight: each engine question kind has a title, a safe
+// answer among its buttons, and buttons worded for it; a page's own
+// question reads in its own words, never another dialog's.
+func TestEveryPurposeReadsRight(t *testing.T) {
+	c := common.NewCommon(true, 100, 30)
+	for _, kind := range []steps.PromptKind{steps.PromptHostKey, steps.PromptConfirm, steps.PromptSecret} {
+		p := ForPrompt(steps.Prompt{Type: kind})
+		if p.Title == "" || p.Default == "" || p.label(p.Safe) == p.Safe {
+			t.Errorf("kind %v: purpose %+v lacks a title, a default message or a labelled safe answer", kind, p)
+		}
+	}
+	// The engine narrows the buttons; the kind still words them.
+	p := ForPrompt(steps.Prompt{Type: steps.PromptConfirm, Choices: []string{"no", "yes", ""}})
+	if len(p.Choices) != 2 || p.Choices[0] != (Choice{"no", "No"}) || p.Choices[1] != (Choice{"yes", "Yes, run it"}) {
+		t.Errorf("narrowed choices %+v", p.Choices)
+	}
+
+	quit := Purpose{Title: "Quit while a step runs?", Safe: "no",
+		Choices: []Choice{{"yes", "Quit and clean up"}, {"no", "Keep running"}}}
+	var got []steps.Answer
+	m := NewFor(c, steps.Prompt{Type: steps.PromptConfirm, Message: "Step 2 is still running.",
+		Reply: func(a steps.Answer) { got = append(got, a) }}, quit)
+	v := m.View()
+	for _, want := range []string{"Quit while a step runs?", "[y] Quit and clean up", "› [n] Keep running", "esc keep running"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("quit dialog lacks %q:\n%s", want, v)
+		}
+	}
+	for _, bad := range []string{"Yes, run it", "Confirm", "refuse"} {
+		if strings.Contains(v, bad) {
+			t.Errorf("quit dialog says %q:\n%s", bad, v)
+		}
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	if len(got) != 1 || got[0].Choice != "no" {
+		t.Fatalf("esc answered %+v, want the safe no", got)
+	}
+
+	hk := New(c, steps.Prompt{Type: steps.PromptHostKey})
+	if v := hk.View(); !strings.Contains(v, "› [r] Refuse") || !strings.Contains(v, "esc refuse") {
+		t.Errorf("host-key dialog:\n%s", v)
 	}
 }

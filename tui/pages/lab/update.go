@@ -423,16 +423,24 @@ func toggle(cur, v View) View {
 	return v
 }
 
+// quitPurpose is the page's own question when q is pressed while a step
+// runs: its buttons say what each answer does.
+var quitPurpose = prompt.Purpose{
+	Title:   "Quit while a step runs?",
+	Choices: []prompt.Choice{{Value: "yes", Label: "Quit and clean up"}, {Value: "no", Label: "Keep running"}},
+	Safe:    "no",
+}
+
 // quit asks first when a step runs; either way cleanup runs before exit.
 func (m *Model) quit() tea.Cmd {
 	if m.running < 0 {
 		return m.cleanup(ThenQuit)
 	}
-	p := prompt.New(m.Common, steps.Prompt{
+	p := prompt.NewFor(m.Common, steps.Prompt{
 		Step:    quitPromptStep,
 		Type:    steps.PromptConfirm,
 		Message: fmt.Sprintf("Step %d is still running. Quit anyway? It is stopped, then the lab's cleanup runs (servers it started are stopped). Your progress is kept.", m.running+1),
-	})
+	}, quitPurpose)
 	m.prompts = append([]*prompt.Model{p}, m.prompts...)
 	return nil
 }
