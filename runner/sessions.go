@@ -32,6 +32,10 @@ type sessionSlots struct {
 	held, open, maxOpen int
 	// wake is closed (and replaced) whenever a slot is given back.
 	wake chan struct{}
+	// released is when a session of ours last ended: the server may
+	// count it a while longer (an sftp subsystem exits after we close
+	// it, then the server reaps it).
+	released time.Time
 	// nextProbe is when one open may go past the learnt limit, to find
 	// out whether the server allows more: a refusal right after one of
 	// our closes makes the learnt limit too low.
@@ -48,6 +52,10 @@ const probeEvery = 2 * time.Second
 func newSessionSlots(limit int) *sessionSlots {
 	return &sessionSlots{limit: limit, wake: make(chan struct{})}
 }
+
+// errConnFull sends an open back to pickConn: this connection is full
+// and the target may open another.
+var errConnFull = errors.New("connection has no free session")
 
 // errConnDead stops a wait for a slot when the connection died; the caller
 // dials again.
@@ -103,6 +111,7 @@ func (s *sessionSlots) release(wasOpen bool) {
 	s.held--
 	if wasOpen {
 		s.open--
+		s.released = time.Now()
 	}
 	close(s.wake)
 	s.wake = make(chan struct{})
@@ -118,6 +127,10 @@ func (s *sessionSlots) refused() (others int, wake <-chan struct{}) {
 	defer s.mu.Unlock()
 	s.held--
 	others = s.open
+	if others == 0 && time.Since(s.released) < lingering {
+		// One of ours that just ended may still count on the server.
+		return -1, s.wake
+	}
 	if others > 0 {
 		// The server had at least `others` of ours open, and allowed
 		// maxOpen at some point: never learn less than either.
@@ -128,6 +141,13 @@ func (s *sessionSlots) refused() (others int, wake <-chan struct{}) {
 	}
 	s.nextProbe = time.Now().Add(probeEvery)
 	return others, s.wake
+}
+
+// free reports whether a slot can be taken without waiting.
+func (s *sessionSlots) free() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit == 0 || s.held < s.limit
 }
 
 func (s *sessionSlots) learnt() int {
@@ -142,6 +162,10 @@ func (s *sessionSlots) learnt() int {
 // reported.
 const maxLonelyRefusals = 8
 
+// lingering is how long after one of our sessions ended a refusal is put
+// down to the server still counting it.
+const lingering = 5 * time.Second
+
 // isChannelRefusal reports whether err is the server declining a channel
 // open (as opposed to the connection failing).
 func isChannelRefusal(err error) bool {
@@ -150,9 +174,11 @@ func isChannelRefusal(err error) bool {
 }
 
 // withSlot runs open (which opens one session channel) within c's slots,
-// retrying while the server refuses for lack of sessions. On success the
+// retrying while the server refuses for lack of sessions. With spill, a
+// refusal on a full connection returns errConnFull when the target may
+// open another connection. On success the
 // returned release gives the slot back; call it once the session is closed.
-func (t *SSHTarget) withSlot(ctx context.Context, c *sshConn, open func() error) (release func(), err error) {
+func (t *SSHTarget) withSlot(ctx context.Context, c *sshConn, spill bool, open func() error) (release func(), err error) {
 	backoff := 10 * time.Millisecond
 	lonely := 0
 	for {
@@ -171,12 +197,18 @@ func (t *SSHTarget) withSlot(ctx context.Context, c *sshConn, open func() error)
 		}
 		others, wake := c.slots.refused()
 		if others == 0 {
+			// Nothing of ours open, nothing ended lately: the server
+			// refuses sessions outright.
 			lonely++
 			if lonely > maxLonelyRefusals {
 				return nil, &ConnError{Host: t.cfg.Name, Addr: t.cfg.addr(), User: t.cfg.User, Op: "open session", Cause: CauseSessionRefused, Err: err}
 			}
 		} else {
 			lonely = 0
+			if others > 0 && spill && t.mayAddConn() {
+				// Full: another connection may have room.
+				return nil, errConnFull
+			}
 		}
 		// Wait for one of ours to end, or a moment for the server to
 		// free one we closed.
@@ -207,4 +239,100 @@ func (t *SSHTarget) SessionLimit() int {
 		return 0
 	}
 	return c.slots.learnt()
+}
+
+// maxConns bounds the connections an SSHTarget opens to one host.
+const maxConns = 4
+
+// pickConn returns a connection with a free session slot: primary, else
+// one of the extra connections, else a new one (dialled without asking
+// anyone anything: only what the first dial learnt, a saved or accepted
+// host key, a password or passphrase given then, is used). When none can
+// be had, primary, to queue on. More connections keep a few long commands
+// (samplers, a bench) from holding every session the server allows, and
+// add throughput when many commands run at once.
+func (t *SSHTarget) pickConn(ctx context.Context, primary *sshConn) *sshConn {
+	if primary.slots.free() {
+		return primary
+	}
+	t.mu.Lock()
+	live := t.extra[:0]
+	for _, x := range t.extra {
+		if !x.isDead() {
+			live = append(live, x)
+		}
+	}
+	clear(t.extra[len(live):])
+	t.extra = live
+	for _, x := range t.extra {
+		if x.slots.free() {
+			t.mu.Unlock()
+			return x
+		}
+	}
+	if t.closed || t.extraDialing || len(t.extra)+1 >= maxConns || time.Since(t.extraFailed) < extraRetry {
+		t.mu.Unlock()
+		return primary
+	}
+	t.extraDialing = true
+	t.mu.Unlock()
+
+	c, err := t.dial(ctx, primary.slots.learnt(), noPrompter{})
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.extraDialing = false
+	if err != nil {
+		if ctx.Err() == nil {
+			t.extraFailed = time.Now()
+		}
+		return primary
+	}
+	if t.closed {
+		c.client.Close()
+		return primary
+	}
+	t.extra = append(t.extra, c)
+	return c
+}
+
+// mayAddConn reports whether pickConn could open another connection now.
+func (t *SSHTarget) mayAddConn() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.closed && !t.extraDialing && len(t.extra)+1 < maxConns && time.Since(t.extraFailed) >= extraRetry
+}
+
+// extraRetry spaces attempts at an extra connection after one failed (the
+// server's MaxStartups, a password nobody can be asked for again).
+const extraRetry = 30 * time.Second
+
+// noPrompter asks nobody: extra connections use only what is known.
+type noPrompter struct{}
+
+var errNoPrompt = errors.New("no one is asked for an extra connection")
+
+func (noPrompter) HostKey(context.Context, HostKeyPrompt) (HostKeyDecision, error) {
+	// An error, not Refuse: a refusal would be remembered as the person's.
+	return Refuse, errNoPrompt
+}
+
+func (noPrompter) Secret(context.Context, SecretPrompt) (string, error) {
+	return "", errNoPrompt
+}
+
+// Conns reports how many connections the target has open to its host.
+func (t *SSHTarget) Conns() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	if t.conn != nil && !t.conn.isDead() {
+		n++
+	}
+	for _, x := range t.extra {
+		if !x.isDead() {
+			n++
+		}
+	}
+	return n
 }

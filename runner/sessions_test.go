@@ -24,6 +24,11 @@ func TestSSHWithinMaxSessions(t *testing.T) {
 		t.Run(fmt.Sprintf("MaxSessions %d", max), func(t *testing.T) {
 			t.Parallel()
 			sshd := &realSSHD{testpeer.StartSSHD(t, testpeer.SSHDConfig("MaxSessions "+strconv.Itoa(max)))}
+			defer func() {
+				if t.Failed() {
+					t.Log(sshd.Log())
+				}
+			}()
 			tg := NewSSH(sshd.config("capped"))
 			defer tg.Close()
 			ctx := context.Background()
@@ -85,7 +90,55 @@ func TestSSHWithinMaxSessions(t *testing.T) {
 			if got := tg.SessionLimit(); got < 1 || got > max {
 				t.Errorf("learnt session limit %d, want 1..%d", got, max)
 			}
-			t.Logf("learnt session limit: %d (MaxSessions %d)", tg.SessionLimit(), max)
+			if !strings.Contains(sshd.Log(), "no more sessions") {
+				t.Error("sshd never refused a session: the test did not reach the limit")
+			}
+			t.Logf("learnt session limit: %d (MaxSessions %d), %d connections", tg.SessionLimit(), max, tg.Conns())
 		})
+	}
+}
+
+// TestSSHLongSessionDoesNotStarveOthers: with MaxSessions 1, a command that
+// waits for another one (as a sampler runs while others work on its host)
+// does not hold the host's only session hostage: the second command gets a
+// session on another connection.
+func TestSSHLongSessionDoesNotStarveOthers(t *testing.T) {
+	t.Parallel()
+	sshd := &realSSHD{testpeer.StartSSHD(t, testpeer.SSHDConfig("MaxSessions 1"))}
+	tg := NewSSH(sshd.config("one-session"))
+	defer tg.Close()
+	ctx := context.Background()
+	flag := t.TempDir() + "/go-on"
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		var c collect
+		res, err := tg.Run(ctx, Command{
+			Cmd:     "echo waiting; while [ ! -e " + Quote(flag) + " ]; do sleep 0.05; done; echo seen",
+			Timeout: 60 * time.Second, // a guard: the test fails long before
+			Output: func(l Line) {
+				c.add(l)
+				if l.Text == "waiting" {
+					once.Do(func() { close(started) })
+				}
+			},
+		})
+		if err == nil && (res.ExitCode != 0 || strings.Join(c.text(Stdout), ",") != "waiting,seen") {
+			err = fmt.Errorf("exit %d, output %q", res.ExitCode, c.text(Stdout))
+		}
+		done <- err
+	}()
+	<-started
+	// The first open learns the limit (refused); the command then runs
+	// on a second connection.
+	if res, err := tg.Run(ctx, Command{Cmd: "touch " + Quote(flag)}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("second command: %v %v", res, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("first command: %v", err)
+	}
+	if n := tg.Conns(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
 	}
 }

@@ -92,6 +92,11 @@ type SSHTarget struct {
 	dialing *dialCall
 	closed  bool
 	orphans []orphan
+	// extra are more connections to the host, opened when every slot of
+	// the others is taken (see moreConn); sftp stays on conn.
+	extra        []*sshConn
+	extraDialing bool
+	extraFailed  time.Time
 }
 
 // dialCall is a dial in progress, shared by the callers that wait for it.
@@ -218,7 +223,7 @@ func (t *SSHTarget) connect(ctx context.Context) (*sshConn, error) {
 	}
 	t.mu.Unlock()
 
-	c, err := t.dial(ctx, limit)
+	c, err := t.dial(ctx, limit, t.prompter())
 
 	t.mu.Lock()
 	t.dialing = nil
@@ -252,13 +257,13 @@ func (t *SSHTarget) grace() time.Duration {
 	return time.Second
 }
 
-func (t *SSHTarget) dial(ctx context.Context, sessionLimit int) (*sshConn, error) {
+func (t *SSHTarget) dial(ctx context.Context, sessionLimit int, pr Prompter) (*sshConn, error) {
 	timeout := t.timeout()
 	addr := t.cfg.addr()
 	// The handshake may wait on a person (host key, password prompts), so
 	// the deadline bounds only the network part: it is lifted while a
 	// prompt is open. ctx always aborts.
-	dp := &deadlinePrompter{p: t.prompter(), timeout: timeout}
+	dp := &deadlinePrompter{p: pr, timeout: timeout}
 	tr := &authTrace{}
 	auth, closeAgent := t.authMethods(ctx, dp, tr)
 	defer closeAgent()
@@ -620,14 +625,19 @@ func (t *SSHTarget) newSession(ctx context.Context) (*sshConn, *ssh.Session, fun
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		c = t.pickConn(ctx, c)
 		var s *ssh.Session
-		release, err := t.withSlot(ctx, c, func() error {
+		release, err := t.withSlot(ctx, c, true, func() error {
 			var err error
 			s, err = c.client.NewSession()
 			return err
 		})
 		if err == nil {
 			return c, s, release, nil
+		}
+		if errors.Is(err, errConnFull) {
+			attempt--
+			continue
 		}
 		if ctx.Err() != nil {
 			return nil, nil, nil, fmt.Errorf("open session on %s: %w", t.cfg.Name, ctx.Err())
@@ -868,7 +878,7 @@ func (t *SSHTarget) sftpOn(ctx context.Context, c *sshConn) (*sftp.Client, error
 	defer c.sftpMu.Unlock()
 	if c.sftp == nil {
 		var s *sftp.Client
-		release, err := t.withSlot(ctx, c, func() error {
+		release, err := t.withSlot(ctx, c, false, func() error {
 			var err error
 			s, err = c.client.NewSftp()
 			return err
@@ -1020,7 +1030,12 @@ func (t *SSHTarget) Close() error {
 	c := t.conn
 	t.conn = nil
 	t.closed = true
+	extra := t.extra
+	t.extra = nil
 	t.mu.Unlock()
+	for _, x := range extra {
+		x.client.Close()
+	}
 	var err error
 	if c != nil {
 		c.sftpMu.Lock()

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +43,32 @@ type SSHD struct {
 	// Dir holds the config, keys and known_hosts; it is the test's temp
 	// dir, removed after the test.
 	Dir string
+
+	log *lockedBuffer
+}
+
+// Log returns what sshd has logged so far (LogLevel ERROR unless an
+// SSHDConfig line says otherwise): "no more sessions" when a connection
+// asks for more than MaxSessions, for instance.
+func (s *SSHD) Log() string { return s.log.String() }
+
+// lockedBuffer is a bytes.Buffer written by exec's copy goroutine and read
+// by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // Addr is "127.0.0.1:PORT".
@@ -146,9 +173,9 @@ SetEnv SHLVL=1
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		var stderr bytes.Buffer
+		stderr := &lockedBuffer{}
 		cmd := exec.Command(bin, "-D", "-e", "-f", cfg)
-		cmd.Stderr = &stderr
+		cmd.Stderr = stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start sshd: %v", err)
 		}
@@ -172,7 +199,7 @@ SetEnv SHLVL=1
 		if err := os.WriteFile(kh, []byte(lines), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return &SSHD{Port: port, HostKey: hostKeys[0], HostKeys: hostKeys, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
+		return &SSHD{log: stderr, Port: port, HostKey: hostKeys[0], HostKeys: hostKeys, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
 	}
 	t.Fatalf("sshd did not start: %s", lastErr)
 	return nil
