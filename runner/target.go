@@ -67,7 +67,9 @@ type ProcSpec struct {
 	Cmd string
 	// Sudo runs it as root.
 	Sudo bool
-	// LogFile receives stdout and stderr; a file under a temp dir when empty.
+	// LogFile receives stdout and stderr; a file under a temp dir when
+	// empty. Put it under the run's working directory: that directory is
+	// then the marker StopMarked finds the process by.
 	LogFile string
 }
 
@@ -98,12 +100,18 @@ type Target interface {
 	// for failures to run it (connection lost, cancelled, timed out); a
 	// command that ran and failed has a non-zero Result.ExitCode.
 	Run(ctx context.Context, c Command) (Result, error)
-	// Start starts a detached process and returns once it has a pid.
+	// Start starts a detached process and returns once it has a pid. When
+	// ctx ends before that, Start stops whatever it launched before
+	// returning the error, so no process is left whose pid nobody has.
+	// The group leader's command line names LogFile (and its .pid file),
+	// so StopMarked with a directory above LogFile finds the process
+	// from the instant it exists.
 	Start(ctx context.Context, p ProcSpec) (Proc, error)
 	// Stop ends a process started by Start, with its whole process group:
 	// SIGTERM, then SIGKILL after grace.
 	Stop(ctx context.Context, p Proc, grace time.Duration) error
-	// Upload copies a local file to path on the target with mode.
+	// Upload copies a local file to path on the target with mode, through a
+	// temporary file in path's directory renamed over it (see WriteFile).
 	Upload(ctx context.Context, localPath, remotePath string, mode fs.FileMode) error
 	// ReadFile reads a small file on the target.
 	ReadFile(ctx context.Context, path string) ([]byte, error)
