@@ -284,3 +284,28 @@ func (p *countingPrompter) hostKeyCalls() int {
 	defer p.mu.Unlock()
 	return p.calls
 }
+
+// Every cause has a name and a hint, and the message names the host once.
+func TestEveryCauseHasAHint(t *testing.T) {
+	he := &HostKeyError{Host: "h1", Address: "10.0.0.5:22", KeyType: "ssh-rsa", Fingerprint: "SHA256:x", KnownHosts: "/k",
+		Known: []KnownKey{{File: "/k", Line: 3, KeyType: "ssh-ed25519", Fingerprint: "SHA256:y"}}}
+	for c := CauseOther; c <= CauseHandshake; c++ {
+		if strings.HasPrefix(c.String(), "ConnCause(") {
+			t.Errorf("cause %d has no name", int(c))
+		}
+		var inner error = errors.New("boom")
+		if c == CauseHostKeyUnknown || c == CauseHostKeyChanged || c == CauseHostKeyTypeChanged {
+			inner = he
+		}
+		err := fmt.Errorf("step: %w", &ConnError{Host: "h1", Addr: "10.0.0.5:22", User: "lab", Op: "connect", Cause: c, Identity: "/id", Err: inner})
+		if Hint(err) == "" {
+			t.Errorf("%v: no hint", c)
+		}
+		if n := strings.Count(err.Error(), "h1"); n != 1 {
+			t.Errorf("%v: host named %d times: %v", c, n, err)
+		}
+	}
+	if got := Hint(&SudoError{Host: "h1", User: "lab", Reason: "x"}); !strings.Contains(got, "sudo") {
+		t.Errorf("sudo hint %q", got)
+	}
+}

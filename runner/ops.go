@@ -183,12 +183,12 @@ self=$5
 groups=
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
-  read -r st <"$d/stat" 2>/dev/null || continue
+  read -r st 2>/dev/null <"$d/stat" || continue
   set -- "$1" ${st##*) }
   [ "$4" = "$p" ] || continue
   [ "$2" = Z ] && continue
   [ "$p" = "$self" ] && continue
-  c=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
+  c=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline") || continue
   case " $c " in *"$m/"*|*"$m "*|*"$m'"*|*"$m\""*) groups="$groups $p" ;; esac
 done
 n=0
@@ -316,7 +316,10 @@ func (c *common) cancelStart(p ProcSpec, name, nonce string) error {
 // SIGKILL after grace to groups still alive. Zombies are ignored, and a
 // group whose leader does not carry the marker is never touched. With sudo
 // the search and the signals run as root (processes started with
-// ProcSpec.Sudo). It returns how many groups it signalled.
+// ProcSpec.Sudo). It returns how many groups it signalled. Commands of Run
+// still running whose command line names a path under marker (a sampler
+// run from the working directory's binary) are process groups of their own
+// too, and are ended with the rest.
 //
 // A short marker, or one that is not a clean absolute path of at least two
 // components outside the system directories, is refused: it could match
