@@ -194,7 +194,12 @@ func (t *SSHTarget) connect(ctx context.Context) (*sshConn, error) {
 		}
 		if t.conn != nil && !t.conn.isDead() {
 			c := t.conn
+			// Orphans of an extra connection that dropped while this
+			// one stayed up.
+			orphans := t.orphans
+			t.orphans = nil
 			t.mu.Unlock()
+			t.killOrphans(orphans)
 			return c, nil
 		}
 		d := t.dialing
@@ -242,12 +247,18 @@ func (t *SSHTarget) connect(ctx context.Context) (*sshConn, error) {
 	orphans := t.orphans
 	t.orphans = nil
 	t.mu.Unlock()
+	t.killOrphans(orphans)
+	return c, nil
+}
+
+// killOrphans ends the process groups of commands whose connection
+// dropped while they ran.
+func (t *SSHTarget) killOrphans(orphans []orphan) {
 	for _, o := range orphans {
 		kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = t.killGroup(kctx, o.pgid, o.nonce, o.sudo, t.grace())
 		cancel()
 	}
-	return c, nil
 }
 
 func (t *SSHTarget) grace() time.Duration {
