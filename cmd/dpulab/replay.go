@@ -43,7 +43,7 @@ Keys: space pause · tab dashboard/compare · 1-4 compare tabs · R restart · q
 				Clipboard:     clipboard(),
 				TCO:           computeTCO,
 			})
-			return runProgram(cmd.Context(), app)
+			return runProgram(app)
 		},
 	}
 	cmd.Flags().BoolVar(&loop, "loop", false, "start over after showing the compare view (booth)")

@@ -136,6 +136,32 @@ func (it *interrupter) signal(sig syscall.Signal) {
 	}
 }
 
+// noteSignal counts a signal that something else acts on (the TUI turns
+// it into a key press): it sets the exit status and counts towards
+// abandoning a cleanup that follows.
+func (it *interrupter) noteSignal(sig syscall.Signal) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	it.n++
+	if it.first == 0 || it.first == syscall.SIGPIPE {
+		it.first = sig
+	}
+}
+
+// count is how many signals came.
+func (it *interrupter) count() int {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return it.n
+}
+
+// finish marks the work over: later signals have nothing to abandon.
+func (it *interrupter) finish() {
+	it.mu.Lock()
+	it.done = true
+	it.mu.Unlock()
+}
+
 // outputGone is called once per stream whose reader went away: the run
 // ends as on SIGPIPE, unless something else already ended it.
 func (it *interrupter) outputGone() {

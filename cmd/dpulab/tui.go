@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui"
@@ -109,25 +111,68 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 		Clipboard: clipboard(),
 		TCO:       computeTCO,
 	})
-	return runProgram(cmd.Context(), app)
+	return runProgram(app)
 }
 
 // runProgram runs the app full screen and makes sure cleanup ran on every
-// way out (q, Ctrl+C, SIGTERM, a terminal that went away).
-func runProgram(ctx context.Context, app *tui.App) error {
-	// A closed terminal (SIGHUP) ends the program like Ctrl+C would, so
-	// cleanup still runs below.
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
-	defer stop()
-	p := tea.NewProgram(app, tea.WithAltScreen(), tea.WithFPS(10), tea.WithContext(ctx))
+// way out (q, Ctrl+C, SIGINT, SIGTERM, a terminal that went away).
+//
+// A signal reaches the program as the Ctrl+C key would: the first stops the
+// running step and cleans up on screen, then quits; a second quits at once
+// and the cleanup goes on after the screen closes (App.Shutdown). Bubble
+// Tea's own handler is off because it quits without the model's cleanup,
+// and so is killing the program through its context. While App.Shutdown
+// runs, one more signal only says so and the next abandons it, as in a
+// headless run (signals.go). A run ended by a signal exits 128+N.
+func runProgram(app *tui.App) error {
+	p := tea.NewProgram(app, tea.WithAltScreen(), tea.WithFPS(10), tea.WithoutSignalHandler())
+	it := &interrupter{notices: newBestEffortWriter(os.Stderr, nil), exit: os.Exit}
+	var mu sync.Mutex
+	shutting := false
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, interruptSignals()...)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			sig, ok := s.(syscall.Signal)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			inProgram := !shutting
+			mu.Unlock()
+			switch {
+			case inProgram:
+				it.noteSignal(sig)
+				p.Send(forceQuitKey)
+			case it.count() == 0:
+				// Quit with q, then a signal while cleanup runs.
+				it.noteSignal(sig)
+				fmt.Fprintf(it.notices, "dpulab: %s: cleaning up (stopping what the lab started)\n", sigName(sig))
+			default:
+				it.signal(sig)
+			}
+		}
+	}()
 	_, runErr := p.Run()
+	mu.Lock()
+	shutting = true
+	mu.Unlock()
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := app.Shutdown(cctx); err != nil {
-		fmt.Fprintln(os.Stderr, "dpulab: cleanup:", err)
+		fmt.Fprintln(os.Stderr, "dpulab: cleanup:", termtext.Plain(err.Error()))
+	}
+	it.finish()
+	if code, ok := it.exitCode(); ok {
+		return exitError{code: code}
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return runErr
 	}
 	return nil
 }
+
+// forceQuitKey is the key a signal stands for in the TUI: the ForceQuit
+// binding's (a test checks they agree).
+var forceQuitKey = tea.KeyMsg{Type: tea.KeyCtrlC}

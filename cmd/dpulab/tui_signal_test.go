@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/tui/keymap"
+)
+
+// tuiLab deploys two servers and runs a long, light bench: the TUI is
+// mid-step when the signal comes. Its cleanup step needs the engine's
+// step lock, which the running bench holds until it is stopped.
+const tuiLab = `id: sigtui
+title: Signals in the TUI
+summary: deploy, a long bench, cleanup
+duration: 5m
+roles:
+  local: this machine
+variables:
+  port:
+    type: int
+    default: 7400
+    min: 1024
+    max: 65000
+    description: port of the first server
+steps:
+  - id: deploy
+    title: Start the servers
+    kind: deploy
+    instances: 2
+    port: "{{.vars.port}}"
+    config: assets/redis.conf.tmpl
+  - id: long
+    title: Long bench
+    kind: bench
+    target: deploy
+    clients: 1
+    rate: 100
+    warmup: 0s
+    duration: 2m
+    runs: 1
+  - id: cleanup
+    title: Clean up
+    kind: cleanup
+    run: "true"
+`
+
+func TestForceQuitKeyIsTheBinding(t *testing.T) {
+	if !key.Matches(forceQuitKey, keymap.DefaultKeyMap().ForceQuit) {
+		t.Fatalf("a signal is delivered as %q, which is not the ForceQuit binding %v", forceQuitKey, keymap.DefaultKeyMap().ForceQuit.Keys())
+	}
+}
+
+// tmuxPane runs one command in a tmux session on a private server socket.
+type tmuxPane struct {
+	t            *testing.T
+	tmux, socket string
+}
+
+func (p *tmuxPane) run(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command(p.tmux, append([]string{"-L", p.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (p *tmuxPane) screen() string { return p.run("capture-pane", "-p", "-t", "sig") }
+
+// waitFor polls the screen until want is on it (a generous bound: a hang
+// fails the test, nothing is timed).
+func (p *tmuxPane) waitFor(want string) string {
+	p.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		scr := p.screen()
+		if strings.Contains(scr, want) {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("screen never showed %q; last screen:\n%s", want, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// pidOf finds the process whose command line starts with args.
+func pidOf(args ...string) int {
+	want := strings.Join(args, "\x00") + "\x00"
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err == nil && strings.HasPrefix(string(b), want) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// gone waits for pid to exit; false when it is still there after a bound
+// long enough that only a hang exceeds it.
+func gone(pid int) bool {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err := syscall.Kill(pid, 0); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTUISignalsCleanUp runs the TUI in tmux, starts a lab and, mid-bench,
+// sends SIGTERM or SIGINT to dpulab or closes its terminal (the tmux server
+// goes away: a real hangup, SIGHUP and then EIO). Each must end dpulab
+// through the lab's cleanup, with no server left.
+func TestTUISignalsCleanUp(t *testing.T) {
+	bin := requireSignalPeers(t)
+	tm := testpeer.Require(t, "tmux")
+	labDir := writeLabDir(t, "sigtui", tuiLab)
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal // 0: close the terminal
+		exit string
+	}{
+		{"SIGTERM", syscall.SIGTERM, "DPULAB-EXITED:143"},
+		{"SIGINT", syscall.SIGINT, "DPULAB-EXITED:130"},
+		{"hangup", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := &tmuxPane{t: t, tmux: tm, socket: fmt.Sprintf("dpulab-sig-%d-%d", os.Getpid(), time.Now().UnixNano())}
+			t.Cleanup(func() {
+				exec.Command(tm, "-L", p.socket, "kill-server").Run()
+				// A dpulab that hangs must not outlive a failed test.
+				if pid := pidOf(bin, "--lab-dir", labDir); pid != 0 {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			script := fmt.Sprintf("env TERM=xterm-256color XDG_STATE_HOME=%s %s --lab-dir %s 2>%s; echo DPULAB-EXITED:$?; sleep 600",
+				shellQuote(filepath.Join(dir, "state")), shellQuote(bin), shellQuote(labDir), shellQuote(filepath.Join(dir, "stderr")))
+			p.run("new-session", "-d", "-s", "sig", "-x", "100", "-y", "30", "-c", dir, "sh", "-c", script)
+			p.waitFor("Signals in the TUI")
+			p.run("send-keys", "-t", "sig", "Down", "Enter")
+			p.waitFor("Step 1/3")
+			p.run("send-keys", "-t", "sig", "a")
+			p.waitFor("Variables for")
+			p.run("send-keys", "-t", "sig", "C-u")
+			p.run("send-keys", "-t", "sig", "-l", fmt.Sprint(testpeer.FreePorts(t, 2)))
+			p.run("send-keys", "-t", "sig", "Enter")
+			p.waitFor("Live bench: long")
+			pid := pidOf(bin, "--lab-dir", labDir)
+			if pid == 0 {
+				t.Fatal("dpulab's process not found")
+			}
+			if tc.sig != 0 {
+				if err := syscall.Kill(pid, tc.sig); err != nil {
+					t.Fatal(err)
+				}
+				scr := p.waitFor("DPULAB-EXITED")
+				if !strings.Contains(scr, tc.exit) {
+					t.Errorf("want %s; screen:\n%s", tc.exit, scr)
+				}
+			} else {
+				p.run("kill-server")
+			}
+			if !gone(pid) {
+				t.Errorf("dpulab (pid %d) still runs after %s", pid, tc.name)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			assertNoServers(t, bin, tc.name)
+		})
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
