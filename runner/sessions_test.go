@@ -30,9 +30,12 @@ func TestSSHWithinMaxSessions(t *testing.T) {
 				}
 			}()
 			tg := NewSSH(sshd.config("capped"))
-			defer tg.Close()
 			ctx := context.Background()
 			workdir := t.TempDir()
+			// Cleanups run last first: leave nothing behind, whatever the
+			// outcome, then close.
+			t.Cleanup(func() { tg.Close() })
+			t.Cleanup(func() { _, _ = StopMarked(context.Background(), tg, workdir, 0, false) })
 			sleep := "sleep " + strconv.Itoa(100000+rand.IntN(100000))
 			// The sftp session counts too: hold one open while the rest
 			// run (ReadFile opens it).
@@ -60,10 +63,6 @@ func TestSSHWithinMaxSessions(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			t.Cleanup(func() {
-				// Whatever the outcome, leave nothing behind.
-				_, _ = StopMarked(context.Background(), tg, workdir, 0, false)
-			})
 			for i, err := range errs {
 				if err != nil {
 					t.Fatalf("operation %d of %d failed: %v", i, 2*n, err)

@@ -24,14 +24,15 @@ func TestStopMarked(t *testing.T) {
 	for _, tg := range []Target{NewLocal(), NewSSH(sshd.config("real"))} {
 		t.Run(tg.Name(), func(t *testing.T) {
 			t.Parallel()
-			defer tg.Close()
 			ctx := context.Background()
+			workdir := filepath.Join(t.TempDir(), "dpulab-lab-run")
+			t.Cleanup(func() { tg.Close() })
+			t.Cleanup(func() { _, _ = StopMarked(context.Background(), tg, workdir, 0, false) })
 			if c, ok := tg.(Connector); ok {
 				if err := c.Connect(ctx); err != nil {
 					t.Fatal(err)
 				}
 			}
-			workdir := filepath.Join(t.TempDir(), "dpulab-lab-run")
 			sleep := "sleep " + strconv.Itoa(200000+rand.IntN(100000))
 
 			// Bystanders, each leading its own process group: one names a
