@@ -20,17 +20,25 @@ type Limits struct {
 	// MaxBulkLen is the largest bulk argument (Redis: proto-max-bulk-len,
 	// default 512 MB).
 	MaxBulkLen int64
-	// MaxMultibulkLen is the largest number of arguments (Redis: 1024*1024).
+	// MaxMultibulkLen is the largest number of arguments (Redis 7.0:
+	// INT_MAX).
 	MaxMultibulkLen int64
 	// MaxInlineLen is the longest inline command line (Redis: 64 KB).
 	MaxInlineLen int
+	// Unauthenticated applies Redis's limits for a client that must still
+	// AUTH: at most UnauthMaxMultibulkLen arguments of at most
+	// UnauthMaxBulkLen bytes each, so that a client without the password
+	// cannot make the server buffer more than a small command.
+	Unauthenticated bool
 }
 
-// Redis's defaults for Limits.
+// Redis's defaults for Limits, and its limits before AUTH.
 const (
 	DefaultMaxBulkLen      = 512 << 20
-	DefaultMaxMultibulkLen = 1024 * 1024
+	DefaultMaxMultibulkLen = 1<<31 - 1
 	DefaultMaxInlineLen    = 64 << 10
+	UnauthMaxMultibulkLen  = 10
+	UnauthMaxBulkLen       = 16384
 )
 
 // ProtocolError is a malformed request. Its message is the one Redis sends
@@ -48,6 +56,8 @@ var (
 	errBigMbulkCount    = protoErr("Protocol error: too big mbulk count string")
 	errBigBulkCount     = protoErr("Protocol error: too big bulk count string")
 	errUnbalancedQuotes = protoErr("Protocol error: unbalanced quotes in request")
+	errUnauthMultibulk  = protoErr("Protocol error: unauthenticated multibulk length")
+	errUnauthBulk       = protoErr("Protocol error: unauthenticated bulk length")
 )
 
 // ErrIncomplete is never returned by ParseCommand (it reports n == 0
@@ -64,11 +74,35 @@ var ErrIncomplete = errors.New("resp: incomplete reply")
 // bulk length is checked against the limits but nothing is reserved for it,
 // so a client announcing 500 MB and sending nothing costs nothing.
 func ParseCommand(buf []byte, args [][]byte, lim Limits) (out [][]byte, n int, err error) {
+	out, n, _, err = parseCommand(buf, args, lim)
+	return out, n, err
+}
+
+// Needed tells how long the first command in buf is, as far as buf shows:
+// when buf ends inside a bulk argument whose length line has arrived, the
+// number of bytes from buf's start to the end of that argument (its CRLF
+// included). It returns 0 when buf does not tell (the command is complete,
+// inline, malformed, or buf ends inside a length line). A reader uses it to
+// grow its buffer toward what the command needs without reserving what a
+// header announced before the bytes arrive.
+func Needed(buf []byte, lim Limits) int {
+	var tmp [8][]byte
+	_, n, need, err := parseCommand(buf, tmp[:0], lim)
+	if err != nil || n > 0 {
+		return 0
+	}
+	return need
+}
+
+// parseCommand is ParseCommand that also reports, when n == 0, the bytes
+// the command needs at least (0 when unknown).
+func parseCommand(buf []byte, args [][]byte, lim Limits) (out [][]byte, n, need int, err error) {
 	if len(buf) == 0 {
-		return args[:0], 0, nil
+		return args[:0], 0, 0, nil
 	}
 	if buf[0] != '*' {
-		return parseInline(buf, args, lim)
+		out, n, err = parseInline(buf, args, lim)
+		return out, n, 0, err
 	}
 	maxBulk := lim.MaxBulkLen
 	if maxBulk <= 0 {
@@ -79,43 +113,50 @@ func ParseCommand(buf []byte, args [][]byte, lim Limits) (out [][]byte, n int, e
 		maxMulti = DefaultMaxMultibulkLen
 	}
 	args = args[:0]
-	// Multibulk count line.
+	// Multibulk count line. Redis checks the general limit first, then the
+	// one before AUTH, and replies with the first that fails.
 	count, pos, ok, err := parseLen(buf, 1, errBigMbulkCount, errInvalidMultibulk)
 	if err != nil || !ok {
-		return args, 0, err
+		return args, 0, 0, err
 	}
 	if count > maxMulti {
-		return args, 0, errInvalidMultibulk
+		return args, 0, 0, errInvalidMultibulk
+	}
+	if lim.Unauthenticated && count > UnauthMaxMultibulkLen {
+		return args, 0, 0, errUnauthMultibulk
 	}
 	if count <= 0 {
 		// *0 and *-1 are empty commands: consumed, nothing to run.
-		return args, pos, nil
+		return args, pos, 0, nil
 	}
 	for i := int64(0); i < count; i++ {
 		if pos >= len(buf) {
-			return args[:0], 0, nil
+			return args[:0], 0, 0, nil
 		}
 		if buf[pos] != '$' {
-			return args[:0], 0, protoErr("Protocol error: expected '$', got '" + string(printable(buf[pos])) + "'")
+			return args[:0], 0, 0, protoErr("Protocol error: expected '$', got '" + string(printable(buf[pos])) + "'")
 		}
 		var l int64
 		l, pos, ok, err = parseLen(buf, pos+1, errBigBulkCount, errInvalidBulk)
 		if err != nil || !ok {
-			return args[:0], 0, err
+			return args[:0], 0, 0, err
 		}
 		if l < 0 || l > maxBulk {
-			return args[:0], 0, errInvalidBulk
+			return args[:0], 0, 0, errInvalidBulk
+		}
+		if lim.Unauthenticated && l > UnauthMaxBulkLen {
+			return args[:0], 0, 0, errUnauthBulk
 		}
 		end := pos + int(l)
 		if end+2 > len(buf) {
-			return args[:0], 0, nil
+			return args[:0], 0, end + 2, nil
 		}
 		// Redis does not check the trailing CRLF of a bulk; it just skips two
 		// bytes. Do the same so that byte-for-byte odd clients still work.
 		args = append(args, buf[pos:end:end])
 		pos = end + 2
 	}
-	return args, pos, nil
+	return args, pos, 0, nil
 }
 
 func printable(c byte) byte {

@@ -27,7 +27,11 @@ func FuzzParseCommand(f *testing.F) {
 		for len(buf) > 0 {
 			var n int
 			var err error
-			args, n, err = ParseCommand(buf, args, Limits{MaxBulkLen: 1 << 20})
+			lim := Limits{MaxBulkLen: 1 << 20, Unauthenticated: len(data)%2 == 0}
+			if need := Needed(buf, lim); need != 0 && need <= len(buf) {
+				t.Fatalf("Needed = %d for an incomplete command of %d bytes", need, len(buf))
+			}
+			args, n, err = ParseCommand(buf, args, lim)
 			if err != nil {
 				var pe *ProtocolError
 				if !errors.As(err, &pe) {

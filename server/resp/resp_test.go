@@ -42,7 +42,8 @@ func TestParseCommand(t *testing.T) {
 		{"inline incomplete", "PIN", "", 0, ""},
 		{"unbalanced quotes", "SET \"a\r\n", "", 0, "Protocol error: unbalanced quotes in request"},
 		{"bad count", "*x\r\n", "", 0, "Protocol error: invalid multibulk length"},
-		{"count too big", "*2000000\r\n", "", 0, "Protocol error: invalid multibulk length"},
+		{"count over INT_MAX", "*2147483648\r\n", "", 0, "Protocol error: invalid multibulk length"},
+		{"large count accepted, as in Redis 7.0", "*2000000\r\n", "", 0, ""},
 		{"expected dollar", "*1\r\n+PING\r\n", "", 0, "Protocol error: expected '$', got '+'"},
 		{"bad bulk length", "*1\r\n$-5\r\n", "", 0, "Protocol error: invalid bulk length"},
 		{"bulk over limit", "*1\r\n$536870913\r\n", "", 0, "Protocol error: invalid bulk length"},
@@ -83,6 +84,64 @@ func TestParseCommandPrefixes(t *testing.T) {
 	args, n, err := ParseCommand(full, nil, Limits{})
 	if err != nil || n != len(full) || join(args) != "SET|key|"+strings.Repeat("v", 40) {
 		t.Fatalf("full: %q %d %v", join(args), n, err)
+	}
+}
+
+// Before AUTH Redis accepts at most 10 arguments of at most 16384 bytes,
+// checked on the length lines, before any data; the general limits are
+// checked first and win.
+func TestParseCommandUnauthenticated(t *testing.T) {
+	unauth := Limits{Unauthenticated: true}
+	tests := []struct {
+		name, in, wantErr string
+		n                 int
+	}{
+		{"10 arguments", "*10\r\n", "", 0},
+		{"11 arguments", "*11\r\n", "Protocol error: unauthenticated multibulk length", 0},
+		{"count over INT_MAX is invalid first", "*2147483648\r\n", "Protocol error: invalid multibulk length", 0},
+		{"negative count", "*-5\r\n", "", 5},
+		{"bulk of 16384", "*1\r\n$16384\r\n", "", 0},
+		{"bulk of 16385", "*1\r\n$16385\r\n", "Protocol error: unauthenticated bulk length", 0},
+		{"second bulk too long", "*2\r\n$4\r\nAUTH\r\n$20000\r\n", "Protocol error: unauthenticated bulk length", 0},
+		{"bulk over proto-max-bulk-len is invalid first", "*1\r\n$536870913\r\n", "Protocol error: invalid bulk length", 0},
+		{"negative bulk", "*1\r\n$-1\r\n", "Protocol error: invalid bulk length", 0},
+		{"inline", "PING\r\n", "", 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, n, err := ParseCommand([]byte(tt.in), nil, unauth)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if n != tt.n {
+				t.Fatalf("n = %d, want %d", n, tt.n)
+			}
+		})
+	}
+	// The same input is fine once authenticated.
+	if _, _, err := ParseCommand([]byte("*11\r\n$16385\r\n"), nil, Limits{}); err != nil {
+		t.Fatalf("authenticated: %v", err)
+	}
+}
+
+func TestNeeded(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want int
+	}{
+		{"inside a bulk", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100\r\nabc", 26 + 100 + 2},
+		{"bulk data complete, CRLF missing", "*2\r\n$4\r\nECHO\r\n$2\r\nab", 22},
+		{"inside a length line", "*3\r\n$3\r\nSET\r\n$1", 0},
+		{"complete", "*1\r\n$4\r\nPING\r\n", 0},
+		{"inline", "PIN", 0},
+		{"malformed", "*1\r\n+x\r\n", 0},
+		{"empty", "", 0},
+	}
+	for _, tt := range tests {
+		if got := Needed([]byte(tt.in), Limits{}); got != tt.want {
+			t.Errorf("%s: Needed = %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }
 
