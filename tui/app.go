@@ -275,6 +275,10 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.quitting = true
 		a.closeSession()
 		return a, tea.Quit
+	case lab.StartOverMsg:
+		// A finished run shown for review: nothing runs, so nothing to
+		// clean up before the lab opens again from its first step.
+		return a, a.open(msg.ID, false, true)
 	case lab.RestartMsg:
 		a.cleaned = true
 		if a.cfg.BoothLab != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
@@ -88,6 +89,15 @@ func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
 				break
 			}
 		}
+		// Every step done or skipped is a finished run too (progress saved
+		// before runs recorded their status): the engine starts either
+		// over, so neither may read as "resume".
+		in.Finished = st.Finished() || in.ResumeAt == len(l.Steps)
+		if in.Finished {
+			in.ResumeAt = len(l.Steps)
+			in.ResultsDir = st.ResultsDir
+			in.Updated = st.Updated
+		}
 	}
 	return in
 }
@@ -111,6 +121,14 @@ func (c *EngineCatalog) Open(id string, opts Options) (Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	info := c.info(l)
+	if info.Finished && !opts.Restart {
+		return c.review(l, info)
+	}
+	if opts.Restart || info.Finished {
+		// The saved run is not the one this session runs.
+		info.ResumeAt, info.Finished, info.ResultsDir, info.Updated = -1, false, "", time.Time{}
+	}
 	e, err := steps.New(l, steps.Options{
 		Inventory:         c.Inventory,
 		Vars:              opts.Vars,
@@ -123,7 +141,7 @@ func (c *EngineCatalog) Open(id string, opts Options) (Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engineSession{lab: l, e: e, info: c.info(l)}, nil
+	return &engineSession{lab: l, e: e, info: info}, nil
 }
 
 // engineSession adapts *steps.Engine to Session.
@@ -180,3 +198,6 @@ func (s *engineSession) Finish(ctx context.Context) (string, error)      { retur
 
 // Close releases nothing more: Cleanup closes the engine's connections.
 func (s *engineSession) Close() error { return nil }
+
+// Review implements Session: an engine session runs.
+func (s *engineSession) Review() bool { return false }

@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dpulab/dpulab/runner"
@@ -107,4 +108,76 @@ func TestEngineCatalogResumePoint(t *testing.T) {
 	if q := find(t, ls, "quickstart"); q.StateErr == "" {
 		t.Fatal("damaged progress must be reported in the picker")
 	}
+}
+
+// TestEngineCatalogFinishedOpensForReview: saved progress of a completed run
+// makes the lab read done, and opening it without Restart gives a review
+// session that shows the saved outcomes and runs nothing.
+func TestEngineCatalogFinishedOpensForReview(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(t.TempDir()) // a restarted engine makes results/ here
+	p, err := steps.StatePath(dir, "quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := &EngineCatalog{StateDir: dir}
+	// The run ended complete, but its cleanup once set deploy (step 5)
+	// back to pending: it must still read done.
+	st := &steps.State{Lab: "quickstart", Status: steps.RunComplete, Steps: map[string]steps.StepState{}}
+	s, err := cat.Open("quickstart", Options{Emit: func(steps.Event) {}, Restart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, si := range s.Steps() {
+		status := steps.Done
+		if i == 4 {
+			status = steps.Pending
+		}
+		st.Steps[si.ID] = steps.StepState{Status: status}
+	}
+	if err := st.Save(p); err != nil {
+		t.Fatal(err)
+	}
+	q := find(t, mustLabs(t, cat), "quickstart")
+	if !q.Finished || q.ResumeAt != q.Steps {
+		t.Fatalf("info %+v: a completed run must read finished, not resume at %d", q, q.ResumeAt+1)
+	}
+	r, err := cat.Open("quickstart", Options{Emit: func(steps.Event) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Review() || !r.Info().Finished {
+		t.Fatal("opening a finished lab without Restart must give the review")
+	}
+	if got := r.Steps()[0].Status; got != steps.Done {
+		t.Fatalf("review step 1 is %v, want the saved done", got)
+	}
+	if got := r.RunStep(t.Context(), 4); got != steps.Pending {
+		t.Fatalf("RunStep in review returned %v: it must run nothing and report the saved status", got)
+	}
+	if _, err := r.Plan(1); err != nil {
+		t.Fatalf("review cannot show step 2's commands: %v", err)
+	}
+	if err := r.SetVars(map[string]string{"instances": "2"}); err == nil {
+		t.Fatal("review accepted new variables")
+	}
+	if b, _ := os.ReadFile(p); !strings.Contains(string(b), `"complete"`) {
+		t.Fatalf("opening for review changed the saved progress:\n%s", b)
+	}
+	n, err := cat.Open("quickstart", Options{Emit: func(steps.Event) {}, Restart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Review() || n.Info().Finished || n.Info().ResumeAt != -1 {
+		t.Fatalf("Restart must give a new run: review %v, info %+v", n.Review(), n.Info())
+	}
+}
+
+func mustLabs(t *testing.T, c Catalog) []LabInfo {
+	t.Helper()
+	ls, err := c.Labs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
 }

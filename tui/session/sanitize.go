@@ -73,6 +73,7 @@ func (s cleanSession) Finish(ctx context.Context) (string, error) {
 }
 func (s cleanSession) Results() *steps.Results { return CleanResults(s.s.Results()) }
 func (s cleanSession) Close() error            { return cleanErr(s.s.Close()) }
+func (s cleanSession) Review() bool            { return s.s.Review() }
 
 // cleanErr returns err with a message safe to draw (remote stderr and lab
 // text end up in errors); errors.Is and As still see the original.

@@ -28,6 +28,13 @@ type LabInfo struct {
 	// unfinished one when saved progress exists, -1 otherwise.
 	Steps    int
 	ResumeAt int
+	// Finished is set when the saved progress is a run that completed:
+	// opening the lab shows that run for review (Session.Review) and only
+	// Options.Restart starts it over. ResultsDir is where it wrote its
+	// results, Updated when it ended.
+	Finished   bool
+	ResultsDir string
+	Updated    time.Time
 	// BoothConfirm lists the steps whose confirmation booth mode may
 	// answer with yes on its own (the lab's booth: auto_confirm); never
 	// host keys, never passwords.
@@ -53,7 +60,8 @@ type Variable struct {
 type Options struct {
 	// Emit receives every engine event, from engine goroutines.
 	Emit func(steps.Event)
-	// Restart ignores saved progress.
+	// Restart ignores saved progress; without it a finished lab opens for
+	// review and runs nothing.
 	Restart bool
 	// Vars are variable overrides.
 	Vars map[string]string
@@ -94,6 +102,11 @@ type Session interface {
 	Results() *steps.Results
 	// Close releases connections; the session is unusable afterwards.
 	Close() error
+	// Review reports whether the session shows a finished run without
+	// running anything: RunStep and Skip change nothing, Cleanup has
+	// nothing to stop, and starting over means opening the lab again with
+	// Options.Restart.
+	Review() bool
 }
 
 // NeedsVars reports whether a step of this kind asks for the variables

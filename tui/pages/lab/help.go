@@ -12,10 +12,15 @@ func (m *Model) ShortHelp() []key.Binding {
 		return m.form.ShortHelp()
 	case m.booth != nil:
 		return []key.Binding{key.NewBinding(key.WithKeys(" "), key.WithHelp("any key", "pause/resume")), km.ForceQuit}
+	case m.view == ViewCompare && m.review:
+		return append(m.cmp.ShortHelp(), km.Back, km.Restart, km.Quit, km.Help)
 	case m.view == ViewCompare:
 		return append(m.cmp.ShortHelp(), km.Back, km.Quit, km.Help)
 	case m.view == ViewDashboard:
 		return []key.Binding{km.Back, km.Compare, km.Quit, km.Help}
+	}
+	if m.review {
+		return []key.Binding{km.Restart, km.Compare, km.NextPrev, km.SwitchPane, km.Copy, km.Quit, km.Help}
 	}
 	sel := m.list.Selected()
 	if f, ok := m.failures[sel]; ok && f.Status != 0 {
@@ -32,6 +37,6 @@ func (m *Model) FullHelp() [][]key.Binding {
 		{km.Next, km.Prev, km.Up, km.Down},
 		{km.SwitchPane, km.Copy, km.Bottom, km.Top},
 		{km.Dashboard, km.Compare, km.Tab1, km.Tab2},
-		{km.Back, km.Quit, km.ForceQuit, km.Help},
+		{km.Restart, km.Back, km.Quit, km.ForceQuit, km.Help},
 	}
 }

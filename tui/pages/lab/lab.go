@@ -61,6 +61,10 @@ type BackMsg struct{}
 // (booth mode's loop).
 type RestartMsg struct{}
 
+// StartOverMsg asks the root to open the lab again from its first step,
+// ignoring saved progress: the person pressed R on a finished run.
+type StartOverMsg struct{ ID string }
+
 // ClockMsg is the root's clock tick (about once a second), which drives
 // countdowns and booth timers.
 type ClockMsg time.Time
@@ -124,6 +128,9 @@ type Model struct {
 
 	booth *booth
 	tco   compare.TCOFunc
+	// review is set when the session shows a finished run: nothing runs,
+	// R starts the lab over.
+	review bool
 }
 
 // Options configure the page.
@@ -160,6 +167,15 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	if opts.Booth != nil {
 		m.booth = newBooth(*opts.Booth)
 	}
+	if sess.Review() && m.booth == nil {
+		m.review = true
+		m.resDir = m.info.ResultsDir
+		m.status = m.reviewStatus()
+		if m.cmp.Results() != nil && len(m.cmp.Results().Benches) > 0 {
+			// What a person comes back to a finished lab for.
+			m.view = ViewCompare
+		}
+	}
 	m.SetSize(c.Width, c.Height)
 	return m
 }
@@ -170,6 +186,24 @@ func (m *Model) Init() tea.Cmd {
 		m.booth.schedule(m.now, m.booth.cfg.StepDelay)
 	}
 	return m.list.Init()
+}
+
+// Review reports whether the page shows a finished run (nothing runs; R
+// starts the lab over).
+func (m *Model) Review() bool { return m.review }
+
+// reviewStatus is the status line of a finished run.
+func (m *Model) reviewStatus() string {
+	s := "this lab is done"
+	if !m.info.Updated.IsZero() {
+		s += " (finished " + m.info.Updated.Local().Format("2006-01-02 15:04") + ")"
+	}
+	s = m.Styles.StepDone.Render("✔ ") + s + m.Styles.Muted.Render(" · R starts it over")
+	if m.resDir != "" {
+		// Last: a long path is what the status line's truncation may cut.
+		s += m.Styles.Muted.Render(" · results in " + m.resDir)
+	}
+	return s
 }
 
 // Session returns the open session.

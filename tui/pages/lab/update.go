@@ -331,6 +331,11 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	if m.busy != "" {
 		return nil
 	}
+	if m.review {
+		if cmd, done := m.reviewKey(k); done {
+			return cmd
+		}
+	}
 	switch {
 	case key.Matches(k, km.Quit):
 		return m.quit()
@@ -414,6 +419,22 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	return nil
+}
+
+// reviewKey handles the keys that would change a finished run: R starts
+// the lab over, running or skipping says how to. done says k was used.
+func (m *Model) reviewKey(k tea.KeyMsg) (tea.Cmd, bool) {
+	km := m.KeyMap
+	switch {
+	case key.Matches(k, km.Restart):
+		id := m.info.ID
+		return func() tea.Msg { return StartOverMsg{ID: id} }, true
+	case m.view == ViewSteps && (key.Matches(k, km.Run) && m.focus != PaneOutput ||
+		key.Matches(k, km.RunAll) || key.Matches(k, km.Retry) || key.Matches(k, km.Skip)):
+		m.status = m.Styles.Countdown.Render("this run is finished: R starts the lab over to run it again")
+		return nil, true
+	}
+	return nil, false
 }
 
 func toggle(cur, v View) View {

@@ -56,8 +56,8 @@ func Describe(l session.LabInfo) string {
 		parts = append(parts, l.Err)
 	case l.StateErr != "":
 		parts = append(parts, "saved progress unreadable (R starts over): "+l.StateErr)
-	case l.ResumeAt >= l.Steps && l.Steps > 0:
-		parts = append(parts, "finished (enter to review)")
+	case l.Finished || l.ResumeAt >= l.Steps && l.Steps > 0:
+		parts = append(parts, "✔ done · enter to review, R to start over")
 	case l.ResumeAt > 0:
 		parts = append(parts, fmt.Sprintf("resume at step %d/%d", l.ResumeAt+1, l.Steps))
 	case l.Steps > 0:

@@ -43,6 +43,7 @@ type Fake struct {
 
 	mu       sync.Mutex
 	emit     func(steps.Event)
+	review   bool
 	Ran      []int
 	Skipped  []int
 	SetTo    map[string]string
@@ -71,10 +72,14 @@ func (c *Catalog) Open(id string, opts session.Options) (session.Session, error)
 		if f.LabInfo.ID == id {
 			f.mu.Lock()
 			f.emit = opts.Emit
+			// As the engine's catalogue: a finished lab opens for
+			// review unless the person starts it over.
+			f.review = f.LabInfo.Finished && !opts.Restart
 			if opts.Restart {
 				for i := range f.Script {
 					f.Script[i].Info.Status = steps.Pending
 				}
+				f.LabInfo.Finished = false
 			}
 			f.mu.Unlock()
 			return f, nil
@@ -231,6 +236,15 @@ func (f *Fake) Results() *steps.Results { return f.Res }
 
 // Close implements session.Session.
 func (f *Fake) Close() error { return nil }
+
+// Review implements session.Session: set when a Finished lab was opened
+// without Restart. RunStep then still runs its script (the page must not
+// call it; Ran records it if it does).
+func (f *Fake) Review() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.review
+}
 
 // Counts returns how many cleanups and finishes ran (race-free).
 func (f *Fake) Counts() (cleaned, finished int) {
