@@ -29,9 +29,13 @@ type Client struct {
 	wantOut  bool        // waiting for EPOLLOUT: input is not read meanwhile
 	outPos   int         // c.out[:outPos] is already written
 
-	// rbuf[rpos:wpos] is input not yet parsed.
+	// rbuf[rpos:wpos] is input not yet parsed. rbufTaken: a command
+	// stored an argument without copying it (takeArg), so the keyspace
+	// owns part of rbuf's array and settle replaces rbuf.
 	rbuf       []byte
 	rpos, wpos int
+	rbufTaken  bool
+	cmdLen     int // bytes of the running command, which rbuf[:rpos] ends with
 
 	db      *db
 	dbIndex int
@@ -52,9 +56,14 @@ type Client struct {
 	created         time.Time
 	lastCmd         string
 	lastInteraction atomic.Int64 // unix ms
-	qbuf            atomic.Int64 // bytes of unparsed input, for CLIENT LIST
-	addr, laddr     string
-	netw            string
+	// For CLIENT LIST, published by the goroutine serving the client
+	// after each batch (publish).
+	qbuf        atomic.Int64 // bytes of input not yet parsed
+	qbufFree    atomic.Int64 // room left in the read buffer
+	omem        atomic.Int64 // bytes of replies not yet written
+	totMem      atomic.Int64 // the client's buffers and itself
+	addr, laddr string
+	netw        string
 
 	scanKeys []string // SCAN's snapshot of the keyspace (see SCAN)
 	scanDB   *db
@@ -239,14 +248,14 @@ func (c *Client) getString(key []byte) (val []byte, found bool, err error) {
 	return e.bytes(), true, nil
 }
 
-// setString stores a copy of val at key, replacing any value of any kind.
+// setString stores val at key, replacing any value of any kind: a copy of
+// it, or, for a big argument of the running command, the argument itself
+// (takeArg).
 // keepTTL keeps an existing TTL (SET KEEPTTL); otherwise it is removed. It
 // returns the keyspace's own copy of the key when the key was new (pass it
 // to setExpire to share it), else "".
 func (c *Client) setString(key, val []byte, keepTTL bool) string {
-	v := make([]byte, len(val))
-	copy(v, val)
-	return c.storeString(key, v, keepTTL)
+	return c.storeString(key, c.takeArg(val), keepTTL)
 }
 
 // storeString is setString without the copy: v must be owned by the

@@ -240,16 +240,28 @@ func cmdClientSetInfo(c *Client, args [][]byte) {
 	c.writeOK()
 }
 
-// infoLine is one CLIENT LIST / CLIENT INFO line, in Redis's field order.
-func (c *Client) infoLine(now time.Time) string {
+// infoLine is one CLIENT LIST / CLIENT INFO line, in Redis's field order,
+// as caller sees it. Another client's buffer sizes are those published
+// after its last batch; the caller's own are live and, as in Redis, its
+// query buffer still holds the running command (argv-mem its arguments).
+func (c *Client) infoLine(now time.Time, caller *Client) string {
 	cmd := "NULL"
 	if c.lastCmd != "" {
 		cmd = c.lastCmd
 	}
 	age := int64(now.Sub(c.created).Seconds())
 	idle := (now.UnixMilli() - c.lastInteraction.Load()) / 1000
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.addr, c.laddr, c.fd, c.name, age, idle, c.dbIndex, c.qbuf.Load(), readBufSize, cmd, c.resp, c.libName, c.libVer)
+	qbuf, qbufFree, omem, totMem, argvMem := c.qbuf.Load(), c.qbufFree.Load(), c.omem.Load(), c.totMem.Load(), 0
+	if c == caller {
+		qbuf, qbufFree = int64(c.wpos-c.rpos+c.cmdLen), int64(len(c.rbuf)-c.wpos)
+		for _, a := range c.args {
+			argvMem += len(a)
+		}
+		c.publish()
+		omem, totMem = 0, c.totMem.Load()
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.addr, c.laddr, c.fd, c.name, age, idle, c.dbIndex, qbuf, qbufFree, argvMem, readBufSize, omem, totMem, cmd, c.resp, c.libName, c.libVer)
 }
 
 func (s *Server) clientList() []*Client {
@@ -306,14 +318,14 @@ func cmdClientList(c *Client, args [][]byte) {
 		if ids != nil && !ids[o.id] {
 			continue
 		}
-		b.WriteString(o.infoLine(now))
+		b.WriteString(o.infoLine(now, c))
 		b.WriteByte('\n')
 	}
 	c.writeVerbatim(b.String())
 }
 
 func cmdClientInfo(c *Client, args [][]byte) {
-	c.writeVerbatim(c.infoLine(time.Now()) + "\n")
+	c.writeVerbatim(c.infoLine(time.Now(), c) + "\n")
 }
 
 func cmdClientKill(c *Client, args [][]byte) {

@@ -164,7 +164,7 @@ func TestProtocolLimits(t *testing.T) {
 		t.Fatalf("connection not closed after protocol error: %v", err)
 	}
 	c2, _ := newTestServer(t)
-	c2.conn.Write([]byte("*3000000\r\n"))
+	c2.conn.Write([]byte("*2147483648\r\n"))
 	if got := c2.read(); got != "(error) ERR Protocol error: invalid multibulk length" {
 		t.Fatalf("multibulk: %s", got)
 	}

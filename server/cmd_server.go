@@ -199,6 +199,15 @@ func cmdConfigSet(c *Client, args [][]byte) {
 		c.writeError("ERR CONFIG SET failed - " + strings.ReplaceAll(err.Error(), "\n", "; "))
 		return
 	}
+	if next.MaxClients != c.srv.cfg.MaxClients {
+		// As Redis: raise the descriptor limit for the new value, or
+		// refuse it with the most the limit fits.
+		if fitted, err := c.srv.fitDescriptors(next.MaxClients); err != nil || fitted < next.MaxClients {
+			c.srv.logf('#', "Failed applying new configuration. Possibly related to new maxclients setting. Restoring previous settings.")
+			c.writeError("ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with " + strconv.Itoa(fitted))
+			return
+		}
+	}
 	c.srv.cfg = next
 	c.srv.applyDerived()
 	c.writeOK()

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/dpulab/dpulab/server/resp"
 )
 
 const (
 	readBufSize  = 16 << 10
-	maxIdleBuf   = 64 << 10 // read buffers grown past this are dropped when drained
+	bigArg       = 32 << 10 // Redis's PROTO_MBULK_BIG_ARG: an argument worth storing without a copy
+	maxIdleBuf   = 64 << 10 // read buffers grown past this are dropped once (nearly) drained
 	flushAt      = 1 << 20  // flush mid-batch once this much output is pending
 	maxIdleOut   = 1 << 20
 	protectedMsg = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
@@ -40,20 +42,12 @@ func (s *Server) handle(conn net.Conn) {
 	s.mu.Unlock()
 	if n := s.nclients.Add(1); n > int64(maxClients) {
 		s.nclients.Add(-1)
-		s.mu.Lock()
-		s.stats.rejectedConns++
-		s.mu.Unlock()
-		conn.Write([]byte("-ERR max number of clients reached\r\n"))
-		conn.Close()
+		s.reject(conn, errMaxClients)
 		return
 	}
 	if protected && pass == "" && !isLoopback(conn.RemoteAddr()) {
 		s.nclients.Add(-1)
-		s.mu.Lock()
-		s.stats.rejectedConns++
-		s.mu.Unlock()
-		conn.Write([]byte("-" + protectedMsg + "\r\n"))
-		conn.Close()
+		s.reject(conn, "-"+protectedMsg+"\r\n")
 		return
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
@@ -101,6 +95,7 @@ func (s *Server) handle(conn net.Conn) {
 		c.serve()
 	}
 	conn.Close()
+	c.release()
 	s.dropClient(c)
 }
 
@@ -145,7 +140,6 @@ func (c *Client) closeConn() {
 // command in the buffer, run them all under one acquisition of the server
 // lock, flush the replies with one write.
 func (c *Client) serve() {
-	c.rbuf = make([]byte, readBufSize)
 	for {
 		if !c.makeRoom() {
 			return
@@ -166,7 +160,18 @@ func (c *Client) serve() {
 // input to the front or grows the buffer, up to client-query-buffer-limit.
 // It reports false (after logging) when the limit is reached and the
 // connection must close.
+//
+// The buffer grows with what has arrived, never with what a length line
+// announced: it at most doubles when full, so a client announcing 500 MB
+// and sending 1 MB costs about 2 MB. When the command being received is a
+// bulk argument of known length, growth stops at that argument's end plus
+// one read's worth of room (for the arguments after it), so a 100 MB value
+// costs one buffer of 100 MB rather than a 128 MB one, and that buffer can
+// become the stored value (see takeArg).
 func (c *Client) makeRoom() bool {
+	if c.rbuf == nil {
+		c.rbuf = make([]byte, readBufSize)
+	}
 	if c.wpos < len(c.rbuf) {
 		return true
 	}
@@ -178,29 +183,92 @@ func (c *Client) makeRoom() bool {
 	s := c.srv
 	s.mu.Lock()
 	limit := s.cfg.ClientQueryBufferLimit
+	lim := resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen, Unauthenticated: c.authRequired()}
 	s.mu.Unlock()
 	if int64(len(c.rbuf)) >= limit {
 		s.logf('#', "Closing client that reached max query buffer length: id=%d addr=%s (qbuf initial bytes: %q)", c.id, c.addr, truncate(c.rbuf, 64))
 		return false
 	}
-	// Grow only as data actually arrives: an announced length reserves
-	// nothing.
-	nb := make([]byte, min(int64(2*len(c.rbuf)), limit))
+	size := 2 * len(c.rbuf)
+	if need := resp.Needed(c.rbuf[:c.wpos], lim); need > len(c.rbuf) {
+		size = min(size, need+readBufSize)
+	}
+	nb := make([]byte, min(int64(size), limit))
 	copy(nb, c.rbuf[:c.wpos])
 	c.rbuf = nb
 	return true
 }
 
-// settle resets a drained read buffer (dropping one grown past maxIdleBuf)
-// and publishes the unparsed length for CLIENT LIST.
+// settle runs after every batch. It resets a drained read buffer (dropping
+// one grown past maxIdleBuf, and the arguments that still point into it),
+// replaces a buffer that became a stored value (takeArg), and publishes the
+// buffers' sizes for CLIENT LIST.
 func (c *Client) settle() {
-	if c.rpos == c.wpos {
-		c.rpos, c.wpos = 0, 0
-		if len(c.rbuf) > maxIdleBuf {
-			c.rbuf = make([]byte, readBufSize)
+	rest := c.wpos - c.rpos
+	// A buffer grown for a big command is not kept for the small ones
+	// after it; one that became a value (takeArg) must not be written
+	// again: the keyspace owns part of its array.
+	if c.rbufTaken || len(c.rbuf) > maxIdleBuf && rest <= len(c.rbuf)/4 {
+		var nb []byte
+		if rest > 0 {
+			nb = make([]byte, max(readBufSize, 2*rest))
+			copy(nb, c.rbuf[c.rpos:c.wpos])
 		}
+		c.rbuf, c.rpos, c.wpos = nb, 0, rest
+		c.rbufTaken = false
+		clear(c.args[:cap(c.args)])
+	} else if rest == 0 {
+		c.rpos, c.wpos = 0, 0
 	}
+	c.publish()
+}
+
+// publish records the client's buffer sizes for CLIENT LIST, which other
+// goroutines read.
+func (c *Client) publish() {
 	c.qbuf.Store(int64(c.wpos - c.rpos))
+	c.qbufFree.Store(int64(len(c.rbuf) - c.wpos))
+	c.omem.Store(int64(len(c.out) - c.outPos))
+	c.totMem.Store(int64(clientSize + cap(c.rbuf) + cap(c.out) + cap(c.args)*int(unsafe.Sizeof([]byte(nil)))))
+}
+
+// clientSize is what CLIENT LIST's tot-mem counts for a client beyond its
+// buffers.
+const clientSize = int(unsafe.Sizeof(Client{}))
+
+// release drops the client's buffers when its connection has closed, so
+// that nothing a departed client sent stays in memory however long the
+// Client itself stays referenced (a CLIENT LIST in progress, the event
+// loop's lists until their next use).
+func (c *Client) release() {
+	c.rbuf, c.out, c.args = nil, nil, nil
+	c.rpos, c.wpos, c.outPos = 0, 0, 0
+	c.touched, c.scanKeys, c.scanDB = nil, nil, nil
+	c.publish()
+}
+
+// takeArg returns val, an argument of the running command, as a slice the
+// caller may keep: the argument itself when it is a big bulk that fills
+// most of the read buffer (Redis's big-argument optimisation: the value is
+// stored without a copy and the client moves on to a fresh buffer), else a
+// copy.
+func (c *Client) takeArg(val []byte) []byte {
+	if len(val) >= bigArg && !c.rbufTaken && cap(c.rbuf)-len(val) <= len(val)/8 && within(val, c.rbuf) {
+		c.rbufTaken = true
+		return val[:len(val):len(val)]
+	}
+	v := make([]byte, len(val))
+	copy(v, val)
+	return v
+}
+
+// within reports whether b lies inside buf's array.
+func within(b, buf []byte) bool {
+	if len(b) == 0 || len(buf) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(cap(buf))
 }
 
 // process runs every complete command in rbuf[rpos:wpos] and flushes the
@@ -220,7 +288,9 @@ func (c *Client) process() (closeConn bool) {
 		s.stats.netOutput += int64(len(c.out))
 		s.mu.Unlock()
 		if len(c.out) > 0 {
+			c.omem.Store(int64(len(c.out)))
 			_, err := c.conn.Write(c.out)
+			c.omem.Store(0)
 			if cap(c.out) > maxIdleOut {
 				c.out = nil
 			} else {
@@ -256,6 +326,9 @@ func (c *Client) runCommands(limits resp.Limits, batch *[]int) (runResult, int) 
 	s := c.srv
 	ncmds := 0
 	for c.rpos < c.wpos {
+		// Checked per command: an AUTH earlier in the batch lifts the
+		// limits for the commands after it, as in Redis.
+		limits.Unauthenticated = c.authRequired()
 		args, n, err := resp.ParseCommand(c.rbuf[c.rpos:c.wpos], c.args, limits)
 		c.args = args
 		if err != nil {
@@ -275,6 +348,7 @@ func (c *Client) runCommands(limits resp.Limits, batch *[]int) (runResult, int) 
 		if len(args) == 0 {
 			continue
 		}
+		c.cmdLen = n
 		id := c.exec(args)
 		ncmds++
 		if id >= 0 && len(*batch) < cap(*batch) {
@@ -335,7 +409,7 @@ func (c *Client) exec(args [][]byte) int {
 		c.writeArityError(cmd.Name)
 		return -1
 	}
-	if !c.authed && cmd.Flags&flagNoAuth == 0 {
+	if cmd.Flags&flagNoAuth == 0 && c.authRequired() {
 		s.stats.cmd[cmd.id].rejected++
 		c.writeError(errNoAuth)
 		return -1
@@ -361,6 +435,13 @@ func (c *Client) exec(args [][]byte) int {
 	return cmd.id
 }
 
+// authRequired reports whether the client must still AUTH (Redis's
+// authRequired): a password is set and the client has not given it. With
+// the password removed by CONFIG SET, nobody needs to.
+func (c *Client) authRequired() bool {
+	return !c.authed && c.srv.cfg.RequirePass != ""
+}
+
 // findSub finds a subcommand of parent by name, case-insensitively.
 func findSub(parent *command, name []byte) *command {
 	for _, sc := range parent.Subcommands {
@@ -372,21 +453,19 @@ func findSub(parent *command, name []byte) *command {
 }
 
 // unknownCommand is Redis's reply for a command it does not know, listing
-// the first arguments (at most about 128 bytes of them).
+// the first arguments: each is cut to what is left of 128 bytes, and the
+// list stops once it reaches 128.
 func unknownCommand(args [][]byte) string {
-	var b strings.Builder
-	b.WriteString("ERR unknown command '")
-	b.WriteString(truncate(args[0], 128))
-	b.WriteString("', with args beginning with: ")
+	var list strings.Builder
 	for _, a := range args[1:] {
-		if b.Len() >= 128+len("ERR unknown command '', with args beginning with: ")+len(args[0]) {
+		if list.Len() >= 128 {
 			break
 		}
-		b.WriteByte('\'')
-		b.WriteString(truncate(a, 128))
-		b.WriteString("' ")
+		list.WriteByte('\'')
+		list.WriteString(truncate(a, 128-list.Len()+1))
+		list.WriteString("' ")
 	}
-	return b.String()
+	return "ERR unknown command '" + truncate(args[0], 128) + "', with args beginning with: " + list.String()
 }
 
 func truncate(b []byte, n int) string {

@@ -230,14 +230,15 @@ func (d *diffConn) do(args []string, render func(resp.Value) string) (string, er
 }
 
 // startRedisPeer starts Debian's redis-server on a unix socket in a temp dir
-// (no TCP port, so nothing to race for) and returns the socket path.
-func startRedisPeer(t testing.TB) string {
+// (no TCP port, so nothing to race for), with extra options appended to its
+// command line, and returns the socket path.
+func startRedisPeer(t testing.TB, extra ...string) string {
 	t.Helper()
 	bin := testpeer.Require(t, "redis-server")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
-		"--dir", dir, "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))
+	cmd := exec.Command(bin, append([]string{"--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
+		"--dir", dir, "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log")}, extra...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}

@@ -32,6 +32,31 @@
 // never lock anything themselves; they must not block. To close another
 // client use Client.closeConn, which works on both paths.
 //
+// # What a client can make the server hold
+//
+// A client's read buffer grows with what has arrived (it doubles when
+// full), never with what a length line announced; while a bulk of known
+// length arrives it stops at that argument's end plus one read's room
+// (resp.Needed), and a big argument stored by a SET-like command becomes
+// the value itself instead of being copied (Client.takeArg; the client
+// then moves to a fresh buffer, see settle). A buffer grown for a big
+// command is dropped after it, and every buffer when the client leaves
+// (Client.release), on both paths. CLIENT LIST shows the sizes (qbuf,
+// qbuf-free, omem for replies not yet written, tot-mem). Until a client has
+// given the password (requirepass), Redis's limits apply: at most 10
+// arguments of at most 16384 bytes, refused on the length line with
+// Redis's protocol errors (resp.Limits.Unauthenticated).
+//
+// As Redis does at start, New fits maxclients to RLIMIT_NOFILE (raising
+// the soft limit toward the hard one first, and logging Redis's warnings
+// when it must reduce it; fdlimit_unix.go), and CONFIG SET maxclients
+// refuses what the limit cannot hold. Clients past maxclients get "ERR
+// max number of clients reached". If accept still fails for lack of
+// descriptors (other instances in the process, other files), a spare
+// descriptor lets the waiting client get that error instead of hanging
+// in the backlog (Server.shed), and the accept loop waits rather than
+// spins. Instances in one process each fit themselves to the whole limit.
+//
 // # Adding a command group
 //
 // A group lives in cmd_<group>.go (tests in cmd_<group>_test.go) and
@@ -60,7 +85,8 @@
 //
 // A command function is func(c *Client, args [][]byte). args[0] is the name;
 // the arguments alias the read buffer and are only valid during the call:
-// copy what you store (setString copies; containers must copy elements).
+// copy what you store (setString copies, or takes over a big argument the
+// client gives up; containers must copy elements).
 //
 // # Replying
 //

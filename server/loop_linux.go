@@ -161,11 +161,13 @@ func (l *eventLoop) closeFD(c *Client) {
 	l.s.dropClient(c)
 }
 
-// drop closes a client the loop has registered (or is about to).
+// drop closes a client the loop has registered (or is about to) and
+// releases its buffers.
 func (l *eventLoop) drop(c *Client) {
 	if c.fd < len(l.byFD) && l.byFD[c.fd] == c {
 		l.byFD[c.fd] = nil
 	}
+	c.release()
 	// Closing the only descriptor of the socket also removes it from
 	// the epoll set.
 	l.closeFD(c)
@@ -192,13 +194,13 @@ func (l *eventLoop) run() {
 			l.shutdown()
 			return
 		}
-		l.ready = l.ready[:0]
 		for _, c := range l.pending {
 			if !c.gone.Load() && !c.inReady {
 				c.inReady = true
 				l.ready = append(l.ready, c)
 			}
 		}
+		clear(l.pending)
 		l.pending = l.pending[:0]
 		woken := false
 		for _, ev := range l.events[:n] {
@@ -225,6 +227,10 @@ func (l *eventLoop) run() {
 					l.flush(c)
 				}
 			}
+			// The lists are reused; clearing them keeps a client that
+			// left from staying reachable through a stale slot.
+			clear(l.ready)
+			l.ready = l.ready[:0]
 		}
 		if woken && l.drainQueue() {
 			l.shutdown()
@@ -235,9 +241,6 @@ func (l *eventLoop) run() {
 
 // read reads once from a readable client.
 func (l *eventLoop) read(c *Client) {
-	if c.rbuf == nil {
-		c.rbuf = make([]byte, readBufSize)
-	}
 	if !c.makeRoom() {
 		l.drop(c)
 		return
@@ -298,6 +301,7 @@ func (l *eventLoop) flush(c *Client) {
 		switch {
 		case err == nil || err == unix.EINTR:
 		case err == unix.EAGAIN:
+			c.omem.Store(int64(len(c.out) - c.outPos))
 			if !c.wantOut {
 				if !l.watch(c, unix.EPOLLOUT) {
 					return
@@ -316,6 +320,7 @@ func (l *eventLoop) flush(c *Client) {
 		c.out = c.out[:0]
 	}
 	c.outPos = 0
+	c.omem.Store(0)
 	if c.wantOut {
 		if !l.watch(c, unix.EPOLLIN) {
 			return

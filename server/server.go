@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -48,6 +47,13 @@ type Server struct {
 	listeners []net.Listener
 	addrs     []net.Addr
 	wg        sync.WaitGroup
+
+	// spare is a descriptor held in reserve while serving: when accept
+	// fails for lack of descriptors, closing it lets acceptLoop take the
+	// waiting client and tell it the server is full (shed) instead of
+	// leaving it in the backlog, unanswered.
+	spareMu sync.Mutex
+	spare   *os.File
 
 	cmds *commandTable
 	// Every key's 24 clock bits record its last access, as in Redis
@@ -104,6 +110,16 @@ func New(cfg Config) (*Server, error) {
 	for _, d := range cfg.Ignored {
 		s.logf('#', "config directive %q is accepted but has no effect in dpulab server", d)
 	}
+	// As Redis at start: a client past the descriptor limit would hang in
+	// the listen backlog, so maxclients must fit the limit.
+	fitted, err := s.fitDescriptors(cfg.MaxClients)
+	if err != nil {
+		if s.closer != nil {
+			s.closer.Close()
+		}
+		return nil, fmt.Errorf("server config: maxclients: %w", err)
+	}
+	s.cfg.MaxClients = fitted
 	return s, nil
 }
 
@@ -216,6 +232,8 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	}
 	s.lnMu.Unlock()
 	s.logf('*', "dpulab server (Redis %s compatible) started, pid=%d", Version, os.Getpid())
+	s.reserveSpare()
+	defer s.releaseSpare()
 	s.startLoop()
 	for _, ln := range lns {
 		s.wg.Add(1)
@@ -329,30 +347,105 @@ func (s *Server) acceptLoop(ln net.Listener) {
 				return
 			default:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) {
-				// Out of file descriptors or a transient error: back off
-				// instead of spinning, as net/http does.
-				if delay == 0 {
-					delay = 5 * time.Millisecond
-				} else if delay < time.Second {
-					delay *= 2
-				}
-				s.logf('#', "Error accepting a client connection: %v", err)
-				time.Sleep(delay)
-				continue
-			}
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			if isOutOfFDs(err) && s.shed(ln) {
+				delay = 0
+				continue
+			}
+			// Out of descriptors with none to spare, or a transient
+			// error: back off instead of spinning, as net/http does.
+			if delay == 0 {
+				delay = 5 * time.Millisecond
+			} else if delay < time.Second {
+				delay *= 2
+			}
 			s.logf('#', "Error accepting a client connection: %v", err)
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(delay)
 			continue
 		}
 		delay = 0
 		s.wg.Add(1)
 		go s.handle(conn)
 	}
+}
+
+// errMaxClients is Redis's reply to a client over maxclients.
+const errMaxClients = "-ERR max number of clients reached\r\n"
+
+// reject answers a connection the server will not serve and closes it.
+func (s *Server) reject(conn net.Conn, reply string) {
+	s.mu.Lock()
+	s.stats.rejectedConns++
+	s.mu.Unlock()
+	// A fresh socket's send buffer takes the line at once; the deadline
+	// only guards against a peer that vanished.
+	conn.SetWriteDeadline(time.Now().Add(time.Second))
+	conn.Write([]byte(reply))
+	conn.Close()
+}
+
+// reserveSpare opens the spare descriptor (see Server.spare); without one
+// (the limit is already reached) shedding just waits for the next try.
+func (s *Server) reserveSpare() {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spare == nil {
+		s.spare, _ = os.Open(os.DevNull)
+	}
+}
+
+func (s *Server) releaseSpare() {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spare != nil {
+		s.spare.Close()
+		s.spare = nil
+	}
+}
+
+// shed runs when accept failed for lack of descriptors. The kernel
+// reserves the new descriptor before it looks for a client, so that error
+// does not mean anyone is waiting. When a client is, shed frees the spare
+// descriptor, accepts the client with it, replies that the server is full
+// and closes it, then takes the spare back; when none is, it waits (without
+// spinning) until one arrives, so that acceptLoop tries again then, with
+// whatever descriptors have come back meanwhile. It reports false when it
+// could do neither (no spare, a listener it cannot wait on, the listener
+// closed): acceptLoop backs off. So a client past the descriptor limit gets
+// Redis's max-clients error rather than a hang, and the loop never spins.
+func (s *Server) shed(ln net.Listener) bool {
+	waiting, ok := clientWaiting(ln, false)
+	if !ok {
+		return false
+	}
+	if !waiting {
+		_, ok = clientWaiting(ln, true)
+		return ok
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spare == nil {
+		s.spare, _ = os.Open(os.DevNull)
+		return false
+	}
+	s.spare.Close()
+	s.spare = nil
+	defer func() { s.spare, _ = os.Open(os.DevNull) }()
+	// The client may give up before accept: do not wait for the next one
+	// with the spare given away.
+	if dl, ok := ln.(interface{ SetDeadline(time.Time) error }); ok {
+		dl.SetDeadline(time.Now().Add(50 * time.Millisecond))
+		defer dl.SetDeadline(time.Time{})
+	}
+	conn, err := ln.Accept()
+	if err != nil {
+		return false
+	}
+	s.logf('-', "Out of file descriptors: replied max number of clients reached to %s", conn.RemoteAddr())
+	s.reject(conn, errMaxClients)
+	return true
 }
 
 // cron runs background tasks Hz times per second: active expiry and the
