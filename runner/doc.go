@@ -19,7 +19,7 @@
 //
 // # SSH sessions
 //
-// An SSHTarget keeps one connection per host and opens a session per
+// An SSHTarget keeps a connection per host and opens a session per
 // command. OpenSSH allows MaxSessions sessions per connection (10 by
 // default) and refuses more ("open failed"); the limit is not announced, so
 // the target learns it from the first refusal and then queues opens for a
@@ -28,6 +28,10 @@
 // briefly, then reported (CauseSessionRefused). The sftp subsystem is a
 // session: it holds a slot while open and gives it up when idle and
 // another session waits. Keepalives are global requests and hold none.
+// When every slot is taken, the target opens another connection to the
+// host (up to four in all), using only what the first dial learnt (nobody
+// is asked again), so that a few long commands (samplers, a bench) never
+// hold every session a host allows.
 // Concurrent operations that find no connection share one dial and its
 // outcome, so a host key question is asked once per target, and a refused
 // key is not asked about again.

@@ -141,3 +141,43 @@ func TestSSHLongSessionDoesNotStarveOthers(t *testing.T) {
 		t.Errorf("%d connections, want 2", n)
 	}
 }
+
+// TestSSHUploadWhileSessionsHeld: with MaxSessions 1 and the only session of
+// the first connection held by a long command, an upload still goes through
+// (its sftp session opens on another connection).
+func TestSSHUploadWhileSessionsHeld(t *testing.T) {
+	t.Parallel()
+	sshd := &realSSHD{testpeer.StartSSHD(t, testpeer.SSHDConfig("MaxSessions 1"))}
+	tg := NewSSH(sshd.config("one-session"))
+	defer tg.Close()
+	ctx := context.Background()
+	dir := t.TempDir()
+	flag := dir + "/uploaded"
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		_, err := tg.Run(ctx, Command{
+			Cmd:     "echo waiting; while [ ! -e " + Quote(flag) + " ]; do sleep 0.05; done",
+			Timeout: 60 * time.Second, // a guard: the test fails long before
+			Output: func(l Line) {
+				if l.Text == "waiting" {
+					once.Do(func() { close(started) })
+				}
+			},
+		})
+		done <- err
+	}()
+	<-started
+	// Learn the limit first (the Run below is refused on the first
+	// connection, then runs on a second one).
+	if _, err := tg.Run(ctx, Command{Cmd: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(ctx, tg, flag, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

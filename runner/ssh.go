@@ -93,7 +93,7 @@ type SSHTarget struct {
 	closed  bool
 	orphans []orphan
 	// extra are more connections to the host, opened when every slot of
-	// the others is taken (see moreConn); sftp stays on conn.
+	// the others is taken (see pickConn).
 	extra        []*sshConn
 	extraDialing bool
 	extraFailed  time.Time
@@ -870,10 +870,22 @@ func (t *SSHTarget) sftpClient(ctx context.Context) (sc *sftp.Client, done func(
 		if err != nil {
 			return nil, nil, err
 		}
+		// An sftp session already open on any connection, else one on a
+		// connection with a free slot: long commands holding every slot
+		// of one connection must not hold uploads up.
+		if x := t.connWithSftp(); x != nil {
+			c = x
+		} else {
+			c = t.pickConn(ctx, c)
+		}
 		sc, err := t.sftpOn(ctx, c)
 		if err == nil {
 			var once sync.Once
 			return sc, func() { once.Do(func() { c.sftpDone() }) }, nil
+		}
+		if errors.Is(err, errConnFull) {
+			attempt--
+			continue
 		}
 		if ctx.Err() != nil {
 			return nil, nil, fmt.Errorf("sftp to %s: %w", t.cfg.Name, ctx.Err())
@@ -884,12 +896,31 @@ func (t *SSHTarget) sftpClient(ctx context.Context) (sc *sftp.Client, done func(
 	}
 }
 
+// connWithSftp returns a live connection whose sftp session is open.
+func (t *SSHTarget) connWithSftp() *sshConn {
+	t.mu.Lock()
+	conns := append([]*sshConn{t.conn}, t.extra...)
+	t.mu.Unlock()
+	for _, c := range conns {
+		if c == nil || c.isDead() {
+			continue
+		}
+		c.sftpMu.Lock()
+		open := c.sftp != nil
+		c.sftpMu.Unlock()
+		if open {
+			return c
+		}
+	}
+	return nil
+}
+
 func (t *SSHTarget) sftpOn(ctx context.Context, c *sshConn) (*sftp.Client, error) {
 	c.sftpMu.Lock()
 	defer c.sftpMu.Unlock()
 	if c.sftp == nil {
 		var s *sftp.Client
-		release, err := t.withSlot(ctx, c, false, func() error {
+		release, err := t.withSlot(ctx, c, true, func() error {
 			var err error
 			s, err = c.client.NewSftp()
 			return err
@@ -897,7 +928,7 @@ func (t *SSHTarget) sftpOn(ctx context.Context, c *sshConn) (*sftp.Client, error
 		if err != nil {
 			var ce *ConnError
 			switch {
-			case errors.Is(err, errConnDead), errors.As(err, &ce), ctx.Err() != nil:
+			case errors.Is(err, errConnDead), errors.Is(err, errConnFull), errors.As(err, &ce), ctx.Err() != nil:
 				return nil, err
 			case c.isDead() || t.connLost(c):
 				return nil, t.lost("sftp", err)
@@ -996,7 +1027,17 @@ func (t *SSHTarget) writeFrom(ctx context.Context, src io.Reader, remotePath str
 // sftpErr wraps an SFTP failure, as a ConnError when the connection died.
 func (t *SSHTarget) sftpErr(sc *sftp.Client, op string, err error) error {
 	t.mu.Lock()
-	c := t.conn
+	var c *sshConn
+	for _, x := range append([]*sshConn{t.conn}, t.extra...) {
+		if x == nil {
+			continue
+		}
+		x.sftpMu.Lock()
+		if x.sftp == sc {
+			c = x
+		}
+		x.sftpMu.Unlock()
+	}
 	t.mu.Unlock()
 	if c != nil && (c.isDead() || errors.Is(err, io.EOF) && t.connLost(c)) {
 		return t.lost(op, err)
@@ -1045,6 +1086,11 @@ func (t *SSHTarget) Close() error {
 	t.extra = nil
 	t.mu.Unlock()
 	for _, x := range extra {
+		x.sftpMu.Lock()
+		if x.sftp != nil {
+			x.sftp.Close()
+		}
+		x.sftpMu.Unlock()
 		x.client.Close()
 	}
 	var err error
