@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
 )
@@ -279,5 +280,85 @@ func TestEndToEndReplay(t *testing.T) {
 	s.keys("q")
 	if end := s.waitFor(15*time.Second, "DPULAB-EXITED:"); !strings.Contains(end, "DPULAB-EXITED:0") {
 		t.Fatalf("replay exited badly:\n%s", end)
+	}
+}
+
+// TestEndToEndHostileLab runs the real binary in tmux over the hostile lab
+// (see hostile_test.go), with tmux's set-clipboard on so that an OSC 52
+// reaching the terminal would create a tmux paste buffer, and the pane's raw
+// output piped to a file: after a read step, a run step's output and a
+// failure with its hint, no buffer exists and the raw stream holds none of
+// the lab's sequences. A last check proves the detector: the same OSC 52
+// printed raw in another window does create a buffer.
+func TestEndToEndHostileLab(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	bin := buildDpulab(t)
+	labDir := writeHostileLab(t)
+	dir := t.TempDir()
+	stream := filepath.Join(dir, "pane.raw")
+	// dpulab starts once the pipe is in place (Enter), so the raw stream
+	// holds everything it wrote.
+	s := newTmux(t, 120, 40, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state")},
+		"sh", "-c", `read go; exec "$0" "$@"`, bin, "--lab-dir", filepath.Dir(labDir))
+	s.run("set-option", "-g", "set-clipboard", "on")
+	s.run("pipe-pane", "-t", "e2e", "cat >> "+shq(stream))
+	s.keys("Enter")
+	s.waitFor(15*time.Second, "pick a lab", "Hostile lab")
+	s.keys("/")
+	s.waitFor(5*time.Second, "Filter:")
+	s.text("hostile")
+	s.waitFor(5*time.Second, "Filter: hostile")
+	s.keys("Enter")
+	s.keys("Enter")
+	s.waitFor(10*time.Second, "Step 1/4", "Doc-prose")
+	s.keys("Enter")
+	s.waitFor(15*time.Second, "Step 2/4", "Noisy doc")
+	s.keys("Enter")
+	s.waitFor(15*time.Second, "out-line-1", "red-text", "step 2 done")
+	s.keys("Enter")
+	scr := s.waitFor(15*time.Second, "Hint-text", "step 3 failed")
+	if !strings.Contains(scr, "tail-3") {
+		t.Errorf("the failure box lacks the command's last lines:\n%s", scr)
+	}
+	s.keys("q")
+	if end := s.waitFor(30*time.Second, "DPULAB-EXITED:"); !strings.Contains(end, "DPULAB-EXITED:0") {
+		errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
+		t.Fatalf("dpulab exited badly:\n%s\nstderr:\n%s", end, errOut)
+	}
+	if bufs := strings.TrimSpace(s.run("list-buffers")); bufs != "" {
+		t.Errorf("an OSC 52 reached tmux and set its clipboard:\n%s", bufs)
+	}
+	raw, err := os.ReadFile(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "out-line-1") {
+		t.Fatalf("the piped stream (%d bytes) misses the run's output: the pipe was not in place", len(raw))
+	}
+	// bubbletea's alternate screen writes ?1049h and clears the screen,
+	// and termenv asks for the background colour (OSC 11) and the cursor
+	// position (CSI 6n) at start, so here the markers are the lab's own.
+	for _, m := range []string{"52;c;", "SE9TVElMRQ", "\x1b[77;133H", "\x1b[3J", "\u009b", "\u009d", "\u202e"} {
+		if i := strings.Index(string(raw), m); i >= 0 {
+			t.Errorf("the terminal received %q: …%q…", m, raw[max(i-40, 0):min(i+40, len(raw))])
+		}
+	}
+	for i, b := range raw {
+		if b >= 0x80 && b < 0xa0 && (i == 0 || raw[i-1] < 0xc0) && !utf8.FullRune(raw[max(i-3, 0):i+1]) {
+			t.Errorf("raw C1 byte %#x at %d", b, i)
+			break
+		}
+	}
+
+	// The detector works: the same sequence, unfiltered, makes a buffer.
+	s.run("new-window", "-d", "-t", "e2e", "sh", "-c", `printf '\033]52;c;SE9TVElMRQ==\007'; sleep 5`)
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.TrimSpace(s.run("list-buffers")) == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("tmux made no buffer from a raw OSC 52: this test cannot see a leak")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
