@@ -43,7 +43,7 @@ func SGR(s string) string {
 // to a layout that counts them.
 func Line(s string) string {
 	s = Plain(s)
-	if strings.IndexAny(s, "\n\t") < 0 {
+	if !strings.ContainsAny(s, "\n\t") {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
