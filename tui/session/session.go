@@ -3,6 +3,12 @@
 // engine; tests script one with plain steps.Event values. The TUI never runs
 // a command itself: it calls a Session, in a goroutine, and renders the
 // events the engine emits.
+//
+// Everything a Catalog or Session hands the TUI comes from outside the
+// binary (lab files, remote hosts, saved progress); Sanitize is the one
+// place where it is made safe to draw, and the root wraps its catalogue with
+// it. A finished lab opens as a review session (review.go) unless the person
+// starts it over.
 package session
 
 import (
