@@ -435,23 +435,14 @@ func (e *Engine) runTemplate(ctx context.Context, st *labs.Step) error {
 // writeOnHost writes content to dest on a host so that a reader sees the
 // old file or the new one, never half of it.
 func (e *Engine) writeOnHost(ctx context.Context, h hostRef, t runner.Target, dest string, content []byte, mode os.FileMode, sudo bool) error {
-	f, err := os.CreateTemp("", "dpulab-upload-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dest, err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(content); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", dest, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", dest, err)
-	}
 	if err := e.ensureWorkdir(ctx, h, t); err != nil {
 		return err
 	}
+	// Staged in the working directory (no temporary file on this machine,
+	// none left anywhere cleanup does not remove), then moved into place,
+	// with sudo when the destination needs it.
 	tmp := path.Join(e.workdir(), fmt.Sprintf(".upload-%d-%s", time.Now().UnixNano(), path.Base(dest)))
-	if err := t.Upload(ctx, f.Name(), tmp, mode); err != nil {
+	if err := runner.WriteFile(ctx, t, tmp, content, mode); err != nil {
 		return &StepError{Host: h.Name, Err: fmt.Errorf("upload %s: %w", dest, err)}
 	}
 	cmd := "mkdir -p " + runner.Quote(path.Dir(dest)) + " && mv -f " + runner.Quote(tmp) + " " + runner.Quote(dest)
