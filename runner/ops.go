@@ -331,10 +331,26 @@ func StopMarked(ctx context.Context, t Target, marker string, grace time.Duratio
 	ms, ok := t.(interface {
 		stopMarked(ctx context.Context, marker string, grace time.Duration, sudo bool) (int, error)
 	})
-	if !ok {
-		return 0, fmt.Errorf("stop processes of %s on %s: this kind of target cannot find processes by command line", marker, t.Name())
+	if ok {
+		return ms.stopMarked(ctx, marker, grace, sudo)
 	}
-	return ms.stopMarked(ctx, marker, grace, sudo)
+	// Any other Target (a test's fake, a wrapper) runs the same script as a
+	// command, the marker on stdin.
+	var out strings.Builder
+	script := "sh -c " + Quote(stopMarkedScript) + " dpulab-stop-marked " + Quote(strconv.Itoa(int(grace/(100*time.Millisecond))))
+	res, err := t.Run(ctx, Command{Cmd: script, Sudo: sudo, Stdin: []byte(marker + "\n"), Timeout: grace + time.Minute, Output: func(l Line) {
+		if l.Stream == Stdout {
+			out.WriteString(l.Text)
+		}
+	}})
+	if err != nil {
+		return 0, onHost("stop processes of "+marker, t.Name(), err)
+	}
+	n, perr := strconv.Atoi(strings.TrimSpace(out.String()))
+	if res.ExitCode != 0 || perr != nil {
+		return n, fmt.Errorf("stop processes of %s on %s: exit %d", marker, t.Name(), res.ExitCode)
+	}
+	return n, nil
 }
 
 // systemDirs are top-level directories whose subdirectories name programs

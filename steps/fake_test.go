@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -237,4 +239,105 @@ func userCommands(cmds []string) []string {
 		out = append(out, c)
 	}
 	return out
+}
+
+// serverFake is a fake host on which a started `dpulab server` answers
+// PING on its port, and the engine's housekeeping scripts succeed.
+func serverFake(name string) *fakeTarget {
+	f := &fakeTarget{name: name}
+	portRE := regexp.MustCompile(`--target 127\.0\.0\.1:(\d+) `)
+	f.handle = func(cmd string) ([]string, int) {
+		switch {
+		case strings.Contains(cmd, "dpulab-stop-marked"):
+			return []string{"0"}, 0
+		case strings.Contains(cmd, " bench --json "):
+			m := portRE.FindStringSubmatch(cmd)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			for _, p := range f.started {
+				if m != nil && strings.Contains(p.Cmd, "--port "+m[1]) && !f.stoppedLocked(p.Name) {
+					return nil, 0
+				}
+			}
+			return []string{"connection refused"}, 1
+		}
+		return nil, 0
+	}
+	return f
+}
+
+func (f *fakeTarget) stoppedLocked(name string) bool {
+	for _, p := range f.stopped {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func TestKindDeployOnFakeTargets(t *testing.T) {
+	a, b := serverFake("a"), serverFake("b")
+	rec := &recorder{}
+	e := fakeLab(t, `
+id: fakedeploy
+title: Fake deploy
+summary: three instances on each of two hosts
+duration: 1m
+roles:
+  web: web servers
+steps:
+  - id: deploy
+    title: Deploy
+    kind: deploy
+    on: [web]
+    group: g
+    instances: "3"
+    port: "7000"
+    bind: 0.0.0.0
+`, map[string]*fakeTarget{"a": a, "b": b}, rec)
+	ctx := testCtx(t, 30*time.Second)
+	if st := e.RunStep(ctx, 0); st != Done {
+		t.Fatalf("deploy: %v: %s", st, rec.finished()["deploy"].Err)
+	}
+	for _, f := range []*fakeTarget{a, b} {
+		if len(f.started) != 3 {
+			t.Fatalf("%s: %d servers started, want 3", f.name, len(f.started))
+		}
+		// Up to four start at once: in any order.
+		var ports []string
+		for _, p := range f.started {
+			if !strings.HasPrefix(p.LogFile, e.workdir()+"/") {
+				t.Errorf("%s: %s logs to %s, outside the working directory %s (cleanup finds processes by it)", f.name, p.Name, p.LogFile, e.workdir())
+			}
+			ports = append(ports, strings.TrimPrefix(p.Name, "server:g:"))
+		}
+		if slices.Sort(ports); strings.Join(ports, ",") != "7000,7001,7002" {
+			t.Errorf("%s: started ports %v, want 7000..7002", f.name, ports)
+		}
+		// Each config is staged in the working directory and moved into
+		// its instance's directory.
+		conf := runner.Quote(e.workdir() + "/g-7000/redis.conf")
+		if !slices.ContainsFunc(f.commands(), func(c string) bool { return strings.Contains(c, "mv -f ") && strings.HasSuffix(c, " "+conf) }) {
+			t.Errorf("%s: no config moved to %s:\n%s", f.name, conf, strings.Join(f.commands(), "\n"))
+		}
+	}
+	e.mu.Lock()
+	insts := e.state.Deployments["g"].Instances
+	nprocs := len(e.state.Procs)
+	e.mu.Unlock()
+	if len(insts) != 6 || nprocs != 6 || insts[0].Address != "192.0.2.1:7000" {
+		t.Errorf("deployment %+v with %d recorded processes, want 6 instances at the hosts' addresses", insts, nprocs)
+	}
+	if err := e.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*fakeTarget{a, b} {
+		if len(f.stopped) != 3 {
+			t.Errorf("%s: %d servers stopped by cleanup, want 3", f.name, len(f.stopped))
+		}
+		cmds := f.commands()
+		if last := cmds[len(cmds)-1]; last != "rm -rf -- "+runner.Quote(e.workdir()) {
+			t.Errorf("%s: cleanup's last command %q, want the working directory removed", f.name, last)
+		}
+	}
 }
