@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // A shell-context template's values are quoted for the place they land in
@@ -96,6 +97,7 @@ type delimWord struct {
 	inSingle  bool
 	inDouble  bool
 	esc       bool
+	dqEsc     bool
 	word      []byte
 }
 
@@ -117,6 +119,9 @@ type shLexer struct {
 	// wordStart: the next byte at command level starts a word (so # starts
 	// a comment and a value is a whole word).
 	wordStart bool
+	// tilde: the previous byte was an unquoted ~ at command level, so a
+	// bare value would become a login name (~root).
+	tilde bool
 	// word is the current word at command level, kept only while short
 	// enough to be a reserved word.
 	word []byte
@@ -165,6 +170,9 @@ func (l *shLexer) top() *frame { return &l.stack[len(l.stack)-1] }
 func (l *shLexer) push(f frame) { l.stack = append(l.stack, f) }
 
 func (l *shLexer) pop() {
+	if len(l.top().pending) > 0 {
+		l.lose("a $( ) that ends on the line of its << here-document (shells differ on where the body is)")
+	}
 	if len(l.stack) > 1 {
 		l.stack = l.stack[:len(l.stack)-1]
 	}
@@ -230,7 +238,10 @@ func (l *shLexer) dollarFollow(c byte, inCmd bool) bool {
 		l.push(frame{kind: fArith, bracket: true, depth: 1})
 		return true
 	case inCmd && c == '\'':
+		// bash reads $'a\'b' as one string, sh as $ then 'a\' then b':
+		// the two disagree on everything after it.
 		l.push(frame{kind: fANSI})
+		l.lose("$'...' (bash reads backslashes in it, sh does not): write '...' or \"...\"")
 		return true
 	case inCmd && c == '"':
 		l.push(frame{kind: fDouble})
@@ -322,6 +333,8 @@ func (l *shLexer) byte(c byte) {
 			open, closer = '[', ']'
 		}
 		switch c {
+		case '\'', '"', '`', '\\':
+			l.lose("quotes or backslashes inside $(( )) (shells differ on how they are read)")
 		case open:
 			f.depth++
 		case closer:
@@ -387,6 +400,7 @@ func (l *shLexer) cmdByte(c byte) {
 		l.dollarName = false
 	}
 	paren := false
+	l.tilde = c == '~'
 	switch c {
 	case '\\':
 		l.esc = true
@@ -431,6 +445,9 @@ func (l *shLexer) cmdByte(c byte) {
 		}
 	case '\n':
 		l.endWord()
+		if len(f.pending) == 0 && l.pendingAnywhere() {
+			l.lose("a newline inside $( ) on the line of a << here-document (shells differ on where its body starts)")
+		}
 		if len(f.pending) > 0 {
 			doc := f.pending[0]
 			f.pending = f.pending[1:]
@@ -487,12 +504,20 @@ func (l *shLexer) delimByte(c byte) bool {
 		} else {
 			d.word = append(d.word, c)
 		}
+	case d.dqEsc:
+		// In "...", a backslash quotes only $ ` " \ and newline; before
+		// anything else it stays.
+		d.dqEsc = false
+		if !strings.ContainsRune("$`\"\\\n", rune(c)) {
+			d.word = append(d.word, '\\')
+		}
+		d.word = append(d.word, c)
 	case d.inDouble:
 		switch c {
 		case '"':
 			d.inDouble = false
 		case '\\':
-			d.esc, d.quoted = true, true
+			d.dqEsc = true
 		default:
 			d.word = append(d.word, c)
 		}
@@ -502,6 +527,10 @@ func (l *shLexer) delimByte(c byte) bool {
 		l.hd = nil
 		if !d.started {
 			l.lose("a << with no delimiter word after it")
+			return true
+		}
+		if strings.ContainsAny(string(d.word), "$`") {
+			l.lose("a here-document delimiter holding $ or ` (shells differ on it): write a plain word such as EOF")
 			return true
 		}
 		f := l.top()
@@ -587,6 +616,13 @@ func (l *shLexer) endHeredocLine(f *frame) bool {
 		line = strings.TrimLeft(line, "\t")
 	}
 	if line != f.doc.delim {
+		if strings.HasPrefix(line, f.doc.delim+")") {
+			// Inside $( ), bash ends the document at "EOF)" too; sh does not.
+			if f.lineHasValue {
+				l.fail = errValueEndsHeredoc
+			}
+			l.lose("a here-document line starting with its delimiter and ) (bash ends the document there, sh does not)")
+		}
 		return false
 	}
 	if f.lineHasValue {
@@ -677,16 +713,26 @@ var reservedWords = map[string]bool{
 }
 
 // escapeFor returns s quoted for ctx.
-func escapeFor(ctx shellCtx, s string, wordStart bool) (string, error) {
+//
+// wordStart says the value starts a word (a reserved word must be quoted
+// there); tilde says it follows a bare ~ (it must be quoted so it does not
+// name a home directory).
+func escapeFor(ctx shellCtx, s string, wordStart, tilde bool) (string, error) {
 	if strings.IndexByte(s, 0) >= 0 {
 		return "", errors.New("the value holds a NUL byte, which no shell word can carry")
+	}
+	if (ctx == ctxDouble || ctx == ctxHereUnquoted) && !utf8.ValidString(s) {
+		// Escaping with backslashes relies on the shell reading bytes as
+		// the characters they are; in a multibyte locale an invalid
+		// sequence could swallow the backslash.
+		return "", fmt.Errorf("the value is not valid UTF-8, which cannot be escaped safely in %s; put it in '...'", ctx)
 	}
 	switch ctx {
 	case ctxBare:
 		if s == "" {
 			return "''", nil
 		}
-		if bareSafe.MatchString(s) && !(wordStart && reservedWords[s]) {
+		if bareSafe.MatchString(s) && !(wordStart && reservedWords[s]) && !tilde {
 			return s, nil
 		}
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'", nil
@@ -735,7 +781,7 @@ func (l *shLexer) value(s string) (string, error) {
 	if strings.IndexByte(s, '\n') >= 0 && l.pendingAnywhere() && ctx != ctxHereQuoted && ctx != ctxHereUnquoted {
 		return "", errors.New("the value holds a newline and lands on the line of a << here-document, whose body would start inside it; put the value on another line")
 	}
-	out, err := escapeFor(ctx, s, l.wordStart)
+	out, err := escapeFor(ctx, s, l.wordStart, l.tilde)
 	if err != nil {
 		return "", err
 	}
@@ -749,7 +795,7 @@ func (l *shLexer) value(s string) (string, error) {
 // afterValue moves the lexer past an already quoted value: a quoted value
 // leaves the context as it found it, so only word and line state change.
 func (l *shLexer) afterValue(out string) {
-	l.esc, l.dollar, l.dollarName, l.justOpened, l.lt, l.prevParen = false, false, false, false, 0, false
+	l.esc, l.dollar, l.dollarName, l.justOpened, l.lt, l.prevParen, l.tilde = false, false, false, false, 0, false, false
 	l.wordStart = false
 	l.word = append(l.word[:0], 0)
 	f := l.top()
