@@ -50,7 +50,10 @@ func newRootCmd() *cobra.Command {
 		Long: `dpulab walks you through a hands-on lab: install, configure, deploy, then
 benchmark and compare Redis with and without acceleration, with live charts.
 
-Run without arguments to open the lab picker (quickstart runs on this machine).`,
+Run without arguments to open the lab picker (quickstart runs on this machine).
+SIGINT, SIGTERM and a closed terminal act as Ctrl+C does: the running step is
+stopped and what the lab started is cleaned up before dpulab exits (with
+128 + the signal's number).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,

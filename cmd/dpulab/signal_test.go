@@ -574,3 +574,29 @@ func TestRunSignalsDuringCleanup(t *testing.T) {
 		})
 	}
 }
+
+// TestRunUnderNohup: started with SIGHUP ignored, a run keeps ignoring it
+// (catching it would undo nohup); SIGINT still ends it through cleanup.
+func TestRunUnderNohup(t *testing.T) {
+	bin := requireSignalPeers(t)
+	nohup := testpeer.Require(t, "nohup")
+	labDir := writeLabDir(t, "sigtest", sigLab)
+	port := testpeer.FreePorts(t, 3)
+	// nohup execs dpulab: the pid is dpulab's.
+	p, _ := startRun(t, nohup, t.TempDir(), false, bin, "run", "sigtest", "--lab-dir", labDir, "--json",
+		"--results", t.TempDir(), "--set", fmt.Sprint("port=", port))
+	if !p.waitFor(func(ev event) bool { return ev.is("step_started", "long") }) {
+		t.Fatalf("the run ended before the long bench:\n%s", p.out)
+	}
+	// Pending signals are delivered lowest number first: SIGHUP (1), then
+	// SIGINT (2).
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if got := p.wait(); got != 130 {
+		t.Errorf("exit status %d, want 130: SIGHUP must stay ignored under nohup\n%s", got, p.out)
+	}
+	if strings.Contains(p.out.String(), "SIGHUP") {
+		t.Errorf("SIGHUP was acted on under nohup:\n%s", p.out)
+	}
+	assertNoServers(t, bin, "nohup")
+}
