@@ -5,6 +5,7 @@ package prompt
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,10 +78,14 @@ var purposes = map[steps.PromptKind]Purpose{
 }
 
 // ForPrompt is the Purpose of an engine question: its kind's, with the
-// buttons narrowed to (and ordered as) the choices the engine offers.
+// buttons narrowed to (and ordered as) the choices the engine offers. The
+// safe answer stays on offer even when the engine left it out: the engine
+// takes it from every dialog that closes unanswered, so it must also be
+// what a stray enter gives.
 func ForPrompt(p steps.Prompt) Purpose {
 	pu := purposes[p.Type]
 	if len(p.Choices) == 0 {
+		pu.Choices = slices.Clone(pu.Choices)
 		return pu
 	}
 	narrowed := pu
@@ -89,6 +94,9 @@ func ForPrompt(p steps.Prompt) Purpose {
 		if v != "" {
 			narrowed.Choices = append(narrowed.Choices, Choice{v, pu.label(v)})
 		}
+	}
+	if !slices.ContainsFunc(narrowed.Choices, func(c Choice) bool { return c.Value == pu.Safe }) {
+		narrowed.Choices = append(narrowed.Choices, Choice{pu.Safe, pu.label(pu.Safe)})
 	}
 	return narrowed
 }

@@ -65,6 +65,14 @@ func TestEveryPurposeReadsRight(t *testing.T) {
 	if len(p.Choices) != 2 || p.Choices[0] != (Choice{"no", "No"}) || p.Choices[1] != (Choice{"yes", "Yes, run it"}) {
 		t.Errorf("narrowed choices %+v", p.Choices)
 	}
+	// Left out by the engine, the safe answer is still what enter gives.
+	var got1 []steps.Answer
+	only := New(c, steps.Prompt{Type: steps.PromptHostKey, Choices: []string{"once"},
+		Reply: func(a steps.Answer) { got1 = append(got1, a) }})
+	only.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if len(got1) != 1 || got1[0].Choice != "refuse" {
+		t.Errorf("enter on a dialog offering only 'once' answered %+v, want refuse", got1)
+	}
 
 	quit := Purpose{Title: "Quit while a step runs?", Safe: "no",
 		Choices: []Choice{{"yes", "Quit and clean up"}, {"no", "Keep running"}}}
