@@ -131,9 +131,19 @@ func runProgram(app *tui.App) error {
 	shutting := false
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, interruptSignals()...)
-	defer signal.Stop(sigs)
+	quit := make(chan struct{})
+	defer func() {
+		signal.Stop(sigs)
+		close(quit)
+	}()
 	go func() {
-		for s := range sigs {
+		for {
+			var s os.Signal
+			select {
+			case s = <-sigs:
+			case <-quit:
+				return
+			}
 			sig, ok := s.(syscall.Signal)
 			if !ok {
 				continue
