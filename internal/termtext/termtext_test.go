@@ -220,6 +220,9 @@ func FuzzPlain(f *testing.F) {
 		if Plain(s) != p {
 			t.Fatalf("Plain(SGR(%q)) = %q, Plain = %q", in, Plain(s), p)
 		}
+		if again := SGR(s); again != s {
+			t.Fatalf("SGR not idempotent on %q: %q then %q", in, s, again)
+		}
 	})
 }
 

@@ -56,12 +56,18 @@ func (w *Writer) Write(p []byte) (int, error) {
 		dst, used = process(&w.f, dst, p, true)
 		w.nt = copy(w.tail[:], p[used:])
 	}
-	w.buf = dst
 	if len(dst) > 0 {
 		if _, err := w.w.Write(dst); err != nil {
 			w.err = err
 			return 0, err
 		}
+	}
+	// Reuse the buffer across writes, but do not hold on to one burst's
+	// worth of memory for the rest of a long stream.
+	if cap(dst) <= 64<<10 {
+		w.buf = dst[:0]
+	} else {
+		w.buf = nil
 	}
 	return n, nil
 }
