@@ -2,6 +2,7 @@ package labs
 
 import (
 	"bytes"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -295,5 +296,54 @@ func TestTextTemplatesAreNotShellQuoted(t *testing.T) {
 	}
 	if want := "# a'b $x\nname \"a'b $x\" `a'b $x` $(( a'b $x ))"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestRandomValuesArriveExactly throws random strings of shell
+// metacharacters at the quoted contexts, through sh and bash: the table
+// above holds the cases we thought of, this the ones we did not.
+func TestRandomValuesArriveExactly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a few thousand shells")
+	}
+	alpha := []byte("$`(){}'\"\\!;&|<>*?[]~#\n\t =%^,@abEOF-/.:+")
+	contexts := []struct{ tmpl, pre, post string }{
+		{`printf '%s|\n' {{.vars.v}}`, "", "|\n"},
+		{`printf '%s\n' a{{.vars.v}}b`, "a", "b\n"},
+		{`printf '%s|\n' "{{.vars.v}}"`, "", "|\n"},
+		{`printf '%s|\n' 'x{{.vars.v}}'`, "x", "|\n"},
+		{"cat <<EOF\n{{.vars.v}}|\nEOF", "", "|\n"},
+		{"cat <<'EOF'\n{{.vars.v}}|\nEOF", "", "|\n"},
+		{`printf '%s\n' "$(printf '%s|' {{.vars.v}})"`, "", "|\n"},
+		{`printf '%s\n' "$(printf '%s|' "{{.vars.v}}")"`, "", "|\n"},
+	}
+	sh := shells(t)
+	r := rand.New(rand.NewSource(1))
+	dir := t.TempDir()
+	for i := 0; i < 400; i++ {
+		b := make([]byte, 1+r.Intn(12))
+		for k := range b {
+			b[k] = alpha[r.Intn(len(alpha))]
+		}
+		v, c := string(b), contexts[i%len(contexts)]
+		cmd, err := RenderCommand(c.tmpl, Data(map[string]string{"v": v}, nil))
+		if err != nil {
+			if strings.Contains(c.tmpl, "EOF") && strings.Contains(err.Error(), "here-document") {
+				continue
+			}
+			t.Fatalf("%q with %q: %v", c.tmpl, v, err)
+		}
+		for _, s := range sh {
+			var out bytes.Buffer
+			run := exec.Command(s, "-c", cmd)
+			run.Dir, run.Stdout, run.Stderr = dir, &out, &out
+			_ = run.Run()
+			if want := c.pre + v + c.post; out.String() != want {
+				t.Errorf("%s -c %q printed %q, want %q", s, cmd, out.String(), want)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				t.Fatalf("%s -c %q created %s", s, cmd, ents[0].Name())
+			}
+		}
 	}
 }
