@@ -69,78 +69,122 @@ func cleanInfo(in LabInfo) LabInfo {
 // clean returns v with every string reachable from it (through exported
 // struct fields, pointers, slices, arrays, maps and interfaces) passed
 // through termtext.Plain. Nothing of v is modified: what changes is copied,
-// what holds no string is shared.
+// everything else is shared, so clean data costs no copy at all.
 func clean[T any](v T) T {
-	if c, ok := cleanValue(reflect.ValueOf(&v).Elem()).Interface().(T); ok {
+	out, changed := cleanValue(reflect.ValueOf(&v).Elem())
+	if !changed {
+		return v
+	}
+	if c, ok := out.Interface().(T); ok {
 		return c
 	}
-	return v // a nil interface
+	return v
 }
 
-func cleanValue(v reflect.Value) reflect.Value {
+// cleanValue returns v cleaned and whether anything had to change; when
+// nothing did, it returns v itself.
+func cleanValue(v reflect.Value) (reflect.Value, bool) {
 	t := v.Type()
 	if !holdsStrings(t) {
-		return v
+		return v, false
 	}
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
 		c := termtext.Plain(s)
 		if c == s {
-			return v
+			return v, false
 		}
 		out := reflect.New(t).Elem()
 		out.SetString(c)
-		return out
+		return out, true
 	case reflect.Pointer:
 		if v.IsNil() {
-			return v
+			return v, false
+		}
+		e, changed := cleanValue(v.Elem())
+		if !changed {
+			return v, false
 		}
 		out := reflect.New(t.Elem())
-		out.Elem().Set(cleanValue(v.Elem()))
-		return out
-	case reflect.Slice:
-		if v.IsNil() {
-			return v
+		out.Elem().Set(e)
+		return out, true
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			return v, false
 		}
-		out := reflect.MakeSlice(t, v.Len(), v.Len())
+		var out reflect.Value
 		for i := range v.Len() {
-			out.Index(i).Set(cleanValue(v.Index(i)))
+			e, changed := cleanValue(v.Index(i))
+			if changed && !out.IsValid() {
+				// The first change: copy what came before it.
+				if v.Kind() == reflect.Slice {
+					out = reflect.MakeSlice(t, v.Len(), v.Len())
+				} else {
+					out = reflect.New(t).Elem()
+				}
+				reflect.Copy(out, v)
+			}
+			if out.IsValid() {
+				out.Index(i).Set(e)
+			}
 		}
-		return out
-	case reflect.Array:
-		out := reflect.New(t).Elem()
-		for i := range v.Len() {
-			out.Index(i).Set(cleanValue(v.Index(i)))
+		if !out.IsValid() {
+			return v, false
 		}
-		return out
+		return out, true
 	case reflect.Map:
 		if v.IsNil() {
-			return v
+			return v, false
+		}
+		changed := false
+		for it := v.MapRange(); it.Next() && !changed; {
+			_, kc := cleanValue(it.Key())
+			_, vc := cleanValue(it.Value())
+			changed = kc || vc
+		}
+		if !changed {
+			return v, false
 		}
 		out := reflect.MakeMapWithSize(t, v.Len())
 		for it := v.MapRange(); it.Next(); {
-			out.SetMapIndex(cleanValue(it.Key()), cleanValue(it.Value()))
+			k, _ := cleanValue(it.Key())
+			e, _ := cleanValue(it.Value())
+			out.SetMapIndex(k, e)
 		}
-		return out
+		return out, true
 	case reflect.Interface:
 		if v.IsNil() {
-			return v
+			return v, false
+		}
+		e, changed := cleanValue(v.Elem())
+		if !changed {
+			return v, false
 		}
 		out := reflect.New(t).Elem()
-		out.Set(cleanValue(v.Elem()))
-		return out
+		out.Set(e)
+		return out, true
 	case reflect.Struct:
-		out := reflect.New(t).Elem()
-		out.Set(v) // unexported fields as they are: never drawn from here
+		var out reflect.Value
 		for i := range t.NumField() {
-			if t.Field(i).IsExported() {
-				out.Field(i).Set(cleanValue(v.Field(i)))
+			if !t.Field(i).IsExported() {
+				continue
+			}
+			e, changed := cleanValue(v.Field(i))
+			if changed && !out.IsValid() {
+				out = reflect.New(t).Elem()
+				out.Set(v) // unexported fields as they are: never drawn from here
+			}
+			if changed {
+				out.Field(i).Set(e)
 			}
 		}
-		return out
+		if !out.IsValid() {
+			return v, false
+		}
+		return out, true
 	}
-	return v
+	return v, false
 }
 
 // stringTypes caches, per type, whether a value of it can reach a string

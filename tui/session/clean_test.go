@@ -234,3 +234,26 @@ func (c *hostileCatalog) Results() *steps.Results {
 }
 func (c *hostileCatalog) Close() error { return nil }
 func (c *hostileCatalog) Review() bool { return false }
+
+// TestCleanSharesWhatIsClean: clean data comes back as it is (the same
+// pointer, no copy); a change copies only its path, arrays included.
+func TestCleanSharesWhatIsClean(t *testing.T) {
+	r := &steps.Results{Lab: "quickstart", Title: "Quickstart", Variables: map[string]string{"instances": "4"},
+		Benches: []steps.Compare{{Step: "bench"}}}
+	if CleanResults(r) != r {
+		t.Error("clean results were copied")
+	}
+	type withArray struct {
+		A [2]string
+		N int
+		m string
+	}
+	in := withArray{A: [2]string{"ok", "\x1b[2Jbad"}, N: 7, m: "\x1b[2Jkept"}
+	out := clean(in)
+	if out.A != [2]string{"ok", "bad"} || out.N != 7 || out.m != in.m {
+		t.Errorf("clean(%+v) = %+v", in, out)
+	}
+	if in.A[1] != "\x1b[2Jbad" {
+		t.Error("clean modified its argument")
+	}
+}
