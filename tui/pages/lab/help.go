@@ -32,11 +32,15 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap: everything, in columns.
 func (m *Model) FullHelp() [][]key.Binding {
 	km := m.KeyMap
+	run := []key.Binding{km.Run, km.RunAll, km.Retry, km.Skip}
+	if m.review {
+		run = []key.Binding{km.Restart}
+	}
 	return [][]key.Binding{
-		{km.Run, km.RunAll, km.Retry, km.Skip},
+		run,
 		{km.Next, km.Prev, km.Up, km.Down},
 		{km.SwitchPane, km.Copy, km.Bottom, km.Top},
 		{km.Dashboard, km.Compare, km.Tab1, km.Tab2},
-		{km.Restart, km.Back, km.Quit, km.ForceQuit, km.Help},
+		{km.Back, km.Quit, km.ForceQuit, km.Help},
 	}
 }
