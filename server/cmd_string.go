@@ -318,7 +318,7 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 	c.writeBulkString(s)
 }
 
-func (c *Client) maxString() int64 { return c.srv.cfg.ProtoMaxBulkLen }
+func (c *Client) maxString() int64 { return c.srv.maxBulk() }
 
 func cmdAppend(c *Client, args [][]byte) {
 	v, found, err := c.getString(args[1])

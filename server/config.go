@@ -34,7 +34,9 @@ type Config struct {
 	Timeout time.Duration
 	// TCPKeepAlive is the keep-alive period for client sockets (0 = off).
 	TCPKeepAlive time.Duration
-	// ProtoMaxBulkLen is the largest bulk string a client may send.
+	// ProtoMaxBulkLen is the largest bulk string a client may send. Values
+	// past maxStringLen are accepted, as Redis accepts up to 2^63-1, but
+	// strings stay below maxStringLen.
 	ProtoMaxBulkLen int64
 	// ClientQueryBufferLimit closes clients whose unparsed input exceeds it.
 	ClientQueryBufferLimit int64
@@ -147,8 +149,8 @@ func (c *Config) Validate() error {
 	if c.Timeout < 0 {
 		bad("timeout %v: must not be negative", c.Timeout)
 	}
-	if c.ProtoMaxBulkLen < 1<<20 || c.ProtoMaxBulkLen > 1<<32-1 {
-		bad("proto-max-bulk-len %d: must be 1mb..4gb", c.ProtoMaxBulkLen)
+	if c.ProtoMaxBulkLen < 1<<20 {
+		bad("proto-max-bulk-len %d: must be at least 1mb", c.ProtoMaxBulkLen)
 	}
 	if c.ClientQueryBufferLimit < 1<<20 {
 		bad("client-query-buffer-limit %d: must be at least 1mb", c.ClientQueryBufferLimit)

@@ -79,6 +79,22 @@ func memArg(get func(*Config) *int64) func(*Config, []string) error {
 	}
 }
 
+// memRangeArg is memArg for a setting with bounds, refused out of them
+// with Redis's message.
+func memRangeArg(get func(*Config) *int64, lo, hi int64) func(*Config, []string) error {
+	return func(c *Config, a []string) error {
+		var v int64
+		if err := memArg(func(*Config) *int64 { return &v })(c, a); err != nil {
+			return err
+		}
+		if v < lo || v > hi {
+			return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+		}
+		*get(c) = v
+		return nil
+	}
+}
+
 func parseBool(s string) (bool, error) {
 	switch strings.ToLower(s) {
 	case "yes":
@@ -172,10 +188,10 @@ func directives() []directive {
 			},
 			get: func(c *Config) string { return strconv.Itoa(int(c.TCPKeepAlive / time.Second)) }},
 		{name: "proto-max-bulk-len", runtime: true,
-			set: memArg(func(c *Config) *int64 { return &c.ProtoMaxBulkLen }),
+			set: memRangeArg(func(c *Config) *int64 { return &c.ProtoMaxBulkLen }, 1<<20, 1<<63-1),
 			get: func(c *Config) string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) }},
 		{name: "client-query-buffer-limit", runtime: true,
-			set: memArg(func(c *Config) *int64 { return &c.ClientQueryBufferLimit }),
+			set: memRangeArg(func(c *Config) *int64 { return &c.ClientQueryBufferLimit }, 1<<20, 1<<63-1),
 			get: func(c *Config) string { return strconv.FormatInt(c.ClientQueryBufferLimit, 10) }},
 		{name: "maxmemory", runtime: true,
 			set: memArg(func(c *Config) *int64 { return &c.MaxMemory }),

@@ -183,7 +183,7 @@ func (c *Client) makeRoom() bool {
 	s := c.srv
 	s.mu.Lock()
 	limit := s.cfg.ClientQueryBufferLimit
-	lim := resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen, Unauthenticated: c.authRequired()}
+	lim := resp.Limits{MaxBulkLen: s.maxBulk(), Unauthenticated: c.authRequired()}
 	s.mu.Unlock()
 	if int64(len(c.rbuf)) >= limit {
 		s.logf('#', "Closing client that reached max query buffer length: id=%d addr=%s (qbuf initial bytes: %q)", c.id, c.addr, truncate(c.rbuf, 64))
@@ -283,7 +283,7 @@ func (c *Client) process() (closeConn bool) {
 		c.now = start.UnixMilli()
 		c.lastInteraction.Store(c.now)
 		batch := ids[:0]
-		res, ncmds := c.runCommands(resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen}, &batch)
+		res, ncmds := c.runCommands(resp.Limits{MaxBulkLen: s.maxBulk()}, &batch)
 		s.chargeTime(batch, ncmds, start)
 		s.stats.netOutput += int64(len(c.out))
 		s.mu.Unlock()
@@ -434,6 +434,14 @@ func (c *Client) exec(args [][]byte) int {
 	}
 	return cmd.id
 }
+
+// maxStringLen bounds a string value: the keyspace stores lengths in 32
+// bits. Redis's own bound is proto-max-bulk-len alone.
+const maxStringLen = 1<<32 - 1
+
+// maxBulk is the largest bulk argument and string value: proto-max-bulk-len
+// within maxStringLen. Call it with s.mu held.
+func (s *Server) maxBulk() int64 { return min(s.cfg.ProtoMaxBulkLen, maxStringLen) }
 
 // authRequired reports whether the client must still AUTH (Redis's
 // authRequired): a password is set and the client has not given it. With

@@ -7,6 +7,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -119,7 +121,8 @@ var unauthCases = []struct {
 }
 
 // transcript sends in on a fresh connection, half-closes it and returns
-// everything the server sent until it closed the connection.
+// everything the server sent until it closed the connection (a reset, from
+// closing with input unread, counts as closing).
 func transcript(t *testing.T, network, addr, in string) string {
 	t.Helper()
 	c, err := net.DialTimeout(network, addr, 5*time.Second)
@@ -128,14 +131,14 @@ func transcript(t *testing.T, network, addr, in string) string {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := io.WriteString(c, in); err != nil {
+	if _, err := io.WriteString(c, in); err != nil && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
 		t.Fatalf("write: %v", err)
 	}
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
 	out, err := io.ReadAll(c)
-	if err != nil {
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("read until the server closes: %v (got %q)", err, out)
 	}
 	return string(out)
@@ -455,4 +458,48 @@ func TestClientListBuffers(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDiffBufferSettings: proto-max-bulk-len and client-query-buffer-limit
+// take the values Redis takes, refuse the others with its message, and act
+// as in Redis: a bulk over proto-max-bulk-len is refused on its length
+// line, a command outgrowing client-query-buffer-limit closes the
+// connection without a reply.
+func TestDiffBufferSettings(t *testing.T) {
+	sock := startRedisPeer(t)
+	_, ours := startServer(t, DefaultConfig())
+	ref, our := dialDiff(t, "unix", sock), dialDiff(t, "tcp", ours)
+	for _, cmd := range [][]string{
+		{"CONFIG", "SET", "proto-max-bulk-len", "1000"},
+		{"CONFIG", "SET", "client-query-buffer-limit", "1000"},
+		{"CONFIG", "SET", "client-query-buffer-limit", "8gb"},
+		{"CONFIG", "GET", "client-query-buffer-limit"},
+		{"CONFIG", "SET", "proto-max-bulk-len", "8gb"},
+		{"CONFIG", "GET", "proto-max-bulk-len"},
+		{"CONFIG", "SET", "client-query-buffer-limit", "1mb"},
+		{"CONFIG", "SET", "proto-max-bulk-len", "2mb"},
+		{"CONFIG", "GET", "proto-max-bulk-len"},
+	} {
+		want, err := ref.do(cmd, renderReply)
+		if err != nil {
+			t.Fatalf("redis-server: %q: %v", cmd, err)
+		}
+		got, err := our.do(cmd, renderReply)
+		if err != nil {
+			t.Fatalf("ours: %q: %v", cmd, err)
+		}
+		if got != want {
+			t.Errorf("%q:\n  ours:         %s\n  redis-server: %s", cmd, got, want)
+		}
+	}
+	for _, tc := range []struct{ name, in string }{
+		{"bulk over proto-max-bulk-len", "*2\r\n$4\r\nECHO\r\n$2097153\r\n"},
+		{"command over client-query-buffer-limit", "*2\r\n$4\r\nECHO\r\n$1500000\r\n" + strings.Repeat("q", 1100000)},
+		{"command within the limits", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$900000\r\n" + strings.Repeat("q", 900000) + "\r\n"},
+	} {
+		want, got := transcript(t, "unix", sock, tc.in), transcript(t, "tcp", ours, tc.in)
+		if got != want {
+			t.Errorf("%s:\n  ours:         %s\n  redis-server: %s", tc.name, abbrev(got), abbrev(want))
+		}
+	}
 }

@@ -269,7 +269,7 @@ func (l *eventLoop) runReady() {
 	// loop cycle.
 	start := time.Now()
 	now := start.UnixMilli()
-	limits := resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen}
+	limits := resp.Limits{MaxBulkLen: s.maxBulk()}
 	batch := l.ids[:0]
 	ncmds := 0
 	for _, c := range l.ready {
