@@ -423,18 +423,29 @@ func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h
 	return proc, nil
 }
 
-// stopUnrecorded ends a server of this run that answers at inst but whose
-// pid was never recorded (its start was interrupted before it said), found
-// by its instance directory on its command line; it reports whether the
-// port is free now.
+// stopUnrecorded ends a server that answers at inst but that no saved
+// progress records, when it is ours: one of this run whose start was
+// interrupted before its pid was saved (found by the instance's log path on
+// its command line), or one of an earlier, dead run of this lab whose
+// launch was still under way when this run cleaned up after it (found by
+// that run's working directory). It reports whether the port is free now.
 func (e *Engine) stopUnrecorded(ctx context.Context, step string, h hostRef, t runner.Target, inst Instance, dir string) bool {
-	// The log path is on the group leader's command line, and names this
-	// instance alone (a bare directory would also match a-63790 for a-6379).
-	n, err := runner.StopMarked(ctx, t, path.Join(dir, "server.log"), stopGrace, false)
-	if err != nil || n == 0 {
+	// The log path names this instance alone (a bare directory would also
+	// match a-63790 for a-6379).
+	markers := []string{path.Join(dir, "server.log")}
+	e.mu.Lock()
+	markers = append(markers, e.swept...)
+	e.mu.Unlock()
+	stopped := 0
+	for _, m := range markers {
+		if n, err := runner.StopMarked(ctx, t, m, stopGrace, false); err == nil {
+			stopped += n
+		}
+	}
+	if stopped == 0 {
 		return false
 	}
-	e.say(step, h.Name, "stopped a server of this run left from an interrupted start on port %d", inst.Port)
+	e.say(step, h.Name, "stopped a server left from an interrupted start on port %d", inst.Port)
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	return e.ping(pctx, h, t, inst, false) != nil

@@ -101,6 +101,9 @@ type Engine struct {
 	// have been cleaned up (before the first step).
 	inherited map[string]bool
 	staleDone bool
+	// swept are the working directories of earlier runs cleaned up in this
+	// process.
+	swept []string
 }
 
 // StepError is why a step failed: the host and command that failed, and

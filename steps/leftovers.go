@@ -81,6 +81,10 @@ func (e *Engine) cleanStaleOnce(ctx context.Context, step string) {
 	for _, s := range stale {
 		left := e.sweep(ctx, step, s.Workdir, s.Hosts)
 		e.mu.Lock()
+		// A launch of that dead run may still be under way (its launcher
+		// outlives a SIGKILL of dpulab by a few milliseconds): deploy
+		// looks again when a port it needs answers.
+		e.swept = append(e.swept, s.Workdir)
 		e.state.Stale = slices.DeleteFunc(e.state.Stale, func(x StaleRun) bool { return x.Workdir == s.Workdir })
 		if len(left) > 0 {
 			e.state.Stale = append(e.state.Stale, StaleRun{Workdir: s.Workdir, Hosts: left})
