@@ -167,7 +167,21 @@ func (l *shLexer) key() string {
 
 func (l *shLexer) top() *frame { return &l.stack[len(l.stack)-1] }
 
-func (l *shLexer) push(f frame) { l.stack = append(l.stack, f) }
+// Bounds on the lexer's state, so that lint (which copies it at every
+// {{if}}) stays linear in the template's size whatever the text.
+const (
+	maxShellNesting     = 64
+	maxPendingHeredocs  = 16
+	maxHeredocDelimiter = 1024
+)
+
+func (l *shLexer) push(f frame) {
+	if len(l.stack) >= maxShellNesting {
+		l.lose(fmt.Sprintf("more than %d nested quotes and substitutions", maxShellNesting))
+		return
+	}
+	l.stack = append(l.stack, f)
+}
 
 func (l *shLexer) pop() {
 	if len(l.top().pending) > 0 {
@@ -534,6 +548,10 @@ func (l *shLexer) delimByte(c byte) bool {
 			return true
 		}
 		f := l.top()
+		if len(f.pending) >= maxPendingHeredocs {
+			l.lose(fmt.Sprintf("more than %d here-documents on one line", maxPendingHeredocs))
+			return true
+		}
 		f.pending = append(f.pending, heredoc{delim: string(d.word), quoted: d.quoted, stripTabs: d.stripTabs})
 		l.wordStart = true
 		return false
@@ -547,9 +565,9 @@ func (l *shLexer) delimByte(c byte) bool {
 		d.word = append(d.word, c)
 	}
 	d.started = true
-	if len(d.word) > 1024 {
+	if len(d.word) > maxHeredocDelimiter {
 		l.hd = nil
-		l.lose("a here-document delimiter longer than 1024 bytes")
+		l.lose(fmt.Sprintf("a here-document delimiter longer than %d bytes", maxHeredocDelimiter))
 	}
 	return true
 }
