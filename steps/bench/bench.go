@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -399,7 +400,8 @@ loop:
 func kindsText(m map[string]int64) string {
 	var parts []string
 	for _, k := range sortedKinds(m) {
-		parts = append(parts, fmt.Sprintf("%s ×%d", k, m[k]))
+		// The kind is the server's own error code: outside text.
+		parts = append(parts, fmt.Sprintf("%s ×%d", termtext.Line(k), m[k]))
 	}
 	return strings.Join(parts, ", ")
 }

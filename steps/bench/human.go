@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/dpulab/dpulab/internal/termtext"
 )
 
 // HumanPrinter renders the event stream for a person, like memtier's
@@ -99,7 +101,7 @@ func (h *HumanPrinter) run(r *RunResult) {
 		h.targets(r.Targets)
 	}
 	if r.Err != "" {
-		fmt.Fprintf(h.Out, "run %d did not complete: %s\n", r.Run, r.Err)
+		fmt.Fprintf(h.Out, "run %d did not complete: %s\n", r.Run, termtext.Line(r.Err))
 	}
 }
 
@@ -110,8 +112,8 @@ func (h *HumanPrinter) targets(ts []TargetResult) {
 	tw := tabwriter.NewWriter(h.Out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Target\tOps/sec\tp50 ms\tp99 ms\tMax ms\tErrors\t\t")
 	for _, t := range sorted {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", t.Target, thousands(t.OpsPerSec),
-			ms(t.LatencyMs.P50), ms(t.LatencyMs.P99), ms(t.LatencyMs.Max), t.Errors, t.Err)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", termtext.Line(t.Target), thousands(t.OpsPerSec),
+			ms(t.LatencyMs.P50), ms(t.LatencyMs.P99), ms(t.LatencyMs.Max), t.Errors, termtext.Line(t.Err))
 	}
 	tw.Flush()
 }
