@@ -105,21 +105,32 @@ func (tr *authTrace) classify(e *ConnError) *ConnError {
 // attempt (another method may work, as with OpenSSH); tr records them.
 func (t *SSHTarget) authMethods(ctx context.Context, pr Prompter, tr *authTrace) (auth goph.Auth, closer func()) {
 	closer = func() {}
-	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" && !t.cfg.NoAgent {
-		var d net.Dialer
-		if c, err := d.DialContext(ctx, "unix", sock); err == nil {
-			closer = func() { c.Close() }
-			tr.agent = true
-			auth = append(auth, ssh.PublicKeysCallback(agent.NewClient(c).Signers))
-		}
-	}
 	var signers []ssh.Signer
 	for i, path := range append(append([]string(nil), t.cfg.Identities...), t.cfg.DefaultIdentities...) {
 		if s := t.loadIdentity(ctx, pr, path, i < len(t.cfg.Identities), tr); s != nil {
 			signers = append(signers, s)
 		}
 	}
+	signers = append(t.certSigners(signers), signers...)
 	tr.keys = len(signers)
+	sock := os.Getenv("SSH_AUTH_SOCK")
+	if t.cfg.IdentityAgent != "" {
+		sock = t.cfg.IdentityAgent
+	}
+	if sock != "" && !t.cfg.NoAgent {
+		var d net.Dialer
+		if c, err := d.DialContext(ctx, "unix", sock); err == nil {
+			closer = func() { c.Close() }
+			tr.agent = true
+			agentSigners := agent.NewClient(c).Signers
+			if t.cfg.IdentitiesOnly {
+				// OpenSSH's IdentitiesOnly: of the agent's keys, only
+				// those of the configured identity files.
+				agentSigners = onlyKeysOf(agentSigners, signers)
+			}
+			auth = append(auth, ssh.PublicKeysCallback(agentSigners))
+		}
+	}
 	if len(signers) > 0 {
 		auth = append(auth, ssh.PublicKeys(signers...))
 	}
@@ -159,6 +170,70 @@ func (t *SSHTarget) authMethods(ctx context.Context, pr Prompter, tr *authTrace)
 	return auth, closer
 }
 
+// onlyKeysOf filters an agent's signers to the keys of identity files.
+func onlyKeysOf(agentSigners func() ([]ssh.Signer, error), ids []ssh.Signer) func() ([]ssh.Signer, error) {
+	want := map[string]bool{}
+	for _, s := range ids {
+		want[string(s.PublicKey().Marshal())] = true
+		if c, ok := s.PublicKey().(*ssh.Certificate); ok {
+			want[string(c.Key.Marshal())] = true
+		}
+	}
+	return func() ([]ssh.Signer, error) {
+		all, err := agentSigners()
+		if err != nil {
+			return nil, err
+		}
+		var out []ssh.Signer
+		for _, s := range all {
+			pub := s.PublicKey()
+			if c, ok := pub.(*ssh.Certificate); ok {
+				pub = c.Key
+			}
+			if want[string(pub.Marshal())] {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+}
+
+// certSigners pairs user certificates (CertificateFile, and KEY-cert.pub
+// next to each identity file, as OpenSSH does) with the identity whose
+// public key they certify; a certificate with no such identity is
+// skipped. They are offered before the plain keys, as OpenSSH orders
+// them.
+func (t *SSHTarget) certSigners(signers []ssh.Signer) []ssh.Signer {
+	files := append([]string(nil), t.cfg.Certificates...)
+	for _, id := range append(append([]string(nil), t.cfg.Identities...), t.cfg.DefaultIdentities...) {
+		files = append(files, id+"-cert.pub")
+	}
+	var out []ssh.Signer
+	seen := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		pub, _, _, _, err := ssh.ParseAuthorizedKey(b)
+		if err != nil {
+			continue
+		}
+		cert, ok := pub.(*ssh.Certificate)
+		if !ok || seen[string(cert.Marshal())] {
+			continue
+		}
+		for _, s := range signers {
+			if cs, err := ssh.NewCertSigner(cert, s); err == nil {
+				seen[string(cert.Marshal())] = true
+				out = append(out, cs)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // loadIdentity reads a private key file. A missing file is skipped (nil),
 // and so is an unreadable one, both noted in tr; an encrypted key becomes a
 // signer that asks for the passphrase only when the server has accepted
@@ -179,7 +254,7 @@ func (t *SSHTarget) loadIdentity(ctx context.Context, pr Prompter, path string, 
 		}
 		return nil
 	}
-	s, err := ssh.ParsePrivateKey(pem)
+	s, err := goph.GetSignerForRawKey(pem, "")
 	if err == nil {
 		return s
 	}
@@ -237,7 +312,7 @@ func (t *SSHTarget) unlock(ctx context.Context, pr Prompter, path string, pem []
 		if err != nil {
 			return nil, &promptError{err}
 		}
-		s, err := ssh.ParsePrivateKeyWithPassphrase(pem, []byte(pass))
+		s, err := goph.GetSignerForRawKey(pem, pass)
 		if err == nil {
 			t.auth.mu.Lock()
 			if t.auth.passphrases == nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"strings"
+
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // ConnCause classifies why a connection to a host could not be made or was
@@ -301,6 +303,10 @@ func (e *HostKeyError) Error() string {
 		}
 		return fmt.Sprintf("host key %s: the server offers %s %s, but %s:%d has %s %s for it",
 			what, e.KeyType, e.Fingerprint, k.File, k.Line, k.KeyType, k.Fingerprint)
+	}
+	var re *knownhosts.RevokedError
+	if errors.As(e.Err, &re) {
+		return fmt.Sprintf("host key %s %s is marked @revoked in %s:%d: refused", e.KeyType, e.Fingerprint, re.Revoked.Filename, re.Revoked.Line)
 	}
 	if e.Err != nil && !errors.Is(e.Err, ErrHostKeyRefused) {
 		return fmt.Sprintf("host key %s %s is not in %s and could not be accepted: %v", e.KeyType, e.Fingerprint, e.KnownHosts, e.Err)

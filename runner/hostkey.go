@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"golang.org/x/crypto/ssh"
@@ -19,11 +20,19 @@ import (
 // several hosts may be accepted at once when a step fans out.
 var knownHostsMu sync.Mutex
 
-// hostKeyChecker verifies host keys against one known_hosts file and asks
-// the Prompter about unknown ones.
+// hostKeyChecker verifies host keys against the known_hosts files (the
+// user's, which accepted keys are saved to, and read-only ones such as
+// /etc/ssh/ssh_known_hosts) and asks the Prompter about unknown ones.
+// @cert-authority, @revoked and hashed entries are honoured (x/crypto's
+// knownhosts reads them).
 type hostKeyChecker struct {
 	host string // inventory name, for prompts and errors
 	file string // known_hosts path (may not exist yet)
+	read []string
+	// hash saves entries hashed (HashKnownHosts yes).
+	hash bool
+	// strict is StrictHostKeyChecking ("ask" when empty).
+	strict string
 
 	mu sync.Mutex
 	// once holds keys accepted for this Target's life only (AcceptOnce).
@@ -34,15 +43,18 @@ type hostKeyChecker struct {
 	refused map[string]*HostKeyError
 }
 
-// load reads the known_hosts file; a missing file is an empty one (every
+// load reads the known_hosts files; a missing file is an empty one (every
 // host unknown) rather than an error, as with OpenSSH.
 func (h *hostKeyChecker) load() (ssh.HostKeyCallback, error) {
-	if _, err := os.Stat(h.file); errors.Is(err, os.ErrNotExist) {
-		return knownhosts.New()
+	var files []string
+	for _, f := range append([]string{h.file}, h.read...) {
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, f)
+		}
 	}
-	cb, err := knownhosts.New(h.file)
+	cb, err := knownhosts.New(files...)
 	if err != nil {
-		return nil, fmt.Errorf("read known_hosts %s: %w (fix or remove the bad line)", h.file, err)
+		return nil, fmt.Errorf("read known_hosts: %w (fix or remove the bad line)", err)
 	}
 	return cb, nil
 }
@@ -116,7 +128,7 @@ func (h *hostKeyChecker) callback(ctx context.Context, p Prompter) ssh.HostKeyCa
 		}
 		h.mu.Unlock()
 
-		he := h.mismatch(hostname, remote, key)
+		key, he := h.check(hostname, remote, key)
 		if he == nil {
 			return nil
 		}
@@ -129,10 +141,20 @@ func (h *hostKeyChecker) callback(ctx context.Context, p Prompter) ssh.HostKeyCa
 		hkErr := func(err error) *HostKeyError {
 			return &HostKeyError{Host: h.host, Address: hostname, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file, Err: err}
 		}
-		d, perr := p.HostKey(ctx, HostKeyPrompt{Host: h.host, Address: hostname, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file})
-		if perr != nil {
-			// No decision (cancelled, no terminal): the next dial asks again.
-			return hkErr(perr)
+		var d HostKeyDecision
+		switch h.strict {
+		case "yes":
+			// StrictHostKeyChecking yes: nobody is asked.
+			d = Refuse
+		case "accept-new", "no":
+			d = AcceptAndSave
+		default:
+			var perr error
+			d, perr = p.HostKey(ctx, HostKeyPrompt{Host: h.host, Address: hostname, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file})
+			if perr != nil {
+				// No decision (cancelled, no terminal): the next dial asks again.
+				return hkErr(perr)
+			}
 		}
 		switch d {
 		case AcceptOnce:
@@ -144,7 +166,7 @@ func (h *hostKeyChecker) callback(ctx context.Context, p Prompter) ssh.HostKeyCa
 			h.mu.Unlock()
 			return nil
 		case AcceptAndSave:
-			if err := appendKnownHost(h.file, hostname, key); err != nil {
+			if err := appendKnownHost(h.file, hostname, key, h.hash); err != nil {
 				return hkErr(err)
 			}
 			return nil
@@ -164,17 +186,36 @@ func (h *hostKeyChecker) callback(ctx context.Context, p Prompter) ssh.HostKeyCa
 // it is known, else a HostKeyError whose Known lists the entries it
 // contradicts (none: the host is unknown).
 func (h *hostKeyChecker) mismatch(hostname string, remote net.Addr, key ssh.PublicKey) *HostKeyError {
+	_, he := h.check(hostname, remote, key)
+	return he
+}
+
+// check is mismatch that also returns the key the verdict is about: a
+// host certificate no @cert-authority line vouches for is judged by its
+// plain key, as OpenSSH does (it offers certificate algorithms only for
+// hosts with a CA), so that a server with a HostCertificate stays usable
+// for a client that knows its plain key, or accepts it.
+func (h *hostKeyChecker) check(hostname string, remote net.Addr, key ssh.PublicKey) (ssh.PublicKey, *HostKeyError) {
+	cb, err := h.load()
+	if err == nil {
+		err = cb(hostname, remote, key)
+		if cert, ok := key.(*ssh.Certificate); ok && err != nil {
+			var re *knownhosts.RevokedError
+			if cerr := cb(hostname, remote, cert.SignatureKey); errors.As(cerr, &re) {
+				// The CA itself is @revoked.
+				err = cerr
+			} else if strings.HasPrefix(err.Error(), "ssh: no authorities for hostname") {
+				// x/crypto's wording for "no @cert-authority line matches".
+				key = cert.Key
+				err = cb(hostname, remote, key)
+			}
+		}
+		if err == nil {
+			return key, nil
+		}
+	}
 	fp := ssh.FingerprintSHA256(key)
 	he := &HostKeyError{Host: h.host, Address: hostname, KeyType: key.Type(), Fingerprint: fp, KnownHosts: h.file}
-	cb, err := h.load()
-	if err != nil {
-		he.Err = err
-		return he
-	}
-	err = cb(hostname, remote, key)
-	if err == nil {
-		return nil
-	}
 	he.Err = err
 	var ke *knownhosts.KeyError
 	if errors.As(err, &ke) {
@@ -182,12 +223,13 @@ func (h *hostKeyChecker) mismatch(hostname string, remote net.Addr, key ssh.Publ
 			he.Known = append(he.Known, KnownKey{File: w.Filename, Line: w.Line, KeyType: w.Key.Type(), Fingerprint: ssh.FingerprintSHA256(w.Key)})
 		}
 	}
-	return he
+	return key, he
 }
 
 // appendKnownHost adds one line for hostname to file, creating the file
-// (0600) and its directory (0700) when needed, as OpenSSH does.
-func appendKnownHost(file, hostname string, key ssh.PublicKey) error {
+// (0600) and its directory (0700) when needed, as OpenSSH does; hashed
+// (|1|salt|hash) when hash is set, as with HashKnownHosts yes.
+func appendKnownHost(file, hostname string, key ssh.PublicKey, hash bool) error {
 	knownHostsMu.Lock()
 	defer knownHostsMu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
@@ -197,7 +239,11 @@ func appendKnownHost(file, hostname string, key ssh.PublicKey) error {
 	if err != nil {
 		return fmt.Errorf("save host key: %w", err)
 	}
-	line := knownhosts.Line([]string{knownhosts.Normalize(hostname)}, key) + "\n"
+	name := knownhosts.Normalize(hostname)
+	if hash {
+		name = knownhosts.HashHostname(name)
+	}
+	line := knownhosts.Line([]string{name}, key) + "\n"
 	// Do not glue our line onto a last line that lacks its newline.
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +31,13 @@ type SSHOptions struct {
 	// ConnectTimeout and KeepAlive as in SSHConfig.
 	ConnectTimeout time.Duration
 	KeepAlive      time.Duration
+	// SSHClient is the OpenSSH client asked how to reach each host
+	// (ssh -G): "" looks "ssh" up in PATH, "none" uses the library
+	// parser, as when no client is installed.
+	SSHClient string
+	// Warn, when set, is told what resolution went past (see
+	// Pool.Warnings) as it happens.
+	Warn func(msg string)
 }
 
 // Pool turns inventory hosts into Targets, one per host, kept for reuse so
@@ -48,6 +55,13 @@ type Pool struct {
 	cfgs    []*ssh_config.Config
 	cfgErr  error
 	cfgOnce sync.Once
+	// includeFile includes each of several SSHConfigFiles, for ssh -F.
+	includeFile string
+	includeErr  error
+	includeOnce sync.Once
+
+	warnMu   sync.Mutex
+	warnings []string
 }
 
 // NewPool returns a Pool over inv (nil: everything local).
@@ -168,65 +182,62 @@ func (p *Pool) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	p.mu.Lock()
+	if p.includeFile != "" {
+		os.Remove(p.includeFile)
+	}
+	p.mu.Unlock()
 	return errors.Join(errs...)
 }
 
-func (p *Pool) sshConfigs() ([]*ssh_config.Config, error) {
-	p.cfgOnce.Do(func() {
-		files := p.opts.SSHConfigFiles
-		if files == nil {
-			files = []string{expandHome("~/.ssh/config"), "/etc/ssh/ssh_config"}
-		}
-		for _, f := range files {
-			fh, err := os.Open(f)
-			if err != nil {
-				if errors.Is(err, os.ErrNotExist) {
-					continue
-				}
-				p.cfgErr = fmt.Errorf("ssh config: %w", err)
-				return
-			}
-			c, err := ssh_config.Decode(fh)
-			fh.Close()
-			if err != nil {
-				p.cfgErr = fmt.Errorf("ssh config %s: %w", f, err)
-				return
-			}
-			p.cfgs = append(p.cfgs, c)
-		}
-	})
-	return p.cfgs, p.cfgErr
-}
-
-// sshGet returns the first value for key of alias in the config files.
-func (p *Pool) sshGet(alias, key string) string {
-	cfgs, _ := p.sshConfigs()
-	for _, c := range cfgs {
-		if v, err := c.Get(alias, key); err == nil && v != "" {
-			return v
-		}
+// warn records a warning about the ssh configuration.
+func (p *Pool) warn(msg string) {
+	p.warnMu.Lock()
+	p.warnings = append(p.warnings, msg)
+	p.warnMu.Unlock()
+	if p.opts.Warn != nil {
+		p.opts.Warn(msg)
 	}
-	return ""
 }
 
-func (p *Pool) sshGetAll(alias, key string) []string {
-	cfgs, _ := p.sshConfigs()
-	var out []string
-	for _, c := range cfgs {
-		if v, err := c.GetAll(alias, key); err == nil {
-			out = append(out, v...)
+// Warnings returns what resolving hosts met and went past: Match blocks
+// the library parser skipped (no OpenSSH client), each naming file and
+// line.
+func (p *Pool) Warnings() []string {
+	p.warnMu.Lock()
+	defer p.warnMu.Unlock()
+	return append([]string(nil), p.warnings...)
+}
+
+// openSSHClient returns the ssh binary to ask (ssh -G), or "" to use the
+// library parser.
+func (p *Pool) openSSHClient() string {
+	switch p.opts.SSHClient {
+	case "none":
+		return ""
+	case "":
+		path, err := exec.LookPath("ssh")
+		if err != nil {
+			return ""
 		}
+		return path
 	}
-	return out
+	return p.opts.SSHClient
 }
 
-// SSHConfig resolves how to reach h: the inventory's fields first, then
-// ~/.ssh/config for the host's address used as an alias (HostName, User,
-// Port, IdentityFile, ProxyJump, UserKnownHostsFile), then defaults.
+// settings resolves alias as OpenSSH would: `ssh -G` when the client is
+// installed, the library parser otherwise.
+func (p *Pool) settings(alias, user string, port int) (hostSettings, error) {
+	if bin := p.openSSHClient(); bin != "" {
+		return p.openSSHSettings(bin, alias, user, port)
+	}
+	return p.librarySettings(alias, user, port)
+}
+
+// SSHConfig resolves how to reach h as OpenSSH would (see settings), the
+// inventory's Port, User and Identity winning over the config files, and
+// the inventory's (or SSHOptions') known_hosts over UserKnownHostsFile.
 func (p *Pool) SSHConfig(h Host) (SSHConfig, error) {
-	if _, err := p.sshConfigs(); err != nil {
-		return SSHConfig{}, err
-	}
 	known := p.opts.KnownHosts
 	if known == "" && p.inv != nil {
 		known = p.inv.KnownHosts
@@ -242,56 +253,77 @@ func (p *Pool) resolve(name, alias, user string, port int, identity, known strin
 	if depth > 5 {
 		return SSHConfig{}, errors.New("ProxyJump chain longer than 5 hops (a loop in ~/.ssh/config?)")
 	}
-	addr := alias
-	if hn := p.sshGet(alias, "HostName"); hn != "" {
-		addr = strings.ReplaceAll(hn, "%h", alias)
+	hs, err := p.settings(alias, user, port)
+	if err != nil {
+		return SSHConfig{}, err
 	}
-	if user == "" {
-		user = p.sshGet(alias, "User")
+	if hs.User == "" {
+		hs.User = currentUser()
 	}
-	if user == "" {
-		user = currentUser()
+	if hs.Port == 0 {
+		hs.Port = 22
 	}
-	if port == 0 {
-		if v := p.sshGet(alias, "Port"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 65535 {
-				return SSHConfig{}, fmt.Errorf("~/.ssh/config Port %q for %s is not a port number", v, alias)
-			}
-			port = n
-		}
+	if hs.HostName == "" {
+		hs.HostName = alias
 	}
-	if port == 0 {
-		port = 22
+	exp := func(s string) string { return expandTokens(s, alias, hs.HostName, hs.User, hs.Port) }
+	cfg := SSHConfig{
+		Name: name, Alias: alias, Addr: hs.HostName, Port: hs.Port, User: hs.User,
+		NoAgent: p.opts.NoAgent, Prompter: p.opts.Prompter,
+		ConnectTimeout: p.opts.ConnectTimeout, KeepAlive: p.opts.KeepAlive,
+		IdentitiesOnly: hs.IdentitiesOnly, HashKnownHosts: hs.HashKnownHosts,
+		StrictHostKeyChecking: hs.StrictHostKeyChecking,
 	}
-	if known == "" {
-		if v := p.sshGet(alias, "UserKnownHostsFile"); v != "" {
-			known = expandTokens(strings.Fields(v)[0], alias, user)
-		}
+	switch a := hs.IdentityAgent; {
+	case strings.EqualFold(a, "none"):
+		cfg.NoAgent = true
+	case a == "" || a == "SSH_AUTH_SOCK":
+	case strings.HasPrefix(a, "$"):
+		cfg.IdentityAgent = os.Getenv(strings.TrimPrefix(a, "$"))
+	default:
+		cfg.IdentityAgent = exp(a)
 	}
-	if known == "" {
-		known = expandHome("~/.ssh/known_hosts")
-	}
-	var ids, defaults []string
-	if identity != "" {
-		ids = []string{expandHome(identity)}
+	if known != "" {
+		cfg.KnownHosts = known
 	} else {
-		for _, v := range p.sshGetAll(alias, "IdentityFile") {
-			if v == ssh_config.Default("IdentityFile") {
+		for i, f := range hs.UserKnownHosts {
+			if strings.EqualFold(f, "none") {
 				continue
 			}
-			ids = append(ids, expandTokens(v, alias, user))
+			if i == 0 {
+				cfg.KnownHosts = exp(f)
+			} else {
+				cfg.KnownHostsRead = append(cfg.KnownHostsRead, exp(f))
+			}
 		}
-		for _, d := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
-			defaults = append(defaults, filepath.Join(expandHome("~/.ssh"), d))
+		if cfg.KnownHosts == "" {
+			cfg.KnownHosts = expandHome("~/.ssh/known_hosts")
 		}
 	}
-	cfg := SSHConfig{
-		Name: name, Addr: addr, Port: port, User: user, Identities: ids, DefaultIdentities: defaults,
-		NoAgent: p.opts.NoAgent, KnownHosts: known, Prompter: p.opts.Prompter,
-		ConnectTimeout: p.opts.ConnectTimeout, KeepAlive: p.opts.KeepAlive,
+	for _, f := range hs.GlobalKnownHosts {
+		if !strings.EqualFold(f, "none") {
+			cfg.KnownHostsRead = append(cfg.KnownHostsRead, exp(f))
+		}
 	}
-	if j := p.sshGet(alias, "ProxyJump"); j != "" && !strings.EqualFold(j, "none") {
+	switch {
+	case identity != "":
+		cfg.Identities = []string{expandHome(identity)}
+	case hs.defaultIDs:
+		for _, f := range hs.IdentityFiles {
+			cfg.DefaultIdentities = append(cfg.DefaultIdentities, exp(f))
+		}
+	default:
+		for _, f := range hs.IdentityFiles {
+			cfg.Identities = append(cfg.Identities, exp(f))
+		}
+	}
+	for _, f := range hs.CertificateFiles {
+		cfg.Certificates = append(cfg.Certificates, exp(f))
+	}
+	if c := hs.ProxyCommand; c != "" && !strings.EqualFold(c, "none") {
+		cfg.ProxyCommand = c
+	}
+	if j := hs.ProxyJump; j != "" && !strings.EqualFold(j, "none") && cfg.ProxyCommand == "" {
 		hops := strings.Split(j, ",")
 		var prev *SSHConfig
 		for _, hop := range hops {
@@ -303,7 +335,7 @@ func (p *Pool) resolve(name, alias, user string, port int, identity, known strin
 			if err != nil {
 				return SSHConfig{}, fmt.Errorf("jump host %s: %w", jh, err)
 			}
-			if jc.Jump == nil && prev != nil {
+			if jc.Jump == nil && jc.ProxyCommand == "" && prev != nil {
 				jc.Jump = prev
 			}
 			c := jc
@@ -334,11 +366,12 @@ func parseJump(s string) (user, host string, port int, err error) {
 	return user, host, port, nil
 }
 
-// expandTokens expands the ssh_config tokens dpulab supports in paths: ~,
-// %d (home), %u (local user), %r (remote user), %h (host), %%.
-func expandTokens(s, host, remoteUser string) string {
+// expandTokens expands the ssh_config tokens of paths: ~, %d (home), %u
+// (local user), %r (remote user), %h (host name), %n (the alias as
+// given), %p (port), %%.
+func expandTokens(s, alias, host, remoteUser string, port int) string {
 	home, _ := os.UserHomeDir()
 	s = expandHome(s)
-	r := strings.NewReplacer("%%", "%", "%d", home, "%u", currentUser(), "%r", remoteUser, "%h", host)
+	r := strings.NewReplacer("%%", "%", "%d", home, "%u", currentUser(), "%r", remoteUser, "%h", host, "%n", alias, "%p", strconv.Itoa(port))
 	return r.Replace(s)
 }

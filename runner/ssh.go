@@ -39,8 +39,25 @@ type SSHConfig struct {
 	// DefaultIdentities are tried after Identities; their absence is
 	// expected (~/.ssh/id_ed25519, ... when nothing names a key).
 	DefaultIdentities []string
-	// NoAgent skips ssh-agent even when SSH_AUTH_SOCK is set.
+	// NoAgent skips ssh-agent even when SSH_AUTH_SOCK is set
+	// (IdentityAgent none).
 	NoAgent bool
+	// IdentityAgent is the agent's socket when not SSH_AUTH_SOCK's.
+	IdentityAgent string
+	// IdentitiesOnly offers only Identities (and the agent's keys that
+	// are among them), as OpenSSH's IdentitiesOnly yes.
+	IdentitiesOnly bool
+	// Certificates are user certificate files (CertificateFile); each is
+	// offered with the identity whose public key it certifies. A
+	// certificate next to an identity (KEY-cert.pub) is offered too, as
+	// OpenSSH does.
+	Certificates []string
+	// Alias is the name the host was resolved by (%n in ProxyCommand).
+	Alias string
+	// ProxyCommand, when set, is run through sh -c (tokens %h %p %r %n
+	// %% expanded, each value quoted) and SSH is spoken over its stdin
+	// and stdout instead of a TCP connection.
+	ProxyCommand string
 	// Jump, when set, is the host to tunnel through (ProxyJump).
 	Jump *SSHConfig
 	// JumpVia, when set, is an existing Target for the jump host, shared
@@ -51,6 +68,18 @@ type SSHConfig struct {
 	// KnownHosts is the known_hosts file keys are checked against and
 	// accepted keys saved to (default ~/.ssh/known_hosts).
 	KnownHosts string
+	// KnownHostsRead are more known_hosts files, only read: the further
+	// UserKnownHostsFile entries and GlobalKnownHostsFile
+	// (/etc/ssh/ssh_known_hosts).
+	KnownHostsRead []string
+	// HashKnownHosts writes saved entries hashed (|1|salt|hash), as
+	// OpenSSH's HashKnownHosts yes (Debian's default).
+	HashKnownHosts bool
+	// StrictHostKeyChecking is OpenSSH's: "yes" refuses unknown keys
+	// without asking, "accept-new" and "no" save them without asking
+	// (a changed key is always refused), "ask" or "" leaves it to the
+	// Prompter.
+	StrictHostKeyChecking string
 	// Prompter decides about unknown host keys and gives secrets;
 	// HeadlessPrompter{} (refuse, no secrets) when nil.
 	Prompter Prompter
@@ -151,7 +180,7 @@ func NewSSH(cfg SSHConfig) *SSHTarget {
 		cfg.KnownHosts = expandHome("~/.ssh/known_hosts")
 	}
 	t := &SSHTarget{cfg: cfg}
-	t.keys = &hostKeyChecker{host: cfg.Name, file: cfg.KnownHosts}
+	t.keys = &hostKeyChecker{host: cfg.Name, file: cfg.KnownHosts, read: cfg.KnownHostsRead, hash: cfg.HashKnownHosts, strict: cfg.StrictHostKeyChecking}
 	switch {
 	case cfg.JumpVia != nil:
 		t.jump = cfg.JumpVia
@@ -285,14 +314,13 @@ func (t *SSHTarget) dial(ctx context.Context, sessionLimit int, pr Prompter) (*s
 		return check(hostname, remote, key)
 	}
 	algs := t.keys.algorithms(addr)
-	cc := &ssh.ClientConfig{
-		User:              t.cfg.User,
-		Auth:              auth,
-		AuthCallback:      tr.note,
-		HostKeyCallback:   hk,
-		HostKeyAlgorithms: algs,
-		Timeout:           timeout,
-	}
+	// goph's Config carries the connection's parameters and goph.Client
+	// the connection; the handshake itself is made here, over our own
+	// net.Conn (see the package doc, "goph").
+	gc := &goph.Config{User: t.cfg.User, Addr: t.cfg.Addr, Port: uint(t.port()), Auth: auth, Timeout: timeout, Callback: hk}
+	cc := clientConfig(gc)
+	cc.AuthCallback = tr.note
+	cc.HostKeyAlgorithms = algs
 	nc, err := t.dialNet(ctx, addr)
 	if err != nil {
 		return nil, err
@@ -305,9 +333,14 @@ func (t *SSHTarget) dial(ctx context.Context, sessionLimit int, pr Prompter) (*s
 	dp.disarm()
 	if err != nil {
 		nc.Close()
+		if pc, ok := nc.(*proxyConn); ok && ctx.Err() == nil {
+			if perr := pc.exitedEarly(); perr != nil {
+				return nil, &ConnError{Host: t.cfg.Name, Addr: addr, User: t.cfg.User, Op: "connect through ProxyCommand", Cause: CauseOther, Err: perr}
+			}
+		}
 		return nil, t.handshakeErr(ctx, addr, err, rc.firstErr(), tr, hkSeen.Load(), algs != nil)
 	}
-	client := &goph.Client{Client: ssh.NewClient(sc, chans, reqs), Config: &goph.Config{User: t.cfg.User, Addr: t.cfg.Addr, Port: uint(t.cfg.Port), Auth: auth, Timeout: timeout, Callback: hk}}
+	client := &goph.Client{Client: ssh.NewClient(sc, chans, reqs), Config: gc}
 	c := &sshConn{client: client, dead: make(chan struct{}), slots: newSessionSlots(sessionLimit)}
 	c.slots.reclaim = c.closeIdleSftp
 	go func() {
@@ -318,6 +351,25 @@ func (t *SSHTarget) dial(ctx context.Context, sessionLimit int, pr Prompter) (*s
 	return c, nil
 }
 
+// clientConfig is the ssh.ClientConfig goph.Dial would make from gc; the
+// caller adds what goph cannot carry (AuthCallback, HostKeyAlgorithms).
+func clientConfig(gc *goph.Config) *ssh.ClientConfig {
+	return &ssh.ClientConfig{
+		User:            gc.User,
+		Auth:            gc.Auth,
+		Timeout:         gc.Timeout,
+		HostKeyCallback: gc.Callback,
+		BannerCallback:  gc.BannerCallback,
+	}
+}
+
+func (t *SSHTarget) port() int {
+	if t.cfg.Port == 0 {
+		return 22
+	}
+	return t.cfg.Port
+}
+
 func (t *SSHTarget) timeout() time.Duration {
 	if t.cfg.ConnectTimeout > 0 {
 		return t.cfg.ConnectTimeout
@@ -325,11 +377,26 @@ func (t *SSHTarget) timeout() time.Duration {
 	return 10 * time.Second
 }
 
-// dialNet opens the TCP connection to addr, directly or through the jump
-// host, bounded by the connect timeout.
+// dialNet opens the connection to addr: TCP, directly or through the jump
+// host, or a ProxyCommand's pipes; bounded by the connect timeout.
 func (t *SSHTarget) dialNet(ctx context.Context, addr string) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, t.timeout())
 	defer cancel()
+	if t.cfg.ProxyCommand != "" {
+		alias := t.cfg.Alias
+		if alias == "" {
+			alias = t.cfg.Addr
+		}
+		line, err := proxyCommandLine(t.cfg.ProxyCommand, t.cfg.Addr, t.port(), t.cfg.User, alias)
+		if err == nil {
+			var pc *proxyConn
+			pc, err = startProxyCommand(dctx, line)
+			if err == nil {
+				return pc, nil
+			}
+		}
+		return nil, &ConnError{Host: t.cfg.Name, Addr: addr, User: t.cfg.User, Op: "ProxyCommand", Cause: CauseOther, Err: err}
+	}
 	if t.jump != nil {
 		jc, err := t.jump.connect(ctx)
 		if err != nil {
