@@ -511,7 +511,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	resume := e.Resume()
 	e.opts.Emit(LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun})
 	var runErr error
-	for i := resume; i < len(e.lab.Steps); i++ {
+	if !e.opts.DryRun {
+		// Every command is rendered with the run's variables before the
+		// first step: a value the lab's quoting refuses (a NUL, a line that
+		// would end a here-document) fails the run now, not after a
+		// deployment and an hour of benchmarks.
+		runErr = e.preflight(resume)
+	}
+	for i := resume; i < len(e.lab.Steps) && (runErr == nil || e.opts.DryRun); i++ {
 		st := &e.lab.Steps[i]
 		if e.opts.Only != "" && st.ID != e.opts.Only {
 			break
@@ -565,6 +572,21 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	e.opts.Emit(fin)
 	return err
+}
+
+// preflight plans the steps the run will take, from resume, and returns
+// the first that cannot be planned with the run's variables.
+func (e *Engine) preflight(resume int) error {
+	for i := resume; i < len(e.lab.Steps); i++ {
+		st := &e.lab.Steps[i]
+		if e.opts.Only != "" && st.ID != e.opts.Only {
+			continue
+		}
+		if _, err := e.Plan(i); err != nil {
+			return fmt.Errorf("step %s (%s) cannot run with these variables, so nothing was run: %w", st.ID, st.Title, err)
+		}
+	}
+	return nil
 }
 
 // Cleanup runs the lab's cleanup steps that have not run in this process

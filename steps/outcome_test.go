@@ -218,3 +218,46 @@ steps:
 		t.Errorf("the error repeats the host: %v", err)
 	}
 }
+
+func TestRunRefusesUnrenderableValuesBeforeTheFirstStep(t *testing.T) {
+	canary := filepath.Join(t.TempDir(), "canary")
+	lab := loadLab(t, `
+id: preflight
+title: Preflight
+summary: a value only the second step cannot take
+duration: 1m
+roles:
+  local: this machine
+variables:
+  canary:
+    type: string
+    default: /nonexistent
+    description: a file the first step creates
+  msg:
+    type: string
+    default: hello
+    description: a line of a here-document
+steps:
+  - id: first
+    title: First
+    kind: run
+    run:
+      - touch {{.vars.canary}}
+  - id: second
+    title: Second
+    kind: run
+    run:
+      - |
+        cat <<EOF
+        {{.vars.msg}}
+        EOF
+`)
+	e := newEngine(t, lab, Options{Vars: map[string]string{"canary": canary, "msg": "EOF"}}, nil)
+	err := e.Run(testCtx(t, time.Minute))
+	if err == nil || !strings.Contains(err.Error(), "step second") || !strings.Contains(err.Error(), "nothing was run") {
+		t.Fatalf("run = %v, want step second refused before anything ran", err)
+	}
+	if _, err := os.Stat(canary); !os.IsNotExist(err) {
+		t.Errorf("the first step ran although the second could never render (stat: %v)", err)
+	}
+}
