@@ -35,6 +35,7 @@ type Client struct {
 	rbuf       []byte
 	rpos, wpos int
 	rbufTaken  bool
+	grown      int // bytes of the buffers rbuf outgrew since the last settle that replaced it
 	cmdLen     int // bytes of the running command, which rbuf[:rpos] ends with
 
 	db      *db

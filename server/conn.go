@@ -195,6 +195,7 @@ func (c *Client) makeRoom() bool {
 	}
 	nb := make([]byte, min(int64(size), limit))
 	copy(nb, c.rbuf[:c.wpos])
+	c.grown += len(c.rbuf)
 	c.rbuf = nb
 	return true
 }
@@ -209,6 +210,10 @@ func (c *Client) settle() {
 	// after it; one that became a value (takeArg) must not be written
 	// again: the keyspace owns part of its array.
 	if c.rbufTaken || len(c.rbuf) > maxIdleBuf && rest <= len(c.rbuf)/4 {
+		if !c.rbufTaken && len(c.rbuf) >= bigRelease || c.grown >= bigRelease {
+			returnMemory()
+		}
+		c.grown = 0
 		var nb []byte
 		if rest > 0 {
 			nb = make([]byte, max(readBufSize, 2*rest))
@@ -241,6 +246,10 @@ const clientSize = int(unsafe.Sizeof(Client{}))
 // Client itself stays referenced (a CLIENT LIST in progress, the event
 // loop's lists until their next use).
 func (c *Client) release() {
+	if cap(c.rbuf)+cap(c.out)+c.grown >= bigRelease {
+		returnMemory()
+	}
+	c.grown = 0
 	c.rbuf, c.out, c.args = nil, nil, nil
 	c.rpos, c.wpos, c.outPos = 0, 0, 0
 	c.touched, c.scanKeys, c.scanDB = nil, nil, nil
@@ -292,6 +301,9 @@ func (c *Client) process() (closeConn bool) {
 			_, err := c.conn.Write(c.out)
 			c.omem.Store(0)
 			if cap(c.out) > maxIdleOut {
+				if cap(c.out) >= bigRelease {
+					returnMemory()
+				}
 				c.out = nil
 			} else {
 				c.out = c.out[:0]

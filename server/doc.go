@@ -41,7 +41,10 @@
 // the value itself instead of being copied (Client.takeArg; the client
 // then moves to a fresh buffer, see settle). A buffer grown for a big
 // command is dropped after it, and every buffer when the client leaves
-// (Client.release), on both paths. CLIENT LIST shows the sizes (qbuf,
+// (Client.release), on both paths; with TuneGC managing the collector, a
+// dropped buffer of 16 MB or more is collected and returned to the OS at
+// once (returnMemory) rather than at the next collection, which an idle
+// server may not run for minutes. CLIENT LIST shows the sizes (qbuf,
 // qbuf-free, omem for replies not yet written, tot-mem). Until a client has
 // given the password (requirepass), Redis's limits apply: at most 10
 // arguments of at most 16384 bytes, refused on the length line with

@@ -5,10 +5,38 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-var tuneOnce sync.Once
+var (
+	tuneOnce sync.Once
+	// gcTuned: TuneGC runs, so the server manages the process's collector.
+	gcTuned atomic.Bool
+	// returning: a returnMemory collection is pending or running.
+	returning atomic.Bool
+)
+
+// bigRelease is the size of a dropped buffer worth returning to the OS.
+const bigRelease = 16 << 20
+
+// returnMemory runs after a client dropped a buffer of bigRelease or more
+// (the intermediate buffers of a big argument, a big reply, a departed
+// client's input). Go frees such a buffer only at the next collection,
+// which on an idle server is up to two minutes away, and returns its pages
+// to the OS later still; so, when TuneGC manages the collector, it asks for
+// both now, in the background and at most one at a time.
+func returnMemory() {
+	if !gcTuned.Load() || !returning.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer returning.Store(false)
+		// Let a burst of releases (many clients leaving) end first.
+		time.Sleep(100 * time.Millisecond)
+		debug.FreeOSMemory()
+	}()
+}
 
 // gcHeadroom is the heap growth allowed between collections once the
 // dataset is large. Go's default (GOGC=100) lets the heap double before
@@ -26,6 +54,7 @@ func TuneGC() {
 		return
 	}
 	tuneOnce.Do(func() {
+		gcTuned.Store(true)
 		go func() {
 			samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 			last := 100

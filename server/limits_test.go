@@ -503,3 +503,39 @@ func TestDiffBufferSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestDroppedBufferReturned: when TuneGC manages the collector, a big
+// buffer a client drops is collected and its pages returned promptly,
+// not at the next collection, which an idle server may not run for
+// minutes. Nothing here collects on the test's side.
+func TestDroppedBufferReturned(t *testing.T) {
+	gcTuned.Store(true)
+	t.Cleanup(func() { gcTuned.Store(false) })
+	loopPaths(t, func(t *testing.T) {
+		srv, addr := startServer(t, DefaultConfig())
+		liveHeap()
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(60 * time.Second))
+		const sent = 48 << 20
+		io.WriteString(c, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$67108864\r\n")
+		chunk := make([]byte, 1<<20)
+		for i := 0; i < sent/len(chunk); i++ {
+			if _, err := c.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, "the server to buffer what was sent", func() bool { return maxQbuf(srv) >= sent })
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		held, released := ms.HeapAlloc, ms.HeapReleased
+		c.Close()
+		waitFor(t, "the dropped buffers to be collected and returned", func() bool {
+			runtime.ReadMemStats(&ms)
+			return ms.HeapAlloc+sent < held && ms.HeapReleased >= released+sent
+		})
+	})
+}

@@ -315,6 +315,9 @@ func (l *eventLoop) flush(c *Client) {
 		}
 	}
 	if cap(c.out) > maxIdleOut {
+		if cap(c.out) >= bigRelease {
+			returnMemory()
+		}
 		c.out = nil
 	} else {
 		c.out = c.out[:0]
