@@ -41,6 +41,9 @@ type parser struct {
 	used map[string]bool
 	// sweeps are the compare steps' swept variables, checked for effect.
 	sweeps []sweepUse
+	// docsChecked records the markdown files already checked for
+	// control characters, each reported once however many steps show it.
+	docsChecked map[string]bool
 }
 
 // sweepUse is a compare step sweeping a variable.
@@ -248,8 +251,8 @@ func (p *parser) parse(root *yaml.Node) {
 	p.require(m, "lab", "id", "title", "summary", "duration", "roles", "steps")
 	l := p.lab
 	l.ID = p.id(m.get("id"), "lab id")
-	l.Title = p.str(m.get("title"), "title")
-	l.Summary = strings.TrimSpace(p.str(m.get("summary"), "summary"))
+	l.Title = p.text(m.get("title"), "title")
+	l.Summary = strings.TrimSpace(p.text(m.get("summary"), "summary"))
 	if n := m.get("duration"); n != nil {
 		s := p.str(n, "duration")
 		d, err := ParseDuration(s)
@@ -312,7 +315,7 @@ func (p *parser) roles(n *yaml.Node) {
 	case yaml.MappingNode:
 		m := p.mapOf(n, "roles")
 		for _, k := range m.keys {
-			add(k, k.Value, strings.TrimSpace(p.str(m.values[k.Value], "role description")))
+			add(k, k.Value, strings.TrimSpace(p.text(m.values[k.Value], "role "+k.Value+" description")))
 		}
 	default:
 		p.errf(n, "roles must be a list of names or a mapping of name to description")
@@ -347,7 +350,7 @@ func (p *parser) variables(n *yaml.Node) {
 			Max:         p.str(vm.get("max"), what+" max"),
 			Values:      p.strList(vm.get("values"), what+" values"),
 			Pattern:     p.str(vm.get("pattern"), what+" pattern"),
-			Description: strings.TrimSpace(p.str(vm.get("description"), what+" description")),
+			Description: strings.TrimSpace(p.text(vm.get("description"), what+" description")),
 			Line:        k.Line,
 		}
 		p.checkVariable(v, vm)
@@ -423,9 +426,9 @@ func (p *parser) references(n *yaml.Node) {
 		}
 		p.allow(m, "reference", "label", "value", "source", "step", "figure")
 		r := Reference{
-			Label:  p.str(m.get("label"), "reference label"),
-			Value:  p.str(m.get("value"), "reference value"),
-			Source: strings.TrimSpace(p.str(m.get("source"), "reference source")),
+			Label:  p.text(m.get("label"), "reference label"),
+			Value:  p.text(m.get("value"), "reference value"),
+			Source: strings.TrimSpace(p.text(m.get("source"), "reference source")),
 			Step:   p.str(m.get("step"), "reference step"),
 			Figure: p.str(m.get("figure"), "reference figure"),
 			Line:   c.Line,

@@ -62,7 +62,7 @@ func (p *parser) steps(n *yaml.Node) {
 			}
 		}
 		p.require(m, what, "id", "title", "kind")
-		s.Title = p.str(m.get("title"), what+" title")
+		s.Title = p.text(m.get("title"), what+" title")
 		s.Kind = Kind(p.str(m.get("kind"), what+" kind"))
 		extra, known := kindKeys[s.Kind]
 		if !known {
@@ -122,16 +122,18 @@ func (p *parser) step(s *Step, m *mapping, what string) {
 	if n := m.get("doc"); n != nil {
 		s.Doc = p.str(n, what+" doc")
 		if s.Doc != "" {
-			if _, err := readLabFile(p.fsys, p.dir, s.Doc); err != nil {
+			if b, err := readLabFile(p.fsys, p.dir, s.Doc); err != nil {
 				p.errf(n, "%s: doc %q: %v", what, s.Doc, cleanFSErr(err))
+			} else {
+				p.checkDocText(s.Doc, b)
 			}
 		}
 	} else if s.Kind == KindRead {
 		p.errf(m.node, "%s: a read step needs doc: (the markdown file it shows)", what)
 	}
-	s.Hint = strings.TrimSpace(p.str(m.get("hint"), what+" hint"))
+	s.Hint = strings.TrimSpace(p.text(m.get("hint"), what+" hint"))
 	if n := m.get("confirm"); n != nil {
-		v := p.str(n, what+" confirm")
+		v := p.text(n, what+" confirm")
 		if b, err := ParseBool(v); err == nil {
 			if b {
 				s.Confirm = "Run step " + s.ID + "?"
@@ -387,7 +389,7 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 			p.allow(vm, vwhat, "label", "description", "on", "group", "deploy", "transport", "settings")
 			p.require(vm, vwhat, "label")
 			v := Variant{Line: vn.Line}
-			v.Label = p.str(vm.get("label"), vwhat+" label")
+			v.Label = p.text(vm.get("label"), vwhat+" label")
 			if v.Label != "" {
 				vwhat += " " + strconv.Quote(v.Label)
 				if line, dup := labels[v.Label]; dup {
@@ -395,7 +397,7 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 				}
 				labels[v.Label] = vn.Line
 			}
-			v.Description = strings.TrimSpace(p.str(vm.get("description"), vwhat+" description"))
+			v.Description = strings.TrimSpace(p.text(vm.get("description"), vwhat+" description"))
 			v.On = p.str(vm.get("on"), vwhat+" on")
 			if v.On != "" && !slices.Contains(p.lab.RoleNames(), v.On) {
 				p.errf(vm.get("on"), "%s: unknown role %q (the lab's roles are: %s)", vwhat, v.On, strings.Join(p.lab.RoleNames(), ", "))
@@ -495,8 +497,8 @@ func (p *parser) tco(m *mapping, what string) *TCOSpec {
 			p.allow(vm, iwhat, "default", "unit", "description")
 			p.require(vm, iwhat, "default")
 			def = vm.get("default")
-			in.Unit = p.str(vm.get("unit"), iwhat+" unit")
-			in.Description = strings.TrimSpace(p.str(vm.get("description"), iwhat+" description"))
+			in.Unit = p.text(vm.get("unit"), iwhat+" unit")
+			in.Description = strings.TrimSpace(p.text(vm.get("description"), iwhat+" description"))
 		} else {
 			def = vn
 		}
