@@ -65,13 +65,6 @@ type docArg struct {
 	sub              []docArg
 }
 
-// parseUsage turns a usage string into argument trees.
-func parseUsage(s string) []docArg {
-	toks := tokenizeUsage(s)
-	args, _ := parseUsageSeq(toks, 0)
-	return args
-}
-
 func tokenizeUsage(s string) []string {
 	var out []string
 	cur := ""

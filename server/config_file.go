@@ -376,6 +376,7 @@ func (c *Config) Set(name string, args []string) error {
 		}
 		return nil
 	}
+	//lint:ignore ST1005 Redis's text, shown as it shows it
 	return errors.New("Bad directive or wrong number of arguments")
 }
 
@@ -422,6 +423,7 @@ func (c *Config) loadFile(path string, depth int) error {
 		}
 		args, ok := resp.SplitArgs([]byte(line), nil)
 		if !ok {
+			//lint:ignore ST1005 Redis's text, shown as it shows it
 			return &ConfigError{File: path, Line: n, Text: line, Err: errors.New("Unbalanced quotes in configuration line")}
 		}
 		if len(args) == 0 {

@@ -71,7 +71,6 @@ type Server struct {
 	start    time.Time
 	done     chan struct{} // closed by Shutdown
 	doneOnce sync.Once
-	shutErr  error
 }
 
 // New checks cfg and returns a server ready to ListenAndServe (or Serve on

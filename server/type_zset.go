@@ -1,7 +1,6 @@
 package server
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -763,7 +762,3 @@ func (z *ZSet) Pop(count int, max bool) []ZMember {
 	}
 	return out
 }
-
-// isValidScore reports whether v can be stored as a score (Redis rejects
-// NaN; infinities are allowed).
-func isValidScore(v float64) bool { return !math.IsNaN(v) }
