@@ -109,6 +109,7 @@ var unauthCases = []struct {
 	{"after a wrong password", "*2\r\n$4\r\nAUTH\r\n$2\r\nno\r\n*11\r\n",
 		"-WRONGPASS invalid username-password pair or user is disabled.\r\n-ERR Protocol error: unauthenticated multibulk length\r\n"},
 	{"count over INT_MAX", "*2147483648\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+	{"count of two million", "*2000000\r\n", "-ERR Protocol error: unauthenticated multibulk length\r\n"},
 	{"bulk over proto-max-bulk-len", "*1\r\n$536870913\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 	{"negative count", "*-5\r\nPING\r\n", "-NOAUTH Authentication required.\r\n"},
 	{"largest command before AUTH",

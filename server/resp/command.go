@@ -20,8 +20,10 @@ type Limits struct {
 	// MaxBulkLen is the largest bulk argument (Redis: proto-max-bulk-len,
 	// default 512 MB).
 	MaxBulkLen int64
-	// MaxMultibulkLen is the largest number of arguments (Redis 7.0:
-	// INT_MAX).
+	// MaxMultibulkLen is the largest number of arguments. Redis 7.0 takes
+	// up to INT_MAX; the default here is Redis 6's 1024*1024, because a
+	// partial command is parsed again from its start on every read, which
+	// with millions of arguments would stall the server.
 	MaxMultibulkLen int64
 	// MaxInlineLen is the longest inline command line (Redis: 64 KB).
 	MaxInlineLen int
@@ -35,7 +37,7 @@ type Limits struct {
 // Redis's defaults for Limits, and its limits before AUTH.
 const (
 	DefaultMaxBulkLen      = 512 << 20
-	DefaultMaxMultibulkLen = 1<<31 - 1
+	DefaultMaxMultibulkLen = 1024 * 1024
 	DefaultMaxInlineLen    = 64 << 10
 	UnauthMaxMultibulkLen  = 10
 	UnauthMaxBulkLen       = 16384
@@ -113,17 +115,22 @@ func parseCommand(buf []byte, args [][]byte, lim Limits) (out [][]byte, n, need 
 		maxMulti = DefaultMaxMultibulkLen
 	}
 	args = args[:0]
-	// Multibulk count line. Redis checks the general limit first, then the
-	// one before AUTH, and replies with the first that fails.
+	// Multibulk count line. Redis checks its general limit (INT_MAX)
+	// first, then the one before AUTH, and replies with the first that
+	// fails; a lower MaxMultibulkLen comes last, so that a client before
+	// AUTH gets Redis's reply whatever it is.
 	count, pos, ok, err := parseLen(buf, 1, errBigMbulkCount, errInvalidMultibulk)
 	if err != nil || !ok {
 		return args, 0, 0, err
 	}
-	if count > maxMulti {
+	if count > 1<<31-1 {
 		return args, 0, 0, errInvalidMultibulk
 	}
 	if lim.Unauthenticated && count > UnauthMaxMultibulkLen {
 		return args, 0, 0, errUnauthMultibulk
+	}
+	if count > maxMulti {
+		return args, 0, 0, errInvalidMultibulk
 	}
 	if count <= 0 {
 		// *0 and *-1 are empty commands: consumed, nothing to run.

@@ -43,7 +43,7 @@ func TestParseCommand(t *testing.T) {
 		{"unbalanced quotes", "SET \"a\r\n", "", 0, "Protocol error: unbalanced quotes in request"},
 		{"bad count", "*x\r\n", "", 0, "Protocol error: invalid multibulk length"},
 		{"count over INT_MAX", "*2147483648\r\n", "", 0, "Protocol error: invalid multibulk length"},
-		{"large count accepted, as in Redis 7.0", "*2000000\r\n", "", 0, ""},
+		{"count over the default limit", "*2000000\r\n", "", 0, "Protocol error: invalid multibulk length"},
 		{"expected dollar", "*1\r\n+PING\r\n", "", 0, "Protocol error: expected '$', got '+'"},
 		{"bad bulk length", "*1\r\n$-5\r\n", "", 0, "Protocol error: invalid bulk length"},
 		{"bulk over limit", "*1\r\n$536870913\r\n", "", 0, "Protocol error: invalid bulk length"},
@@ -99,6 +99,7 @@ func TestParseCommandUnauthenticated(t *testing.T) {
 		{"10 arguments", "*10\r\n", "", 0},
 		{"11 arguments", "*11\r\n", "Protocol error: unauthenticated multibulk length", 0},
 		{"count over INT_MAX is invalid first", "*2147483648\r\n", "Protocol error: invalid multibulk length", 0},
+		{"count over MaxMultibulkLen is unauthenticated first", "*2000000\r\n", "Protocol error: unauthenticated multibulk length", 0},
 		{"negative count", "*-5\r\n", "", 5},
 		{"bulk of 16384", "*1\r\n$16384\r\n", "", 0},
 		{"bulk of 16385", "*1\r\n$16385\r\n", "Protocol error: unauthenticated bulk length", 0},
@@ -119,7 +120,7 @@ func TestParseCommandUnauthenticated(t *testing.T) {
 		})
 	}
 	// The same input is fine once authenticated.
-	if _, _, err := ParseCommand([]byte("*11\r\n$16385\r\n"), nil, Limits{}); err != nil {
+	if _, _, err := ParseCommand([]byte("*1000\r\n$16385\r\n"), nil, Limits{}); err != nil {
 		t.Fatalf("authenticated: %v", err)
 	}
 }
