@@ -79,9 +79,15 @@ func (h *hostKeyChecker) algorithms(addr string) []string {
 	if !errors.As(err, &ke) || len(ke.Want) == 0 {
 		return nil
 	}
+	want, ca := h.plainWant(ke.Want)
+	if ca || len(want) == 0 {
+		// A CA vouches for the host: its certificate may be of any
+		// type, and x/crypto offers certificate algorithms first.
+		return nil
+	}
 	var algs []string
 	seen := map[string]bool{}
-	for _, w := range ke.Want {
+	for _, w := range want {
 		for _, a := range algsForKeyType(w.Key.Type()) {
 			if !seen[a] {
 				seen[a] = true
@@ -219,11 +225,51 @@ func (h *hostKeyChecker) check(hostname string, remote net.Addr, key ssh.PublicK
 	he.Err = err
 	var ke *knownhosts.KeyError
 	if errors.As(err, &ke) {
-		for _, w := range ke.Want {
+		want, _ := h.plainWant(ke.Want)
+		for _, w := range want {
 			he.Known = append(he.Known, KnownKey{File: w.Filename, Line: w.Line, KeyType: w.Key.Type(), Fingerprint: ssh.FingerprintSHA256(w.Key)})
 		}
 	}
 	return key, he
+}
+
+// plainWant drops the @cert-authority lines from a KeyError's Want:
+// x/crypto's knownhosts lists them as if they were the host's own keys,
+// which would make every host known through a CA look "changed". ca says
+// some were dropped.
+func (h *hostKeyChecker) plainWant(want []knownhosts.KnownKey) ([]knownhosts.KnownKey, bool) {
+	caLines := map[string]map[int]bool{}
+	var out []knownhosts.KnownKey
+	ca := false
+	for _, w := range want {
+		lines, ok := caLines[w.Filename]
+		if !ok {
+			lines = certAuthorityLines(w.Filename)
+			caLines[w.Filename] = lines
+		}
+		if lines[w.Line] {
+			ca = true
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, ca
+}
+
+// certAuthorityLines returns the numbers of the @cert-authority lines of a
+// known_hosts file.
+func certAuthorityLines(file string) map[int]bool {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	out := map[int]bool{}
+	for i, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "@cert-authority" {
+			out[i+1] = true
+		}
+	}
+	return out
 }
 
 // appendKnownHost adds one line for hostname to file, creating the file

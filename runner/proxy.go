@@ -58,11 +58,14 @@ type proxyConn struct {
 	stderr *tailBuffer
 	exited chan struct{}
 	once   sync.Once
+	// addr is the host:port the command reaches, the connection's
+	// remote address for known_hosts (which wants host:port).
+	addr string
 }
 
 // startProxyCommand runs line with sh -c and returns the connection over
 // its pipes. ctx only bounds the start.
-func startProxyCommand(ctx context.Context, line string) (*proxyConn, error) {
+func startProxyCommand(ctx context.Context, line, addr string) (*proxyConn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -76,7 +79,7 @@ func startProxyCommand(ctx context.Context, line string) (*proxyConn, error) {
 		inW.Close()
 		return nil, fmt.Errorf("ProxyCommand: %w", err)
 	}
-	pc := &proxyConn{r: outR, w: inW, stderr: &tailBuffer{max: 4096}, exited: make(chan struct{})}
+	pc := &proxyConn{addr: addr, r: outR, w: inW, stderr: &tailBuffer{max: 4096}, exited: make(chan struct{})}
 	// exec replaces the shell, as OpenSSH runs it.
 	pc.cmd = exec.Command("/bin/sh", "-c", "exec "+line)
 	pc.cmd.Stdin, pc.cmd.Stdout, pc.cmd.Stderr = inR, outW, pc.stderr
@@ -137,8 +140,8 @@ func (c *proxyConn) exitedEarly() error {
 	return fmt.Errorf("ProxyCommand exited (%s): %s", c.cmd.ProcessState, msg)
 }
 
-func (c *proxyConn) LocalAddr() net.Addr  { return proxyAddr{} }
-func (c *proxyConn) RemoteAddr() net.Addr { return proxyAddr{} }
+func (c *proxyConn) LocalAddr() net.Addr  { return proxyAddr("") }
+func (c *proxyConn) RemoteAddr() net.Addr { return proxyAddr(c.addr) }
 
 // Deadlines work on the pipes: os.Pipe's files are pollable.
 func (c *proxyConn) SetDeadline(t time.Time) error {
@@ -147,10 +150,11 @@ func (c *proxyConn) SetDeadline(t time.Time) error {
 func (c *proxyConn) SetReadDeadline(t time.Time) error  { return c.r.SetReadDeadline(t) }
 func (c *proxyConn) SetWriteDeadline(t time.Time) error { return c.w.SetWriteDeadline(t) }
 
-type proxyAddr struct{}
+// proxyAddr is the address a ProxyCommand reaches.
+type proxyAddr string
 
-func (proxyAddr) Network() string { return "proxycommand" }
-func (proxyAddr) String() string  { return "proxycommand" }
+func (proxyAddr) Network() string  { return "proxycommand" }
+func (a proxyAddr) String() string { return string(a) }
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {

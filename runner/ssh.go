@@ -332,12 +332,15 @@ func (t *SSHTarget) dial(ctx context.Context, sessionLimit int, pr Prompter) (*s
 	sc, chans, reqs, err := ssh.NewClientConn(rc, addr, cc)
 	dp.disarm()
 	if err != nil {
-		nc.Close()
-		if pc, ok := nc.(*proxyConn); ok && ctx.Err() == nil {
+		if pc, ok := nc.(*proxyConn); ok && ctx.Err() == nil && (rc.firstErr() != nil || errors.Is(err, io.EOF)) {
+			// A ProxyCommand that could not connect exits: its stderr
+			// says why better than the handshake's EOF.
 			if perr := pc.exitedEarly(); perr != nil {
-				return nil, &ConnError{Host: t.cfg.Name, Addr: addr, User: t.cfg.User, Op: "connect through ProxyCommand", Cause: CauseOther, Err: perr}
+				nc.Close()
+				return nil, &ConnError{Host: t.cfg.Name, Addr: addr, User: t.cfg.User, Op: "connect through ProxyCommand", Cause: CauseOther, Err: fmt.Errorf("%w (ssh handshake: %v)", perr, err)}
 			}
 		}
+		nc.Close()
 		return nil, t.handshakeErr(ctx, addr, err, rc.firstErr(), tr, hkSeen.Load(), algs != nil)
 	}
 	client := &goph.Client{Client: ssh.NewClient(sc, chans, reqs), Config: gc}
@@ -390,7 +393,7 @@ func (t *SSHTarget) dialNet(ctx context.Context, addr string) (net.Conn, error) 
 		line, err := proxyCommandLine(t.cfg.ProxyCommand, t.cfg.Addr, t.port(), t.cfg.User, alias)
 		if err == nil {
 			var pc *proxyConn
-			pc, err = startProxyCommand(dctx, line)
+			pc, err = startProxyCommand(dctx, line, addr)
 			if err == nil {
 				return pc, nil
 			}

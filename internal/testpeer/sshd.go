@@ -35,6 +35,9 @@ type SSHD struct {
 	// said otherwise).
 	HostKey  ssh.PublicKey
 	HostKeys []ssh.PublicKey
+	// HostCerts are the host certificates sshd presents, one per host
+	// key, when SSHDHostCertificate asked for them.
+	HostCerts []*ssh.Certificate
 	// UserKey is the path of the user's private key (no passphrase).
 	UserKey string
 	// KnownHosts is a known_hosts file that trusts every HostKeys entry
@@ -83,6 +86,15 @@ type SSHDOption func(*sshdOptions)
 type sshdOptions struct {
 	extra    []string
 	keyTypes []string
+	ca       ssh.Signer
+	caNames  []string
+}
+
+// SSHDHostCertificate makes sshd present host certificates (HostCertificate)
+// signed by ca, valid for principals (the names a client checks, e.g.
+// "127.0.0.1"), one per host key. HostCerts lists them.
+func SSHDHostCertificate(ca ssh.Signer, principals ...string) SSHDOption {
+	return func(o *sshdOptions) { o.ca, o.caNames = ca, principals }
 }
 
 // SSHDConfig adds sshd_config lines (e.g. "MaxSessions 10"). They go before
@@ -128,6 +140,7 @@ func StartSSHD(t testing.TB, opts ...SSHDOption) *SSHD {
 	}
 	dir := t.TempDir()
 	var hostKeys []ssh.PublicKey
+	var hostCerts []*ssh.Certificate
 	var hostKeyLines string
 	for _, kt := range o.keyTypes {
 		file := filepath.Join(dir, "host_"+kt)
@@ -142,6 +155,20 @@ func StartSSHD(t testing.TB, opts ...SSHDOption) *SSHD {
 		}
 		hostKeys = append(hostKeys, pub)
 		hostKeyLines += "HostKey " + file + "\n"
+		if o.ca != nil {
+			cert := &ssh.Certificate{
+				Key: pub, CertType: ssh.HostCert, KeyId: "testpeer " + kt,
+				ValidPrincipals: o.caNames, ValidBefore: ssh.CertTimeInfinity,
+			}
+			if err := cert.SignCert(rand.Reader, o.ca); err != nil {
+				t.Fatalf("testpeer: sign host certificate: %v", err)
+			}
+			if err := os.WriteFile(file+"-cert.pub", ssh.MarshalAuthorizedKey(cert), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			hostCerts = append(hostCerts, cert)
+			hostKeyLines += "HostCertificate " + file + "-cert.pub\n"
+		}
 	}
 	if len(hostKeys) == 0 {
 		t.Fatal("testpeer: sshd needs at least one host key type")
@@ -199,7 +226,7 @@ SetEnv SHLVL=1
 		if err := os.WriteFile(kh, []byte(lines), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return &SSHD{log: stderr, Port: port, HostKey: hostKeys[0], HostKeys: hostKeys, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
+		return &SSHD{log: stderr, Port: port, HostKey: hostKeys[0], HostKeys: hostKeys, HostCerts: hostCerts, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
 	}
 	t.Fatalf("sshd did not start: %s", lastErr)
 	return nil
