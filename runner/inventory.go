@@ -31,6 +31,10 @@ type Inventory struct {
 	// ~/.ssh/known_hosts (or UserKnownHostsFile from ~/.ssh/config).
 	KnownHosts string `yaml:"known_hosts" json:"known_hosts,omitempty"`
 	Hosts      []Host `yaml:"hosts" json:"hosts"`
+	// Warnings list what an Ansible inventory held that could not be
+	// mapped (ansible_password, ansible_become, ...): shown, not
+	// ignored.
+	Warnings []string `yaml:"-" json:"warnings,omitempty"`
 }
 
 // Host is one lab host.
@@ -44,6 +48,9 @@ type Host struct {
 	Port     int    `yaml:"port" json:"port,omitempty"`
 	User     string `yaml:"user" json:"user,omitempty"`
 	Identity string `yaml:"identity" json:"identity,omitempty"`
+	// ProxyJump, when set, overrides ~/.ssh/config's ([user@]host[:port],
+	// comma-separated hops), as ssh -J.
+	ProxyJump string `yaml:"proxy_jump" json:"proxy_jump,omitempty"`
 	// Roles are what steps select hosts by (client, baseline, ...).
 	Roles []string `yaml:"roles" json:"roles"`
 	// Labels describe the host in results (nic, mode, ...).
@@ -80,11 +87,16 @@ func LoadInventory(path string) (*Inventory, error) {
 	return ParseInventory(path, b)
 }
 
-// ParseInventory parses inventory YAML; path is used in error messages.
+// ParseInventory parses an inventory: dpulab's hosts.yaml, or an Ansible
+// inventory (INI, YAML, or `ansible-inventory --list` JSON), told apart by
+// content. path is used in error messages.
 func ParseInventory(path string, b []byte) (*Inventory, error) {
 	inv := &Inventory{Path: path}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fmt.Errorf("%s: empty inventory: list hosts under `hosts:` or run without --inventory to use this machine", path)
+	}
+	if kind := ansibleKind(b); kind != "" {
+		return parseAnsible(path, kind, b)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -110,6 +122,38 @@ func ParseInventory(path string, b []byte) (*Inventory, error) {
 			h.Address = h.Name
 		}
 		h.Identity = expandHome(h.Identity)
+	}
+	return inv, nil
+}
+
+func parseAnsible(path, kind string, b []byte) (*Inventory, error) {
+	var a *ansibleInv
+	var err error
+	switch kind {
+	case "ini":
+		a, err = parseAnsibleINI(path, b)
+	case "yaml":
+		a, err = parseAnsibleYAML(path, b)
+	default:
+		a, err = parseAnsibleJSON(path, b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ansible inventory %w", err)
+	}
+	if len(a.hosts) == 0 {
+		return nil, fmt.Errorf("%s: the Ansible inventory (%s) lists no hosts", path, kind)
+	}
+	inv, err := a.toInventory(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.validate(); err != nil {
+		return nil, err
+	}
+	for i := range inv.Hosts {
+		if inv.Hosts[i].Address == "" {
+			inv.Hosts[i].Address = inv.Hosts[i].Name
+		}
 	}
 	return inv, nil
 }

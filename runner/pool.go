@@ -242,20 +242,24 @@ func (p *Pool) SSHConfig(h Host) (SSHConfig, error) {
 	if known == "" && p.inv != nil {
 		known = p.inv.KnownHosts
 	}
-	cfg, err := p.resolve(h.Name, h.Address, h.User, h.Port, h.Identity, known, 0)
+	cfg, err := p.resolve(h.Name, h.Address, h.User, h.Port, h.Identity, h.ProxyJump, known, 0)
 	if err != nil {
 		return SSHConfig{}, fmt.Errorf("host %s: %w", h.Name, err)
 	}
 	return cfg, nil
 }
 
-func (p *Pool) resolve(name, alias, user string, port int, identity, known string, depth int) (SSHConfig, error) {
+func (p *Pool) resolve(name, alias, user string, port int, identity, jump, known string, depth int) (SSHConfig, error) {
 	if depth > 5 {
 		return SSHConfig{}, errors.New("ProxyJump chain longer than 5 hops (a loop in ~/.ssh/config?)")
 	}
 	hs, err := p.settings(alias, user, port)
 	if err != nil {
 		return SSHConfig{}, err
+	}
+	if jump != "" {
+		// The inventory's ProxyJump wins, as ssh -J does.
+		hs.ProxyJump, hs.ProxyCommand = jump, ""
 	}
 	if hs.User == "" {
 		hs.User = currentUser()
@@ -331,7 +335,7 @@ func (p *Pool) resolve(name, alias, user string, port int, identity, known strin
 			if err != nil {
 				return SSHConfig{}, err
 			}
-			jc, err := p.resolve(jh, jh, ju, jp, "", known, depth+1)
+			jc, err := p.resolve(jh, jh, ju, jp, "", "", known, depth+1)
 			if err != nil {
 				return SSHConfig{}, fmt.Errorf("jump host %s: %w", jh, err)
 			}
