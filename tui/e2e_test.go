@@ -305,7 +305,7 @@ func TestEndToEndHostileLab(t *testing.T) {
 	s.run("set-option", "-g", "set-clipboard", "on")
 	s.run("pipe-pane", "-t", "e2e", "cat >> "+shq(stream))
 	s.keys("Enter")
-	s.waitFor(15*time.Second, "pick a lab", "Hostile lab")
+	s.waitFor(15*time.Second, "pick a lab", "Hostile output lab")
 	s.keys("/")
 	s.waitFor(5*time.Second, "Filter:")
 	s.text("hostile")

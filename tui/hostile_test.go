@@ -19,77 +19,77 @@ import (
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/pages/replay"
 	"github.com/dpulab/dpulab/tui/session"
+	"github.com/dpulab/dpulab/tui/session/sessiontest"
 )
 
-// The attacks a lab file or a remote host can try on the operator's
-// terminal. Each payload is written into the lab in escaped form; the
-// markers below are what must never reach the terminal.
-const (
-	// OSC 52 writes the clipboard (base64 of "HOSTILE").
-	yamlOSC52 = `\e]52;c;SE9TVElMRQ==\a`
-	// Clear the screen and the scrollback, move the cursor, switch to the
-	// alternate screen, ask for the cursor position (the terminal answers
-	// by typing into our input) through an 8-bit CSI, then a bidi override.
-	yamlCSI  = `\e[2J\e[3J\e[77;133H\e[?1049h\x9b6n`
-	yamlBidi = `\u202e`
-	hostileY = yamlOSC52 + yamlCSI + yamlBidi
-)
+// hostileRaw is what a lab file, a remote host or a results folder can
+// try on the operator's terminal: OSC 52 writes the clipboard (base64 of
+// "HOSTILE"); then clear the screen and the scrollback, move the cursor,
+// switch to the alternate screen, ask for the cursor position through a
+// UTF-8 C1 CSI (the terminal answers by typing into our input), and a bidi
+// override.
+const hostileRaw = "\x1b]52;c;SE9TVElMRQ==\x07\x1b[2J\x1b[3J\x1b[77;133H\x1b[?1049h\u009b6n\u202e"
 
-// hostileMarkers never appear in the terminal stream: the lab's sequences,
+// hostileMarkers never appear in the terminal stream: the sequences above,
 // and the clipboard payload even as text.
 var hostileMarkers = []string{"52;c;", "SE9TVElMRQ", "\x1b[2J", "\x1b[3J", "\x1b[77;133H", "\x1b[?1049h", "\x1b[6n", "\x1b]"}
 
-// writeHostileLab writes a local lab whose title, summary, step titles,
-// docs (prose and a code block), commands, hints and command output (lines
-// shown in the output pane and a failure's last lines, with a raw 8-bit C1
-// byte) all carry hostileY, and returns its folder.
+// printfHostile is hostileRaw as printf octal escapes, its backslashes
+// doubled for a YAML double-quoted string, and split ('5”2',
+// 'SE9TV”ElMRQ') so that the command's own text, shown in the commands
+// pane, holds no marker.
+const printfHostile = `\\033]5''2;c;SE9TV''ElMRQ==\\007\\033[2J\\033[3J\\033[77;133H\\033[?1049h\\302\\2336n\\342\\200\\256`
+
+// writeHostileLab writes a local lab whose commands print every attack
+// (lines shown in the output pane, with colour and a raw 8-bit C1 CSI and
+// OSC, and the last lines of a failing command), and returns its folder.
+// The lab's own text is clean: lint refuses escape sequences in titles,
+// docs and hints (labs/termsafe.go), so lab-text attacks are driven through
+// a scripted session instead (TestHostileLabTextNeverReachesTheTerminal).
 func writeHostileLab(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "hostile")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// In YAML double quotes \e is ESC, \a BEL, \x9b U+009B (a C1 control
-	// in UTF-8), \u202e RIGHT-TO-LEFT OVERRIDE.
 	lab := `id: hostile
-title: "Hostile lab ` + hostileY + `title"
-summary: "A summary ` + hostileY + `"
+title: Hostile output lab
+summary: Commands that print terminal attacks.
 duration: 1m
 roles:
   local: This machine.
 steps:
   - id: intro
-    title: "Intro ` + hostileY + `step"
+    title: Intro
     kind: read
     doc: intro.md
   - id: noisy
-    title: "Noisy ` + hostileY + `output"
+    title: Noisy output
     kind: run
     doc: noisy.md
     run:
-      - "printf '%s\\n' 'out-line-1 ` + yamlOSC52 + `\e[31mred-text\e[0m ` + yamlCSI + ` rtl:` + yamlBidi + `gnp.exe'"
+      - "printf 'out-line-1 ` + printfHostile + `\\033[31mred-text\\033[0m rtl:\\342\\200\\256gnp.exe\\n'"
       - "printf 'raw-c1 \\2336n \\2355''2;c;SE9U\\007 end\\n'"
   - id: broken
-    title: "Broken ` + hostileY + `step"
+    title: Broken step
     kind: run
     doc: broken.md
     run:
-      - "printf '%s\\n' 'tail-1 ` + yamlOSC52 + `' 'tail-2 ` + yamlCSI + `' 'tail-3 ` + yamlBidi + `evil'; exit 3"
-    hint: "Hint-text ` + hostileY + ` end of hint"
+      - "printf 'tail-1 ` + printfHostile + `\\ntail-2 \\033[2J\\ntail-3 \\342\\200\\256evil\\n'; exit 3"
+    hint: Hint-text of the broken step.
   - id: cleanup
-    title: "Clean ` + hostileY + `up"
+    title: Clean up
     kind: cleanup
     doc: cleanup.md
     run:
       - "true"
 `
-	raw := "\x1b]52;c;SE9TVElMRQ==\x07\x1b[2J\x1b[3J\x1b[77;133H\x1b[?1049h\xc2\x9b6n\u202e"
 	docs := map[string]string{
 		"lab.yaml":   lab,
-		"intro.md":   "# Intro " + raw + "\n\nDoc-prose " + raw + " more prose.\n\n```sh\necho " + raw + "\n```\n",
-		"noisy.md":   "Noisy doc " + raw + "\n",
-		"broken.md":  "Broken doc " + raw + "\n",
-		"cleanup.md": "Cleanup doc " + raw + "\n",
+		"intro.md":   "# Intro\n\nDoc-prose of the intro.\n",
+		"noisy.md":   "Noisy doc\n",
+		"broken.md":  "Broken doc\n",
+		"cleanup.md": "Cleanup doc\n",
 	}
 	for name, text := range docs {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -177,9 +177,9 @@ func (s *streamTap) waitFor(t *testing.T, want ...string) {
 }
 
 // TestHostileLabNeverReachesTheTerminal drives the real engine over a lab
-// whose every string attacks the terminal, through the picker, a read step,
-// a run step's output and a failure with its hint, and parses what the
-// program wrote: nothing but text, SGR and bubbletea's own sequences.
+// whose commands print every attack, through a run step's output and a
+// failure's last lines, and parses what the program wrote: nothing but
+// text, SGR and bubbletea's own sequences.
 func TestHostileLabNeverReachesTheTerminal(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -196,7 +196,7 @@ func TestHostileLabNeverReachesTheTerminal(t *testing.T) {
 			})
 			tm := start(t, app, 120, 40)
 			s := &streamTap{tm: tm}
-			s.waitFor(t, "pick a lab", "Hostile lab")
+			s.waitFor(t, "pick a lab", "Hostile output lab")
 			tm.Send(press("/"))
 			tm.Type("hostile")
 			s.waitFor(t, "Filter: hostile")
@@ -239,7 +239,7 @@ func TestHostileLabNeverReachesTheTerminal(t *testing.T) {
 // reference figures, the run's error) carries the same attacks: a folder
 // someone hands over must be as harmless to replay as a lab file to open.
 func TestReplayHostileRecording(t *testing.T) {
-	raw := "\x1b]52;c;SE9TVElMRQ==\x07\x1b[2J\x1b[3J\x1b[77;133H\x1b[?1049h\u009b6n\u202e"
+	raw := hostileRaw
 	res := loadRecorded(t)
 	res.Title = "Recorded " + raw + "title"
 	for i := range res.Hosts {
@@ -283,5 +283,56 @@ func TestReplayHostileRecording(t *testing.T) {
 	assertTerminalSafe(t, s.all.Bytes(), false)
 	if loaded.Title != res.Title {
 		t.Error("the replay must not change the recording it was given")
+	}
+}
+
+// TestHostileLabTextNeverReachesTheTerminal: the lab's own text — title,
+// step titles, docs (prose and a code block), commands, a confirmation's
+// question and host, output, the error, the hint and the failure's last
+// lines — each carrying every attack, through a scripted session (lint now
+// refuses such a lab file, but the TUI must not rely on it: a lab from an
+// older binary's lint, a session of another kind).
+func TestHostileLabTextNeverReachesTheTerminal(t *testing.T) {
+	h := hostileRaw
+	info := func(id, title, kind string) steps.StepInfo {
+		return steps.StepInfo{ID: id, Title: title + h + " end", Kind: kind}
+	}
+	f := &sessiontest.Fake{
+		LabInfo: session.LabInfo{ID: "hostile", Title: "Hostile lab " + h + "title", Summary: h, Duration: time.Minute,
+			Roles: []string{"local" + h}, Local: true, ResumeAt: -1},
+		Script: []sessiontest.Step{
+			{Info: info("intro", "Intro", "read"), Final: steps.Done,
+				Doc: "# Intro " + h + "\n\nDoc-prose " + h + " more prose.\n\n```sh\necho " + h + "\n```\n"},
+			{Info: info("broken", "Broken", "run"), Doc: "Broken doc " + h,
+				Plan: []steps.PlannedCommand{{Host: "local" + h, Cmd: "echo " + h}},
+				Emit: []steps.Event{
+					steps.Prompt{Step: "broken", Type: steps.PromptConfirm, Host: "host" + h, Message: "Question " + h + "?"},
+					out("local"+h, "out-line-1 "+h+"\x1b[31mred-text\x1b[0m"),
+				},
+				Final: steps.Failed, Err: "exit status 3 " + h, Hint: "Hint-text " + h + " end of hint",
+				Tail: []string{"tail-1 " + h, "tail-2 " + h, "tail-3 " + h}},
+		},
+	}
+	app := New(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, NoAnimation: true, TCO: steps.ComputeTCO})
+	tm := start(t, app, 120, 40)
+	s := &streamTap{tm: tm}
+	s.waitFor(t, "pick a lab", "Hostile lab")
+	tm.Send(press("enter"))
+	s.waitFor(t, "Step 1/2", "Doc-prose")
+	tm.Send(press("enter"))
+	s.waitFor(t, "Step 2/2", "Broken doc")
+	tm.Send(press("enter"))
+	s.waitFor(t, "Question", "Yes, run it")
+	tm.Send(press("y"))
+	s.waitFor(t, "out-line-1", "tail-3", "Hint-text", "step 2 failed")
+	finish(t, tm)
+	rest, err := io.ReadAll(tm.FinalOutput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.all.Write(rest)
+	assertTerminalSafe(t, s.all.Bytes(), true)
+	if !strings.Contains(s.all.String(), "\x1b[31mred-text") {
+		t.Error("the output's own red (a safe SGR) should reach the output pane")
 	}
 }

@@ -23,8 +23,10 @@ type Step struct {
 	Plan  []steps.PlannedCommand
 	Emit  []steps.Event
 	Final steps.Status
-	// Err and Hint go into the StepFinished of a failed step.
+	// Err, Hint and Tail (the command's last lines) go into the
+	// StepFinished of a failed step.
 	Err, Hint string
+	Tail      []string
 	// Block, when non-nil, keeps the step running until it is closed or
 	// the context ends (to show "a step running").
 	Block chan struct{}
@@ -169,7 +171,7 @@ func (f *Fake) RunStep(ctx context.Context, i int) steps.Status {
 				f.Answers = append(f.Answers, a)
 				f.mu.Unlock()
 			case <-ctx.Done():
-				return f.finish(i, steps.Failed, "cancelled", "")
+				return f.finish(i, steps.Failed, "cancelled", "", nil)
 			}
 			continue
 		}
@@ -179,18 +181,18 @@ func (f *Fake) RunStep(ctx context.Context, i int) steps.Status {
 		select {
 		case <-s.Block:
 		case <-ctx.Done():
-			return f.finish(i, steps.Failed, "cancelled", "")
+			return f.finish(i, steps.Failed, "cancelled", "", nil)
 		}
 	}
-	return f.finish(i, s.Final, s.Err, s.Hint)
+	return f.finish(i, s.Final, s.Err, s.Hint, s.Tail)
 }
 
-func (f *Fake) finish(i int, st steps.Status, err, hint string) steps.Status {
+func (f *Fake) finish(i int, st steps.Status, err, hint string, tail []string) steps.Status {
 	f.mu.Lock()
 	f.Script[i].Info.Status = st
 	id := f.Script[i].Info.ID
 	f.mu.Unlock()
-	f.send(steps.StepFinished{Step: id, Index: i, Status: st, Err: err, Hint: hint})
+	f.send(steps.StepFinished{Step: id, Index: i, Status: st, Err: err, Hint: hint, Tail: tail})
 	return st
 }
 
