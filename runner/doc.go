@@ -14,8 +14,48 @@
 //     are open at once. auth.go, hostkey.go, prompt.go: authentication,
 //     known_hosts and the questions asked of a person.
 //   - errors.go: ConnError and its causes, Hint, SudoError, HostKeyError.
-//   - pool.go, inventory.go: hosts.yaml and ~/.ssh/config into Targets.
+//   - pool.go, inventory.go, ansible.go: hosts.yaml or an Ansible
+//     inventory (INI, YAML, ansible-inventory --list JSON) into Hosts,
+//     and Hosts into Targets. sshresolve.go: how a host is reached, as
+//     OpenSSH would. proxy.go: the ProxyCommand transport.
 //   - upload.go: UploadSelf/UploadBinary and WriteFile.
+//
+// # Host resolution
+//
+// A host is resolved as OpenSSH would: `ssh -G ALIAS` when the OpenSSH
+// client is installed (its answer is the truth, Match blocks and all),
+// run with -F for the config files the Pool was given and with the
+// inventory's port and user as -p and -l, so Match user sees them. The
+// inventory's Port, User, Identity, ProxyJump and known_hosts win over
+// the config files. Without the client, kevinburke/ssh_config reads the
+// files; Match blocks other than "all" and "host" are skipped with a
+// warning naming file and line (Pool.Warnings). Used from the answer:
+// HostName, User, Port, IdentityFile, IdentitiesOnly, IdentityAgent,
+// CertificateFile, ProxyJump, ProxyCommand, UserKnownHostsFile,
+// GlobalKnownHostsFile, HashKnownHosts, StrictHostKeyChecking.
+//
+// Host keys are checked against every known_hosts file (@cert-authority,
+// @revoked and hashed entries included); a host certificate no CA vouches
+// for is judged by its plain key, as OpenSSH does. Accepted keys go to the
+// first user file, hashed when HashKnownHosts says so.
+//
+// # goph
+//
+// The product card's SSH library, github.com/melbahja/goph v1.5.2, is
+// used where it fits: the auth chain is a goph.Auth, keys are parsed with
+// goph.GetSignerForRawKey, each connection is a goph.Client described by
+// its goph.Config (user, address, port, auth, timeout, host-key
+// callback), and uploads and reads go through goph.Client.NewSftp. goph
+// cannot make the connection itself: goph.NewConn/Dial call ssh.Dial on
+// TCP, so they take no net.Conn (ProxyJump's direct-tcpip channel, a
+// ProxyCommand's pipes), no context (cancelling a dial, lifting the
+// deadline while a person answers a prompt), no HostKeyAlgorithms (asking
+// for the key type known_hosts holds) and no AuthCallback (telling which
+// methods the server offered). So the handshake is ssh.NewClientConn over
+// our own net.Conn, with the ssh.ClientConfig clientConfig derives from
+// the goph.Config. goph has no keepalives, no session limit, and its
+// Cmd cannot end a remote process group: keepAlive, sessionSlots and
+// killGroup do those.
 //
 // # SSH sessions
 //

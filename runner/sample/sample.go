@@ -65,10 +65,6 @@ type CPUTimes struct {
 	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal uint64
 }
 
-func (c CPUTimes) total() uint64 {
-	return c.User + c.Nice + c.System + c.Idle + c.IOWait + c.IRQ + c.SoftIRQ + c.Steal
-}
-
 // ParseProcStat reads the aggregate cpu line of /proc/stat.
 func ParseProcStat(r io.Reader) (CPUTimes, error) {
 	sc := bufio.NewScanner(r)
