@@ -3,11 +3,15 @@ package runner
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"golang.org/x/crypto/ssh"
@@ -320,5 +324,113 @@ func TestHashKnownHosts(t *testing.T) {
 	_, tg2 := hostKeyPool(t, s, fmt.Sprintf("  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n", kh))
 	if err := tg2.(*SSHTarget).Connect(context.Background()); err != nil {
 		t.Fatalf("hashed entry not found again: %v", err)
+	}
+}
+
+// TestUserCertificate: a key the server does not know logs in with a
+// certificate signed by a CA the server trusts (TrustedUserCAKeys),
+// offered because CertificateFile names it; without it the key is
+// refused.
+func TestUserCertificate(t *testing.T) {
+	t.Parallel()
+	testpeer.Require(t, "ssh")
+	dir := t.TempDir()
+	_, caPriv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := ssh.NewSignerFromKey(caPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := writeFile(t, filepath.Join(dir, "user_ca.pub"), string(ssh.MarshalAuthorizedKey(ca.PublicKey())))
+	s := &realSSHD{testpeer.StartSSHD(t, testpeer.SSHDConfig("TrustedUserCAKeys "+caFile))}
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := writeFile(t, filepath.Join(dir, "certified"), string(pem.EncodeToMemory(blk)))
+	sp, _ := ssh.NewPublicKey(pub)
+	cert := &ssh.Certificate{Key: sp, CertType: ssh.UserCert, KeyId: "test", ValidPrincipals: []string{currentUser()}, ValidBefore: ssh.CertTimeInfinity}
+	if err := cert.SignCert(rand.Reader, ca); err != nil {
+		t.Fatal(err)
+	}
+	certFile := writeFile(t, filepath.Join(dir, "the-cert.pub"), string(ssh.MarshalAuthorizedKey(cert)))
+
+	connect := func(extra string) error {
+		cfgFile := writeFile(t, filepath.Join(t.TempDir(), "config"), fmt.Sprintf("Host h\n  HostName 127.0.0.1\n  Port %d\n  IdentityFile %s\n  UserKnownHostsFile %s\n  IdentitiesOnly yes\n%s", s.Port, key, s.KnownHosts, extra))
+		inv, err := ParseInventory("hosts.yaml", []byte("hosts:\n  - {name: h, address: h, roles: [server]}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := NewPool(inv, SSHOptions{SSHConfigFiles: []string{cfgFile}, NoAgent: true})
+		defer pool.Close()
+		tg, err := pool.Target(inv.Hosts[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg.(*SSHTarget).Connect(context.Background())
+	}
+	if err := connect(""); err == nil {
+		t.Fatal("the uncertified key logged in: the test proves nothing")
+	}
+	if err := connect("  CertificateFile " + certFile + "\n"); err != nil {
+		t.Fatalf("with the certificate: %v", err)
+	}
+}
+
+// TestIdentityAgentAndIdentitiesOnly: IdentityAgent names the agent's
+// socket (a real ssh-agent holding the key the server knows); with
+// IdentitiesOnly yes and another IdentityFile, the agent's key is not
+// offered, as with OpenSSH.
+func TestIdentityAgentAndIdentitiesOnly(t *testing.T) {
+	t.Parallel()
+	agentBin := testpeer.Require(t, "ssh-agent")
+	addBin := testpeer.Require(t, "ssh-add")
+	s := startSSHD(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "agent.sock")
+	ag := exec.Command(agentBin, "-D", "-a", sock)
+	if err := ag.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ag.Process.Kill(); ag.Wait() })
+	for i := 0; ; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if i == 100 {
+			t.Fatal("ssh-agent did not create its socket")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	add := exec.Command(addBin, s.UserKey)
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v %s", err, out)
+	}
+	connect := func(extra string) error {
+		cfgFile := writeFile(t, filepath.Join(t.TempDir(), "config"), fmt.Sprintf("Host h\n  HostName 127.0.0.1\n  Port %d\n  UserKnownHostsFile %s\n  IdentityAgent %s\n  IdentityFile %s\n%s", s.Port, s.KnownHosts, sock, filepath.Join(dir, "no-such-key"), extra))
+		inv, err := ParseInventory("hosts.yaml", []byte("hosts:\n  - {name: h, address: h, roles: [server]}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := NewPool(inv, SSHOptions{SSHConfigFiles: []string{cfgFile}})
+		defer pool.Close()
+		tg, err := pool.Target(inv.Hosts[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg.(*SSHTarget).Connect(context.Background())
+	}
+	if err := connect(""); err != nil {
+		t.Fatalf("through the agent named by IdentityAgent: %v", err)
+	}
+	if err := connect("  IdentitiesOnly yes\n"); err == nil {
+		t.Fatal("IdentitiesOnly yes: the agent's key was offered")
 	}
 }

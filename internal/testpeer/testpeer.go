@@ -23,6 +23,8 @@ var debianPackages = map[string]string{
 	"sshd":            "openssh-server",
 	"ssh":             "openssh-client",
 	"ssh-keygen":      "openssh-client",
+	"ssh-agent":       "openssh-client",
+	"ssh-add":         "openssh-client",
 	"tmux":            "tmux",
 	"nft":             "nftables",
 }
