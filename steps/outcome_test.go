@@ -261,3 +261,17 @@ steps:
 		t.Errorf("the first step ran although the second could never render (stat: %v)", err)
 	}
 }
+
+func TestOpeningALabLeavesNoResultsFolder(t *testing.T) {
+	res := filepath.Join(t.TempDir(), "a", "b", "results")
+	e := newEngine(t, loadLab(t, outcomeLab), Options{ResultsDir: res}, nil)
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(res))); !os.IsNotExist(err) {
+		t.Errorf("the results folder's check left %s behind (stat: %v)", filepath.Dir(filepath.Dir(res)), err)
+	}
+	if err := e.Run(testCtx(t, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(res, ResultsFile)); err != nil {
+		t.Errorf("the run wrote no results: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,9 +17,16 @@ const minResultsFree = 32 << 20
 
 // checkResultsDir makes sure results can be written to dir before the
 // first step runs, so a read-only or full disk is found before a
-// measurement is made and lost. It creates dir (as the run would) and
-// writes and removes a probe file in it.
+// measurement is made and lost. It creates dir as the run would, writes
+// and removes a probe file in it, and removes again the folders it made:
+// opening a lab and leaving leaves nothing behind.
 func checkResultsDir(dir string) error {
+	made := missingDirs(dir)
+	defer func() {
+		for _, d := range made {
+			_ = os.Remove(d) // only if still empty
+		}
+	}()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return resultsDirErr(dir, err)
 	}
@@ -39,6 +47,18 @@ func checkResultsDir(dir string) error {
 		}
 	}
 	return nil
+}
+
+// missingDirs lists dir and its ancestors that do not exist yet, deepest
+// first.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			return out
+		}
+		out = append(out, d)
+	}
 }
 
 func resultsDirErr(dir string, err error) error {
