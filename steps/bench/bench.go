@@ -19,7 +19,7 @@ import (
 // added after the first contract; readers that do not know it skip it.)
 type Prefill struct {
 	Keys    int64   `json:"keys"`
-	Seconds float64 `json:"seconds"`
+	Seconds float64 `json:"duration_seconds"`
 }
 
 // TypePrefill is Prefill's "type".
@@ -106,15 +106,20 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 			}
 			return nil, err
 		}
-		emit(&Prefill{Keys: cfg.KeyMaximum, Seconds: time.Since(t).Seconds()})
+		emit(&Prefill{Keys: cfg.keyCount(), Seconds: time.Since(t).Seconds()})
 	}
 
 	var results []*RunResult
 	var runErr error
+	var fileErrs []error
 	for r := 1; r <= cfg.Runs && ctx.Err() == nil; r++ {
 		res, err := runOnce(ctx, &cfg, r, workers, col, set, emit)
 		results = append(results, res)
 		emit(res)
+		if cfg.HDRFilePrefix != "" {
+			// Written run by run, so an interrupted bench keeps its files.
+			fileErrs = append(fileErrs, writeHDRFiles(cfg.HDRFilePrefix, col.records[len(col.records)-1]))
+		}
 		if err != nil {
 			runErr = err
 			break
@@ -125,8 +130,18 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 	}
 	sum := summarize(results, col)
 	emit(sum)
+	if cfg.JSONOutFile != "" {
+		b, err := memtierJSON(&cfg, col.records)
+		if err == nil {
+			err = writeFileAtomic(cfg.JSONOutFile, b)
+		}
+		fileErrs = append(fileErrs, err)
+	}
 	if runErr == nil && ctx.Err() != nil {
 		runErr = fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	if err := errors.Join(fileErrs...); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("results written to the terminal, but: %w", err))
 	}
 	return sum, runErr
 }
@@ -140,7 +155,8 @@ func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []endpoin
 			clients = append(clients, newGoRedisClient(cfg, ep, ios[i], set))
 		}
 	}
-	n := len(eps) * cfg.Clients
+	per := cfg.ConnsPerTarget()
+	n := len(eps) * per
 	workers := make([]*worker, n)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -151,7 +167,7 @@ func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []endpoin
 		sem      = make(chan struct{}, connectParallel)
 	)
 	for i := 0; i < n; i++ {
-		ti := i / cfg.Clients
+		ti := i / per
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -182,7 +198,7 @@ func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []endpoin
 				cancel()
 				return
 			}
-			workers[i] = newWorker(cfg, i, ti, n, c, seed)
+			workers[i] = newWorker(cfg, i, ti, i%per, per, c, seed)
 		}()
 	}
 	wg.Wait()
@@ -200,13 +216,16 @@ func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []endpoin
 	return workers, clients, nil
 }
 
-// prefill writes every key once, each worker its slice, 64 per pipeline.
+// prefill writes every key once to every target, each connection its
+// slice of the key range, 64 per pipeline.
 func prefill(ctx context.Context, cfg *Config, workers []*worker) error {
 	const depth = 64
+	per := cfg.ConnsPerTarget()
 	var wg sync.WaitGroup
 	errs := make([]error, len(workers))
 	for i, w := range workers {
-		lo, hi := partition(cfg.KeyMaximum, i, len(workers))
+		lo, hi := partition(cfg.keyCount(), i%per, per)
+		lo, hi = lo+cfg.KeyMinimum, hi+cfg.KeyMinimum
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -215,7 +234,7 @@ func prefill(ctx context.Context, cfg *Config, workers []*worker) error {
 			for k := lo; k < hi && ctx.Err() == nil; {
 				n := int(min(int64(depth), hi-k))
 				for j := 0; j < n; j++ {
-					ops[j] = op{cmd: cmdSet, key: k + int64(j), size: int32(w.sizes.next())}
+					ops[j] = op{cmd: cmdSet, key: k + int64(j), size: int32(w.sizes.next(k + int64(j)))}
 				}
 				got, err := w.c.do(ops[:n], res[:n])
 				if err != nil {
@@ -244,11 +263,16 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	t0 := start + int64(cfg.Warmup)
 	stalledFlag := &atomic.Bool{}
 	base := phase{start: start, t0: t0, stalled: stalledFlag}
-	if cfg.Requests == 0 {
+	if cfg.Requests == 0 && cfg.RequestsPerClient == 0 {
 		base.end = t0 + int64(cfg.Duration)
 	}
-	if cfg.Rate > 0 {
+	switch {
+	case cfg.Rate > 0:
 		base.interval = int64(float64(W) / cfg.Rate * 1e9)
+	case cfg.RateLimiting > 0:
+		base.interval = int64(1e9 / float64(cfg.RateLimiting))
+	}
+	if base.interval != 0 {
 		base.interval = max(base.interval, 1)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -258,7 +282,10 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	for i, w := range workers {
 		w.err = nil
 		ph := base
-		if cfg.Requests > 0 {
+		switch {
+		case cfg.RequestsPerClient > 0:
+			ph.quota = cfg.RequestsPerClient
+		case cfg.Requests > 0:
 			ph.quota = quota(cfg.Requests, W, i)
 			if ph.quota == 0 {
 				continue
@@ -294,8 +321,9 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 
 	iv := int64(cfg.Interval)
 	quiet := stallQuiet
-	if cfg.Rate > 0 {
-		quiet += time.Duration(10 / cfg.Rate * 1e9)
+	if base.interval > 0 {
+		// Ten of the whole run's request intervals.
+		quiet += time.Duration(10 * base.interval / int64(W))
 	}
 	var stall <-chan time.Time
 	if base.end > 0 {
@@ -359,6 +387,16 @@ loop:
 		}
 	}
 	res := col.runResult(run, seconds)
+	if col.keep {
+		wall := func(ns int64) time.Time { return time.Now().Add(time.Duration(ns - nanotime())) }
+		rec := col.records[len(col.records)-1]
+		rec.start, rec.end = wall(t0), wall(max(endT, t0))
+		for _, w := range workers {
+			if w.err != nil {
+				rec.connErrors++
+			}
+		}
+	}
 
 	// Per-target errors, and the run's.
 	var firstConnErr string

@@ -143,11 +143,11 @@ func TestExactCountsAndRatio(t *testing.T) {
 func TestKeyPatterns(t *testing.T) {
 	p := startRedis(t)
 	ctx := context.Background()
-	t.Run("sequential covers every key once", func(t *testing.T) {
+	t.Run("parallel covers every key once", func(t *testing.T) {
 		p.reset(t)
 		cfg := testConfig(p.addr)
 		cfg.Clients, cfg.Pipeline = 3, 8
-		cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeySequential, 1000, Ratio{1, 0}, 1000
+		cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 999, Ratio{1, 0}, 1000
 		if _, err := runCollect(t, ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestKeyPatterns(t *testing.T) {
 		p.reset(t)
 		cfg := testConfig(p.addr)
 		cfg.KeyPrefix = "k:"
-		cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = pattern, 30000, Ratio{1, 0}, 3000
+		cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = pattern, 29999, Ratio{1, 0}, 3000
 		if _, err := runCollect(t, ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func TestPrefillMakesGetsHit(t *testing.T) {
 			p.reset(t)
 			cfg := testConfig(p.addr)
 			cfg.Client = client
-			cfg.Prefill, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = true, 2000, Ratio{0, 1}, 3000
+			cfg.Prefill, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = true, 1999, Ratio{0, 1}, 3000
 			got, err := runCollect(t, context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -347,7 +347,7 @@ func TestServerErrorsAreCountedNotFatal(t *testing.T) {
 			p.rdb.Set(ctx, "memtier-1", "v", 0)
 			cfg := testConfig(p.addr)
 			cfg.Client, cfg.Clients = client, 1
-			cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeySequential, 2, Ratio{0, 1}, 100
+			cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeySequential, 1, Ratio{0, 1}, 100
 			got, err := runCollect(t, ctx, cfg)
 			if err != nil {
 				t.Fatalf("partial server errors must not fail the bench: %v", err)
@@ -495,7 +495,7 @@ func TestCancelPrintsWhatWasMeasured(t *testing.T) {
 func TestJSONStreamDecodes(t *testing.T) {
 	// The bundled server: this runs on a machine with only Go.
 	cfg := testConfig(startOurs(t))
-	cfg.Requests, cfg.Runs, cfg.Prefill, cfg.KeyMaximum, cfg.TargetSamples = 300, 2, true, 100, true
+	cfg.Requests, cfg.Runs, cfg.Prefill, cfg.KeyMaximum, cfg.TargetSamples = 300, 2, true, 99, true
 	var buf bytes.Buffer
 	if _, err := Run(context.Background(), cfg, func(ev Event) {
 		if err := Encode(&buf, ev); err != nil {
@@ -534,7 +534,7 @@ func TestDataSizeListIsAMix(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfig(p.addr)
 	cfg.DataSizeList = []SizeWeight{{32, 1}, {256, 1}, {4096, 2}}
-	cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeySequential, 400, Ratio{1, 0}, 400
+	cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 399, Ratio{1, 0}, 400
 	if _, err := runCollect(t, ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -592,10 +592,10 @@ func TestLeanPathDoesNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorker(&cfg, 0, 0, 1, c, 1)
+	w := newWorker(&cfg, 0, 0, 0, 1, c, 1)
 	batch := func() {
 		for i := range w.ops {
-			w.ops[i] = op{cmd: w.nextCmd(), key: w.keys.next(), size: int32(cfg.DataSize)}
+			w.ops[i] = w.nextOp()
 			w.due[i] = nanotime()
 		}
 		got, err := w.c.do(w.ops, w.res)

@@ -38,6 +38,14 @@ type collector struct {
 	last              int64 // latest reply seen (nanotime)
 	allHist           *hdrhistogram.Histogram
 	perTargetInterval bool
+
+	// With --json-out-file or --hdr-file-prefix: per-command interval
+	// histograms for memtier's Time-Serie, and every run kept whole.
+	keep      bool
+	ivCmdHist [nCmd]*hdrhistogram.Histogram
+	ivCmdSent int64
+	series    []second
+	records   []*runRecord
 }
 
 func newCollector(cfg *Config, workers []*worker, eps []endpoint, ios []*ioCounters) *collector {
@@ -55,6 +63,12 @@ func newCollector(cfg *Config, workers []*worker, eps []endpoint, ios []*ioCount
 	for i := range c.runCmdHist {
 		c.runCmdHist[i] = newHist()
 	}
+	if cfg.JSONOutFile != "" || cfg.HDRFilePrefix != "" {
+		c.keep = true
+		for i := range c.ivCmdHist {
+			c.ivCmdHist[i] = newHist()
+		}
+	}
 	return c
 }
 
@@ -66,6 +80,7 @@ func (c *collector) startRun() {
 	c.runCounts.reset()
 	c.runSent, c.runRecv = 0, 0
 	c.last = 0
+	c.series = nil
 	for _, h := range c.runCmdHist {
 		h.Reset()
 	}
@@ -87,6 +102,11 @@ func (c *collector) resetInterval() {
 	c.ivCounts.reset()
 	c.ivSent, c.ivRecv = 0, 0
 	c.ivHist.Reset()
+	for _, h := range c.ivCmdHist {
+		if h != nil {
+			h.Reset()
+		}
+	}
 	for _, t := range c.targets {
 		t.iv.reset()
 		t.ivSent, t.ivRecv = 0, 0
@@ -127,6 +147,11 @@ func (c *collector) gather(keep bool) {
 		// instead of recorded twice.
 		perTarget := len(c.targets) > 1
 		for cmd := range a.lat {
+			if c.keep {
+				for _, us := range a.lat[cmd] {
+					record(c.ivCmdHist[cmd], us)
+				}
+			}
 			for _, us := range a.lat[cmd] {
 				record(c.ivHist, us)
 				record(c.runCmdHist[cmd], us)
@@ -161,6 +186,9 @@ func (c *collector) gather(keep bool) {
 // samples turns the interval into its sample(s) and starts the next one.
 // dt is the interval's length in seconds, t its end since the run's t0.
 func (c *collector) samples(run int, t, dt float64) []*Sample {
+	if c.keep {
+		c.series = append(c.series, c.second(t))
+	}
 	out := []*Sample{c.sample(run, t, dt, "", &c.ivCounts, c.ivHist, c.ivSent, c.ivRecv)}
 	if c.perTargetInterval {
 		for _, tg := range c.targets {
@@ -223,6 +251,7 @@ func (c *collector) totals(k *counts, seconds float64, h *hdrhistogram.Histogram
 		BytesRecvPerSec: perSec(recv, seconds),
 	}
 	t.OpsPerSec = perSec(t.Ops, seconds)
+	t.LatencyMsPercentiles = percentilesOf(h, c.cfg.Percentiles)
 	for cmd, name := range cmdNames {
 		if c.cmdUsed(cmd) {
 			t.OpsByCmd[name] = k.ops[cmd]
@@ -246,6 +275,13 @@ func (c *collector) runResult(run int, seconds float64) *RunResult {
 	c.allHist.Merge(all)
 	r := &RunResult{Run: run, Totals: c.totals(&c.runCounts, seconds, all, c.runSent, c.runRecv)}
 	r.LatencyMsByCmd = byCmd
+	if c.keep {
+		rec := &runRecord{run: run, res: r, all: all, series: c.series, sent: c.runSent, recv: c.runRecv}
+		for i, h := range c.runCmdHist {
+			rec.cmd[i] = hdrhistogram.Import(h.Export())
+		}
+		c.records = append(c.records, rec)
+	}
 	for _, t := range c.targets {
 		h := t.runHist
 		if len(c.targets) == 1 {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -28,20 +29,74 @@ const (
 	ClientGoRedis ClientKind = "go-redis"
 )
 
-// KeyPattern is how keys are chosen from [0, KeyMaximum).
+// KeyPattern is memtier's --key-pattern, SET:GET, each side one of R
+// (uniform random), S (sequential: each connection walks the whole range
+// from --key-minimum, wrapping), G (Gaussian around the middle of the
+// range, standard deviation a sixth of it, memtier's defaults) or P
+// (parallel: each connection of a target walks its own contiguous slice of
+// the range, so together they cover every key once per pass; P must be on
+// both sides, as in memtier). Keys are always in [KeyMinimum, KeyMaximum].
 type KeyPattern string
 
 const (
-	// KeyRandom draws keys uniformly.
-	KeyRandom KeyPattern = "random"
-	// KeySequential walks the key space in order; each client walks its own
-	// contiguous slice of it, so together they cover every key once per pass.
-	KeySequential KeyPattern = "sequential"
-	// KeyGaussian draws keys from a normal distribution centred on the middle
-	// of the key space with a standard deviation of a sixth of it (memtier's
-	// defaults), clamped to the key space: a hot middle, cold edges.
-	KeyGaussian KeyPattern = "gaussian"
+	// KeyRandom draws keys uniformly (memtier's default).
+	KeyRandom KeyPattern = "R:R"
+	// KeySequential has every connection walk the whole key range in order.
+	KeySequential KeyPattern = "S:S"
+	// KeyGaussian draws keys from a normal distribution: a hot middle,
+	// cold edges.
+	KeyGaussian KeyPattern = "G:G"
+	// KeyParallel splits the range over a target's connections, each
+	// walking its slice in order: N requests over N keys write every key
+	// exactly once.
+	KeyParallel KeyPattern = "P:P"
 )
+
+// ParseKeyPattern reads memtier's SET:GET form ("R:R", "S:G", "P:P") and,
+// for command lines written for earlier dpulab versions, the single words
+// random (R:R), sequential (P:P: what it meant then) and gaussian (G:G).
+func ParseKeyPattern(s string) (KeyPattern, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "random":
+		return KeyRandom, nil
+	case "sequential":
+		return KeyParallel, nil
+	case "gaussian":
+		return KeyGaussian, nil
+	}
+	set, get, ok := strings.Cut(strings.ToUpper(strings.TrimSpace(s)), ":")
+	valid := func(x string) bool { return len(x) == 1 && strings.Contains("RSGP", x) }
+	if !ok || !valid(set) || !valid(get) {
+		return "", fmt.Errorf("key pattern %q: want SET:GET with R (random), S (sequential), G (gaussian) or P (parallel) on each side, e.g. R:R", s)
+	}
+	if (set == "P" || get == "P") && set != get {
+		return "", fmt.Errorf("key pattern %q: the parallel pattern P must be given for both SET and GET (P:P), as in memtier", s)
+	}
+	return KeyPattern(set + ":" + get), nil
+}
+
+// UnmarshalText reads the pattern as ParseKeyPattern does, so that lines of
+// earlier versions ("random", "sequential") decode.
+func (k *KeyPattern) UnmarshalText(b []byte) error {
+	v, err := ParseKeyPattern(string(b))
+	if err != nil {
+		return err
+	}
+	*k = v
+	return nil
+}
+
+// side returns the pattern letter of SETs (cmdSet) or GETs (cmdGet).
+func (k KeyPattern) side(cmd int) byte {
+	s := string(k)
+	if len(s) != 3 {
+		return 'R'
+	}
+	if cmd == cmdSet {
+		return s[0]
+	}
+	return s[2]
+}
 
 // Ratio is memtier's SET:GET convention: 1:10 is one SET per ten GETs. Each
 // client issues Set SETs then Get GETs, over and over, so the mix is exact.
@@ -79,8 +134,52 @@ func ParseRatio(s string) (Ratio, error) {
 
 // SizeWeight is one entry of a value-size mix.
 type SizeWeight struct {
-	Size   int `json:"size"`
+	Size   int `json:"size_bytes"`
 	Weight int `json:"weight"`
+}
+
+// UnmarshalJSON also reads the "size" of lines written before sizes carried
+// their unit in the name.
+func (sw *SizeWeight) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Size   *int `json:"size_bytes"`
+		Old    *int `json:"size"`
+		Weight int  `json:"weight"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*sw = SizeWeight{Weight: v.Weight}
+	if v.Size != nil {
+		sw.Size = *v.Size
+	} else if v.Old != nil {
+		sw.Size = *v.Old
+	}
+	return nil
+}
+
+// Range is an inclusive MIN-MAX range, memtier's syntax for
+// --data-size-range and --expiry-range.
+type Range struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
+}
+
+// IsZero reports whether the range is unset (0-0, memtier's "off").
+func (r Range) IsZero() bool { return r.Min == 0 && r.Max == 0 }
+
+// String formats the range as MIN-MAX.
+func (r Range) String() string { return fmt.Sprintf("%d-%d", r.Min, r.Max) }
+
+// ParseRange reads MIN-MAX (non-negative integers, MIN <= MAX).
+func ParseRange(s string) (Range, error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(s), "-")
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || lo < 0 || hi < lo {
+		return Range{}, fmt.Errorf("range %q: want MIN-MAX, non-negative integers with MIN <= MAX (e.g. 32-1024)", s)
+	}
+	return Range{Min: lo, Max: hi}, nil
 }
 
 // ParseSizeList reads memtier's --data-size-list syntax, "SIZE[:WEIGHT],...",
@@ -123,19 +222,26 @@ func FormatSizeList(l []SizeWeight) string {
 
 // Config is what one `dpulab bench` invocation does. Fill it from
 // DefaultConfig, override fields (flags), then call Validate.
+//
+// The names and meanings follow memtier_benchmark: a target gets Threads ×
+// Clients connections, RequestsPerClient is per connection, RateLimiting
+// per connection. Requests (a total) and Rate (a total) are dpulab's own.
 type Config struct {
 	// firstReplyLatency gives every request of a pipeline the latency of
 	// its first reply, as redis-benchmark does: the perf test's like-for-
 	// like check of the two tools' latency figures. Never set otherwise.
 	firstReplyLatency bool
 
-	// Targets are TCP endpoints, HOST:PORT. Clients are spread over them:
-	// every target gets Clients connections.
+	// Targets are TCP endpoints, HOST:PORT. Every target gets Threads ×
+	// Clients connections.
 	Targets []string `json:"targets,omitempty"`
 	// UnixSockets are Unix socket paths, used like Targets.
 	UnixSockets []string `json:"unix_sockets,omitempty"`
-	// Clients is the number of connections per target (default 50,
-	// redis-benchmark's default and memtier's per thread).
+	// Threads multiplies Clients, as memtier's --threads does (default 1:
+	// the connections are goroutines, so threads only count them).
+	Threads int `json:"threads"`
+	// Clients is the number of connections per thread and target (default
+	// 50, memtier's).
 	Clients int `json:"clients"`
 	// Pipeline is how many requests each connection keeps in flight
 	// (default 1: send, wait for the reply, send the next).
@@ -143,26 +249,43 @@ type Config struct {
 	// Ratio is SET:GET (default 1:10, memtier's).
 	Ratio Ratio `json:"ratio"`
 	// DataSize is the SET value size in bytes (default 32, memtier's).
-	DataSize int `json:"data_size"`
+	DataSize int `json:"data_size_bytes"`
+	// DataSizeRange, when set, draws each SET's size from MIN-MAX bytes,
+	// as DataSizePattern says.
+	DataSizeRange Range `json:"data_size_range_bytes,omitzero"`
+	// DataSizePattern is memtier's: R (default) draws a uniform size from
+	// DataSizeRange, S makes the size grow with the key number from MIN at
+	// KeyMinimum to MAX at KeyMaximum.
+	DataSizePattern string `json:"data_size_pattern,omitempty"`
 	// DataSizeList, when set, overrides DataSize with a weighted mix of value
 	// sizes within every run, as memtier's --data-size-list does: each SET
 	// draws its size with probability weight/sum(weights). For one run per
 	// size, invoke bench once per size (the lab's compare sweep does that).
 	DataSizeList []SizeWeight `json:"data_size_list,omitempty"`
-	// KeyMaximum is the size of the key space: keys are
-	// KeyPrefix + decimal number in [0, KeyMaximum) (default 1,000,000).
+	// ExpirySeconds, when set, gives every SET an expiry drawn uniformly
+	// from MIN-MAX seconds (SET key value EX n; 0 drawn = no expiry), as
+	// memtier's --expiry-range.
+	ExpirySeconds Range `json:"expiry_range_seconds,omitzero"`
+	// KeyMinimum and KeyMaximum bound the key numbers, both included, as
+	// in memtier: keys are KeyPrefix + decimal number (default 0 and
+	// 999,999: a million keys).
+	KeyMinimum int64 `json:"key_minimum"`
 	KeyMaximum int64 `json:"key_maximum"`
 	// KeyPrefix prefixes every key (default "memtier-", memtier's, so that
 	// key spaces written by either tool are the same).
 	KeyPrefix string `json:"key_prefix"`
-	// KeyPattern is random (default), sequential or gaussian.
+	// KeyPattern is memtier's SET:GET pattern (default R:R).
 	KeyPattern KeyPattern `json:"key_pattern"`
 	// Duration is how long each run is measured (default 10s). Ignored
-	// when Requests is set.
+	// when Requests or RequestsPerClient is set.
 	Duration time.Duration `json:"duration_ns"`
+	// RequestsPerClient, when > 0, makes every connection send exactly this
+	// many requests per run, as memtier's --requests: a run then gets
+	// RequestsPerClient × Threads × Clients × targets replies.
+	RequestsPerClient int64 `json:"requests_per_client,omitempty"`
 	// Requests, when > 0, makes each run exactly this many requests in total
-	// across all connections (and as many replies) instead of a duration.
-	Requests int64 `json:"requests,omitempty"`
+	// across all connections (and as many replies), split evenly.
+	Requests int64 `json:"requests_total,omitempty"`
 	// Warmup runs load for this long before each run's measurement starts;
 	// nothing of it is counted.
 	Warmup time.Duration `json:"warmup_ns,omitempty"`
@@ -170,16 +293,26 @@ type Config struct {
 	// connections) fixed. Latency is then measured from the moment each
 	// request was due, not when it was sent, so a stalled server shows up in
 	// the latency instead of hiding (coordinated omission).
-	Rate float64 `json:"rate,omitempty"`
+	Rate float64 `json:"rate_ops_per_sec,omitempty"`
+	// RateLimiting, when > 0, holds every connection at this many ops/s,
+	// as memtier's --rate-limiting (measured like Rate).
+	RateLimiting int `json:"rate_limiting_ops_per_sec_per_connection,omitempty"`
 	// Prefill writes every key of the key space once (sequential SETs, not
 	// measured) before the first run, so that GETs hit.
 	Prefill bool `json:"prefill,omitempty"`
-	// Runs repeats the whole run (default 1); the summary gives mean,
-	// stddev, min and max across runs.
+	// Runs repeats the whole run (default 1), memtier's --run-count; the
+	// summary gives mean, stddev, min and max across runs.
 	Runs int `json:"runs"`
+	// Percentiles are the latency percentiles reported per run besides the
+	// fixed ones (memtier's --print-percentiles, default 50, 99, 99.9).
+	Percentiles []float64 `json:"print_percentiles,omitempty"`
+	// User is the ACL user AUTH names (none: the default user).
+	User string `json:"user,omitempty"`
 	// Password is sent with AUTH on every connection. Never printed or
 	// encoded; see PasswordEnv.
 	Password string `json:"-"`
+	// SelectDB is the database every connection SELECTs (default 0).
+	SelectDB int `json:"select_db,omitempty"`
 	// Client selects the client path (default auto = lean).
 	Client ClientKind `json:"client"`
 	// Protocol is the RESP version, 2 (default, what redis-benchmark and
@@ -194,21 +327,59 @@ type Config struct {
 	TargetSamples bool `json:"target_samples,omitempty"`
 	// Seed seeds the key and size choices; 0 picks one from the clock.
 	Seed int64 `json:"seed,omitempty"`
+	// JSONOutFile, when set, is where the results are written at the end
+	// in memtier's --json-out-file shape (see memtier.go).
+	JSONOutFile string `json:"json_out_file,omitempty"`
+	// HDRFilePrefix, when set, makes every run write its latency
+	// histograms as HdrHistogram log files PREFIX_FULL_RUN_N.hgrm (and per
+	// command, _SET_command_run_N, _GET_command_run_N), with a percentile
+	// table PREFIX_FULL_RUN_N.txt, as memtier's --hdr-file-prefix.
+	HDRFilePrefix string `json:"hdr_file_prefix,omitempty"`
+}
+
+// UnmarshalJSON reads a Config as encoded, and the names of lines written
+// before sizes, counts and rates carried their unit in the name (schema 1):
+// "requests" (the total), "data_size", "rate".
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	var v struct {
+		plain
+		OldRequests *int64   `json:"requests"`
+		OldDataSize *int     `json:"data_size"`
+		OldRate     *float64 `json:"rate"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Config(v.plain)
+	if v.OldRequests != nil && c.Requests == 0 {
+		c.Requests = *v.OldRequests
+	}
+	if v.OldDataSize != nil && c.DataSize == 0 {
+		c.DataSize = *v.OldDataSize
+	}
+	if v.OldRate != nil && c.Rate == 0 {
+		c.Rate = *v.OldRate
+	}
+	return nil
 }
 
 // DefaultConfig returns the defaults documented on Config's fields (no
 // target: the caller must name one).
 func DefaultConfig() Config {
 	return Config{
+		Threads:        1,
 		Clients:        50,
 		Pipeline:       1,
 		Ratio:          Ratio{Set: 1, Get: 10},
 		DataSize:       32,
-		KeyMaximum:     1_000_000,
+		KeyMinimum:     0,
+		KeyMaximum:     999_999,
 		KeyPrefix:      "memtier-",
 		KeyPattern:     KeyRandom,
 		Duration:       10 * time.Second,
 		Runs:           1,
+		Percentiles:    []float64{50, 99, 99.9},
 		Client:         ClientAuto,
 		Protocol:       2,
 		ConnectTimeout: 5 * time.Second,
@@ -224,12 +395,15 @@ const (
 	maxTargets  = 4096
 )
 
+// ConnsPerTarget is Threads × Clients.
+func (c *Config) ConnsPerTarget() int { return max(c.Threads, 1) * c.Clients }
+
 // Validate checks the configuration and says how to fix what is wrong.
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if len(c.Targets)+len(c.UnixSockets) == 0 {
-		bad("no target: give --target HOST:PORT[,HOST:PORT...] or --unixsocket PATH")
+		bad("no target: give -s HOST -p PORT, --target HOST:PORT[,HOST:PORT...] or -S/--unix-socket PATH")
 	}
 	if len(c.Targets)+len(c.UnixSockets) > maxTargets {
 		bad("%d targets is more than the %d supported", len(c.Targets)+len(c.UnixSockets), maxTargets)
@@ -246,11 +420,16 @@ func (c *Config) Validate() error {
 	}
 	for _, p := range c.UnixSockets {
 		if p == "" {
-			bad("empty --unixsocket path")
+			bad("empty --unix-socket path")
 		}
 	}
+	if c.Threads < 1 || c.Threads > maxClients {
+		bad("--threads %d: want 1..%d", c.Threads, maxClients)
+	}
 	if c.Clients < 1 || c.Clients > maxClients {
-		bad("--clients %d: want 1..%d connections per target", c.Clients, maxClients)
+		bad("--clients %d: want 1..%d connections per thread", c.Clients, maxClients)
+	} else if c.Threads >= 1 && c.ConnsPerTarget() > maxClients {
+		bad("--threads %d × --clients %d = %d connections per target; at most %d", c.Threads, c.Clients, c.ConnsPerTarget(), maxClients)
 	}
 	if c.Pipeline < 1 || c.Pipeline > maxPipeline {
 		bad("--pipeline %d: want 1..%d requests in flight per connection", c.Pipeline, maxPipeline)
@@ -258,27 +437,49 @@ func (c *Config) Validate() error {
 	if c.Ratio.Set < 0 || c.Ratio.Get < 0 || c.Ratio.Set+c.Ratio.Get == 0 {
 		bad("--ratio %s: want SET:GET, non-negative, not both zero", c.Ratio)
 	}
-	if len(c.DataSizeList) == 0 && (c.DataSize < 1 || c.DataSize > maxDataSize) {
+	sizeModes := 0
+	if len(c.DataSizeList) > 0 {
+		sizeModes++
+	}
+	if !c.DataSizeRange.IsZero() {
+		sizeModes++
+		if c.DataSizeRange.Min < 1 || c.DataSizeRange.Max > maxDataSize {
+			bad("--data-size-range %s: want sizes 1..%d bytes", c.DataSizeRange, maxDataSize)
+		}
+	}
+	if sizeModes > 1 {
+		bad("give one of --data-size, --data-size-range and --data-size-list")
+	}
+	if sizeModes == 0 && (c.DataSize < 1 || c.DataSize > maxDataSize) {
 		bad("--data-size %d: want 1..%d bytes", c.DataSize, maxDataSize)
+	}
+	switch c.DataSizePattern {
+	case "", "R", "S":
+	default:
+		bad("--data-size-pattern %q: want R (random within the range) or S (growing with the key)", c.DataSizePattern)
 	}
 	for _, sw := range c.DataSizeList {
 		if sw.Size < 1 || sw.Size > maxDataSize || sw.Weight < 1 {
 			bad("--data-size-list entry %d:%d: want size 1..%d and weight ≥ 1", sw.Size, sw.Weight, maxDataSize)
 		}
 	}
-	if c.KeyMaximum < 1 {
-		bad("--key-maximum %d: want at least 1 key", c.KeyMaximum)
+	if c.ExpirySeconds.Min < 0 || c.ExpirySeconds.Max < c.ExpirySeconds.Min {
+		bad("--expiry-range %s: want MIN-MAX seconds, MIN <= MAX", c.ExpirySeconds)
 	}
-	switch c.KeyPattern {
-	case KeyRandom, KeySequential, KeyGaussian:
-	default:
-		bad("--key-pattern %q: want random, sequential or gaussian", c.KeyPattern)
+	if c.KeyMinimum < 0 || c.KeyMaximum < c.KeyMinimum {
+		bad("--key-minimum %d / --key-maximum %d: want 0 <= minimum <= maximum", c.KeyMinimum, c.KeyMaximum)
 	}
-	if c.Requests < 0 {
-		bad("--requests %d: want a positive count (or 0 to use --duration)", c.Requests)
+	if _, err := ParseKeyPattern(string(c.KeyPattern)); err != nil {
+		bad("--key-pattern: %v", err)
 	}
-	if c.Requests == 0 && c.Duration <= 0 {
-		bad("--duration %s: want a positive duration (e.g. 30s), or give --requests N", c.Duration)
+	if c.Requests < 0 || c.RequestsPerClient < 0 {
+		bad("--requests / --requests-total: want a positive count")
+	}
+	if c.Requests > 0 && c.RequestsPerClient > 0 {
+		bad("give --requests (per client, memtier's) or --requests-total, not both")
+	}
+	if c.Requests == 0 && c.RequestsPerClient == 0 && c.Duration <= 0 {
+		bad("--test-time/--duration %s: want a positive duration (e.g. 30s), or give --requests N", c.Duration)
 	}
 	if c.Warmup < 0 {
 		bad("--warmup %s: want 0 or a positive duration", c.Warmup)
@@ -286,8 +487,22 @@ func (c *Config) Validate() error {
 	if c.Rate < 0 {
 		bad("--rate %g: want ops/s > 0, or 0 for as fast as possible", c.Rate)
 	}
+	if c.RateLimiting < 0 {
+		bad("--rate-limiting %d: want ops/s per connection > 0, or 0 for as fast as possible", c.RateLimiting)
+	}
+	if c.Rate > 0 && c.RateLimiting > 0 {
+		bad("give --rate (total) or --rate-limiting (per connection), not both")
+	}
 	if c.Runs < 1 {
-		bad("--runs %d: want at least 1", c.Runs)
+		bad("--run-count %d: want at least 1", c.Runs)
+	}
+	for _, p := range c.Percentiles {
+		if !(p > 0 && p <= 100) {
+			bad("--print-percentiles: %g is not a percentile in (0, 100]", p)
+		}
+	}
+	if c.SelectDB < 0 {
+		bad("--select-db %d: want a database number ≥ 0", c.SelectDB)
 	}
 	switch c.Client {
 	case ClientAuto, ClientLean, ClientGoRedis:
@@ -295,7 +510,7 @@ func (c *Config) Validate() error {
 		bad("--client %q: want lean, go-redis or auto", c.Client)
 	}
 	if c.Protocol != 2 && c.Protocol != 3 {
-		bad("--protocol %d: want 2 or 3", c.Protocol)
+		bad("--protocol %d: want resp2 or resp3", c.Protocol)
 	}
 	if c.ConnectTimeout <= 0 {
 		bad("--connect-timeout %s: want a positive duration", c.ConnectTimeout)
@@ -317,63 +532,8 @@ func (c *Config) Endpoints() []string {
 	return out
 }
 
-// Args renders the configuration as `dpulab bench` arguments (after the
-// subcommand), for running it on a lab host. The password is never among
-// them: pass it in the environment as PasswordEnv. The caller shell-quotes.
-func (c *Config) Args() []string {
-	a := []string{}
-	if len(c.Targets) > 0 {
-		a = append(a, "--target", strings.Join(c.Targets, ","))
-	}
-	if len(c.UnixSockets) > 0 {
-		a = append(a, "--unixsocket", strings.Join(c.UnixSockets, ","))
-	}
-	a = append(a,
-		"--clients", strconv.Itoa(c.Clients),
-		"--pipeline", strconv.Itoa(c.Pipeline),
-		"--ratio", c.Ratio.String(),
-	)
-	if len(c.DataSizeList) > 0 {
-		a = append(a, "--data-size-list", FormatSizeList(c.DataSizeList))
-	} else {
-		a = append(a, "--data-size", strconv.Itoa(c.DataSize))
-	}
-	a = append(a,
-		"--key-maximum", strconv.FormatInt(c.KeyMaximum, 10),
-		"--key-prefix="+c.KeyPrefix,
-		"--key-pattern", string(c.KeyPattern),
-	)
-	if c.Requests > 0 {
-		a = append(a, "--requests", strconv.FormatInt(c.Requests, 10))
-	} else {
-		a = append(a, "--duration", c.Duration.String())
-	}
-	if c.Warmup > 0 {
-		a = append(a, "--warmup", c.Warmup.String())
-	}
-	if c.Rate > 0 {
-		a = append(a, "--rate", strconv.FormatFloat(c.Rate, 'g', -1, 64))
-	}
-	if c.Prefill {
-		a = append(a, "--prefill")
-	}
-	a = append(a,
-		"--runs", strconv.Itoa(c.Runs),
-		"--client", string(c.Client),
-		"--protocol", strconv.Itoa(c.Protocol),
-		"--connect-timeout", c.ConnectTimeout.String(),
-	)
-	if c.Interval != time.Second {
-		a = append(a, "--interval", c.Interval.String())
-	}
-	if c.TargetSamples {
-		a = append(a, "--target-samples")
-	}
-	if c.Seed != 0 {
-		a = append(a, "--seed", strconv.FormatInt(c.Seed, 10))
-	}
-	return a
-}
+// keyCount is the size of the key space.
+func (c *Config) keyCount() int64 { return c.KeyMaximum - c.KeyMinimum + 1 }
 
 // PasswordFromEnv fills Password from PasswordEnv when it is empty.
 func (c *Config) PasswordFromEnv() {

@@ -26,6 +26,8 @@ type op struct {
 	cmd  uint8
 	size int32
 	key  int64
+	// exp is a SET's expiry in seconds (0: none).
+	exp int32
 }
 
 // Reply outcomes.
@@ -255,14 +257,17 @@ type leanConn struct {
 	rd    replyReader
 	wbuf  []byte
 	key   []byte // prefix + number, rewritten per request
+	num   []byte // scratch for an expiry's digits
 	plen  int
 	val   []byte
 	kinds kindCache
 }
 
 var (
-	setHead = []byte("*3\r\n$3\r\nSET\r\n")
-	getHead = []byte("*2\r\n$3\r\nGET\r\n")
+	setHead   = []byte("*3\r\n$3\r\nSET\r\n")
+	setExHead = []byte("*5\r\n$3\r\nSET\r\n")
+	exArg     = []byte("$2\r\nEX\r\n")
+	getHead   = []byte("*2\r\n$3\r\nGET\r\n")
 )
 
 func dialLean(ctx context.Context, cfg *Config, ep endpoint, ioc *ioCounters, set *connSet, val []byte) (*leanConn, error) {
@@ -285,19 +290,29 @@ func dialLean(ctx context.Context, cfg *Config, ep endpoint, ioc *ioCounters, se
 	return c, nil
 }
 
-// handshake authenticates and picks the protocol, within the connect
-// timeout: a server that accepts and never answers is as unreachable as one
-// that refuses.
+// handshake authenticates, picks the protocol and selects the database,
+// within the connect timeout: a server that accepts and never answers is as
+// unreachable as one that refuses.
 func (c *leanConn) handshake(ctx context.Context, cfg *Config) error {
-	var cmd []string
+	user := cfg.User
+	if user == "" {
+		user = "default"
+	}
+	var cmds [][]string
 	switch {
 	case cfg.Protocol == 3 && cfg.Password != "":
-		cmd = []string{"HELLO", "3", "AUTH", "default", cfg.Password}
+		cmds = append(cmds, []string{"HELLO", "3", "AUTH", user, cfg.Password})
 	case cfg.Protocol == 3:
-		cmd = []string{"HELLO", "3"}
+		cmds = append(cmds, []string{"HELLO", "3"})
+	case cfg.Password != "" && cfg.User != "":
+		cmds = append(cmds, []string{"AUTH", cfg.User, cfg.Password})
 	case cfg.Password != "":
-		cmd = []string{"AUTH", cfg.Password}
-	default:
+		cmds = append(cmds, []string{"AUTH", cfg.Password})
+	}
+	if cfg.SelectDB != 0 {
+		cmds = append(cmds, []string{"SELECT", strconv.Itoa(cfg.SelectDB)})
+	}
+	if len(cmds) == 0 {
 		return nil
 	}
 	dl := time.Now().Add(cfg.ConnectTimeout)
@@ -306,18 +321,25 @@ func (c *leanConn) handshake(ctx context.Context, cfg *Config) error {
 	}
 	c.nc.SetDeadline(dl)
 	defer c.nc.SetDeadline(time.Time{})
-	if _, err := c.nc.Write(resp.AppendCommand(nil, cmd...)); err != nil {
-		return err
-	}
-	v, err := c.rd.read()
-	if err != nil {
-		return err
-	}
-	if v.IsError() {
-		if cmd[0] == "HELLO" && c.kinds.of(v.Str) != "NOAUTH" && c.kinds.of(v.Str) != "WRONGPASS" {
-			return fmt.Errorf("HELLO 3 refused (%s); the server may not speak RESP3: try --protocol 2", v.Str)
+	for _, cmd := range cmds {
+		if _, err := c.nc.Write(resp.AppendCommand(nil, cmd...)); err != nil {
+			return err
 		}
-		return fmt.Errorf("authentication failed: %s", v.Str)
+		v, err := c.rd.read()
+		if err != nil {
+			return err
+		}
+		if !v.IsError() {
+			continue
+		}
+		switch kind := c.kinds.of(v.Str); {
+		case cmd[0] == "SELECT":
+			return fmt.Errorf("SELECT %d refused: %s", cfg.SelectDB, v.Str)
+		case cmd[0] == "HELLO" && kind != "NOAUTH" && kind != "WRONGPASS":
+			return fmt.Errorf("HELLO 3 refused (%s); the server may not speak RESP3: try --protocol resp2", v.Str)
+		default:
+			return fmt.Errorf("authentication failed: %s", v.Str)
+		}
 	}
 	return nil
 }
@@ -326,11 +348,20 @@ func (c *leanConn) do(ops []op, res []reply) (int, error) {
 	b := c.wbuf[:0]
 	for _, o := range ops {
 		c.key = strconv.AppendInt(c.key[:c.plen], o.key, 10)
-		if o.cmd == cmdSet {
+		switch {
+		case o.cmd == cmdSet && o.exp > 0:
+			// memtier's form: SET key value EX seconds.
+			b = append(b, setExHead...)
+			b = resp.AppendBulk(b, c.key)
+			b = resp.AppendBulk(b, c.val[:o.size])
+			b = append(b, exArg...)
+			c.num = strconv.AppendInt(c.num[:0], int64(o.exp), 10)
+			b = resp.AppendBulk(b, c.num)
+		case o.cmd == cmdSet:
 			b = append(b, setHead...)
 			b = resp.AppendBulk(b, c.key)
 			b = resp.AppendBulk(b, c.val[:o.size])
-		} else {
+		default:
 			b = append(b, getHead...)
 			b = resp.AppendBulk(b, c.key)
 		}

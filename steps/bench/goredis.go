@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -21,7 +22,9 @@ func newGoRedisClient(cfg *Config, ep endpoint, ioc *ioCounters, set *connSet) *
 	return redis.NewClient(&redis.Options{
 		Network:  ep.network,
 		Addr:     ep.addr,
+		Username: cfg.User,
 		Password: cfg.Password,
+		DB:       cfg.SelectDB,
 		Protocol: cfg.Protocol,
 		Dialer: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return dial(ctx, ep, cfg.ConnectTimeout, ioc, set)
@@ -34,8 +37,8 @@ func newGoRedisClient(cfg *Config, ep endpoint, ioc *ioCounters, set *connSet) *
 		ReadTimeout:              -1,
 		WriteTimeout:             -1,
 		ContextTimeoutEnabled:    true,
-		PoolSize:                 cfg.Clients,
-		MaxActiveConns:           cfg.Clients,
+		PoolSize:                 cfg.ConnsPerTarget(),
+		MaxActiveConns:           cfg.ConnsPerTarget(),
 		PoolTimeout:              cfg.ConnectTimeout,
 		PipelinePoolSize:         -1,
 		ConnMaxIdleTime:          -1,
@@ -88,7 +91,7 @@ func (g *goRedisConn) do(ops []op, res []reply) (int, error) {
 		o := ops[0]
 		var err error
 		if o.cmd == cmdSet {
-			err = g.c.Set(g.ctx, g.key(o.key), g.val[:o.size], 0).Err()
+			err = g.c.Set(g.ctx, g.key(o.key), g.val[:o.size], time.Duration(o.exp)*time.Second).Err()
 		} else {
 			err = g.c.Get(g.ctx, g.key(o.key)).Err()
 		}
@@ -101,7 +104,7 @@ func (g *goRedisConn) do(ops []op, res []reply) (int, error) {
 	cmds, _ := g.c.Pipelined(g.ctx, func(p redis.Pipeliner) error {
 		for _, o := range ops {
 			if o.cmd == cmdSet {
-				p.Set(g.ctx, g.key(o.key), g.val[:o.size], 0)
+				p.Set(g.ctx, g.key(o.key), g.val[:o.size], time.Duration(o.exp)*time.Second)
 			} else {
 				p.Get(g.ctx, g.key(o.key))
 			}

@@ -47,24 +47,36 @@ func (h *HumanPrinter) Event(ev Event) {
 func (h *HumanPrinter) header(s *Start) {
 	c := s.Config
 	sizes := fmt.Sprintf("%d-byte values", c.DataSize)
-	if len(c.DataSizeList) > 0 {
+	switch {
+	case len(c.DataSizeList) > 0:
 		sizes = "value sizes " + FormatSizeList(c.DataSizeList) + " (size:weight mix)"
+	case !c.DataSizeRange.IsZero():
+		sizes = fmt.Sprintf("value sizes %s bytes (%s)", c.DataSizeRange, map[bool]string{true: "growing with the key", false: "random"}[c.DataSizePattern == "S"])
+	}
+	if !c.ExpirySeconds.IsZero() {
+		sizes += fmt.Sprintf(", expiring in %s s", c.ExpirySeconds)
 	}
 	length := c.Duration.String() + " per run"
-	if c.Requests > 0 {
+	switch {
+	case c.RequestsPerClient > 0:
+		length = fmt.Sprintf("%d requests per client", c.RequestsPerClient)
+	case c.Requests > 0:
 		length = fmt.Sprintf("%d requests per run", c.Requests)
 	}
 	if c.Warmup > 0 {
 		length += " after " + c.Warmup.String() + " warmup"
 	}
 	rate := "as fast as possible"
-	if c.Rate > 0 {
+	switch {
+	case c.Rate > 0:
 		rate = fmt.Sprintf("fixed rate %s ops/s (latency from when each request was due)", thousands(c.Rate))
+	case c.RateLimiting > 0:
+		rate = fmt.Sprintf("fixed rate %d ops/s per connection (latency from when each request was due)", c.RateLimiting)
 	}
-	fmt.Fprintf(h.Out, "dpulab bench: %d target(s) × %d clients = %d connections, %s client, RESP%d\n",
-		len(s.Targets), c.Clients, s.Connections, s.Client, c.Protocol)
-	fmt.Fprintf(h.Out, "  pipeline %d, SET:GET %s, %s, keys %s0..%d %s, %s, %s, %d run(s)\n",
-		c.Pipeline, c.Ratio, sizes, c.KeyPrefix, c.KeyMaximum-1, c.KeyPattern, length, rate, c.Runs)
+	fmt.Fprintf(h.Out, "dpulab bench: %d target(s) × %d threads × %d clients = %d connections, %s client, RESP%d\n",
+		len(s.Targets), max(c.Threads, 1), c.Clients, s.Connections, s.Client, c.Protocol)
+	fmt.Fprintf(h.Out, "  pipeline %d, SET:GET %s, %s, keys %s%d..%d %s, %s, %s, %d run(s)\n",
+		c.Pipeline, c.Ratio, sizes, termtext.Line(c.KeyPrefix), c.KeyMinimum, c.KeyMaximum, c.KeyPattern, length, rate, c.Runs)
 }
 
 func (h *HumanPrinter) run(r *RunResult) {

@@ -39,7 +39,7 @@ func TestAgainstOurServer(t *testing.T) {
 				}
 				cfg := testConfig(addr)
 				cfg.Client, cfg.Protocol, cfg.Clients, cfg.Pipeline = client, proto, 5, 8
-				cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeySequential, 1003, Ratio{1, 0}, 1003
+				cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 1002, Ratio{1, 0}, 1003
 				got, err := runCollect(t, ctx, cfg)
 				if err != nil {
 					t.Fatal(err)

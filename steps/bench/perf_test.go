@@ -63,7 +63,7 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 		cfg.firstReplyLatency = firstReply
 		cfg.Targets = []string{p.addr}
 		cfg.Client, cfg.Clients, cfg.Pipeline, cfg.DataSize = client, 50, depth, 256
-		cfg.KeyMaximum, cfg.KeyPattern, cfg.Requests = keys, KeyRandom, int64(n)
+		cfg.KeyMaximum, cfg.KeyPattern, cfg.Requests = keys-1, KeyRandom, int64(n)
 		cfg.Ratio = Ratio{1, 0}
 		if cmd == "GET" {
 			cfg.Ratio = Ratio{0, 1}
@@ -99,7 +99,7 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 
 	// Fill both key spaces (redis-benchmark's keys are "key:%012d").
 	cfg := DefaultConfig()
-	cfg.Targets, cfg.KeyMaximum, cfg.Prefill, cfg.Requests = []string{p.addr}, keys, true, 1
+	cfg.Targets, cfg.KeyMaximum, cfg.Prefill, cfg.Requests = []string{p.addr}, keys-1, true, 1
 	if _, err := Run(context.Background(), cfg, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 //
 // Every line on stdout is one JSON object whose "type" names the event:
 //
+//	{"type":"header", "stream":"bench", "schema_version":2}  first, once
 //	{"type":"start", ...}    once, before anything is measured: what will run
 //	{"type":"prefill", ...}  with --prefill, once the key space is loaded
 //	{"type":"sample", ...}   every second of every run (totals; "target" absent)
@@ -21,16 +22,46 @@ import (
 //	{"type":"summary", ...}  once at the end: across runs (mean, stddev, min, max)
 //
 // The field names are a contract read by the step engine and the TUI on the
-// other side of an SSH session: add fields, never rename or repurpose them.
+// other side of an SSH session: add fields, never repurpose them. Durations
+// and sizes carry their unit in the name (_seconds, _ns, _ms, _bytes,
+// _per_sec). Schema 2 renamed what did not: "t" → "t_seconds", "seconds" →
+// "duration_seconds", config "data_size" → "data_size_bytes", "requests" →
+// "requests_total", "rate" → "rate_ops_per_sec"; ParseLine reads both.
 // Readers skip event types they do not know, so new types may be added.
 
 // Event types as they appear in the "type" field.
 const (
+	TypeHeader  = "header"
 	TypeStart   = "start"
 	TypeSample  = "sample"
 	TypeRun     = "run"
 	TypeSummary = "summary"
 )
+
+// SchemaVersion is the version of the JSON-lines contract, carried by the
+// stream's first line (Header). Version 1 had no header.
+const SchemaVersion = 2
+
+// Header is the first line of a stream: which stream, which schema.
+type Header struct {
+	Stream        string `json:"stream"`
+	SchemaVersion int    `json:"schema_version"`
+}
+
+// EventType implements Event.
+func (*Header) EventType() string { return TypeHeader }
+
+// MarshalJSON writes the event with its "type" first.
+func (h Header) MarshalJSON() ([]byte, error) {
+	type plain Header
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{TypeHeader, plain(h)})
+}
+
+// StreamHeader is the header `dpulab bench --json` starts with.
+func StreamHeader() *Header { return &Header{Stream: "bench", SchemaVersion: SchemaVersion} }
 
 // Event is one line of the stream: a *Start, *Prefill, *Sample, *RunResult or
 // *Summary.
@@ -71,7 +102,7 @@ type Sample struct {
 	Run int `json:"run"`
 	// T is seconds since the measured part of the run began, at the end of
 	// this interval (1, 2, 3, ...; the last one may be fractional).
-	T float64 `json:"t"`
+	T float64 `json:"t_seconds"`
 	// Target is set on per-target samples and absent on totals.
 	Target string `json:"target,omitempty"`
 	// OpsPerSec counts replies (including error replies) per second.
@@ -92,7 +123,7 @@ type Sample struct {
 // Totals are the numbers of a run, or of one target of a run.
 type Totals struct {
 	// Seconds is the measured time (warmup and prefill excluded).
-	Seconds float64 `json:"seconds"`
+	Seconds float64 `json:"duration_seconds"`
 	// Ops counts replies received, error replies included.
 	Ops      int64            `json:"ops"`
 	OpsByCmd map[string]int64 `json:"ops_by_cmd"`
@@ -102,6 +133,9 @@ type Totals struct {
 	LatencyMs      Latency            `json:"latency_ms"`
 	// LatencyMsByCmd is the latency summary per command.
 	LatencyMsByCmd map[string]Latency `json:"latency_ms_by_cmd,omitempty"`
+	// LatencyMsPercentiles are the --print-percentiles, keyed by the
+	// percentile as given ("50", "99.9").
+	LatencyMsPercentiles map[string]float64 `json:"latency_ms_percentiles,omitempty"`
 	// Errors counts error replies plus requests that got no reply.
 	Errors       int64            `json:"errors"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind,omitempty"`
@@ -223,6 +257,8 @@ func ParseLine(line []byte) (Event, error) {
 	}
 	var ev Event
 	switch head.Type {
+	case TypeHeader:
+		ev = &Header{}
 	case TypeStart:
 		ev = &Start{}
 	case TypeSample:
@@ -239,7 +275,62 @@ func ParseLine(line []byte) (Event, error) {
 	if err := json.Unmarshal(line, ev); err != nil {
 		return nil, fmt.Errorf("bench output: %s line: %w", head.Type, err)
 	}
+	if err := readLegacy(line, ev); err != nil {
+		return nil, fmt.Errorf("bench output: %s line: %w", head.Type, err)
+	}
 	return ev, nil
+}
+
+// readLegacy fills the fields a schema-1 line (an older dpulab on a lab
+// host) names without their unit. Fields already set are kept.
+func readLegacy(line []byte, ev Event) error {
+	switch ev := ev.(type) {
+	case *Sample:
+		if !bytes.Contains(line, []byte(`"t":`)) {
+			return nil
+		}
+		var v struct {
+			T float64 `json:"t"`
+		}
+		if err := json.Unmarshal(line, &v); err != nil {
+			return err
+		}
+		if ev.T == 0 {
+			ev.T = v.T
+		}
+	case *Prefill:
+		var v struct {
+			Seconds float64 `json:"seconds"`
+		}
+		if err := json.Unmarshal(line, &v); err != nil {
+			return err
+		}
+		if ev.Seconds == 0 {
+			ev.Seconds = v.Seconds
+		}
+	case *RunResult:
+		if !bytes.Contains(line, []byte(`"seconds":`)) {
+			return nil
+		}
+		var v struct {
+			Seconds float64 `json:"seconds"`
+			Targets []struct {
+				Seconds float64 `json:"seconds"`
+			} `json:"targets"`
+		}
+		if err := json.Unmarshal(line, &v); err != nil {
+			return err
+		}
+		if ev.Seconds == 0 {
+			ev.Seconds = v.Seconds
+		}
+		for i := range ev.Targets {
+			if i < len(v.Targets) && ev.Targets[i].Seconds == 0 {
+				ev.Targets[i].Seconds = v.Targets[i].Seconds
+			}
+		}
+	}
+	return nil
 }
 
 // Encode writes one event as one line.

@@ -98,7 +98,7 @@ func TestConfigValidate(t *testing.T) {
 		{"duration", func(c *Config) { c.Duration = 0 }, "--duration"},
 		{"protocol", func(c *Config) { c.Protocol = 4 }, "--protocol"},
 		{"client", func(c *Config) { c.Client = "hiredis" }, "--client"},
-		{"runs", func(c *Config) { c.Runs = 0 }, "--runs"},
+		{"runs", func(c *Config) { c.Runs = 0 }, "--run-count"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"sort"
+	"strconv"
 	"sync/atomic"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -41,6 +42,19 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 		P999: ms(h.ValueAtQuantile(99.9)),
 		Max:  ms(h.Max()),
 	}
+}
+
+// percentilesOf reads the --print-percentiles from h, in milliseconds,
+// keyed as the percentile is written ("50", "99.9").
+func percentilesOf(h *hdrhistogram.Histogram, ps []float64) map[string]float64 {
+	if len(ps) == 0 || h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(ps))
+	for _, p := range ps {
+		m[strconv.FormatFloat(p, 'g', -1, 64)] = float64(h.ValueAtQuantile(p)) / 1000
+	}
+	return m
 }
 
 // counts are the countable outcomes of requests.

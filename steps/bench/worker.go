@@ -14,13 +14,17 @@ import (
 type worker struct {
 	id, target int
 	c          client
-	keys       *keyGen
+	keys       [nCmd]*keyGen
 	sizes      *sizePicker
-	ratio      Ratio
-	pos        int // position in the SET...GET cycle
-	ops        []op
-	res        []reply
-	due        []int64
+	rng        *rand.Rand
+	// expLo, expSpan: SET expiries are expLo + [0, expSpan) seconds
+	// (expSpan 0: no expiry).
+	expLo, expSpan int
+	ratio          Ratio
+	pos            int // position in the SET...GET cycle
+	ops            []op
+	res            []reply
+	due            []int64
 	// firstReply: Config.firstReplyLatency.
 	firstReply bool
 
@@ -36,11 +40,13 @@ type worker struct {
 	firstErr string
 }
 
-func newWorker(cfg *Config, id, target, n int, c client, seed uint64) *worker {
+// newWorker makes connection id, the local-th of the conns connections of
+// its target.
+func newWorker(cfg *Config, id, target, local, conns int, c client, seed uint64) *worker {
 	rng := rand.New(rand.NewPCG(seed, uint64(id)))
-	return &worker{
-		id: id, target: target, c: c,
-		keys:  newKeyGen(cfg, rng, id, n),
+	w := &worker{
+		id: id, target: target, c: c, rng: rng,
+		keys:  [nCmd]*keyGen{newKeyGen(cfg, cmdSet, rng, local, conns), newKeyGen(cfg, cmdGet, rng, local, conns)},
 		sizes: newSizePicker(cfg, rng),
 		ratio: cfg.Ratio,
 		ops:   make([]op, cfg.Pipeline),
@@ -50,6 +56,23 @@ func newWorker(cfg *Config, id, target, n int, c client, seed uint64) *worker {
 
 		firstReply: cfg.firstReplyLatency,
 	}
+	if !cfg.ExpirySeconds.IsZero() {
+		w.expLo, w.expSpan = cfg.ExpirySeconds.Min, cfg.ExpirySeconds.Max-cfg.ExpirySeconds.Min+1
+	}
+	return w
+}
+
+// nextOp is the next request of the SET:GET cycle.
+func (w *worker) nextOp() op {
+	o := op{cmd: w.nextCmd()}
+	o.key = w.keys[o.cmd].next()
+	if o.cmd == cmdSet {
+		o.size = int32(w.sizes.next(o.key))
+		if w.expSpan > 0 {
+			o.exp = int32(w.expLo + w.rng.IntN(w.expSpan))
+		}
+	}
+	return o
 }
 
 // nextCmd follows the ratio exactly: Set SETs, then Get GETs, repeated.
@@ -113,11 +136,7 @@ func (w *worker) run(ctx, user context.Context, ph phase) {
 			n = int(min(int64(n), ph.quota-done))
 		}
 		for i := 0; i < n; i++ {
-			o := op{cmd: w.nextCmd(), key: w.keys.next()}
-			if o.cmd == cmdSet {
-				o.size = int32(w.sizes.next())
-			}
-			w.ops[i] = o
+			w.ops[i] = w.nextOp()
 			if ph.interval > 0 {
 				w.due[i] = due + int64(i)*ph.interval
 			} else {
