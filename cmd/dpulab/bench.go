@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
-	"strings"
+	"os/signal"
+	"sync"
+	"syscall"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -14,102 +16,137 @@ import (
 	"github.com/dpulab/dpulab/steps/bench"
 )
 
-// newBenchCmd is `dpulab bench`: parse flags into a bench.Config and run it,
-// printing tables (default) or the JSON-lines stream (--json).
+// benchLong is `dpulab bench --help`. Every claim in it is held by a test
+// in steps/bench (flags, semantics) or here (exit codes).
+const benchLong = `dpulab bench drives one or many Redis-compatible servers with a SET:GET mix and
+reports throughput and latency (HDR histograms): a line per second while it runs,
+then a table per run and, with -x N, the mean, stddev, min and max across runs.
+
+memtier_benchmark's flags mean what they mean in memtier_benchmark:
+  -s/--server, -p/--port   one target HOST:PORT (default localhost:6379)
+  -S/--unix-socket PATH    Unix socket(s)
+  -t/--threads × -c/--clients   connections per target (-t 4 -c 50 = 200)
+  -n/--requests N          N requests per client (per connection): a run gets
+                           N × clients × threads × targets replies
+  --test-time SECS         seconds per run; -x/--run-count N runs
+  --ratio SET:GET          1:10 = one SET per ten GETs, in that exact cycle
+  --key-pattern SET:GET    R random, S sequential (each connection walks the whole
+                           range), G gaussian, P parallel (each connection of a
+                           target walks its own slice; P:P only)
+  --key-minimum/--key-maximum   key numbers, both included; --key-prefix
+  -d/--data-size, --data-size-range MIN-MAX with --data-size-pattern R|S,
+  --data-size-list SIZE[:WEIGHT],...   value sizes (one of the three)
+  --expiry-range MIN-MAX   SET key value EX n, n drawn from MIN..MAX seconds
+  --rate-limiting OPS      ops/s per connection
+  --print-percentiles 50,99,99.9   --select-db N   -P/--protocol resp2|resp3
+  --pipeline N             requests in flight per connection
+  --json-out-file FILE     results in memtier's JSON shape (ALL STATS, Totals,
+                           Percentile Latencies, Time-Serie ...)
+  --hdr-file-prefix P      HdrHistogram logs P_FULL_RUN_N.hgrm (and _SET/_GET_
+                           command_run_N.hgrm) and percentiles P_FULL_RUN_N.txt
+  -a/--authenticate PASS or USER:PASS   accepted for memtier command lines, with
+                           a warning: argv is visible to every user in ps.
+Defaults differ in three places: -t 1 (memtier 4), a 10s run when neither -n
+nor --test-time is given (memtier -n 10000), --key-maximum 999999 (memtier
+10000000). redis-benchmark users: its -P N (pipeline) is --pipeline N here, its
+-s SOCKET is -S SOCKET, its -n TOTAL is --requests-total TOTAL.
+
+dpulab's own:
+  --target HOST:PORT,...   many targets at once (each gets threads × clients)
+  --duration 30s           --test-time as a duration; --warmup D unmeasured first
+  --requests-total N       N requests per run in total over all connections
+  --rate OPS               total fixed rate over all connections
+  (--rate and --rate-limiting count latency from when each request was due, so
+  a stalled server is not hidden: coordinated omission)
+  --prefill                write every key once first, so GETs hit
+  --json                   JSON lines on stdout instead of tables: "header"
+                           (schema_version), "start", "prefill", "sample",
+                           "run", "summary"; see FORMATS.md
+Old spellings that still work: --unixsocket, --runs, --key-pattern random|
+sequential|gaussian (sequential = P:P), --protocol 2|3.
+
+The password: the environment variable ` + bench.PasswordEnv + ` (never visible in
+ps); --user names an ACL user. -a and --password work, with a warning.
+
+Exit status: 0 done, 1 the bench failed (a server unreachable, a run ended
+early, all requests failed, a result file not written), 2 usage error (a bad
+flag or value), 130 interrupted by Ctrl-C (128 + N for signal N: 143 for
+SIGTERM); what was measured until then is printed.`
+
+// newBenchCmd is `dpulab bench`: the flags are steps/bench's (bench.Flags),
+// so that the command line the engine builds with Config.Args is the one
+// this parses.
 func newBenchCmd() *cobra.Command {
-	cfg := bench.DefaultConfig()
 	var (
-		targets, sockets, ratio, sizeList string
-		keyPattern, client                string
-		asJSON                            bool
+		flags  *bench.Flags
+		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "bench --target HOST:PORT[,HOST:PORT...] | --unixsocket PATH [flags]",
-		Short: "Run the load generator against Redis-compatible servers",
-		Long: `dpulab bench drives one or many Redis-compatible servers with a SET:GET mix and
-reports throughput and latency (HDR histograms): a line per second while it runs,
-then a table per run and, with --runs N, the mean, stddev, min and max across runs.
-
-Conventions (memtier_benchmark's, so numbers compare):
-  --ratio 1:10        one SET per ten GETs; every connection issues exactly that cycle
-  --data-size-list    a weighted MIX of value sizes within each run, SIZE[:WEIGHT],...
-                      (32,256,4096 = a third each; 32:9,4096:1 = mostly small).
-                      For one run per size, run bench once per size.
-  --key-prefix        default "memtier-", so key spaces written by either tool match
-  --requests N        N requests in total across all connections, exactly N replies
-  --rate OPS          total fixed rate; latency counts from when each request was
-                      due, so a stalled server is not hidden (coordinated omission)
-  --clients N         connections per target; 80 targets × 50 clients is fine
-
-The password is read from the environment variable ` + bench.PasswordEnv + ` when
---password is not given; prefer it, so the password is not visible in the process list.
-
-With --json, stdout carries one JSON object per line: "start", "prefill", "sample"
-(every --interval), "run" (after each run) and "summary" (at the end).
-Ctrl-C stops the run and prints what was measured so far.`,
-		Example: `  dpulab bench --target 127.0.0.1:6379 --clients 50 --pipeline 16 --data-size 256 --duration 30s
-  dpulab bench --target 10.0.0.7:6379,10.0.0.7:6380 --ratio 1:1 --prefill --runs 5 --json
-  DPULAB_BENCH_PASSWORD=... dpulab bench --unixsocket /run/redis.sock --requests 100000`,
+		Use:   "bench [-s HOST -p PORT | --target HOST:PORT,... | -S PATH] [flags]",
+		Short: "Run the load generator against Redis-compatible servers (memtier_benchmark's flags)",
+		Long:  benchLong,
+		Example: `  dpulab bench -s 127.0.0.1 -p 6379 -t 4 -c 50 -n 10000 --ratio 1:10 --json-out-file out.json
+  dpulab bench --target 10.0.0.7:6379,10.0.0.7:6380 --test-time 30 --pipeline 16 -x 5 --json
+  DPULAB_BENCH_PASSWORD=... dpulab bench -S /run/redis.sock --requests-total 100000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Targets = splitList(targets)
-			cfg.UnixSockets = splitList(sockets)
-			var errs []error
-			// Collect every problem, flags and Validate alike, so that one
-			// attempt shows all there is to fix.
-			if r, err := bench.ParseRatio(ratio); err != nil {
-				errs = append(errs, err)
-			} else {
-				cfg.Ratio = r
+			cfg, warns, err := flags.Config()
+			for _, w := range warns {
+				fmt.Fprintln(cmd.ErrOrStderr(), "dpulab bench: warning:", w)
 			}
-			if sizeList != "" {
-				if cmd.Flags().Changed("data-size") {
-					errs = append(errs, errors.New("give --data-size or --data-size-list, not both"))
-				}
-				if l, err := bench.ParseSizeList(sizeList); err != nil {
-					errs = append(errs, err)
-				} else {
-					cfg.DataSizeList = l
-				}
+			if err != nil {
+				return usageError{err}
 			}
-			if cmd.Flags().Changed("requests") && cmd.Flags().Changed("duration") {
-				errs = append(errs, errors.New("give --duration or --requests, not both"))
-			}
-			cfg.KeyPattern = bench.KeyPattern(keyPattern)
-			cfg.Client = bench.ClientKind(client)
 			cfg.PasswordFromEnv()
-			if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
-				return err
-			}
-			return runBench(cmd.Context(), cfg, asJSON)
+			return runBench(cmd.Context(), cfg, asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&targets, "target", "", "HOST:PORT of the server(s), comma-separated")
-	f.StringVar(&sockets, "unixsocket", "", "Unix socket path(s) of the server(s), comma-separated")
-	f.IntVarP(&cfg.Clients, "clients", "c", cfg.Clients, "connections per target")
-	f.IntVarP(&cfg.Pipeline, "pipeline", "P", cfg.Pipeline, "requests in flight per connection")
-	f.StringVar(&ratio, "ratio", cfg.Ratio.String(), "SET:GET ratio (1:10 = one SET per ten GETs)")
-	f.IntVarP(&cfg.DataSize, "data-size", "d", cfg.DataSize, "value size in bytes")
-	f.StringVar(&sizeList, "data-size-list", "", "weighted mix of value sizes, SIZE[:WEIGHT],... (instead of --data-size)")
-	f.Int64Var(&cfg.KeyMaximum, "key-maximum", cfg.KeyMaximum, "number of keys: KEY-PREFIX + 0 .. key-maximum-1")
-	f.StringVar(&cfg.KeyPrefix, "key-prefix", cfg.KeyPrefix, "prefix of every key")
-	f.StringVar(&keyPattern, "key-pattern", string(cfg.KeyPattern), "random, sequential or gaussian")
-	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured time per run")
-	f.Int64VarP(&cfg.Requests, "requests", "n", 0, "requests per run in total (instead of --duration)")
-	f.DurationVar(&cfg.Warmup, "warmup", 0, "unmeasured load before each run")
-	f.Float64Var(&cfg.Rate, "rate", 0, "fixed total rate in ops/s (0 = as fast as possible)")
-	f.BoolVar(&cfg.Prefill, "prefill", false, "write every key once before the first run, so GETs hit")
-	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "repeat the run N times; the summary gives mean, stddev, min, max")
-	f.StringVar(&cfg.Password, "password", "", "AUTH password (better: env "+bench.PasswordEnv+")")
-	f.BoolVar(&asJSON, "json", false, "print JSON lines (start, sample, run, summary) instead of tables")
-	f.StringVar(&client, "client", string(cfg.Client), "client path: lean (pipelined, allocation-free), go-redis, or auto (= lean)")
-	f.IntVar(&cfg.Protocol, "protocol", cfg.Protocol, "RESP protocol version, 2 or 3")
-	f.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "time allowed to connect (and authenticate) to each target")
-	f.DurationVar(&cfg.Interval, "interval", cfg.Interval, "sampling interval")
-	f.BoolVar(&cfg.TargetSamples, "target-samples", false, "with --json, also print a sample per target per interval")
-	f.Int64Var(&cfg.Seed, "seed", 0, "seed for key and size choices (0 = from the clock)")
+	flags = bench.NewFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines (header, start, sample, run, summary) instead of tables")
 	return cmd
+}
+
+// benchSignals returns a context that ends on the first of SIGINT, SIGTERM
+// and SIGHUP (unless ignored at start, as under nohup), and the exit status
+// that signal calls for.
+func benchSignals(parent context.Context) (context.Context, func(), func() (int, bool)) {
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, interruptSignals()...)
+	var mu sync.Mutex
+	var first syscall.Signal
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			if sig, ok := s.(syscall.Signal); ok {
+				mu.Lock()
+				first = sig
+				mu.Unlock()
+			}
+			cancel()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel()
+		})
+	}
+	return ctx, stop, func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == 0 {
+			if parent.Err() != nil {
+				return exitCodeSignal(syscall.SIGINT), true
+			}
+			return 0, false
+		}
+		return exitCodeSignal(first), true
+	}
 }
 
 // quietLogger drops go-redis's log lines.
@@ -117,40 +154,37 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// runBench runs the bench with its output. On Ctrl-C the results so far
-// are printed and the exit status is 130, as for any interrupted command.
-func runBench(ctx context.Context, cfg bench.Config, asJSON bool) error {
+// runBench runs the bench with its output. Signals end it as they end a
+// headless run (signals.go): the results so far are printed and the exit
+// status is 128 + the signal's number, 130 for Ctrl-C.
+func runBench(ctx context.Context, cfg bench.Config, asJSON bool, stdout, stderr io.Writer) error {
 	// The bench reports connection errors itself, naming the target; go-redis's
 	// own pool log lines would only repeat them between the progress lines.
 	redis.SetLogger(quietLogger{})
+	ctx, stop, signalled := benchSignals(ctx)
+	defer stop()
 	var emit func(bench.Event)
 	var werr error
 	if asJSON {
-		emit = func(ev bench.Event) {
-			if err := bench.Encode(os.Stdout, ev); err != nil && werr == nil {
+		write := func(ev bench.Event) {
+			if err := bench.Encode(stdout, ev); err != nil && werr == nil {
 				werr = err
 			}
 		}
+		write(bench.StreamHeader())
+		emit = write
 	} else {
-		h := &bench.HumanPrinter{Out: os.Stdout, Progress: os.Stderr}
+		h := &bench.HumanPrinter{Out: stdout, Progress: stderr}
 		emit = h.Event
 	}
 	_, err := bench.Run(ctx, cfg, emit)
-	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintln(os.Stderr, "dpulab bench:", termtext.Plain(err.Error()))
-			return exitError{code: 130}
+	if code, ok := signalled(); ok {
+		if err != nil {
+			fmt.Fprintln(stderr, "dpulab bench:", termtext.Plain(err.Error()))
 		}
+		return exitError{code: code}
+	}
+	if err != nil {
 		return err
 	}
 	if werr != nil {

@@ -13,12 +13,14 @@ import (
 	"github.com/dpulab/dpulab/runner"
 )
 
-// labInfo is one lab as `dpulab labs --json` prints it.
+// labInfo is one lab as `dpulab labs --json` prints it: one line each,
+// "type":"lab", after the stream's header line.
 type labInfo struct {
+	Type            string            `json:"type"`
 	ID              string            `json:"id"`
 	Title           string            `json:"title"`
 	Summary         string            `json:"summary"`
-	Duration        string            `json:"duration"`
+	Duration        string            `json:"duration_text"`
 	DurationSeconds float64           `json:"duration_seconds"`
 	Roles           []labs.RoleStatus `json:"roles"`
 	Covered         bool              `json:"covered"`
@@ -39,7 +41,10 @@ func newLabsCmd() *cobra.Command {
 		Long: `List the labs dpulab knows: the built-in ones and those in --lab-dir.
 For each: id, title, duration, the roles it needs and whether they are
 covered. Without --inventory every role runs on this machine, so every lab is
-covered; with one, a lab is covered when some host plays each of its roles.`,
+covered; with one, a lab is covered when some host plays each of its roles.
+
+With --json, one JSON line per lab ("type":"lab") after a header line
+({"type":"header","stream":"labs","schema_version":2}); see FORMATS.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			all, err := labs.All(labDirs...)
@@ -50,7 +55,7 @@ covered; with one, a lab is covered when some host plays each of its roles.`,
 			if inventory != "" {
 				byRole, err = inventoryRoles(inventory)
 				if err != nil {
-					return err
+					return usageError{err}
 				}
 			}
 			infos := make([]labInfo, len(all))
@@ -60,7 +65,7 @@ covered; with one, a lab is covered when some host plays each of its roles.`,
 				// are filtered here, for the table and for --json
 				// (which a script may print).
 				infos[i] = labInfo{
-					ID: termtext.Line(l.ID), Title: termtext.Line(l.Title), Summary: termtext.Plain(l.Summary),
+					Type: "lab", ID: termtext.Line(l.ID), Title: termtext.Line(l.Title), Summary: termtext.Plain(l.Summary),
 					Duration: labs.FormatDuration(l.Duration), DurationSeconds: l.Duration.Seconds(),
 					Roles: l.Coverage(byRole), Covered: len(missing) == 0, Missing: missing,
 					Embedded: l.Embedded, File: termtext.Line(l.File),
@@ -68,9 +73,14 @@ covered; with one, a lab is covered when some host plays each of its roles.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
+				writeHeader(out, streamLabs, labsSchemaVersion)
 				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(infos)
+				for _, in := range infos {
+					if err := enc.Encode(in); err != nil {
+						return fmt.Errorf("write: %w", err)
+					}
+				}
+				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTITLE\tDURATION\tROLES\tHOSTS")
@@ -80,7 +90,7 @@ covered; with one, a lab is covered when some host plays each of its roles.`,
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the labs as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the labs as JSON lines")
 	cmd.Flags().StringArrayVar(&labDirs, "lab-dir", nil, "also list the labs in `DIR` (repeatable; a lab there replaces a built-in one with the same id)")
 	cmd.Flags().StringVar(&inventory, "inventory", "", "hosts.yaml `FILE` to check the labs' roles against")
 	return cmd

@@ -25,22 +25,58 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// Exit statuses, the same for every subcommand (and in FORMATS.md).
+const (
+	exitOK     = 0
+	exitFailed = 1 // a step, the bench or a check failed
+	exitUsage  = 2 // a bad flag, argument, --set, lab or inventory
+)
+
+// usageError is a mistake in how dpulab was called: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageArgs makes a positional-argument check's error a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// exitStatus maps what Execute returned to the process's exit status and
+// the message to print (empty: the command has said it already).
+func exitStatus(err error) (int, string) {
+	if err == nil {
+		return exitOK, ""
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code, ""
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage, err.Error() + " (see --help)"
+	}
+	return exitFailed, err.Error()
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	root := newRootCmd()
 	err := root.ExecuteContext(ctx)
 	stop()
-	if err == nil {
-		return
+	code, msg := exitStatus(err)
+	if msg != "" {
+		// Errors quote lab files, hosts and servers: filtered like all
+		// outside text on its way to a terminal.
+		fmt.Fprintln(os.Stderr, "dpulab:", termtext.Plain(msg))
 	}
-	var ee exitError
-	if errors.As(err, &ee) {
-		os.Exit(ee.code)
-	}
-	// Errors quote lab files, hosts and servers: filtered like all outside
-	// text on its way to a terminal.
-	fmt.Fprintln(os.Stderr, "dpulab:", termtext.Plain(err.Error()))
-	os.Exit(1)
+	os.Exit(code)
 }
 
 func newRootCmd() *cobra.Command {
@@ -53,7 +89,14 @@ benchmark and compare Redis with and without acceleration, with live charts.
 Run without arguments to open the lab picker (quickstart runs on this machine).
 SIGINT, SIGTERM and a closed terminal act as Ctrl+C does: the running step is
 stopped and what the lab started is cleaned up before dpulab exits (with
-128 + the signal's number).`,
+128 + the signal's number).
+
+Exit status, every subcommand alike: 0 done; 1 a step, the bench or a check
+failed; 2 usage error (a bad flag or argument, a bad --set, an unknown lab or
+step, an inventory that cannot be read); 130 interrupted by Ctrl-C (128 + N
+for signal N: 143 SIGTERM, 129 SIGHUP, 141 output gone). Machine-readable
+output (--json of run, bench, labs; sample) is JSON lines described in
+FORMATS.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -71,5 +114,12 @@ stopped and what the lab started is cleaned up before dpulab exits (with
 		newReplayCmd(),
 		newVersionCmd(),
 	)
+	// A bad flag or argument anywhere is a usage error (exit status 2).
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	for _, c := range append(root.Commands(), root) {
+		if c.Args != nil {
+			c.Args = usageArgs(c.Args)
+		}
+	}
 	return root
 }

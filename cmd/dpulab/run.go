@@ -43,7 +43,13 @@ results/LAB/TIMESTAMP (results.json, samples.csv, report.md).
 
 Progress is saved after every step; running the same lab again resumes at the
 first unfinished step (--restart starts over). Cleanup steps always run at the
-end, also after a failure or Ctrl-C. Exit status 0 only when every step passed.
+end, also after a failure or Ctrl-C. Exit status: 0 every step passed, 1 a
+step failed, 2 usage error (bad flag, bad --set, unknown lab or step, an
+inventory that cannot be read), 130 interrupted (see below).
+
+With --json, stdout carries the engine's events as JSON lines, the first a
+{"type":"header","stream":"run","schema_version":N} line; FORMATS.md lists
+every event.
 
 Text from outside dpulab (the output of commands on lab hosts, titles, hints
 and docs from lab files, errors) is printed without escape sequences or
@@ -123,11 +129,22 @@ func parseSets(sets []string) (map[string]string, error) {
 func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer) error {
 	vars, err := parseSets(f.set)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	lab, err := labs.Find(id, f.labDirs...)
 	if err != nil {
+		// An id that names no lab is a usage error; a lab that exists but
+		// does not load is the lab's (exit status 1, as lint says).
+		// labs.Find has no sentinel for the first: its message is matched.
+		if strings.HasPrefix(err.Error(), "no lab ") {
+			return usageError{err}
+		}
 		return err
+	}
+	for _, st := range []struct{ flag, id string }{{"--from", f.from}, {"--only", f.only}} {
+		if st.id != "" && !hasStep(lab, st.id) {
+			return usageError{fmt.Errorf("%s %s: lab %s has no such step (steps: %s)", st.flag, st.id, lab.ID, stepList(lab))}
+		}
 	}
 	opts := steps.Options{
 		Vars: vars, Yes: f.yes, DryRun: f.dryRun, From: f.from, Only: f.only, Restart: f.restart,
@@ -136,12 +153,15 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 	if f.inventory != "" {
 		inv, err := loadInventory(f.inventory)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		opts.Inventory = inv
 	}
 	printer := steps.NewPrinterOptions(stderr, steps.PrinterOptions{RawOutput: f.rawOutput})
 	var outMu sync.Mutex
+	if f.json {
+		writeHeader(stdout, streamRun, runSchemaVersion)
+	}
 	asker := newTermAsker(stderr)
 	opts.Emit = func(ev steps.Event) {
 		if f.json {
@@ -177,6 +197,23 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+func hasStep(lab *labs.Lab, id string) bool {
+	for i := range lab.Steps {
+		if lab.Steps[i].ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func stepList(lab *labs.Lab) string {
+	ids := make([]string, len(lab.Steps))
+	for i := range lab.Steps {
+		ids[i] = lab.Steps[i].ID
+	}
+	return strings.Join(ids, ", ")
 }
 
 // termAsker answers prompts from the terminal when there is one; without

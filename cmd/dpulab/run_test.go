@@ -83,7 +83,7 @@ func TestRunJSONAndDryRun(t *testing.T) {
 		}
 		types = append(types, m["type"].(string))
 	}
-	if types[0] != "lab_started" || types[len(types)-1] != "lab_finished" {
+	if types[0] != "header" || types[1] != "lab_started" || types[len(types)-1] != "lab_finished" {
 		t.Errorf("event types = %v", types)
 	}
 	if !strings.Contains(stdout.String(), `"cmd":"echo 'x; rm -rf /'"`) || !strings.Contains(stderr.String(), "local$ echo 'x; rm -rf /'") {

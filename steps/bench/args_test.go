@@ -158,10 +158,10 @@ func TestMemtierFlags(t *testing.T) {
 		}
 	})
 	for _, bad := range [][]string{
-		{"-P", "16"},                      // redis-benchmark's pipeline: memtier's protocol
-		{"--key-pattern", "P:R"},          // P on one side only
-		{"--key-pattern", "Z:Z"},          // not ours
-		{"-n", "10", "--test-time", "5"},  // both
+		{"-P", "16"},                     // redis-benchmark's pipeline: memtier's protocol
+		{"--key-pattern", "P:R"},         // P on one side only
+		{"--key-pattern", "Z:Z"},         // not ours
+		{"-n", "10", "--test-time", "5"}, // both
 		{"--rate", "10", "--rate-limiting", "5"},
 		{"--data-size-range", "10-5"},
 		{"-d", "10", "--data-size-range", "10-50"},

@@ -43,7 +43,6 @@ type collector struct {
 	// histograms for memtier's Time-Serie, and every run kept whole.
 	keep      bool
 	ivCmdHist [nCmd]*hdrhistogram.Histogram
-	ivCmdSent int64
 	series    []second
 	records   []*runRecord
 }

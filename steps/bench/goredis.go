@@ -52,7 +52,6 @@ type goRedisConn struct {
 	prefix string
 	val    []byte
 	kinds  kindCache
-	cmds   []redis.Cmder
 }
 
 func dialGoRedis(ctx context.Context, cl *redis.Client, cfg *Config, val []byte) (*goRedisConn, error) {

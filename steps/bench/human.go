@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -102,6 +103,22 @@ func (h *HumanPrinter) run(r *RunResult) {
 		ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max),
 		thousands((r.BytesSentPerSec+r.BytesRecvPerSec)/1024))
 	tw.Flush()
+	if len(r.LatencyMsPercentiles) > 0 {
+		keys := make([]string, 0, len(r.LatencyMsPercentiles))
+		for k := range r.LatencyMsPercentiles {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, _ := strconv.ParseFloat(keys[i], 64)
+			b, _ := strconv.ParseFloat(keys[j], 64)
+			return a < b
+		})
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("p%s %s ms", k, ms(r.LatencyMsPercentiles[k]))
+		}
+		fmt.Fprintf(h.Out, "percentiles: %s\n", strings.Join(parts, ", "))
+	}
 	fmt.Fprintf(h.Out, "requests answered: %d", r.Ops)
 	if r.Errors > 0 {
 		fmt.Fprintf(h.Out, "; errors: %d (%s)", r.Errors, kindsText(r.ErrorsByKind))

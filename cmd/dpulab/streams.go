@@ -1,0 +1,38 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// Every JSON-lines stream dpulab writes starts with a header line naming
+// the stream and its schema version, and every line carries "type"
+// (FORMATS.md). The bench stream's header is steps/bench's (StreamHeader).
+const (
+	streamRun    = "run"
+	streamLabs   = "labs"
+	streamSample = "sample"
+
+	// runSchemaVersion is the version of the engine's event lines (steps'
+	// EventJSON). 1: durations are still nanoseconds under unit-less names
+	// ("duration", "elapsed", "remaining"); bump with their renames.
+	runSchemaVersion = 1
+	// labsSchemaVersion 2: JSON lines (1 was one indented array).
+	labsSchemaVersion = 2
+	// sampleSchemaVersion 2: lines carry "type" (1 had none).
+	sampleSchemaVersion = 2
+)
+
+// header is the first line of a stream.
+type header struct {
+	Type          string `json:"type"`
+	Stream        string `json:"stream"`
+	SchemaVersion int    `json:"schema_version"`
+}
+
+// writeHeader writes a stream's header line. A write error surfaces with
+// the stream's next line.
+func writeHeader(w io.Writer, stream string, version int) {
+	b, _ := json.Marshal(header{Type: "header", Stream: stream, SchemaVersion: version})
+	w.Write(append(b, '\n'))
+}
