@@ -3,11 +3,26 @@
 // latency into HDR histograms, and reports per-second samples, per-run
 // results and an across-run summary, as a human table (HumanPrinter) or as
 // JSON lines (the contract in result.go, read back with Decode or ParseLine
-// by the step engine).
+// by the step engine; FORMATS.md at the repository's root).
 //
-// Entry points: DefaultConfig, Config.Validate, Run(ctx, cfg, emit), and
-// Config.Args to build the argv of a remote `dpulab bench --json` (the
-// password travels in the PasswordEnv environment variable, never argv).
+// Entry points: DefaultConfig, Config.Validate, Run(ctx, cfg, emit), the
+// command line (NewFlags on a pflag.FlagSet, or ParseArgs), and Config.Args
+// to build the argv of a remote `dpulab bench --json`, which ParseArgs reads
+// back into the same Config (the password travels in the PasswordEnv
+// environment variable, never argv).
+//
+// The flags are memtier_benchmark's, with memtier's meanings (flags.go):
+// a target gets --threads × --clients connections, --requests is per
+// connection, --rate-limiting per connection, --key-pattern SET:GET with
+// R/S/G/P and --key-minimum..--key-maximum both included, value sizes
+// fixed, a range (random or growing with the key) or a weighted list,
+// --expiry-range (SET key value EX n), --select-db, --protocol resp2|resp3,
+// --json-out-file in memtier's JSON shape and --hdr-file-prefix's
+// HdrHistogram logs (memtier.go). dpulab's own flags fill in what memtier
+// has no word for: --target lists, --duration and --warmup, totals
+// (--requests-total, --rate), --prefill, --json. -a/--authenticate works
+// for memtier command lines, with a warning: a password in argv is
+// readable by every user of the host (ps), so PasswordEnv is the way.
 //
 // How it measures:
 //
@@ -19,13 +34,18 @@
 //     between workers, and the histograms live in the collector only, so
 //     4000 connections cost kilobytes each, not a histogram each.
 //   - A request's latency runs from the moment it was sent — or, under
-//     --rate, from the moment it was due on the fixed schedule — to the
-//     return of the read that brought its reply. A stalled server therefore
-//     shows in the latency of every request that fell due meanwhile.
+//     --rate or --rate-limiting, from the moment it was due on the fixed
+//     schedule — to the return of the read that brought its reply. A
+//     stalled server therefore shows in the latency of every request that
+//     fell due meanwhile.
 //   - Counts are exact: every connection repeats Set SETs then Get GETs;
-//     --requests N is split over connections with the remainder on the
-//     first ones; a reply is counted once, error replies included; requests
-//     cut off by a broken connection or a stall are errors, not replies.
+//     --requests N is N per connection, --requests-total N is split over
+//     connections with the remainder on the first ones; a reply is counted
+//     once, error replies included; requests cut off by a broken
+//     connection or a stall are errors, not replies.
+//   - Key patterns run per connection and per side (SET, GET), as memtier's
+//     iterators do; P splits the key range over the connections of each
+//     target, and --prefill writes the whole range to every target.
 //   - A run ends early (partial results kept, error stated) when a
 //     connection breaks, when a timed run's replies do not come within
 //     stallGrace of its end, or when a --requests run gets no reply for
