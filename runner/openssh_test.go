@@ -164,6 +164,8 @@ func TestProxyCommandThroughSecondSSHD(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := NewPool(inv, SSHOptions{SSHConfigFiles: []string{cfgFile}, NoAgent: true})
+	// Before the sshds' cleanup: a failing test still closes.
+	t.Cleanup(func() { pool.Close() })
 	tg, err := pool.Target(inv.Hosts[0])
 	if err != nil {
 		t.Fatal(err)

@@ -203,6 +203,9 @@ SetEnv SHLVL=1
 		stderr := &lockedBuffer{}
 		cmd := exec.Command(bin, "-D", "-e", "-f", cfg)
 		cmd.Stderr = stderr
+		// Session processes of a connection a failed test left open hold
+		// stderr: do not wait for them forever at cleanup.
+		cmd.WaitDelay = 2 * time.Second
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start sshd: %v", err)
 		}
