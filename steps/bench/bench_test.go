@@ -702,9 +702,12 @@ func TestRateLatencyCountsFromDue(t *testing.T) {
 	if r.LatencyMs.P90 < 100 || r.LatencyMs.Max < 500 {
 		t.Errorf("latency %+v: want p90 ≥ 100 ms and max ≥ 500 ms after a 600 ms pause at 1000 ops/s", r.LatencyMs)
 	}
-	// The schedule catches up: the rate is still held.
-	if r.OpsPerSec < 900 || r.OpsPerSec > 1100 {
-		t.Errorf("achieved %.0f ops/s across the pause, want about 1000", r.OpsPerSec)
+	// The schedule catches up: the rate is still held. Without catching up
+	// the 600 ms pause would cost ~600 of 1,500 requests (≈600 ops/s); the
+	// lower bound sits between that and the target, so a loaded machine
+	// (-race, shared cores: 898 ops/s was seen) does not fail it.
+	if r.OpsPerSec < 750 || r.OpsPerSec > 1100 {
+		t.Errorf("achieved %.0f ops/s across the pause, want about 1000 (the schedule catching up after the pause)", r.OpsPerSec)
 	}
 }
 
