@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -81,20 +82,30 @@ func TestRealSSHD(t *testing.T) {
 		var mu sync.Mutex
 		var samples []sample.Sample
 		var bad []string
+		header := false
 		res, err := tg.Run(ctx, Command{Cmd: Quote(remote) + " sample --interval 100ms --count 3 --host " + Quote("real"), Output: func(l Line) {
 			if l.Stream != Stdout {
 				return
 			}
-			s, err := sample.DecodeLine([]byte(l.Text), 0)
 			mu.Lock()
 			defer mu.Unlock()
+			// The stream opens with its header line (type, stream,
+			// schema_version), as every machine-output stream does.
+			if len(samples) == 0 && len(bad) == 0 && !header {
+				var h struct{ Type, Stream string }
+				if json.Unmarshal([]byte(l.Text), &h) == nil && h.Type == "header" && h.Stream == "sample" {
+					header = true
+					return
+				}
+			}
+			s, err := sample.DecodeLine([]byte(l.Text), 0)
 			if err != nil {
 				bad = append(bad, l.Text)
 				return
 			}
 			samples = append(samples, s)
 		}})
-		if err != nil || res.ExitCode != 0 || len(bad) > 0 || len(samples) != 3 || samples[0].Host != "real" {
+		if err != nil || res.ExitCode != 0 || len(bad) > 0 || !header || len(samples) != 3 || samples[0].Host != "real" {
 			t.Fatalf("%v %v samples=%d bad=%q tail=%v", res, err, len(samples), bad, res.Tail)
 		}
 	})
