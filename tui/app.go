@@ -217,11 +217,16 @@ func (a *App) setErr(err error) {
 }
 
 // Shutdown runs cleanup if the program ends without the lab page having
-// done it (a signal, a closed terminal); the caller bounds ctx. Call it
-// after the program has stopped.
+// done it (a signal, an input error, a closed terminal); the caller bounds
+// ctx. Call it after the program has stopped. The running step is stopped
+// and open dialogs get their safe answer first: the engine's Cleanup waits
+// for a running step, which would otherwise run to its end.
 func (a *App) Shutdown(ctx context.Context) error {
 	if a.sess == nil {
 		return nil
+	}
+	if a.lab != nil {
+		a.lab.Abort()
 	}
 	var err error
 	if !a.cleaned {

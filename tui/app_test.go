@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
@@ -56,11 +58,11 @@ func TestPickerFilterAndOpen(t *testing.T) {
 	cat := &sessiontest.Catalog{Fakes: []*sessiontest.Fake{quickstartFake(), dpuFake()}}
 	tm := start(t, testApp(Config{Catalog: cat}), 100, 30)
 	waitFor(t, tm, "pick a lab")
-	tm.Send(press("/"))
+	press(tm, km.Filter)
 	tm.Type("vsphere")
 	waitFor(t, tm, "1 filtered")
-	tm.Send(press("enter")) // accept the filter
-	tm.Send(press("enter")) // open the only match
+	press(tm, km.Enter) // accept the filter
+	press(tm, km.Enter) // open the only match
 	waitFor(t, tm, "Step 1/9", "Redis on vSphere")
 	app := finish(t, tm)
 	if app.State() != StateLab || app.Lab().Session().Info().ID != "redis-dpu-uptv2" {
@@ -73,7 +75,7 @@ func openQuickstart(t *testing.T, f *sessiontest.Fake, w, h int) (*teatest.TestM
 	app := testApp(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}})
 	tm := start(t, app, w, h)
 	waitFor(t, tm, "pick a lab")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	waitFor(t, tm, "Step 2/4")
 	return tm, app
 }
@@ -84,7 +86,7 @@ func TestStepRunning(t *testing.T) {
 	t.Cleanup(func() { close(block) })
 	f.Script[1].Block = block
 	tm, _ := openQuickstart(t, f, 100, 30)
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	waitFor(t, tm, "server1 │ net.core.somaxconn = 4096", "running step 2")
 	app := finish(t, tm)
 	l := app.Lab()
@@ -112,7 +114,7 @@ func TestFailedStepWithHint(t *testing.T) {
 	f.Script[1].Err = "exit status 1 (command: dpulab server --port 7400)"
 	f.Script[1].Hint = "An instance did not answer PING. The most common cause is a port already in use: pick another first port with --set port=NNNN."
 	tm, _ := openQuickstart(t, f, 100, 30)
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	waitFor(t, tm, "Hint: An instance", "step 2 failed")
 	app := finish(t, tm)
 	l := app.Lab()
@@ -130,11 +132,11 @@ func TestRetryAndSkip(t *testing.T) {
 	f := quickstartFake()
 	f.Script[1].Final = steps.Failed
 	tm, _ := openQuickstart(t, f, 100, 30)
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	waitFor(t, tm, "step 2 failed")
-	tm.Send(press("r"))
+	press(tm, km.Retry)
 	waitFor(t, tm, "step 2 failed (attempt 2)")
-	tm.Send(press("s"))
+	press(tm, km.Skip)
 	waitFor(t, tm, "step 2 skipped")
 	app := finish(t, tm)
 	if got := fmt.Sprint(f.Ran); got != "[1 1]" {
@@ -155,7 +157,7 @@ func hostKeyFake(t *testing.T) *sessiontest.Fake {
 func TestHostKeyPrompt(t *testing.T) {
 	f := hostKeyFake(t)
 	tm, _ := openQuickstart(t, f, 100, 30)
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	waitFor(t, tm, "Unknown host key", "SHA256:")
 	app := finish(t, tm)
 	p := app.Lab().Prompt()
@@ -174,19 +176,27 @@ func TestHostKeyPrompt(t *testing.T) {
 }
 
 func TestHostKeyAnswers(t *testing.T) {
-	tests := []struct{ keys, want string }{
-		{"o", "once"},
-		{"s", "save"},
-		{"esc", "refuse"},
-		{"enter", "refuse"}, // the safe choice is preselected
+	tests := []struct {
+		keys, want string
+		// bind is the binding pressed; nil: the dialog's own shortcut keys.
+		bind *key.Binding
+	}{
+		{"o", "once", nil},
+		{"s", "save", nil},
+		{"esc", "refuse", &km.Cancel},
+		{"enter", "refuse", &km.Enter}, // the safe choice is preselected
 	}
 	for _, tc := range tests {
 		t.Run(tc.keys, func(t *testing.T) {
 			f := hostKeyFake(t)
 			tm, _ := openQuickstart(t, f, 100, 30)
-			tm.Send(press("enter"))
+			press(tm, km.Run)
 			waitFor(t, tm, "Unknown host key")
-			tm.Send(press(tc.keys))
+			if tc.bind != nil {
+				press(tm, *tc.bind)
+			} else {
+				answer(tm, tc.keys)
+			}
 			waitFor(t, tm, "step 2 done")
 			finish(t, tm)
 			if len(f.Answers) != 1 || f.Answers[0].Choice != tc.want {
@@ -200,11 +210,11 @@ func TestPasswordIsMasked(t *testing.T) {
 	f := quickstartFake()
 	f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptSecret, Host: "server1", Message: "sudo password for lab@server1"}}
 	tm, _ := openQuickstart(t, f, 100, 30)
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	waitFor(t, tm, "Password needed")
 	tm.Type("hunter2")
 	waitFor(t, tm, "•••••••")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	waitFor(t, tm, "step 2 done")
 	app := finish(t, tm)
 	if len(f.Answers) != 1 || f.Answers[0].Secret != "hunter2" {
@@ -218,18 +228,18 @@ func TestPasswordIsMasked(t *testing.T) {
 func TestVariablesFormValidates(t *testing.T) {
 	f := quickstartFake()
 	tm, _ := openQuickstart(t, f, 100, 30)
-	tm.Send(press("n")) // to the bench step
-	tm.Send(press("enter"))
+	press(tm, km.Next) // to the bench step
+	press(tm, km.Run)
 	waitFor(t, tm, "Variables for Benchmark")
-	tm.Send(press("ctrl+u"))
+	press(tm, textinput.DefaultKeyMap.DeleteBeforeCursor)
 	tm.Type("bad")
 	waitFor(t, tm, "✘ instances must be")
-	tm.Send(press("enter")) // refused while invalid
+	press(tm, km.Enter) // refused while invalid
 	for range 3 {
-		tm.Send(press("backspace"))
+		press(tm, textinput.DefaultKeyMap.DeleteCharacterBackward)
 	}
 	tm.Type("8")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	waitFor(t, tm, "step 3 done")
 	finish(t, tm)
 	if f.SetTo["instances"] != "8" || f.SetTo["duration"] != "5s" {
@@ -245,19 +255,19 @@ func TestQuitWhileRunningAsksAndCleansUp(t *testing.T) {
 	block := make(chan struct{})
 	f.Script[1].Block = block
 	tm, _ := openQuickstart(t, f, 100, 30)
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	waitFor(t, tm, "running step 2")
-	tm.Send(press("q"))
+	press(tm, km.Quit)
 	// The buttons say what each answer does (they once read "Yes, run it").
 	waitFor(t, tm, "Quit anyway?", "[y] Quit and clean up", "› [n] Keep running")
-	tm.Send(press("n"))
+	answer(tm, "n")
 	waitFor(t, tm, "enter run · a run all") // the page's keys again: the dialog closed
-	tm.Send(press("q"))
+	press(tm, km.Quit)
 	waitFor(t, tm, "Quit and clean up")
 	if cleaned, _ := f.Counts(); cleaned != 0 {
 		t.Fatalf("keep running ran cleanup %d times", cleaned)
 	}
-	tm.Send(press("y"))
+	answer(tm, "y")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	if cleaned, _ := f.Counts(); cleaned != 1 {
 		t.Fatalf("cleanup ran %d times, want once before quitting", cleaned)
@@ -271,11 +281,11 @@ func TestRunAllToCompare(t *testing.T) {
 	app := testApp(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}})
 	tm := start(t, app, 100, 30)
 	waitFor(t, tm, "pick a lab")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	waitFor(t, tm, "Step 1/4")
-	tm.Send(press("a"))
+	press(tm, km.RunAll)
 	waitFor(t, tm, "Variables for")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	waitFor(t, tm, "Compare:", "TCP loopback (baseline)")
 	app = finish(t, tm)
 	if app.Lab().ActiveView() != lab.ViewCompare {
@@ -304,7 +314,7 @@ func TestDashboardRecorded(t *testing.T) {
 	waitFor(t, tm, "REPLAY of a run recorded on 2026-12-02")
 	// Step through the first variant's recorded seconds by hand.
 	for range 12 {
-		tm.Send(press("right"))
+		press(tm, km.Right)
 	}
 	waitFor(t, tm, "second 12/")
 	app = finish(t, tm)
@@ -319,20 +329,21 @@ func TestCompareView(t *testing.T) {
 	res := loadRecorded(t)
 	tabs := []struct {
 		key  string
+		bind key.Binding
 		tab  compare.Tab
 		want []string
 	}{
-		{"1", compare.TabTable, []string{"TCP loopback (baseline)", "Unix socket", "better", "Published reference figures", "seed 002"}},
-		{"3", compare.TabSweep, []string{"mean TPS vs clients", "x: clients = 1, 2, 3, 4", "• Unix socket"}},
-		{"4", compare.TabTCO, []string{"servers_saved_pct", "total_savings_usd"}},
+		{"1", km.Tab1, compare.TabTable, []string{"TCP loopback (baseline)", "Unix socket", "better", "Published reference figures", "seed 002"}},
+		{"3", km.Tab3, compare.TabSweep, []string{"mean TPS vs clients", "x: clients = 1, 2, 3, 4", "• Unix socket"}},
+		{"4", km.Tab4, compare.TabTCO, []string{"servers_saved_pct", "total_savings_usd"}},
 	}
 	for _, tc := range tabs {
 		t.Run(tc.key, func(t *testing.T) {
 			app := testApp(Config{Replay: res, ReplayOptions: replayOpts()})
 			tm := start(t, app, 100, 30)
 			waitFor(t, tm, "REPLAY")
-			tm.Send(press("tab"))
-			tm.Send(press(tc.key))
+			press(tm, km.SwitchPane)
+			press(tm, tc.bind)
 			waitFor(t, tm, tc.want[0])
 			app = finish(t, tm)
 			if !app.Replay().ShowingCompare() || app.Replay().Compare().Tab() != tc.tab {
@@ -354,14 +365,14 @@ func TestTCOEditRecomputes(t *testing.T) {
 	app := testApp(Config{Replay: res, ReplayOptions: replayOpts()})
 	tm := start(t, app, 100, 30)
 	waitFor(t, tm, "REPLAY")
-	tm.Send(press("tab"))
-	tm.Send(press("4"))
+	press(tm, km.SwitchPane)
+	press(tm, km.Tab4)
 	waitFor(t, tm, "total_savings_usd")
 	// servers (first input) from 10000 to 20000 doubles the savings.
-	tm.Send(press("enter"))
-	tm.Send(press("ctrl+u"))
+	press(tm, km.Enter)
+	press(tm, textinput.DefaultKeyMap.DeleteBeforeCursor)
 	tm.Type("20000")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	waitFor(t, tm, "$19.06M")
 	finish(t, tm)
 }
@@ -377,9 +388,9 @@ func TestCopyCommandsOSC52(t *testing.T) {
 	app := testApp(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, Clipboard: &clip})
 	tm := start(t, app, 100, 30)
 	waitFor(t, tm, "pick a lab")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	waitFor(t, tm, "Step 2/4")
-	tm.Send(press("y"))
+	press(tm, km.Copy)
 	waitFor(t, tm, "copied 2 command(s) via OSC52")
 	finish(t, tm)
 	want := base64.StdEncoding.EncodeToString([]byte("dpulab server --port 7400 --instances 4 --bind 127.0.0.1\nsudo sysctl -w net.core.somaxconn=4096\n"))
@@ -395,7 +406,7 @@ func TestLabScreenFitsEverySize(t *testing.T) {
 	for _, sz := range sizes {
 		tm.Send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 	}
-	tm.Send(press("?"))
+	press(tm, km.Help)
 	app := finish(t, tm)
 	for _, sz := range sizes {
 		app.SetSize(sz[0], sz[1])
@@ -430,7 +441,7 @@ func TestNoColorLabScreen(t *testing.T) {
 	f.Script[1].Err = "exit status 1"
 	f.Script[1].Hint = "A port is in use: pick another with --set port=NNNN."
 	tm, _ := openQuickstart(t, f, 100, 30)
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	waitFor(t, tm, "step 2 failed")
 	app := finish(t, tm)
 	v := app.View()

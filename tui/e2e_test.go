@@ -13,6 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+
 	"github.com/dpulab/dpulab/internal/testpeer"
 )
 
@@ -80,6 +83,26 @@ func (s *tmuxScreen) screen() string { return s.run("capture-pane", "-p", "-t", 
 // keys sends tmux key names (Enter, Tab, C-u) or literal text.
 func (s *tmuxScreen) keys(k ...string) { s.run(append([]string{"send-keys", "-t", "e2e"}, k...)...) }
 
+// tmuxKeys are tmux's names of the keys bindings spell otherwise.
+var tmuxKeys = map[string]string{
+	"enter": "Enter", "tab": "Tab", "shift+tab": "BTab", "esc": "Escape", "up": "Up", "down": "Down",
+	"left": "Left", "right": "Right", "pgup": "PPage", "pgdown": "NPage", "home": "Home", "end": "End",
+	"backspace": "BSpace", "ctrl+c": "C-c", "ctrl+u": "C-u", " ": "Space",
+}
+
+// press sends the first key of each binding, as the key map spells it.
+func (s *tmuxScreen) press(bs ...key.Binding) {
+	var ks []string
+	for _, b := range bs {
+		k := b.Keys()[0]
+		if n, ok := tmuxKeys[k]; ok {
+			k = n
+		}
+		ks = append(ks, k)
+	}
+	s.keys(ks...)
+}
+
 func (s *tmuxScreen) text(txt string) { s.run("send-keys", "-t", "e2e", "-l", txt) }
 
 // waitFor polls the screen until every want is on it, failing with the
@@ -133,27 +156,27 @@ func TestEndToEndQuickstart(t *testing.T) {
 	s := newTmux(t, 100, 30, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state")}, bin)
 
 	s.waitFor(15*time.Second, "pick a lab", "Quickstart")
-	s.keys("Enter")
+	s.press(km.Enter)
 	s.waitFor(10*time.Second, "Step 1/9")
-	s.keys("a") // run all from here
+	s.press(km.RunAll) // run all from here
 	s.waitFor(30*time.Second, "Variables for")
 	// Fields: instances, port, clients, pipeline, data_size, ratio,
 	// key_maximum, warmup, duration, runs.
-	s.keys("C-u")
+	s.press(textinput.DefaultKeyMap.DeleteBeforeCursor)
 	s.text("2")
-	s.keys("Tab", "C-u")
+	s.press(km.NextField, textinput.DefaultKeyMap.DeleteBeforeCursor)
 	s.text(fmt.Sprint(port))
-	s.keys("Tab", "Tab", "Tab", "Tab", "Tab", "Tab", "C-u")
+	s.press(km.NextField, km.NextField, km.NextField, km.NextField, km.NextField, km.NextField, textinput.DefaultKeyMap.DeleteBeforeCursor)
 	s.text("0s")
-	s.keys("Tab", "C-u")
+	s.press(km.NextField, textinput.DefaultKeyMap.DeleteBeforeCursor)
 	s.text(*e2eDuration)
-	s.keys("Tab", "C-u")
+	s.press(km.NextField, textinput.DefaultKeyMap.DeleteBeforeCursor)
 	s.text("1")
 	scr := s.waitFor(5*time.Second, "runs        [1")
 	if strings.Contains(scr, "✘") {
 		t.Fatalf("the form refused a value:\n%s", scr)
 	}
-	s.keys("Enter")
+	s.press(km.Enter)
 
 	s.waitFor(90*time.Second, "Live bench: bench", "ops/s")
 	// Capture during the compare's second variant: the charts then hold
@@ -175,7 +198,7 @@ func TestEndToEndQuickstart(t *testing.T) {
 	}
 	saveCapture(t, "compare.txt", cmp)
 
-	s.keys("q")
+	s.press(km.Quit)
 	end := s.waitFor(60*time.Second, "DPULAB-EXITED:")
 	if !strings.Contains(end, "DPULAB-EXITED:0") {
 		errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
@@ -233,11 +256,11 @@ hosts:
 	}
 	s := newTmux(t, 100, 30, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "HOME=" + dir}, bin, "--inventory", invPath)
 	s.waitFor(15*time.Second, "pick a lab")
-	s.keys("Enter")
+	s.press(km.Enter)
 	s.waitFor(10*time.Second, "Step 1/9")
-	s.keys("Enter") // welcome (read)
+	s.press(km.Run) // welcome (read)
 	s.waitFor(10*time.Second, "Step 2/9")
-	s.keys("Enter") // prerequisites: the first step that reaches the host
+	s.press(km.Run) // prerequisites: the first step that reaches the host
 	scr := s.waitFor(30*time.Second, "Unknown host key", "SHA256:")
 	for _, want := range []string{"ssh-ed25519", fp, "lab1", "Accept once", "Accept and save", "Refuse"} {
 		if !strings.Contains(scr, want) {
@@ -250,7 +273,7 @@ hosts:
 	if b, _ := os.ReadFile(knownHosts); len(b) != 0 {
 		t.Fatalf("accept once saved the key to known_hosts:\n%s", b)
 	}
-	s.keys("q")
+	s.press(km.Quit)
 	end := s.waitFor(60*time.Second, "DPULAB-EXITED:")
 	if !strings.Contains(end, "DPULAB-EXITED:0") {
 		errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
@@ -277,7 +300,7 @@ func TestEndToEndReplay(t *testing.T) {
 	if !strings.Contains(scr, "REPLAY of a run") {
 		t.Fatalf("the compare view lost the replay banner:\n%s", scr)
 	}
-	s.keys("q")
+	s.press(km.Quit)
 	if end := s.waitFor(15*time.Second, "DPULAB-EXITED:"); !strings.Contains(end, "DPULAB-EXITED:0") {
 		t.Fatalf("replay exited badly:\n%s", end)
 	}
@@ -306,23 +329,23 @@ func TestEndToEndHostileLab(t *testing.T) {
 	s.run("pipe-pane", "-t", "e2e", "cat >> "+shq(stream))
 	s.keys("Enter")
 	s.waitFor(15*time.Second, "pick a lab", "Hostile output lab")
-	s.keys("/")
+	s.press(km.Filter)
 	s.waitFor(5*time.Second, "Filter:")
 	s.text("hostile")
 	s.waitFor(5*time.Second, "Filter: hostile")
-	s.keys("Enter")
-	s.keys("Enter")
+	s.press(km.Enter)
+	s.press(km.Enter)
 	s.waitFor(10*time.Second, "Step 1/4", "Doc-prose")
-	s.keys("Enter")
+	s.press(km.Run)
 	s.waitFor(15*time.Second, "Step 2/4", "Noisy doc")
-	s.keys("Enter")
+	s.press(km.Run)
 	s.waitFor(15*time.Second, "out-line-1", "red-text", "step 2 done")
-	s.keys("Enter")
+	s.press(km.Run)
 	scr := s.waitFor(15*time.Second, "Hint-text", "step 3 failed")
 	if !strings.Contains(scr, "tail-3") {
 		t.Errorf("the failure box lacks the command's last lines:\n%s", scr)
 	}
-	s.keys("q")
+	s.press(km.Quit)
 	if end := s.waitFor(30*time.Second, "DPULAB-EXITED:"); !strings.Contains(end, "DPULAB-EXITED:0") {
 		errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
 		t.Fatalf("dpulab exited badly:\n%s\nstderr:\n%s", end, errOut)

@@ -98,36 +98,36 @@ func TestFinishedLabOpensForReview(t *testing.T) {
 	tm := start(t, app, 120, 40)
 	s := &streamTap{tm: tm}
 	s.waitFor(t, "pick a lab", "Finish me")
-	tm.Send(press("/"))
+	press(tm, km.Filter)
 	tm.Type("finish-me")
 	s.waitFor(t, "Filter: finish-me")
-	tm.Send(press("enter"))
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
+	press(tm, km.Enter)
 	s.waitFor(t, "Step 1/4")
-	tm.Send(press("a")) // run all
+	press(tm, km.RunAll) // run all
 	s.waitFor(t, "results written to")
-	tm.Send(press("c")) // back to the steps view (a lab without a bench has no compare)
-	tm.Send(press("esc"))
+	press(tm, km.Compare) // back to the steps view (a lab without a bench has no compare)
+	press(tm, km.Back)
 	s.waitFor(t, "done · enter to review, R to start over")
 	if answers(port) || answers(port+1) {
 		t.Fatal("a server still answers after the lab's cleanup")
 	}
 
 	// Open it again: review, not a new run.
-	tm.Send(press("/"))
+	press(tm, km.Filter)
 	tm.Type("finish-me")
 	s.waitFor(t, "Filter: finish-me")
-	tm.Send(press("enter"))
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
+	press(tm, km.Enter)
 	s.waitFor(t, "this lab is done", "R starts it over")
-	tm.Send(press("enter")) // would run step 1
-	tm.Send(press("a"))     // would run everything
+	press(tm, km.Run)    // would run step 1
+	press(tm, km.RunAll) // would run everything
 	s.waitFor(t, "this run is finished: R starts the lab over")
 	if answers(port) || answers(port+1) {
 		t.Fatal("opening a finished lab deployed its servers again")
 	}
 	// Start over: a new run, every step pending.
-	tm.Send(press("R"))
+	press(tm, km.Restart)
 	s.waitFor(t, "Step 1/4", "[read · pending]")
 	a := finish(t, tm)
 	l := a.Lab()
@@ -174,11 +174,9 @@ func TestReviewRunsNothing(t *testing.T) {
 	if !app.Lab().Review() {
 		t.Fatal("a finished lab must open for review")
 	}
-	for _, k := range []string{"enter", "a", "r", "s"} {
-		tm.Send(press(k))
-	}
+	press(tm, km.Run, km.RunAll, km.Retry, km.Skip)
 	waitFor(t, tm, "this run is finished")
-	tm.Send(press("R"))
+	press(tm, km.Restart)
 	waitFor(t, tm, "[read · pending]")
 	a := finish(t, tm)
 	if len(f.Ran) != 0 || len(f.Skipped) != 0 {
@@ -199,7 +197,7 @@ func openQuickstartAt(t *testing.T, f *sessiontest.Fake, want string) (*teatest.
 	app := testApp(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}})
 	tm := start(t, app, 100, 30)
 	waitFor(t, tm, "pick a lab")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	waitFor(t, tm, want)
 	return tm, app
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -19,6 +20,8 @@ import (
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/keymap"
+	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 	"github.com/dpulab/dpulab/tui/session"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
 )
@@ -78,29 +81,20 @@ func requireGolden(t *testing.T, view string) {
 	golden.RequireEqual(t, []byte(ansi.Strip(view)))
 }
 
-func press(s string) tea.KeyMsg {
-	switch s {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "right":
-		return tea.KeyMsg{Type: tea.KeyRight}
-	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
-	case "ctrl+u":
-		return tea.KeyMsg{Type: tea.KeyCtrlU}
-	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
-	case "space":
-		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+// km is the key map the tests press: the app's own (common.NewCommon).
+var km = keymap.DefaultKeyMap()
+
+// press sends the first key of each binding, in order.
+func press(tm *teatest.TestModel, bs ...key.Binding) {
+	for _, b := range bs {
+		tm.Send(keymaptest.Press(b))
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
 }
+
+// answer types a dialog's shortcut: the first letter of a choice
+// (prompt.Choice), which the dialog derives from its choices, not from the
+// key map.
+func answer(tm *teatest.TestModel, letter string) { tm.Type(letter) }
 
 // hostKey is a real ed25519 host key (fixed seed) and its SHA256
 // fingerprint, as ssh-keygen -lf would print it.

@@ -197,17 +197,17 @@ func TestHostileLabNeverReachesTheTerminal(t *testing.T) {
 			tm := start(t, app, 120, 40)
 			s := &streamTap{tm: tm}
 			s.waitFor(t, "pick a lab", "Hostile output lab")
-			tm.Send(press("/"))
+			press(tm, km.Filter)
 			tm.Type("hostile")
 			s.waitFor(t, "Filter: hostile")
-			tm.Send(press("enter")) // accept the filter
-			tm.Send(press("enter")) // open the lab
+			press(tm, km.Enter) // accept the filter
+			press(tm, km.Enter) // open the lab
 			s.waitFor(t, "Step 1/4", "Doc-prose")
-			tm.Send(press("enter")) // the read step
+			press(tm, km.Run) // the read step
 			s.waitFor(t, "Step 2/4", "Noisy doc")
-			tm.Send(press("enter")) // output with every attack
+			press(tm, km.Run) // output with every attack
 			s.waitFor(t, "out-line-1", "red-text", "raw-c1", "step 2 done")
-			tm.Send(press("enter")) // fails, with a hint
+			press(tm, km.Run) // fails, with a hint
 			s.waitFor(t, "tail-3", "Hint-text", "step 3 failed")
 			a := finish(t, tm)
 			rest, err := io.ReadAll(tm.FinalOutput(t))
@@ -317,13 +317,13 @@ func TestHostileLabTextNeverReachesTheTerminal(t *testing.T) {
 	tm := start(t, app, 120, 40)
 	s := &streamTap{tm: tm}
 	s.waitFor(t, "pick a lab", "Hostile lab")
-	tm.Send(press("enter"))
+	press(tm, km.Enter)
 	s.waitFor(t, "Step 1/2", "Doc-prose")
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	s.waitFor(t, "Step 2/2", "Broken doc")
-	tm.Send(press("enter"))
+	press(tm, km.Run)
 	s.waitFor(t, "Question", "Yes, run it")
-	tm.Send(press("y"))
+	answer(tm, "y")
 	s.waitFor(t, "out-line-1", "tail-3", "Hint-text", "step 2 failed")
 	finish(t, tm)
 	rest, err := io.ReadAll(tm.FinalOutput(t))

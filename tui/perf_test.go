@@ -16,6 +16,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 	"github.com/dpulab/dpulab/tui/session"
 )
 
@@ -202,13 +203,13 @@ func TestPerfTUICPU(t *testing.T) {
 	p := tea.NewProgram(app, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithFPS(10))
 	go func() { _, _ = p.Run() }()
 	p.Send(tea.WindowSizeMsg{Width: 100, Height: 30})
-	p.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	p.Send(keymaptest.Press(km.Enter))
 	select {
 	case <-tc.opened:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the lab did not open")
 	}
-	p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	p.Send(keymaptest.Press(km.RunAll))
 	select {
 	case <-tc.done:
 	case msg := <-tc.fail:

@@ -8,13 +8,15 @@ import "github.com/charmbracelet/bubbles/key"
 type KeyMap struct {
 	Up, Down       key.Binding
 	PageUp, PageDn key.Binding
-	Top, Bottom    key.Binding
-	Enter          key.Binding
-	Back           key.Binding
-	Quit           key.Binding
-	ForceQuit      key.Binding
-	Help           key.Binding
-	Filter         key.Binding
+	// HalfPageUp and HalfPageDn scroll the output pane by half a page.
+	HalfPageUp, HalfPageDn key.Binding
+	Top, Bottom            key.Binding
+	Enter                  key.Binding
+	Back                   key.Binding
+	Quit                   key.Binding
+	ForceQuit              key.Binding
+	Help                   key.Binding
+	Filter                 key.Binding
 	// Restart opens a lab from its first step (picker).
 	Restart key.Binding
 
@@ -37,12 +39,26 @@ type KeyMap struct {
 	NextField   key.Binding
 	PrevField   key.Binding
 	Cancel      key.Binding
+	// Edit starts editing the focused TCO input.
+	Edit key.Binding
+	// NextBench shows the compare view's next bench.
+	NextBench key.Binding
 
 	// Compare view tabs.
 	Tab1, Tab2, Tab3, Tab4 key.Binding
 
 	// Replay / booth.
 	Pause key.Binding
+	// AnyKey is booth mode's help entry: whatever a visitor presses
+	// pauses or resumes.
+	AnyKey key.Binding
+}
+
+// Relabel returns b with the help text desc: the same keys, worded for
+// where it is shown ("enter submit", "enter run with these values").
+func Relabel(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -51,19 +67,21 @@ func DefaultKeyMap() *KeyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 	}
 	return &KeyMap{
-		Up:        b("↑/k", "up", "up", "k"),
-		Down:      b("↓/j", "down", "down", "j"),
-		PageUp:    b("pgup", "page up", "pgup"),
-		PageDn:    b("pgdn", "page down", "pgdown"),
-		Top:       b("g/home", "top", "home", "g"),
-		Bottom:    b("G/end", "bottom (follow)", "end", "G"),
-		Enter:     b("enter", "open", "enter"),
-		Back:      b("esc", "back", "esc"),
-		Quit:      b("q", "quit", "q"),
-		ForceQuit: b("ctrl+c", "quit now", "ctrl+c"),
-		Help:      b("?", "more keys", "?"),
-		Filter:    b("/", "filter", "/"),
-		Restart:   b("R", "start over", "R"),
+		Up:         b("↑/k", "up", "up", "k"),
+		Down:       b("↓/j", "down", "down", "j"),
+		PageUp:     b("pgup", "page up", "pgup"),
+		PageDn:     b("pgdn", "page down", "pgdown"),
+		HalfPageUp: b("ctrl+u", "half page up", "ctrl+u"),
+		HalfPageDn: b("ctrl+d", "half page down", "ctrl+d"),
+		Top:        b("g/home", "top", "home", "g"),
+		Bottom:     b("G/end", "bottom (follow)", "end", "G"),
+		Enter:      b("enter", "open", "enter"),
+		Back:       b("esc", "back", "esc"),
+		Quit:       b("q", "quit", "q"),
+		ForceQuit:  b("ctrl+c", "quit now", "ctrl+c"),
+		Help:       b("?", "more keys", "?"),
+		Filter:     b("/", "filter", "/"),
+		Restart:    b("R", "start over", "R"),
 
 		Run:        b("enter", "run", "enter"),
 		RunAll:     b("a", "run all", "a"),
@@ -82,12 +100,15 @@ func DefaultKeyMap() *KeyMap {
 		NextField: b("tab", "next field", "tab", "down"),
 		PrevField: b("shift+tab", "previous field", "shift+tab", "up"),
 		Cancel:    b("esc", "cancel", "esc"),
+		Edit:      b("enter", "edit", "enter", "e"),
+		NextBench: b("b", "next bench", "b"),
 
 		Tab1: b("1", "table", "1"),
 		Tab2: b("2", "charts", "2"),
 		Tab3: b("3", "sweep", "3"),
 		Tab4: b("4", "TCO", "4"),
 
-		Pause: b("space", "pause", " "),
+		Pause:  b("space", "pause", " "),
+		AnyKey: b("any key", "pause/resume", " "),
 	}
 }

@@ -129,7 +129,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.tab = (m.tab + 1) % 4
 	case key.Matches(k, km.Left):
 		m.tab = (m.tab + 3) % 4
-	case k.String() == "b" && m.res != nil && len(m.res.Benches) > 1:
+	case key.Matches(k, km.NextBench) && m.res != nil && len(m.res.Benches) > 1:
 		m.bench = (m.bench + 1) % len(m.res.Benches)
 		m.point = max(m.points()-1, 0)
 	default:

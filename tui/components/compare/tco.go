@@ -12,6 +12,7 @@ import (
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/chart"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/keymap"
 )
 
 // tcoForm edits the TCO inputs; every change recomputes the outputs with
@@ -104,7 +105,7 @@ func (f *tcoForm) Update(k tea.KeyMsg) tea.Cmd {
 			f.focus = max(f.focus-1, 0)
 		case key.Matches(k, km.Down):
 			f.focus = min(f.focus+1, len(f.inputs)-1)
-		case k.Type == tea.KeyEnter || k.String() == "e":
+		case key.Matches(k, km.Edit):
 			f.editing = true
 			f.inputs[f.focus].Focus()
 			f.inputs[f.focus].CursorEnd()
@@ -112,7 +113,7 @@ func (f *tcoForm) Update(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	switch {
-	case k.Type == tea.KeyEnter, key.Matches(k, km.Cancel), k.Type == tea.KeyTab:
+	case key.Matches(k, km.Enter), key.Matches(k, km.Cancel), key.Matches(k, km.SwitchPane):
 		f.inputs[f.focus].Blur()
 		f.editing = false
 		f.recompute()
@@ -193,5 +194,5 @@ func orderedOutputs(t *steps.TCO) []string {
 }
 
 func (f *tcoForm) ShortHelp() []key.Binding {
-	return []key.Binding{f.KeyMap.Up, f.KeyMap.Down, key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "edit"))}
+	return []key.Binding{f.KeyMap.Up, f.KeyMap.Down, keymap.Relabel(f.KeyMap.Edit, "edit")}
 }

@@ -34,8 +34,8 @@ func New(c common.Common) *Model {
 		PageUp:       m.KeyMap.PageUp,
 		Up:           m.KeyMap.Up,
 		Down:         m.KeyMap.Down,
-		HalfPageUp:   key.NewBinding(key.WithKeys("ctrl+u")),
-		HalfPageDown: key.NewBinding(key.WithKeys("ctrl+d")),
+		HalfPageUp:   c.KeyMap.HalfPageUp,
+		HalfPageDown: c.KeyMap.HalfPageDn,
 	}
 	return m
 }

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 )
 
 func lines(n, from int) []runner.Line {
@@ -26,7 +26,7 @@ func TestFollowsTailUntilScrolled(t *testing.T) {
 	if !m.Following() || m.vp.YOffset != 45 {
 		t.Fatalf("following=%v offset=%d, want the tail (45)", m.Following(), m.vp.YOffset)
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyUp})
+	m.Update(keymaptest.Press(m.KeyMap.Up))
 	if m.Following() {
 		t.Fatal("scrolling up must stop following")
 	}
@@ -35,7 +35,7 @@ func TestFollowsTailUntilScrolled(t *testing.T) {
 	if m.vp.YOffset != off {
 		t.Fatalf("new output moved a scrolled view from %d to %d", off, m.vp.YOffset)
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("G")})
+	m.Update(keymaptest.Press(m.KeyMap.Bottom))
 	if !m.Following() || m.vp.YOffset != 55 {
 		t.Fatalf("G must follow the tail again (following=%v offset=%d)", m.Following(), m.vp.YOffset)
 	}

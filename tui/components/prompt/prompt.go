@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/keymap"
 )
 
 // AnsweredMsg says the prompt was answered and the dialog closed.
@@ -200,7 +201,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	safe := steps.Answer{Choice: m.purpose.Safe}
 	if m.p.Type == steps.PromptSecret {
 		switch {
-		case k.Type == tea.KeyEnter:
+		case key.Matches(k, km.Enter):
 			return m, m.Answer(steps.Answer{Choice: "ok", Secret: m.input.Value()}, false)
 		case key.Matches(k, km.Cancel):
 			return m, m.Answer(safe, false)
@@ -212,7 +213,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cs := m.purpose.Choices
 	if len(cs) == 0 {
 		// Nothing to choose from: only the safe answer can be given.
-		if k.Type == tea.KeyEnter || key.Matches(k, km.Cancel) {
+		if key.Matches(k, km.Enter) || key.Matches(k, km.Cancel) {
 			return m, m.Answer(safe, false)
 		}
 		return m, nil
@@ -222,7 +223,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.cursor = (m.cursor + len(cs) - 1) % len(cs)
 	case key.Matches(k, km.Right), key.Matches(k, km.NextField):
 		m.cursor = (m.cursor + 1) % len(cs)
-	case k.Type == tea.KeyEnter:
+	case key.Matches(k, km.Enter):
 		return m, m.Answer(steps.Answer{Choice: cs[m.cursor].Value}, false)
 	case key.Matches(k, km.Cancel):
 		return m, m.Answer(safe, false)
@@ -300,13 +301,13 @@ func orDefault(s, def string) string {
 func (m *Model) ShortHelp() []key.Binding {
 	if m.p.Type == steps.PromptSecret {
 		return []key.Binding{
-			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "submit")),
-			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+			keymap.Relabel(m.KeyMap.Enter, "submit"),
+			keymap.Relabel(m.KeyMap.Cancel, "cancel"),
 		}
 	}
 	return []key.Binding{m.KeyMap.Left, m.KeyMap.Right,
-		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm choice")),
-		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", m.safeLabel()))}
+		keymap.Relabel(m.KeyMap.Enter, "confirm choice"),
+		keymap.Relabel(m.KeyMap.Cancel, m.safeLabel())}
 }
 
 // FullHelp implements help.KeyMap.

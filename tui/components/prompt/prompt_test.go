@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 )
 
 func TestSafeDefaultsAndSingleReply(t *testing.T) {
@@ -22,8 +22,8 @@ func TestSafeDefaultsAndSingleReply(t *testing.T) {
 		t.Run(tc.want, func(t *testing.T) {
 			var got []steps.Answer
 			m := New(common.NewCommon(true, 100, 30), steps.Prompt{Type: tc.kind, Reply: func(a steps.Answer) { got = append(got, a) }})
-			m.Update(tea.KeyMsg{Type: tea.KeyEnter})
-			m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+			m.Update(keymaptest.Press(m.KeyMap.Enter))
+			m.Update(keymaptest.Press(m.KeyMap.Enter))
 			m.Answer(steps.Answer{Choice: "yes"}, false)
 			if len(got) != 1 || got[0].Choice != tc.want {
 				t.Fatalf("replies %+v, want exactly one %q", got, tc.want)
@@ -69,7 +69,7 @@ func TestEveryPurposeReadsRight(t *testing.T) {
 	var got1 []steps.Answer
 	only := New(c, steps.Prompt{Type: steps.PromptHostKey, Choices: []string{"once"},
 		Reply: func(a steps.Answer) { got1 = append(got1, a) }})
-	only.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	only.Update(keymaptest.Press(only.KeyMap.Enter))
 	if len(got1) != 1 || got1[0].Choice != "refuse" {
 		t.Errorf("enter on a dialog offering only 'once' answered %+v, want refuse", got1)
 	}
@@ -90,7 +90,7 @@ func TestEveryPurposeReadsRight(t *testing.T) {
 			t.Errorf("quit dialog says %q:\n%s", bad, v)
 		}
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	m.Update(keymaptest.Press(m.KeyMap.Cancel))
 	if len(got) != 1 || got[0].Choice != "no" {
 		t.Fatalf("esc answered %+v, want the safe no", got)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/keymap"
 	"github.com/dpulab/dpulab/tui/session"
 )
 
@@ -106,7 +107,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		switch {
 		case key.Matches(k, m.KeyMap.Cancel):
 			return m, func() tea.Msg { return CancelledMsg{} }
-		case k.Type == tea.KeyEnter:
+		case key.Matches(k, m.KeyMap.Enter):
 			if m.Valid() {
 				vals := m.Values()
 				return m, func() tea.Msg { return SubmittedMsg{Vars: vals} }
@@ -182,7 +183,7 @@ func (m *Model) View() string {
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	return []key.Binding{m.KeyMap.NextField, m.KeyMap.PrevField,
-		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run with these values")), m.KeyMap.Cancel}
+		keymap.Relabel(m.KeyMap.Enter, "run with these values"), m.KeyMap.Cancel}
 }
 
 // FullHelp implements help.KeyMap.

@@ -11,7 +11,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.form != nil:
 		return m.form.ShortHelp()
 	case m.booth != nil:
-		return []key.Binding{key.NewBinding(key.WithKeys(" "), key.WithHelp("any key", "pause/resume")), km.ForceQuit}
+		return []key.Binding{km.AnyKey, km.ForceQuit}
 	case m.view == ViewCompare && m.review:
 		return append(m.cmp.ShortHelp(), km.Back, km.Restart, km.Quit, km.Help)
 	case m.view == ViewCompare:

@@ -263,6 +263,21 @@ func (m *Model) finish() tea.Cmd {
 // cleanup stops a running step and runs the lab's cleanup in the
 // background; then decides what follows.
 func (m *Model) cleanup(then AfterCleanup) tea.Cmd {
+	m.Abort()
+	m.busy = "cleaning up (stopping what the lab started)"
+	sess := m.sess
+	return func() tea.Msg {
+		return CleanupDoneMsg{Err: sess.Cleanup(context.Background()), Then: then}
+	}
+}
+
+// Abort stops the running step and gives every open dialog its safe
+// answer (refuse, no, cancel), at once and without running cleanup. The
+// engine runs one step at a time, so its Cleanup would otherwise wait for a
+// running step to end on its own (a bench to its last second, a dialog to its
+// timeout). App.Shutdown calls it when the program ended without the page
+// cleaning up (an input error, a closed terminal).
+func (m *Model) Abort() {
 	if m.cancel != nil {
 		m.cancel()
 		m.cancel = nil
@@ -274,11 +289,6 @@ func (m *Model) cleanup(then AfterCleanup) tea.Cmd {
 	m.prompts = nil
 	m.form = nil
 	m.runAll = false
-	m.busy = "cleaning up (stopping what the lab started)"
-	sess := m.sess
-	return func() tea.Msg {
-		return CleanupDoneMsg{Err: sess.Cleanup(context.Background()), Then: then}
-	}
 }
 
 func safeAnswer(p interface{ Kind() string }) steps.Answer {
