@@ -158,7 +158,18 @@ func parseAnsibleINI(path string, b []byte) (*ansibleInv, error) {
 				}
 				vars[k] = v
 			}
-			names, err := expandHostRange(words[0])
+			name := words[0]
+			// "host:port", as Ansible's INI allows (not for IPv6
+			// addresses, whose colons are their own).
+			if h, port, ok := strings.Cut(name, ":"); ok && !strings.Contains(port, ":") && !strings.Contains(port, "]") {
+				if _, err := strconv.Atoi(port); err == nil {
+					name = h
+					if _, set := vars["ansible_port"]; !set {
+						vars["ansible_port"] = port
+					}
+				}
+			}
+			names, err := expandHostRange(name)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %v", path, n, err)
 			}

@@ -189,3 +189,13 @@ func TestNativeInventoryNotTakenForAnsible(t *testing.T) {
 		}
 	}
 }
+
+func TestAnsibleINIHostPort(t *testing.T) {
+	inv, err := ParseInventory("hosts", []byte("[g]\nbadwolf.example.com:5309\nweb ansible_host=10.0.0.2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := inv.Hosts[0]; h.Name != "badwolf.example.com" || h.Port != 5309 || h.Line != 2 {
+		t.Fatalf("%+v", h)
+	}
+}

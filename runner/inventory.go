@@ -203,6 +203,10 @@ func (inv *Inventory) validate() error {
 	seen := map[string]int{}
 	for i, h := range inv.Hosts {
 		at := fmt.Sprintf("%s:%d", inv.Path, h.Line)
+		if h.Line == 0 {
+			// Ansible YAML and JSON inventories carry no line numbers.
+			at = inv.Path
+		}
 		switch {
 		case h.Name == "":
 			errs = append(errs, fmt.Sprintf("%s: host #%d has no name: add `name: ...`", at, i+1))

@@ -436,3 +436,57 @@ func TestIdentityAgentAndIdentitiesOnly(t *testing.T) {
 		t.Fatal("IdentitiesOnly yes: the agent's key was offered")
 	}
 }
+
+// TestOpenSSHConfigError: a config OpenSSH refuses is reported with its
+// own words (file and line), and StrictHostKeyChecking accept-new is
+// left to the Prompter when SSHOptions.PromptHostKeys says so.
+func TestOpenSSHConfigError(t *testing.T) {
+	testpeer.Require(t, "ssh")
+	dir := t.TempDir()
+	bad := writeFile(t, filepath.Join(dir, "bad"), "Host x\n  NoSuchOption yes\n")
+	inv, err := ParseInventory("hosts.yaml", []byte("hosts:\n  - {name: x, address: x, roles: [server]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewPool(inv, SSHOptions{SSHConfigFiles: []string{bad}})
+	defer pool.Close()
+	if _, err := pool.SSHConfig(inv.Hosts[0]); err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "ssh -G x") {
+		t.Fatalf("err = %v", err)
+	}
+	good := writeFile(t, filepath.Join(dir, "good"), "Host x\n  StrictHostKeyChecking accept-new\n")
+	for _, tc := range []struct {
+		prompt bool
+		want   string
+	}{{false, "accept-new"}, {true, "ask"}} {
+		p := NewPool(inv, SSHOptions{SSHConfigFiles: []string{good}, PromptHostKeys: tc.prompt})
+		c, err := p.SSHConfig(inv.Hosts[0])
+		p.Close()
+		if err != nil || c.StrictHostKeyChecking != tc.want {
+			t.Fatalf("PromptHostKeys %v: %q %v", tc.prompt, c.StrictHostKeyChecking, err)
+		}
+	}
+}
+
+// TestOpenSSHSeveralConfigFiles: several SSHConfigFiles are read in order
+// by ssh -G (first value wins), through one file including them, removed
+// by Close.
+func TestOpenSSHSeveralConfigFiles(t *testing.T) {
+	testpeer.Require(t, "ssh")
+	dir := t.TempDir()
+	a := writeFile(t, filepath.Join(dir, "a"), "Host x\n  Port 2001\n")
+	b := writeFile(t, filepath.Join(dir, "b with space"), "Host x\n  Port 2002\n  User fromb\n")
+	inv, err := ParseInventory("hosts.yaml", []byte("hosts:\n  - {name: x, address: x, roles: [server]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewPool(inv, SSHOptions{SSHConfigFiles: []string{a, b}})
+	c, err := pool.SSHConfig(inv.Hosts[0])
+	if err != nil || c.Port != 2001 || c.User != "fromb" {
+		t.Fatalf("%+v %v", c, err)
+	}
+	inc := pool.includeFile
+	pool.Close()
+	if _, err := os.Stat(inc); inc == "" || err == nil {
+		t.Fatalf("include file %q left behind", inc)
+	}
+}

@@ -38,6 +38,11 @@ type SSHOptions struct {
 	// Warn, when set, is told what resolution went past (see
 	// Pool.Warnings) as it happens.
 	Warn func(msg string)
+	// PromptHostKeys makes the Prompter decide about every unknown host
+	// key even where the ssh config says StrictHostKeyChecking
+	// accept-new or no (booth mode, which never trusts a key itself).
+	// StrictHostKeyChecking yes is always followed.
+	PromptHostKeys bool
 }
 
 // Pool turns inventory hosts into Targets, one per host, kept for reuse so
@@ -277,6 +282,9 @@ func (p *Pool) resolve(name, alias, user string, port int, identity, jump, known
 		ConnectTimeout: p.opts.ConnectTimeout, KeepAlive: p.opts.KeepAlive,
 		IdentitiesOnly: hs.IdentitiesOnly, HashKnownHosts: hs.HashKnownHosts,
 		StrictHostKeyChecking: hs.StrictHostKeyChecking,
+	}
+	if p.opts.PromptHostKeys && cfg.StrictHostKeyChecking != "yes" {
+		cfg.StrictHostKeyChecking = "ask"
 	}
 	switch a := hs.IdentityAgent; {
 	case strings.EqualFold(a, "none"):

@@ -66,7 +66,6 @@ func (p *Pool) openSSHSettings(ssh, alias, user string, port int) (hostSettings,
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, ssh, args...)
-	cmd.Stdin = nil
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
