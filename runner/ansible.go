@@ -286,50 +286,94 @@ func expandHostRange(name string) ([]string, error) {
 }
 
 // parseAnsibleYAML reads Ansible's YAML inventory format: groups with
-// hosts (a mapping of host to variables), vars and children.
+// hosts (a mapping of host to variables), vars and children. Hosts keep
+// the file's order and their lines.
 func parseAnsibleYAML(path string, b []byte) (*ansibleInv, error) {
-	var doc map[string]any
+	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, yamlErr(path, err)
 	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: want a mapping of group names", path)
+	}
 	a := newAnsibleInv()
-	var walk func(name string, v any) error
-	walk = func(name string, v any) error {
+	vars := func(n *yaml.Node) (map[string]any, error) {
+		m := map[string]any{}
+		if n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return m, nil
+		}
+		if err := n.Decode(&m); err != nil {
+			return nil, fmt.Errorf("%s:%d: want a mapping of variables: %v", path, n.Line, err)
+		}
+		return m, nil
+	}
+	var walk func(name string, n *yaml.Node, depth int) error
+	walk = func(name string, n *yaml.Node, depth int) error {
+		if depth > 64 {
+			return fmt.Errorf("%s:%d: groups nested too deep", path, n.Line)
+		}
 		g := a.group(name)
-		m, _ := v.(map[string]any)
-		if v != nil && m == nil {
-			return fmt.Errorf("%s: group %q: want a mapping of hosts, vars and children", path, name)
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return nil
 		}
-		if hs, ok := m["hosts"].(map[string]any); ok {
-			names := sortedKeys(hs)
-			for _, h := range names {
-				vars, _ := hs[h].(map[string]any)
-				hostNames, err := expandHostRange(h)
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s:%d: group %q: want a mapping of hosts, vars and children", path, n.Line, name)
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i], n.Content[i+1]
+			switch key.Value {
+			case "hosts":
+				if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+					continue
+				}
+				if val.Kind != yaml.MappingNode {
+					return fmt.Errorf("%s:%d: group %q: hosts must be a mapping of host names", path, val.Line, name)
+				}
+				for j := 0; j+1 < len(val.Content); j += 2 {
+					hk := val.Content[j]
+					hv, err := vars(val.Content[j+1])
+					if err != nil {
+						return err
+					}
+					names, err := expandHostRange(hk.Value)
+					if err != nil {
+						return fmt.Errorf("%s:%d: %v", path, hk.Line, err)
+					}
+					for _, hn := range names {
+						a.addHost(name, hn, hk.Line, hv)
+					}
+				}
+			case "vars":
+				gv, err := vars(val)
 				if err != nil {
-					return fmt.Errorf("%s: %v", path, err)
-				}
-				for _, hn := range hostNames {
-					a.addHost(name, hn, 0, vars)
-				}
-			}
-		}
-		if vs, ok := m["vars"].(map[string]any); ok {
-			for k, v := range vs {
-				g.vars[k] = v
-			}
-		}
-		if cs, ok := m["children"].(map[string]any); ok {
-			for _, c := range sortedKeys(cs) {
-				g.children = append(g.children, c)
-				if err := walk(c, cs[c]); err != nil {
 					return err
 				}
+				for k, v := range gv {
+					g.vars[k] = v
+				}
+			case "children":
+				if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+					continue
+				}
+				if val.Kind != yaml.MappingNode {
+					return fmt.Errorf("%s:%d: group %q: children must be a mapping of group names", path, val.Line, name)
+				}
+				for j := 0; j+1 < len(val.Content); j += 2 {
+					c := val.Content[j].Value
+					g.children = append(g.children, c)
+					if err := walk(c, val.Content[j+1], depth+1); err != nil {
+						return err
+					}
+				}
+			default:
+				return fmt.Errorf("%s:%d: group %q: %q is not hosts, vars or children", path, key.Line, name, key.Value)
 			}
 		}
 		return nil
 	}
-	for _, name := range sortedKeys(doc) {
-		if err := walk(name, doc[name]); err != nil {
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if err := walk(top.Content[i].Value, top.Content[i+1], 0); err != nil {
 			return nil, err
 		}
 	}

@@ -149,7 +149,7 @@ func TestAnsibleRolesVariable(t *testing.T) {
 		t.Fatalf("ansible_connection=local: %+v", inv.Hosts[2])
 	}
 	y, err := ParseInventory("h.yml", []byte("all:\n  children:\n    dpus:\n      hosts:\n        bf2:\n      vars:\n        dpulab_roles: [accelerated, client]\n"))
-	if err != nil || !reflect.DeepEqual(y.Hosts[0].Roles, []string{"accelerated", "client"}) {
+	if err != nil || !reflect.DeepEqual(y.Hosts[0].Roles, []string{"accelerated", "client"}) || y.Hosts[0].Line != 5 {
 		t.Fatalf("yaml list: %+v %v", y, err)
 	}
 	// Validation after mapping: the reserved name, bad names, ports.
