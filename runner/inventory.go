@@ -24,6 +24,10 @@ import (
 //	    identity: ~/.ssh/id_ed25519        # else ssh-agent, else password prompt
 //	    roles: [client]
 //	    labels: {nic: ConnectX-5}
+//	    proxy_jump: jumper@bastion:2022    # else ~/.ssh/config's
+//
+// An Ansible inventory (INI, YAML, or `ansible-inventory --list` JSON) is
+// read too, told apart by content: see ansible.go for the mapping.
 type Inventory struct {
 	// Path is the file it was read from ("" for the default inventory).
 	Path string `yaml:"-" json:"path,omitempty"`
