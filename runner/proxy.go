@@ -16,7 +16,8 @@ import (
 )
 
 // proxyCommandLine expands OpenSSH's ProxyCommand tokens: %h (host name),
-// %p (port), %r (remote user), %n (the alias as given), %%. Every value is
+// %p (port), %r (remote user), %n (the alias as given), %u (local user),
+// %d (local home), %%. Every value is
 // shell-quoted: a host name from an inventory never becomes shell syntax.
 func proxyCommandLine(cmd, host string, port int, user, alias string) (string, error) {
 	var b strings.Builder
@@ -41,8 +42,16 @@ func proxyCommandLine(cmd, host string, port int, user, alias string) (string, e
 			b.WriteString(Quote(user))
 		case 'n':
 			b.WriteString(Quote(alias))
+		case 'u':
+			b.WriteString(Quote(currentUser()))
+		case 'd':
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("ProxyCommand %q: %%d: %w", cmd, err)
+			}
+			b.WriteString(Quote(home))
 		default:
-			return "", fmt.Errorf("ProxyCommand %q: token %%%c is not supported (use %%h, %%p, %%r, %%n or %%%%)", cmd, cmd[i])
+			return "", fmt.Errorf("ProxyCommand %q: token %%%c is not supported (use %%h, %%p, %%r, %%n, %%u, %%d or %%%%)", cmd, cmd[i])
 		}
 	}
 	return b.String(), nil
