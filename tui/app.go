@@ -21,6 +21,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/booth"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/compare"
 	"github.com/dpulab/dpulab/tui/pages/lab"
@@ -35,7 +36,8 @@ type Config struct {
 	Catalog session.Catalog
 	// BoothLab, when set, runs booth mode on that lab.
 	BoothLab string
-	Booth    lab.BoothConfig
+	// Booth is booth mode's timing (converts to booth.Config).
+	Booth lab.BoothConfig
 	// Replay, when set, plays these recorded results back.
 	Replay        *steps.Results
 	ReplayOptions replay.Options
@@ -72,6 +74,8 @@ type App struct {
 	state  State
 	picker *picker.Model
 	lab    *lab.Model
+	// booth drives lab in booth mode (nil otherwise).
+	booth  *booth.Model
 	replay *replay.Model
 	sess   session.Session
 	help   help.Model
@@ -108,6 +112,9 @@ func (a *App) State() State { return a.state }
 
 // Lab returns the lab page (nil when not open).
 func (a *App) Lab() *lab.Model { return a.lab }
+
+// Booth returns booth mode's controller (nil outside booth mode).
+func (a *App) Booth() *booth.Model { return a.booth }
 
 // Picker returns the picker page.
 func (a *App) Picker() *picker.Model { return a.picker }
@@ -169,8 +176,9 @@ func (a *App) showPicker() tea.Cmd {
 	return a.picker.Init()
 }
 
-// open opens lab id; booth mode opens it from the start every time.
-func (a *App) open(id string, booth, restart bool) tea.Cmd {
+// open opens lab id; booth mode (unattended) opens it from the start
+// every time.
+func (a *App) open(id string, unattended, restart bool) tea.Cmd {
 	a.closeSession()
 	g := a.gen.Add(1)
 	a.pump.Discard()
@@ -179,11 +187,11 @@ func (a *App) open(id string, booth, restart bool) tea.Cmd {
 			a.pump.Emit(ev)
 		}
 	}
-	sess, err := a.cfg.Catalog.Open(id, session.Options{Emit: emit, Restart: booth || restart})
+	sess, err := a.cfg.Catalog.Open(id, session.Options{Emit: emit, Restart: unattended || restart})
 	if err != nil {
-		a.lab = nil
+		a.lab, a.booth = nil, nil
 		a.setErr(fmt.Errorf("open lab %s: %w", id, err))
-		if booth {
+		if unattended {
 			// Booth mode never exits on an error: show it, try again.
 			a.state = StateLab
 			return nil
@@ -192,16 +200,17 @@ func (a *App) open(id string, booth, restart bool) tea.Cmd {
 	}
 	a.sess = sess
 	a.cleaned = false
-	opts := lab.Options{TCO: a.cfg.TCO}
-	if booth {
-		cfg := a.cfg.Booth
-		// Only what the lab allows, never more.
-		cfg.AutoConfirm = sess.Info().BoothConfirm
-		opts.Booth = &cfg
-	}
-	a.lab = lab.New(a.page(), sess, opts)
+	a.lab = lab.New(a.page(), sess, lab.Options{TCO: a.cfg.TCO, Unattended: unattended})
+	a.booth = nil
 	a.state = StateLab
-	return a.lab.Init()
+	if !unattended {
+		return a.lab.Init()
+	}
+	cfg := booth.Config(a.cfg.Booth)
+	// Only what the lab allows, never more.
+	cfg.AutoConfirm = sess.Info().BoothConfirm
+	a.booth = booth.New(a.page(), a.lab, cfg)
+	return a.booth.Init()
 }
 
 func (a *App) closeSession() {
@@ -245,23 +254,23 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.SetSize(msg.Width, msg.Height)
 		return a, nil
 	case session.EventsMsg:
-		if a.lab != nil {
-			_, cmd := a.lab.Update(msg)
+		if p := a.labPage(); p != nil {
+			_, cmd := p.Update(msg)
 			cmds = append(cmds, cmd)
 		}
 		cmds = append(cmds, a.pump.Wait())
 		return a, tea.Batch(cmds...)
 	case clockMsg:
 		cmds = append(cmds, a.tick())
-		if a.err != nil && a.cfg.BoothLab != "" && time.Since(a.errAt) > a.cfg.Booth.WithDefaults().ErrorHold {
+		if a.err != nil && a.cfg.BoothLab != "" && time.Since(a.errAt) > booth.Config(a.cfg.Booth).WithDefaults().ErrorHold {
 			// Booth: an error stays on screen for a while, then we start over.
 			a.err = nil
 			if a.lab == nil || a.sess == nil {
 				cmds = append(cmds, a.open(a.cfg.BoothLab, true, true))
 			}
 		}
-		if a.lab != nil && a.state == StateLab {
-			_, cmd := a.lab.Update(lab.ClockMsg(msg))
+		if p := a.labPage(); p != nil && a.state == StateLab {
+			_, cmd := p.Update(lab.ClockMsg(msg))
 			cmds = append(cmds, cmd)
 		}
 		return a, tea.Batch(cmds...)
@@ -273,7 +282,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case lab.BackMsg:
 		a.cleaned = true
 		a.closeSession()
-		a.lab = nil
+		a.lab, a.booth = nil, nil
 		return a, a.showPicker()
 	case lab.QuitMsg:
 		a.cleaned = true
@@ -295,19 +304,8 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, cmd
 		}
 	}
-	switch a.state {
-	case StatePicker:
-		if a.picker != nil {
-			_, cmd := a.picker.Update(msg)
-			cmds = append(cmds, cmd)
-		}
-	case StateLab:
-		if a.lab != nil {
-			_, cmd := a.lab.Update(msg)
-			cmds = append(cmds, cmd)
-		}
-	case StateReplay:
-		_, cmd := a.replay.Update(msg)
+	if p := a.current(); p != nil {
+		_, cmd := p.Update(msg)
 		cmds = append(cmds, cmd)
 	}
 	return a, tea.Batch(cmds...)
@@ -355,15 +353,53 @@ func (a *App) SetSize(w, h int) {
 	a.Common.SetSize(w, h)
 	a.help.Width = w
 	p := a.page()
-	if a.picker != nil {
-		a.picker.SetSize(p.Width, p.Height)
+	for _, c := range a.pages() {
+		c.SetSize(p.Width, p.Height)
 	}
-	if a.lab != nil {
-		a.lab.SetSize(p.Width, p.Height)
+}
+
+// labPage is the lab page as the app drives it: through booth mode's
+// controller in booth mode.
+func (a *App) labPage() common.Component {
+	switch {
+	case a.booth != nil:
+		return a.booth
+	case a.lab != nil:
+		return a.lab
+	}
+	return nil
+}
+
+// current is the page shown (nil while none is open).
+func (a *App) current() common.Component {
+	switch a.state {
+	case StatePicker:
+		if a.picker != nil {
+			return a.picker
+		}
+	case StateLab:
+		return a.labPage()
+	case StateReplay:
+		if a.replay != nil {
+			return a.replay
+		}
+	}
+	return nil
+}
+
+// pages are the pages open, shown or not.
+func (a *App) pages() []common.Component {
+	var ps []common.Component
+	if a.picker != nil {
+		ps = append(ps, a.picker)
+	}
+	if p := a.labPage(); p != nil {
+		ps = append(ps, p)
 	}
 	if a.replay != nil {
-		a.replay.SetSize(p.Width, p.Height)
+		ps = append(ps, a.replay)
 	}
+	return ps
 }
 
 // View draws the page, the error (if any) and the footer.
@@ -377,17 +413,8 @@ func (a *App) View() string {
 	p := a.page()
 	var body string
 	var keys help.KeyMap
-	switch a.state {
-	case StatePicker:
-		if a.picker != nil {
-			body, keys = a.picker.View(), a.picker
-		}
-	case StateLab:
-		if a.lab != nil {
-			body, keys = a.lab.View(), a.lab
-		}
-	case StateReplay:
-		body, keys = a.replay.View(), nil
+	if c := a.current(); c != nil {
+		body, keys = c.View(), c
 	}
 	body = common.Fit(body, p.Width, p.Height)
 	if a.err != nil {

@@ -1,4 +1,4 @@
-package lab
+package booth
 
 import (
 	"errors"
@@ -13,11 +13,11 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// BoothMarker is the file booth mode leaves in every results folder it
+// Marker is the file booth mode leaves in every results folder it
 // wrote. Pruning deletes only folders holding it, so results a person made
 // (a run before the booth, `dpulab run`) are never touched, and a booth
 // restarted after a crash still finds its own old folders.
-const BoothMarker = ".dpulab-booth"
+const Marker = ".dpulab-booth"
 
 // PrunedMsg reports a prune of booth results: the folders removed, or why
 // it failed (shown, never fatal).
@@ -30,20 +30,20 @@ type PrunedMsg struct {
 // deletes the oldest booth-made folders beside it beyond keep.
 func pruneResults(dir string, keep int) tea.Cmd {
 	return func() tea.Msg {
-		removed, err := PruneBoothResults(dir, keep, time.Now())
+		removed, err := PruneResults(dir, keep, time.Now())
 		return PrunedMsg{Removed: removed, Err: err}
 	}
 }
 
-// PruneBoothResults writes the booth marker into dir (a results folder
+// PruneResults writes the booth marker into dir (a results folder
 // booth mode just wrote), then deletes the booth-made folders in dir's
 // parent (results/LAB/) other than the newest keep, dir always among the
 // kept. Folders without the marker, symlinks and files are left alone.
-func PruneBoothResults(dir string, keep int, now time.Time) ([]string, error) {
+func PruneResults(dir string, keep int, now time.Time) ([]string, error) {
 	if fi, err := os.Stat(dir); dir == "" || err != nil || !fi.IsDir() {
 		return nil, nil // nothing was written: nothing to prune
 	}
-	if err := os.WriteFile(filepath.Join(dir, BoothMarker), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, Marker), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("mark booth results %s: %w", dir, err)
 	}
 	parent := filepath.Dir(dir)
@@ -60,7 +60,7 @@ func PruneBoothResults(dir string, keep int, now time.Time) ([]string, error) {
 			continue
 		}
 		p := filepath.Join(parent, e.Name())
-		b, err := os.ReadFile(filepath.Join(p, BoothMarker))
+		b, err := os.ReadFile(filepath.Join(p, Marker))
 		if err != nil {
 			continue // not the booth's
 		}

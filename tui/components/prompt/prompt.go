@@ -151,6 +151,10 @@ func (m *Model) Purpose() Purpose { return m.purpose }
 // Prompt returns the question being asked.
 func (m *Model) Prompt() steps.Prompt { return m.p }
 
+// SafeAnswer is the answer that does nothing risky (refuse, no, cancel):
+// what a dialog gets when nobody can answer it.
+func (m *Model) SafeAnswer() steps.Answer { return steps.Answer{Choice: m.purpose.Safe} }
+
 // Done reports whether the prompt has been answered.
 func (m *Model) Done() bool { return m.done }
 

@@ -10,8 +10,6 @@ func (m *Model) ShortHelp() []key.Binding {
 		return m.Prompt().ShortHelp()
 	case m.form != nil:
 		return m.form.ShortHelp()
-	case m.booth != nil:
-		return []key.Binding{km.AnyKey, km.ForceQuit}
 	case m.view == ViewCompare && m.review:
 		return append(m.cmp.ShortHelp(), km.Back, km.Restart, km.Quit, km.Help)
 	case m.view == ViewCompare:

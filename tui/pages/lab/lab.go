@@ -61,12 +61,32 @@ type BackMsg struct{}
 // (booth mode's loop).
 type RestartMsg struct{}
 
+// What a driver (booth mode) sends the page of an unattended lab.
+type (
+	// RunMsg runs step Index.
+	RunMsg struct{ Index int }
+	// FinishMsg writes the run's results (FinishedMsg follows).
+	FinishMsg struct{}
+	// CleanupMsg stops what runs and cleans up, then does Then.
+	CleanupMsg struct{ Then AfterCleanup }
+	// NoteMsg adds a line to the output pane; Show brings the steps view
+	// (where that pane is) to the front.
+	NoteMsg struct {
+		Text string
+		Show bool
+	}
+	// StatusMsg sets the status line's text.
+	StatusMsg string
+	// BannerMsg leads the status line (booth mode's countdown); "" none.
+	BannerMsg string
+)
+
 // StartOverMsg asks the root to open the lab again from its first step,
 // ignoring saved progress: the person pressed R on a finished run.
 type StartOverMsg struct{ ID string }
 
 // ClockMsg is the root's clock tick (about once a second), which drives
-// countdowns and booth timers.
+// dialog deadlines.
 type ClockMsg time.Time
 
 // Pane is the focused pane of the steps view.
@@ -123,11 +143,14 @@ type Model struct {
 	cancel  context.CancelFunc
 	busy    string // "cleaning up", "writing results": blocks new runs
 	status  string
+	banner  string
 	resDir  string
 	now     time.Time
 
-	booth *booth
-	tco   compare.TCOFunc
+	// unattended: nobody at the keyboard (booth mode); a driver sends
+	// RunMsg and FinishMsg.
+	unattended bool
+	tco        compare.TCOFunc
 	// review is set when the session shows a finished run: nothing runs,
 	// R starts the lab over.
 	review bool
@@ -135,8 +158,12 @@ type Model struct {
 
 // Options configure the page.
 type Options struct {
-	// Booth, when non-nil, plays the lab on its own (booth mode).
-	Booth *BoothConfig
+	// Unattended is for a driver playing the lab with nobody at the
+	// keyboard (booth mode): the variables form never opens (the lab's
+	// defaults hold), a finished step leads neither to the next one nor
+	// to writing results (the driver sends RunMsg and FinishMsg), and a
+	// finished lab does not open for review.
+	Unattended bool
 	// TCO computes TCO estimates for the compare view (steps.ComputeTCO).
 	TCO compare.TCOFunc
 }
@@ -158,16 +185,14 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		attempts: map[int]int{},
 		running:  -1,
 		formFor:  -1,
-		tco:      opts.TCO,
-		now:      time.Now(),
+		tco:        opts.TCO,
+		now:        time.Now(),
+		unattended: opts.Unattended,
 	}
 	m.cmp = compare.New(c, sess.Results(), opts.TCO)
 	m.list.SetSteps(sess.Steps())
 	m.list.Select(sess.Resume())
-	if opts.Booth != nil {
-		m.booth = newBooth(*opts.Booth)
-	}
-	if sess.Review() && m.booth == nil {
+	if sess.Review() && !m.unattended {
 		m.review = true
 		m.resDir = m.info.ResultsDir
 		m.status = m.reviewStatus()
@@ -180,13 +205,8 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	return m
 }
 
-// Init starts the spinner and, in booth mode, the first countdown.
-func (m *Model) Init() tea.Cmd {
-	if m.booth != nil {
-		m.booth.schedule(m.now, m.booth.cfg.StepDelay)
-	}
-	return m.list.Init()
-}
+// Init starts the spinner.
+func (m *Model) Init() tea.Cmd { return m.list.Init() }
 
 // Review reports whether the page shows a finished run (nothing runs; R
 // starts the lab over).
@@ -231,6 +251,12 @@ func (m *Model) Prompt() *prompt.Model {
 	}
 	return m.prompts[0]
 }
+
+// Prompts returns the open dialogs, the shown one first.
+func (m *Model) Prompts() []*prompt.Model { return m.prompts }
+
+// Busy says what blocks new runs ("cleaning up", "writing results"), or "".
+func (m *Model) Busy() string { return m.busy }
 
 // Form returns the open variables form, if any.
 func (m *Model) Form() *varform.Model { return m.form }

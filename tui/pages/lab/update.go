@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"time"
 	"os"
 	"strings"
 
@@ -37,9 +38,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.busy = ""
 		if msg.Err != nil {
 			m.status = m.Styles.Error.Render("writing results failed: ") + msg.Err.Error()
-			if m.booth != nil {
-				cmds = append(cmds, m.boothFailed())
-			}
 			break
 		}
 		m.resDir = msg.Dir
@@ -48,18 +46,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.view = ViewCompare
 		}
 		m.status = "results written to " + msg.Dir
-		if m.booth != nil {
-			m.booth.showCompare(m.now)
-			// A booth runs for hours: keep only its newest folders.
-			cmds = append(cmds, pruneResults(msg.Dir, m.booth.cfg.KeepResults))
+	case RunMsg:
+		cmds = append(cmds, m.start(msg.Index))
+	case FinishMsg:
+		m.runAll = false
+		cmds = append(cmds, m.finish())
+	case CleanupMsg:
+		cmds = append(cmds, m.cleanup(msg.Then))
+	case NoteMsg:
+		m.out.AppendText(msg.Text)
+		if msg.Show {
+			m.view = ViewSteps
 		}
-	case PrunedMsg:
-		if msg.Err != nil {
-			m.out.AppendText("booth mode: removing old results: " + msg.Err.Error())
-		}
-		if n := len(msg.Removed); n > 0 {
-			m.out.AppendText(fmt.Sprintf("booth mode: removed %d older results folder(s) it had written (keeps the newest %d)", n, m.booth.cfg.KeepResults))
-		}
+	case StatusMsg:
+		m.status = string(msg)
+	case BannerMsg:
+		m.banner = string(msg)
 	case CleanupDoneMsg:
 		m.busy = ""
 		if msg.Err != nil {
@@ -75,7 +77,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.status = "cleanup done"
 	case ClockMsg:
-		cmds = append(cmds, m.clock(msg))
+		m.now = time.Time(msg)
+		for _, p := range m.prompts {
+			cmds = append(cmds, p.Tick(m.now))
+		}
 	case prompt.AnsweredMsg:
 		cmds = append(cmds, m.answered(msg))
 	case varform.SubmittedMsg:
@@ -137,9 +142,6 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.layout()
 	case steps.Prompt:
 		p := prompt.New(m.Common, e)
-		if m.booth != nil {
-			m.booth.armPrompt(p, m.now)
-		}
 		m.prompts = append(m.prompts, p)
 		return p.Init()
 	case steps.LabFinished:
@@ -162,23 +164,20 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 	if m.view == ViewDashboard && msg.Status != steps.Running {
 		m.view = ViewSteps
 	}
-	if m.booth != nil && m.booth.phase == boothError {
-		// The loop ends (a refused dialog): whatever the step did, the
-		// booth cleans up and starts over when the hold ends.
-		return nil
-	}
 	switch msg.Status {
 	case steps.Done, steps.Skipped:
 		next := msg.Index + 1
 		if next >= len(m.list.Steps()) {
 			m.runAll = false
+			if m.unattended {
+				return nil // the driver sends FinishMsg
+			}
 			return m.finish()
 		}
 		m.list.Select(next)
 		m.layout()
-		if m.booth != nil {
-			m.booth.schedule(m.now, m.booth.cfg.StepDelay)
-			return nil
+		if m.unattended {
+			return nil // the driver sends RunMsg
 		}
 		if m.runAll {
 			return m.start(next)
@@ -192,9 +191,9 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 		if n := m.attempts[msg.Index]; n > 1 {
 			what += fmt.Sprintf(" (attempt %d)", n)
 		}
-		if m.booth != nil {
+		if m.unattended {
 			m.status = m.Styles.Error.Render(what)
-			return m.boothFailed()
+			return nil
 		}
 		m.status = m.Styles.Error.Render(what) + " · r retry · s skip"
 	}
@@ -212,7 +211,7 @@ func (m *Model) start(i int) tea.Cmd {
 		return nil
 	}
 	s := m.list.Steps()[i]
-	if m.booth == nil && session.NeedsVars(s.Kind) && !m.varsSet && len(m.sess.Variables()) > 0 {
+	if !m.unattended && session.NeedsVars(s.Kind) && !m.varsSet && len(m.sess.Variables()) > 0 {
 		m.form = varform.New(m.Common, "Variables for "+s.Title, m.sess.Variables(), m.sess.ValidateVar)
 		m.formFor = i
 		return m.form.Init()
@@ -284,21 +283,11 @@ func (m *Model) Abort() {
 	}
 	// Unblock the engine if it waits on a dialog: the safe answer.
 	for _, p := range m.prompts {
-		p.Answer(safeAnswer(p.Prompt()), true)
+		p.Answer(p.SafeAnswer(), true)
 	}
 	m.prompts = nil
 	m.form = nil
 	m.runAll = false
-}
-
-func safeAnswer(p interface{ Kind() string }) steps.Answer {
-	if sp, ok := p.(steps.Prompt); ok && sp.Type == steps.PromptHostKey {
-		return steps.Answer{Choice: "refuse"}
-	}
-	if sp, ok := p.(steps.Prompt); ok && sp.Type == steps.PromptSecret {
-		return steps.Answer{Choice: "cancel"}
-	}
-	return steps.Answer{Choice: "no"}
 }
 
 func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
@@ -316,20 +305,11 @@ func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
 		}
 		return nil
 	}
-	// Booth refusals were handled as they were given (clock).
-	if msg.Auto && m.booth != nil && m.booth.allows(msg.Prompt) && msg.Answer.Choice == "yes" {
-		m.status = fmt.Sprintf("confirmed step %q (the lab allows it in booth mode)", msg.Prompt.Step)
-	}
 	return nil
 }
 
 func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	km := m.KeyMap
-	if m.booth != nil {
-		// A visitor's key only pauses: booth dialogs are answered by
-		// their deadline, never by whoever walks by.
-		return m.boothKey(k)
-	}
 	if p := m.Prompt(); p != nil {
 		_, cmd := p.Update(k)
 		return cmd

@@ -259,8 +259,8 @@ func (m *Model) statusLine() string {
 	st := m.Styles
 	var s string
 	switch {
-	case m.booth != nil:
-		s = m.boothStatus()
+	case m.banner != "":
+		s = m.banner
 	case m.busy != "":
 		s = st.Countdown.Render(m.busy + "…")
 	case m.running >= 0:
