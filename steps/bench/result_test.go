@@ -134,3 +134,59 @@ func TestParseRatioAndSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLineReadsSchema1 decodes lines an earlier dpulab on a lab host
+// writes (no header, units not in the names) into the same fields.
+func TestParseLineReadsSchema1(t *testing.T) {
+	lines := []string{
+		`{"type":"start","config":{"targets":["h:1"],"clients":5,"pipeline":1,"ratio":"1:10","data_size":256,"key_maximum":100,"key_prefix":"k","key_pattern":"sequential","duration_ns":1000000000,"requests":500,"rate":250,"runs":1,"client":"auto","protocol":2,"connect_timeout_ns":5000000000,"interval_ns":1000000000},"client":"lean","targets":["h:1"],"connections":5}`,
+		`{"type":"prefill","keys":100,"seconds":0.25}`,
+		`{"type":"sample","run":1,"t":2,"ops_per_sec":10,"ops_per_sec_by_cmd":{},"latency_ms":{"avg":1,"p50":1,"p90":1,"p99":1,"p999":1,"max":1},"errors":0,"bytes_sent_per_sec":0,"bytes_recv_per_sec":0}`,
+		`{"type":"run","run":1,"seconds":3.5,"ops":35,"ops_by_cmd":{},"ops_per_sec":10,"ops_per_sec_by_cmd":{},"latency_ms":{"avg":1,"p50":1,"p90":1,"p99":1,"p999":1,"max":1},"errors":0,"hits":0,"misses":0,"bytes_sent":0,"bytes_recv":0,"bytes_sent_per_sec":0,"bytes_recv_per_sec":0,"targets":[{"target":"h:1","seconds":3.5,"ops":35}]}`,
+	}
+	var evs []Event
+	for _, l := range lines {
+		ev, err := ParseLine([]byte(l))
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		evs = append(evs, ev)
+	}
+	c := evs[0].(*Start).Config
+	if c.DataSize != 256 || c.Requests != 500 || c.Rate != 250 || c.KeyPattern != KeyParallel {
+		t.Errorf("schema-1 config read as data size %d, requests %d, rate %g, pattern %s", c.DataSize, c.Requests, c.Rate, c.KeyPattern)
+	}
+	if p := evs[1].(*Prefill); p.Seconds != 0.25 {
+		t.Errorf("prefill seconds %g", p.Seconds)
+	}
+	if s := evs[2].(*Sample); s.T != 2 {
+		t.Errorf("sample t %g", s.T)
+	}
+	if r := evs[3].(*RunResult); r.Seconds != 3.5 || r.Targets[0].Seconds != 3.5 {
+		t.Errorf("run seconds %g, target %g", r.Seconds, r.Targets[0].Seconds)
+	}
+	// And the current form round-trips through Encode.
+	var b bytes.Buffer
+	for _, ev := range append([]Event{StreamHeader()}, evs...) {
+		if err := Encode(&b, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, unitless := range []string{`"t":`, `"seconds":`, `"data_size":`, `"requests":`, `"rate":`} {
+		if strings.Contains(b.String(), unitless) {
+			t.Errorf("schema-2 output has %s:\n%s", unitless, b.String())
+		}
+	}
+	n := 0
+	if err := Decode(&b, func(ev Event) error {
+		if n == 0 {
+			if h, ok := ev.(*Header); !ok || h.SchemaVersion != SchemaVersion || h.Stream != "bench" {
+				t.Errorf("first event %#v, want the header", ev)
+			}
+		}
+		n++
+		return nil
+	}); err != nil || n != 5 {
+		t.Errorf("decode: %v, %d events", err, n)
+	}
+}
