@@ -157,6 +157,9 @@ func TestMemtierFlags(t *testing.T) {
 			t.Errorf("old spellings: sockets %q runs %d pattern %s protocol %d", c.UnixSockets, c.Runs, c.KeyPattern, c.Protocol)
 		}
 	})
+	if _, _, err := ParseArgs([]string{"-P", "16"}); err == nil || !strings.Contains(err.Error(), "--pipeline 16") {
+		t.Errorf("-P 16: %v; want it to say redis-benchmark's -P is --pipeline", err)
+	}
 	for _, bad := range [][]string{
 		{"-P", "16"},                     // redis-benchmark's pipeline: memtier's protocol
 		{"--key-pattern", "P:R"},         // P on one side only

@@ -217,6 +217,9 @@ func ParseProtocol(s string) (int, error) {
 	case "memcache_text", "memcache_binary":
 		return 0, fmt.Errorf("--protocol %s: dpulab bench speaks Redis only (resp2 or resp3)", s)
 	}
+	if _, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+		return 0, fmt.Errorf("-P/--protocol %q: want resp2 or resp3 (-P is memtier's --protocol; redis-benchmark's -P N pipeline is --pipeline N here)", s)
+	}
 	return 0, fmt.Errorf("--protocol %q: want resp2 or resp3", s)
 }
 
