@@ -217,8 +217,8 @@ func ParseProtocol(s string) (int, error) {
 	case "memcache_text", "memcache_binary":
 		return 0, fmt.Errorf("--protocol %s: dpulab bench speaks Redis only (resp2 or resp3)", s)
 	}
-	if _, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
-		return 0, fmt.Errorf("-P/--protocol %q: want resp2 or resp3 (-P is memtier's --protocol; redis-benchmark's -P N pipeline is --pipeline N here)", s)
+	if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+		return 0, fmt.Errorf("-P/--protocol %q: want resp2 or resp3 (-P is memtier's --protocol; for redis-benchmark's pipeline -P %d, give --pipeline %d)", s, n, n)
 	}
 	return 0, fmt.Errorf("--protocol %q: want resp2 or resp3", s)
 }
