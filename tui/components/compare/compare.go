@@ -44,6 +44,8 @@ type Model struct {
 	tco   *tcoForm
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns a compare view of res (nil shows "no results yet").
 func New(c common.Common, res *steps.Results, compute TCOFunc) *Model {
 	m := &Model{Common: c}

@@ -41,6 +41,8 @@ type Model struct {
 	drawnW, drawnH int
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns an empty dashboard.
 func New(c common.Common) *Model {
 	opts := []progress.Option{progress.WithoutPercentage(), progress.WithFillCharacters('█', '░')}

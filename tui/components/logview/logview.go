@@ -26,6 +26,8 @@ type Model struct {
 	follow bool
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns an empty output pane that follows the tail.
 func New(c common.Common) *Model {
 	m := &Model{Common: c, vp: viewport.New(c.Width, c.Height), follow: true}

@@ -116,6 +116,8 @@ type Model struct {
 	autoAnswer steps.Answer
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New opens a dialog for the engine's question p. The safe choice is
 // selected first: refusing a host key and saying no must be what a stray
 // enter does.

@@ -34,6 +34,8 @@ type Model struct {
 	bar      progress.Model
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns an empty step list.
 func New(c common.Common) *Model {
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(c.Styles.StepRunning))

@@ -35,6 +35,8 @@ type Model struct {
 	title    string
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New builds a form for vars (their Default is the current value).
 func New(c common.Common, title string, vars []session.Variable, validate Validator) *Model {
 	m := &Model{Common: c, vars: vars, validate: validate, title: title}

@@ -11,9 +11,9 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.form != nil:
 		return m.form.ShortHelp()
 	case m.view == ViewCompare && m.review:
-		return append(m.cmp.ShortHelp(), km.Back, km.Restart, km.Quit, km.Help)
+		return append(m.screen(m.view).ShortHelp(), km.Back, km.Restart, km.Quit, km.Help)
 	case m.view == ViewCompare:
-		return append(m.cmp.ShortHelp(), km.Back, km.Quit, km.Help)
+		return append(m.screen(m.view).ShortHelp(), km.Back, km.Quit, km.Help)
 	case m.view == ViewDashboard:
 		return []key.Binding{km.Back, km.Compare, km.Quit, km.Help}
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
@@ -122,7 +121,7 @@ type Model struct {
 	out  *logview.Model
 	dash *dashboard.Model
 	cmp  *compare.Model
-	doc  viewport.Model
+	doc  *docPane
 
 	docCache map[[2]int]string
 	plans    map[int][]steps.PlannedCommand
@@ -171,20 +170,20 @@ type Options struct {
 // New opens the lab screen over an open session, at its resume point.
 func New(c common.Common, sess session.Session, opts Options) *Model {
 	m := &Model{
-		Common:   c,
-		sess:     sess,
-		info:     sess.Info(),
-		list:     steplist.New(c),
-		out:      logview.New(c),
-		dash:     dashboard.New(c),
-		doc:      viewport.New(c.Width, c.Height),
-		docCache: map[[2]int]string{},
-		plans:    map[int][]steps.PlannedCommand{},
-		planErr:  map[int]string{},
-		failures: map[int]steps.StepFinished{},
-		attempts: map[int]int{},
-		running:  -1,
-		formFor:  -1,
+		Common:     c,
+		sess:       sess,
+		info:       sess.Info(),
+		list:       steplist.New(c),
+		out:        logview.New(c),
+		dash:       dashboard.New(c),
+		doc:        newDocPane(c),
+		docCache:   map[[2]int]string{},
+		plans:      map[int][]steps.PlannedCommand{},
+		planErr:    map[int]string{},
+		failures:   map[int]steps.StepFinished{},
+		attempts:   map[int]int{},
+		running:    -1,
+		formFor:    -1,
 		tco:        opts.TCO,
 		now:        time.Now(),
 		unattended: opts.Unattended,
@@ -282,8 +281,9 @@ func (m *Model) Failure(i int) (steps.StepFinished, bool) {
 // SetSize implements common.Component.
 func (m *Model) SetSize(w, h int) {
 	m.Common.SetSize(w, h)
-	m.dash.SetSize(w, h-1)
-	m.cmp.SetSize(w, h-1)
+	for _, v := range []View{ViewDashboard, ViewCompare} {
+		m.screen(v).SetSize(w, h-1) // the status line is the page's
+	}
 	m.layout()
 }
 

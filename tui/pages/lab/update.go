@@ -3,9 +3,9 @@ package lab
 import (
 	"context"
 	"fmt"
-	"time"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aymanbagabas/go-osc52/v2"
 	"github.com/charmbracelet/bubbles/key"
@@ -344,11 +344,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 			m.view = ViewSteps
 			return nil
 		}
-		if m.view == ViewCompare {
-			_, cmd := m.cmp.Update(k)
-			return cmd
-		}
-		return nil
+		_, cmd := m.screen(m.view).Update(k)
+		return cmd
 	}
 	sel := m.list.Selected()
 	switch {
@@ -393,22 +390,12 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, km.Copy):
 		return m.copyCommands(sel)
 	}
-	switch m.focus {
-	case PaneSteps:
-		before := m.list.Selected()
-		m.list.Update(k)
-		if m.list.Selected() != before {
-			m.layout()
-		}
-	case PaneDoc:
-		var cmd tea.Cmd
-		m.doc, cmd = m.doc.Update(k)
-		return cmd
-	case PaneOutput:
-		_, cmd := m.out.Update(k)
-		return cmd
+	before := m.list.Selected()
+	_, cmd := m.pane(m.focus).Update(k)
+	if m.list.Selected() != before {
+		m.layout()
 	}
-	return nil
+	return cmd
 }
 
 // reviewKey handles the keys that would change a finished run: R starts

@@ -73,6 +73,8 @@ type Model struct {
 	labs []session.LabInfo
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New builds the picker over labs; quickstart is moved first and selected.
 func New(c common.Common, labs []session.LabInfo) *Model {
 	ordered := make([]session.LabInfo, 0, len(labs))

@@ -48,6 +48,8 @@ type Model struct {
 	gen     int
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New builds a replay of res.
 func New(c common.Common, res *steps.Results, opts Options) *Model {
 	if opts.Step <= 0 {
