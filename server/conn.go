@@ -13,9 +13,9 @@ import (
 
 const (
 	readBufSize  = 16 << 10
-	bigArg       = 32 << 10 // Redis's PROTO_MBULK_BIG_ARG: an argument worth storing without a copy
-	maxIdleBuf   = 64 << 10 // read buffers grown past this are dropped once (nearly) drained
-	flushAt      = 1 << 20  // flush mid-batch once this much output is pending
+	bigArg       = 32 << 10  // Redis's PROTO_MBULK_BIG_ARG: an argument worth storing without a copy
+	maxIdleBuf   = 256 << 10 // read buffers grown past this are dropped once (nearly) drained; below, kept (the largest command before AUTH fits)
+	flushAt      = 1 << 20   // flush mid-batch once this much output is pending
 	maxIdleOut   = 1 << 20
 	protectedMsg = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
 )
