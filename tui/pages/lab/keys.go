@@ -1,0 +1,187 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aymanbagabas/go-osc52/v2"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/components/prompt"
+)
+
+// key handles a key: an open dialog or form takes it first, then the
+// page's own bindings.
+func (m *Model) key(k tea.KeyMsg) tea.Cmd {
+	km := m.KeyMap
+	if p := m.Prompt(); p != nil {
+		_, cmd := p.Update(k)
+		return cmd
+	}
+	if m.form != nil {
+		_, cmd := m.form.Update(k)
+		return cmd
+	}
+	if m.busy != "" {
+		return nil
+	}
+	if m.review {
+		if cmd, done := m.reviewKey(k); done {
+			return cmd
+		}
+	}
+	switch {
+	case key.Matches(k, km.Quit):
+		return m.quit()
+	case key.Matches(k, km.Dashboard):
+		m.view = toggle(m.view, ViewDashboard)
+		return nil
+	case key.Matches(k, km.Compare):
+		m.view = toggle(m.view, ViewCompare)
+		if m.view == ViewCompare && m.cmp.Results() == nil {
+			m.cmp.SetResults(m.sess.Results(), m.tco)
+		}
+		return nil
+	}
+	if m.view != ViewSteps {
+		if key.Matches(k, km.Back) {
+			m.view = ViewSteps
+			return nil
+		}
+		_, cmd := m.screen(m.view).Update(k)
+		return cmd
+	}
+	sel := m.list.Selected()
+	switch {
+	case key.Matches(k, km.Back):
+		if m.running >= 0 {
+			m.status = "a step is running: q stops it"
+			return nil
+		}
+		// Leaving the lab stops what it started; progress stays saved.
+		return m.cleanup(ThenBack)
+	case key.Matches(k, km.Run) && m.focus != PaneOutput, key.Matches(k, km.Retry):
+		return m.start(sel)
+	case key.Matches(k, km.RunAll):
+		m.runAll = true
+		return m.start(sel)
+	case key.Matches(k, km.Skip):
+		if m.running == sel {
+			m.status = "cannot skip the running step"
+			return nil
+		}
+		m.sess.Skip(sel)
+		m.list.SetStatus(sel, steps.Skipped)
+		delete(m.failures, sel)
+		m.list.Select(sel + 1)
+		m.layout()
+		m.status = fmt.Sprintf("step %d skipped", sel+1)
+		if sel == len(m.list.Steps())-1 {
+			return m.finish()
+		}
+		return nil
+	case key.Matches(k, km.Next):
+		m.list.Select(sel + 1)
+		m.layout()
+		return nil
+	case key.Matches(k, km.Prev):
+		m.list.Select(sel - 1)
+		m.layout()
+		return nil
+	case key.Matches(k, km.SwitchPane):
+		m.focus = (m.focus + 1) % 3
+		return nil
+	case key.Matches(k, km.Copy):
+		return m.copyCommands(sel)
+	}
+	before := m.list.Selected()
+	_, cmd := m.pane(m.focus).Update(k)
+	if m.list.Selected() != before {
+		m.layout()
+	}
+	return cmd
+}
+
+// reviewKey handles the keys that would change a finished run: R starts
+// the lab over, running or skipping says how to. done says k was used.
+func (m *Model) reviewKey(k tea.KeyMsg) (tea.Cmd, bool) {
+	km := m.KeyMap
+	switch {
+	case key.Matches(k, km.Restart):
+		id := m.info.ID
+		return func() tea.Msg { return StartOverMsg{ID: id} }, true
+	case m.view == ViewSteps && (key.Matches(k, km.Run) && m.focus != PaneOutput ||
+		key.Matches(k, km.RunAll) || key.Matches(k, km.Retry) || key.Matches(k, km.Skip)):
+		m.status = m.Styles.Countdown.Render("this run is finished: R starts the lab over to run it again")
+		return nil, true
+	}
+	return nil, false
+}
+
+func toggle(cur, v View) View {
+	if cur == v {
+		return ViewSteps
+	}
+	return v
+}
+
+// quitPurpose is the page's own question when q is pressed while a step
+// runs: its buttons say what each answer does.
+var quitPurpose = prompt.Purpose{
+	Title:   "Quit while a step runs?",
+	Choices: []prompt.Choice{{Value: "yes", Label: "Quit and clean up"}, {Value: "no", Label: "Keep running"}},
+	Safe:    "no",
+}
+
+// quit asks first when a step runs; either way cleanup runs before exit.
+func (m *Model) quit() tea.Cmd {
+	if m.running < 0 {
+		return m.cleanup(ThenQuit)
+	}
+	p := prompt.NewFor(m.Common, steps.Prompt{
+		Step:    quitPromptStep,
+		Type:    steps.PromptConfirm,
+		Message: fmt.Sprintf("Step %d is still running. Quit anyway? It is stopped, then the lab's cleanup runs (servers it started are stopped). Your progress is kept.", m.running+1),
+	}, quitPurpose)
+	m.prompts = append([]*prompt.Model{p}, m.prompts...)
+	return nil
+}
+
+// copyCommands puts step i's commands on the terminal's clipboard with
+// OSC52 and says so; terminals that ignore OSC52 still show them in the
+// commands pane.
+func (m *Model) copyCommands(i int) tea.Cmd {
+	cmds := m.commands(i)
+	if len(cmds) == 0 {
+		m.status = "this step has no commands to copy"
+		return nil
+	}
+	var b strings.Builder
+	for _, c := range cmds {
+		if c.Sudo {
+			b.WriteString("sudo ")
+		}
+		b.WriteString(c.Cmd + "\n")
+	}
+	if m.Clipboard == nil {
+		m.status = "no terminal to copy to; the commands are in the commands pane"
+		return nil
+	}
+	seq := osc52.New(b.String())
+	if strings.HasPrefix(getenv("TERM"), "screen") || getenv("TMUX") != "" {
+		seq = seq.Tmux()
+	}
+	if _, err := seq.WriteTo(m.Clipboard); err != nil {
+		m.status = "copy failed: " + err.Error()
+		return nil
+	}
+	m.status = fmt.Sprintf("copied %d command(s) via OSC52 (terminal clipboard; needs OSC52 support, e.g. tmux set-clipboard on)", len(cmds))
+	return nil
+}
+
+type runnerLine = runner.Line
+
+var getenv = os.Getenv
