@@ -1,0 +1,192 @@
+package booth
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/components/prompt"
+	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
+	"github.com/dpulab/dpulab/tui/pages/lab"
+	"github.com/dpulab/dpulab/tui/session"
+	"github.com/dpulab/dpulab/tui/session/sessiontest"
+)
+
+// driver plays the part of bubbletea for a booth over a scripted lab, with
+// a clock the test sets: booth mode's timing is tested without waiting.
+type driver struct {
+	t        *testing.T
+	f        *sessiontest.Fake
+	b        *Model
+	msgs     chan tea.Msg
+	base     time.Time
+	restarts int
+}
+
+func newDriver(t *testing.T, f *sessiontest.Fake, cfg Config) *driver {
+	t.Helper()
+	d := &driver{t: t, f: f, msgs: make(chan tea.Msg, 4096), base: time.Now()}
+	cat := &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}
+	sess, err := cat.Open(f.LabInfo.ID, session.Options{Restart: true,
+		Emit: func(ev steps.Event) { d.msgs <- session.EventsMsg{ev} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := common.NewCommon(true, 100, 30)
+	c.NoAnimation = true
+	d.b = New(c, lab.New(c, sess, lab.Options{Unattended: true}), cfg)
+	d.run(d.b.Init())
+	return d
+}
+
+// at sends the clock tick of hour h after the start: every hold and
+// countdown in these tests is shorter than an hour.
+func (d *driver) at(h int) { d.send(lab.ClockMsg(d.base.Add(time.Duration(h) * time.Hour))) }
+
+func (d *driver) send(msg tea.Msg) {
+	_, cmd := d.b.Update(msg)
+	d.run(cmd)
+}
+
+func (d *driver) run(cmd tea.Cmd) {
+	if cmd != nil {
+		go func() { d.msgs <- cmd() }()
+	}
+}
+
+// until hands the booth what its commands and the session send until cond
+// holds. Animations (spinner, cursor) are dropped so they do not loop.
+func (d *driver) until(what string, cond func() bool) {
+	d.t.Helper()
+	guard := time.After(20 * time.Second) // a hang guard, not a timing check
+	for !cond() {
+		select {
+		case msg := <-d.msgs:
+			switch msg := msg.(type) {
+			case tea.BatchMsg:
+				for _, c := range msg {
+					d.run(c)
+				}
+			case lab.RestartMsg:
+				d.restarts++
+			case session.EventsMsg, lab.StepDoneMsg, lab.FinishedMsg, lab.CleanupDoneMsg, PrunedMsg, prompt.AnsweredMsg:
+				d.send(msg)
+			}
+		case <-guard:
+			d.t.Fatalf("still waiting for %s; status: %s", what, d.status())
+		}
+	}
+}
+
+func (d *driver) status() string { return ansi.Strip(d.b.status()) }
+
+func (d *driver) idle() bool { return d.b.Page().Running() < 0 && d.b.Page().Busy() == "" }
+
+func twoSteps(t *testing.T) *sessiontest.Fake {
+	step := func(id string) sessiontest.Step {
+		return sessiontest.Step{Info: steps.StepInfo{ID: id, Title: id, Kind: "run"}, Final: steps.Done}
+	}
+	return &sessiontest.Fake{
+		LabInfo:     session.LabInfo{ID: "two", Title: "Two steps", ResumeAt: -1},
+		Script:      []sessiontest.Step{step("intro"), step("deploy")},
+		ResultsRoot: t.TempDir(),
+	}
+}
+
+// TestLoop: a countdown before each step, the results held, then cleanup
+// and a restart; nothing starts before its time.
+func TestLoop(t *testing.T) {
+	f := twoSteps(t)
+	d := newDriver(t, f, Config{StepDelay: time.Minute, CompareHold: time.Minute})
+	if s := d.status(); !strings.Contains(s, `next: step 1 "intro" in 1m0s`) {
+		t.Fatalf("status %q: want the first countdown", s)
+	}
+	d.send(lab.ClockMsg(d.base.Add(30 * time.Second)))
+	if d.b.Page().Running() >= 0 {
+		t.Fatal("a step started before its countdown ended")
+	}
+	d.at(1)
+	d.until("step 1 to end", func() bool { return d.idle() && d.b.phase == phaseCountdown })
+	if s := d.status(); !strings.Contains(s, `next: step 2 "deploy"`) {
+		t.Fatalf("status %q: want the countdown to step 2", s)
+	}
+	d.at(2)
+	d.until("the results", func() bool { return d.b.phase == phaseCompare && d.idle() })
+	if s := d.status(); !strings.Contains(s, "results · starting over in") {
+		t.Fatalf("status %q", s)
+	}
+	d.at(3)
+	d.until("the restart", func() bool { return d.restarts == 1 })
+	cleaned, finished := f.Counts()
+	if !slices.Equal(f.Ran, []int{0, 1}) || cleaned != 1 || finished != 1 {
+		t.Fatalf("ran %v, cleanup %d, finish %d: want 0 1, then results and one cleanup", f.Ran, cleaned, finished)
+	}
+}
+
+// TestAnyKeyPauses: a key stops the clock (nothing starts however late
+// it gets); another key resumes with the time that was left.
+func TestAnyKeyPauses(t *testing.T) {
+	f := twoSteps(t)
+	d := newDriver(t, f, Config{StepDelay: time.Minute})
+	d.send(keymaptest.Msg("x"))
+	if !d.b.Paused() || !strings.Contains(d.status(), "PAUSED") {
+		t.Fatalf("paused=%v status %q after a key", d.b.Paused(), d.status())
+	}
+	d.at(1)
+	if d.b.Page().Running() >= 0 {
+		t.Fatal("a paused booth started a step")
+	}
+	d.send(keymaptest.Press(d.b.KeyMap.Pause))
+	if d.b.Paused() {
+		t.Fatal("a second key must resume")
+	}
+	if s := d.status(); !strings.Contains(s, "in 1m0s") {
+		t.Fatalf("status %q: the countdown must resume where it stopped", s)
+	}
+	d.at(2)
+	d.until("step 1", func() bool { return d.idle() && d.b.Page().Steps()[0].Status == steps.Done })
+}
+
+// TestConfirmOnlyWhatTheLabAllows: a confirmation the lab lists is
+// answered yes; any other is refused after the timeout, the reason shown,
+// and the loop ends (cleanup, restart, no results).
+func TestConfirmOnlyWhatTheLabAllows(t *testing.T) {
+	for _, tc := range []struct {
+		name, want, status string
+		allow              []string
+	}{
+		{"listed", "yes", `confirmed step "deploy"`, []string{"deploy"}},
+		{"not listed", "no", `refused to confirm step "deploy"`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := twoSteps(t)
+			f.Script[0].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptConfirm, Message: "Deploy?"}}
+			d := newDriver(t, f, Config{StepDelay: time.Minute, PromptTimeout: time.Minute, AutoConfirm: tc.allow})
+			d.at(1)
+			d.until("the dialog", func() bool { return d.b.Page().Prompt() != nil })
+			d.at(2)
+			d.until("step 1 to end and its dialog to close", func() bool { return d.idle() && d.b.Page().Prompt() == nil })
+			if len(f.Answers) != 1 || f.Answers[0].Choice != tc.want {
+				t.Fatalf("answers %+v, want %q", f.Answers, tc.want)
+			}
+			if s := ansi.Strip(d.b.View()); !strings.Contains(s, tc.status) {
+				t.Fatalf("screen lacks %q:\n%s", tc.status, s)
+			}
+			d.at(3)
+			if tc.want == "yes" {
+				d.until("step 2", func() bool { return d.idle() && d.b.phase == phaseCompare })
+				return
+			}
+			d.until("the restart", func() bool { return d.restarts == 1 })
+			if cleaned, finished := f.Counts(); cleaned != 1 || finished != 0 {
+				t.Fatalf("cleanup %d, finish %d: a refusal ends the loop without results", cleaned, finished)
+			}
+		})
+	}
+}
