@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
@@ -27,120 +25,8 @@ var (
 // buildDpulab builds the real binary once per test binary run.
 func buildDpulab(t *testing.T) string { return testpeer.Dpulab(t) }
 
-// tmuxScreen drives one tmux session on a private server socket, so the
-// test never touches the person's own tmux.
-type tmuxScreen struct {
-	t      *testing.T
-	tmux   string
-	socket string
-}
-
-func newTmux(t *testing.T, w, h int, dir string, env []string, argv ...string) *tmuxScreen {
-	t.Helper()
-	tm := testpeer.Require(t, "tmux")
-	s := &tmuxScreen{t: t, tmux: tm, socket: fmt.Sprintf("dpulab-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	var sh strings.Builder
-	for _, e := range env {
-		sh.WriteString(shq(e) + " ")
-	}
-	for _, a := range argv {
-		sh.WriteString(shq(a) + " ")
-	}
-	// Keep the pane after dpulab exits so the test can read its status.
-	script := "env TERM=xterm-256color " + sh.String() + "2>" + shq(filepath.Join(dir, "stderr.txt")) + "; echo DPULAB-EXITED:$?; sleep 600"
-	s.run("new-session", "-d", "-s", "e2e", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "sh", "-c", script)
-	t.Cleanup(func() {
-		// A test that failed halfway leaves dpulab running: Ctrl+C makes it
-		// stop what the lab started before the pane goes away.
-		for i := 0; i < 150; i++ {
-			out, err := exec.Command(s.tmux, "-L", s.socket, "capture-pane", "-p", "-t", "e2e").Output()
-			if err != nil || strings.Contains(string(out), "DPULAB-EXITED") {
-				break
-			}
-			if i%25 == 0 {
-				_ = exec.Command(s.tmux, "-L", s.socket, "send-keys", "-t", "e2e", "C-c").Run()
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		_ = exec.Command(s.tmux, "-L", s.socket, "kill-server").Run()
-	})
-	return s
-}
-
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func (s *tmuxScreen) run(args ...string) string {
-	s.t.Helper()
-	out, err := exec.Command(s.tmux, append([]string{"-L", s.socket}, args...)...).CombinedOutput()
-	if err != nil {
-		s.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func (s *tmuxScreen) screen() string { return s.run("capture-pane", "-p", "-t", "e2e") }
-
-// keys sends tmux key names (Enter, Tab, C-u) or literal text.
-func (s *tmuxScreen) keys(k ...string) { s.run(append([]string{"send-keys", "-t", "e2e"}, k...)...) }
-
-// tmuxKeys are tmux's names of the keys bindings spell otherwise.
-var tmuxKeys = map[string]string{
-	"enter": "Enter", "tab": "Tab", "shift+tab": "BTab", "esc": "Escape", "up": "Up", "down": "Down",
-	"left": "Left", "right": "Right", "pgup": "PPage", "pgdown": "NPage", "home": "Home", "end": "End",
-	"backspace": "BSpace", "ctrl+c": "C-c", "ctrl+u": "C-u", " ": "Space",
-}
-
-// press sends the first key of each binding, as the key map spells it.
-func (s *tmuxScreen) press(bs ...key.Binding) {
-	var ks []string
-	for _, b := range bs {
-		k := b.Keys()[0]
-		if n, ok := tmuxKeys[k]; ok {
-			k = n
-		}
-		ks = append(ks, k)
-	}
-	s.keys(ks...)
-}
-
-func (s *tmuxScreen) text(txt string) { s.run("send-keys", "-t", "e2e", "-l", txt) }
-
-// waitFor polls the screen until every want is on it, failing with the
-// last screen after timeout.
-func (s *tmuxScreen) waitFor(timeout time.Duration, want ...string) string {
-	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		scr := s.screen()
-		ok := true
-		for _, w := range want {
-			if !strings.Contains(scr, w) {
-				ok = false
-			}
-		}
-		if ok {
-			return scr
-		}
-		if strings.Contains(scr, "DPULAB-EXITED") || time.Now().After(deadline) {
-			s.t.Fatalf("screen never showed %q; last screen:\n%s", want, scr)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // freePorts finds n consecutive free loopback ports.
 func freePorts(t *testing.T, n int) int { return testpeer.FreePorts(t, n) }
-
-func saveCapture(t *testing.T, name, scr string) {
-	t.Helper()
-	if !*writeCaptures {
-		return
-	}
-	p := filepath.Join("testdata", "captures", name)
-	if err := os.WriteFile(p, []byte(scr), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestEndToEndQuickstart runs the real binary in tmux at 100×30 as a
 // person would: open quickstart, run everything (shortening the timed runs

@@ -3,7 +3,9 @@ package tui
 import (
 	"bytes"
 	"crypto/ed25519"
+	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,4 +169,24 @@ func (s *safeBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// streamTap keeps every byte the program wrote while the test waits on it.
+type streamTap struct {
+	tm  *teatest.TestModel
+	all bytes.Buffer
+}
+
+func (s *streamTap) waitFor(t *testing.T, want ...string) {
+	t.Helper()
+	r := io.TeeReader(s.tm.Output(), &s.all)
+	teatest.WaitFor(t, r, func(b []byte) bool {
+		plain := ansi.Strip(string(b))
+		for _, w := range want {
+			if !strings.Contains(plain, w) {
+				return false
+			}
+		}
+		return true
+	}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }

@@ -60,26 +60,6 @@ type BackMsg struct{}
 // (booth mode's loop).
 type RestartMsg struct{}
 
-// What a driver (booth mode) sends the page of an unattended lab.
-type (
-	// RunMsg runs step Index.
-	RunMsg struct{ Index int }
-	// FinishMsg writes the run's results (FinishedMsg follows).
-	FinishMsg struct{}
-	// CleanupMsg stops what runs and cleans up, then does Then.
-	CleanupMsg struct{ Then AfterCleanup }
-	// NoteMsg adds a line to the output pane; Show brings the steps view
-	// (where that pane is) to the front.
-	NoteMsg struct {
-		Text string
-		Show bool
-	}
-	// StatusMsg sets the status line's text.
-	StatusMsg string
-	// BannerMsg leads the status line (booth mode's countdown); "" none.
-	BannerMsg string
-)
-
 // StartOverMsg asks the root to open the lab again from its first step,
 // ignoring saved progress: the person pressed R on a finished run.
 type StartOverMsg struct{ ID string }

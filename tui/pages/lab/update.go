@@ -41,22 +41,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.view = ViewCompare
 		}
 		m.status = "results written to " + msg.Dir
-	case RunMsg:
-		cmds = append(cmds, m.start(msg.Index))
-	case FinishMsg:
-		m.runAll = false
-		cmds = append(cmds, m.finish())
-	case CleanupMsg:
-		cmds = append(cmds, m.cleanup(msg.Then))
-	case NoteMsg:
-		m.out.AppendText(msg.Text)
-		if msg.Show {
-			m.view = ViewSteps
-		}
-	case StatusMsg:
-		m.status = string(msg)
-	case BannerMsg:
-		m.banner = string(msg)
+	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
+		cmds = append(cmds, m.drive(msg))
 	case CleanupDoneMsg:
 		m.busy = ""
 		if msg.Err != nil {
@@ -263,26 +249,6 @@ func (m *Model) cleanup(then AfterCleanup) tea.Cmd {
 	return func() tea.Msg {
 		return CleanupDoneMsg{Err: sess.Cleanup(context.Background()), Then: then}
 	}
-}
-
-// Abort stops the running step and gives every open dialog its safe
-// answer (refuse, no, cancel), at once and without running cleanup. The
-// engine runs one step at a time, so its Cleanup would otherwise wait for a
-// running step to end on its own (a bench to its last second, a dialog to its
-// timeout). App.Shutdown calls it when the program ended without the page
-// cleaning up (an input error, a closed terminal).
-func (m *Model) Abort() {
-	if m.cancel != nil {
-		m.cancel()
-		m.cancel = nil
-	}
-	// Unblock the engine if it waits on a dialog: the safe answer.
-	for _, p := range m.prompts {
-		p.Answer(p.SafeAnswer(), true)
-	}
-	m.prompts = nil
-	m.form = nil
-	m.runAll = false
 }
 
 func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {

@@ -1,0 +1,85 @@
+package lab
+
+import (
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// What a driver (booth mode) sends the page of an unattended lab. A driver
+// plays the page with nobody at the keyboard: booth mode, or the app
+// stopping everything at shutdown (Abort).
+type (
+	// RunMsg runs step Index.
+	RunMsg struct{ Index int }
+	// FinishMsg writes the run's results (FinishedMsg follows).
+	FinishMsg struct{}
+	// CleanupMsg stops what runs and cleans up, then does Then.
+	CleanupMsg struct{ Then AfterCleanup }
+	// NoteMsg adds a line to the output pane; Show brings the steps view
+	// (where that pane is) to the front.
+	NoteMsg struct {
+		Text string
+		Show bool
+	}
+	// StatusMsg sets the status line's text.
+	StatusMsg string
+	// BannerMsg leads the status line (booth mode's countdown); "" none.
+	BannerMsg string
+)
+
+// drive does what a driver asked.
+func (m *Model) drive(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case RunMsg:
+		return m.start(msg.Index)
+	case FinishMsg:
+		m.runAll = false
+		return m.finish()
+	case CleanupMsg:
+		return m.cleanup(msg.Then)
+	case NoteMsg:
+		m.out.AppendText(msg.Text)
+		if msg.Show {
+			m.view = ViewSteps
+		}
+	case StatusMsg:
+		m.status = string(msg)
+	case BannerMsg:
+		m.banner = string(msg)
+	}
+	return nil
+}
+
+// BoothConfig is booth mode's timing under the name cmd/dpulab still uses
+// (tui.Config.Booth); the page itself never reads it. Booth mode lives in
+// package booth, whose Config has the same fields (so the two convert):
+// this copy goes once cmd/dpulab names booth.Config.
+type BoothConfig struct {
+	StepDelay     time.Duration
+	PromptTimeout time.Duration
+	CompareHold   time.Duration
+	ErrorHold     time.Duration
+	AutoConfirm   []string
+	KeepResults   int
+}
+
+// Abort stops the running step and gives every open dialog its safe
+// answer (refuse, no, cancel), at once and without running cleanup. The
+// engine runs one step at a time, so its Cleanup would otherwise wait for a
+// running step to end on its own (a bench to its last second, a dialog to its
+// timeout). App.Shutdown calls it when the program ended without the page
+// cleaning up (an input error, a closed terminal).
+func (m *Model) Abort() {
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	// Unblock the engine if it waits on a dialog: the safe answer.
+	for _, p := range m.prompts {
+		p.Answer(p.SafeAnswer(), true)
+	}
+	m.prompts = nil
+	m.form = nil
+	m.runAll = false
+}
