@@ -223,14 +223,28 @@ func TestUnauthClientsCannotGrowMemory(t *testing.T) {
 			fmt.Fprintf(&biggest, "$16384\r\n%s\r\n", junk[:16384])
 		}
 		base := liveHeap()
-		var peak atomic.Int64
+		// Two measures: the peak of HeapAlloc (live data plus garbage not
+		// yet collected, which depends on how far the collector lags on a
+		// loaded machine), and the peak of what is live right after a
+		// forced collection, which does not. The code this guards against
+		// held what was announced or sent (577-720 MB here); both measures
+		// stay far below that however busy the machine is.
+		var peak, peakLive atomic.Int64
 		stop := make(chan struct{})
 		sampled := make(chan struct{})
 		go func() {
 			defer close(sampled)
 			var ms runtime.MemStats
-			for {
-				runtime.ReadMemStats(&ms)
+			for i := 0; ; i++ {
+				if i%4 == 0 {
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					if h := int64(ms.HeapAlloc); h > peakLive.Load() {
+						peakLive.Store(h)
+					}
+				} else {
+					runtime.ReadMemStats(&ms)
+				}
 				if h := int64(ms.HeapAlloc); h > peak.Load() {
 					peak.Store(h)
 				}
@@ -267,9 +281,16 @@ func TestUnauthClientsCannotGrowMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		t.Logf("peak heap growth with six unauthenticated clients sending %d MB each: %.1f MB", perClient>>20, float64(peak.Load()-base)/(1<<20))
-		if grew := peak.Load() - base; grew > 32<<20 {
-			t.Fatalf("six unauthenticated clients sending %d MB each grew the heap by %d MB (want < 32 MB)", perClient>>20, grew>>20)
+		const sent = 6 * perClient
+		grew, live := peak.Load()-base, peakLive.Load()-base
+		t.Logf("six unauthenticated clients sending %d MB each: peak heap growth %.1f MB, peak live after a collection %.1f MB",
+			perClient>>20, float64(grew)/(1<<20), float64(live)/(1<<20))
+		if live > 16<<20 {
+			t.Errorf("six unauthenticated clients sending %d MB each kept %d MB live (want < 16 MB)", perClient>>20, live>>20)
+		}
+		if grew > sent/8 {
+			t.Errorf("six unauthenticated clients sending %d MB each grew the heap by %d MB (want < %d MB, 1/8 of what they sent)",
+				perClient>>20, grew>>20, sent/8>>20)
 		}
 	})
 }
