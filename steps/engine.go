@@ -59,6 +59,10 @@ type Options struct {
 	// unit-tested against a fake target. Roles still map to hosts through
 	// the inventory.
 	Targets func(host string) (runner.Target, error)
+
+	// warn reports what resolving hosts went past (an ssh config block it
+	// could not read); set by New.
+	warn func(msg string)
 }
 
 // Engine runs one lab. Its methods are safe to call from the TUI's
@@ -104,6 +108,8 @@ type Engine struct {
 	// swept are the working directories of earlier runs cleaned up in this
 	// process.
 	swept []string
+	// announced is set once the inventory's warnings were said.
+	announced bool
 }
 
 // StepError is why a step failed: the host and command that failed, and
@@ -238,6 +244,9 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	e.results.References = nil
 	for _, r := range lab.References {
 		e.results.References = append(e.results.References, Reference{Label: r.Label, Value: r.Value, Source: r.Source, Step: r.Step})
+	}
+	e.opts.warn = func(msg string) {
+		e.opts.Emit(Output{Line: runner.Line{Text: "warning: " + msg, Time: time.Now()}})
 	}
 	hp, err := newHostPool(lab, e.opts, e.prompter())
 	if err != nil {
@@ -445,6 +454,7 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 	case e.opts.DryRun:
 		err = errSkipped
 	default:
+		e.announce()
 		e.cleanStaleOnce(ctx, st.ID)
 		err = e.runKind(ctx, i, st)
 	}
@@ -510,6 +520,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	start := time.Now()
 	resume := e.Resume()
 	e.opts.Emit(LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun})
+	e.announce()
 	var runErr error
 	if !e.opts.DryRun {
 		// Every command is rendered with the run's variables before the
@@ -572,6 +583,22 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	e.opts.Emit(fin)
 	return err
+}
+
+// announce says, once, what the inventory held that could not be mapped
+// (an Ansible inventory's ansible_password, become settings, ...): the
+// person should know what dpulab went past.
+func (e *Engine) announce() {
+	e.mu.Lock()
+	done := e.announced
+	e.announced = true
+	e.mu.Unlock()
+	if done || e.opts.Inventory == nil {
+		return
+	}
+	for _, w := range e.opts.Inventory.Warnings {
+		e.opts.Emit(Output{Line: runner.Line{Text: "inventory " + e.opts.Inventory.Path + ": " + w, Time: time.Now()}})
+	}
 }
 
 // preflight plans the steps the run will take, from resume, and returns

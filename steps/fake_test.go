@@ -341,3 +341,38 @@ steps:
 		}
 	}
 }
+
+func TestInventoryWarningsAreSaid(t *testing.T) {
+	dir := t.TempDir()
+	invPath := filepath.Join(dir, "hosts.ini")
+	ini := "[web]\nw1 ansible_host=192.0.2.10 ansible_password=hunter2 ansible_become=yes\n"
+	if err := os.WriteFile(invPath, []byte(ini), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := runner.LoadInventory(invPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	f := &fakeTarget{name: "w1", handle: func(cmd string) ([]string, int) {
+		if cmd == "cat done" {
+			return []string{"ok"}, 0
+		}
+		return nil, 0
+	}}
+	bin := filepath.Join(dir, "dpulab")
+	if err := os.WriteFile(bin, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, loadLab(t, fakeRunLab), Options{Inventory: in, Binary: bin, Targets: func(string) (runner.Target, error) { return f, nil }}, rec)
+	if err := e.Run(testCtx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(rec.output(), "\n")
+	if !strings.Contains(out, "ansible_password") || !strings.Contains(out, "ansible_become") {
+		t.Errorf("the inventory's unmapped settings were not said:\n%s", out)
+	}
+	if strings.Contains(out, "hunter2") {
+		t.Errorf("a password from the inventory reached the output:\n%s", out)
+	}
+}

@@ -41,7 +41,15 @@ func newHostPool(lab *labs.Lab, opts Options, pr runner.Prompter) (*hostPool, er
 		h.inv = nil
 	}
 	if h.inv != nil {
-		h.pool = runner.NewPool(h.inv, runner.SSHOptions{Prompter: pr})
+		h.pool = runner.NewPool(h.inv, runner.SSHOptions{
+			Prompter: pr,
+			// dpulab's own rule decides about an unknown host key (ask in
+			// the TUI, refuse headless unless --accept-new-host-keys, never
+			// at a booth), not a StrictHostKeyChecking accept-new or no in
+			// the person's ssh config; "yes" still refuses outright.
+			PromptHostKeys: true,
+			Warn:           opts.warn,
+		})
 		if err := h.checkRoles(); err != nil {
 			return nil, err
 		}
