@@ -51,7 +51,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 			m.view = ViewSteps
 			return nil
 		}
-		_, cmd := m.screen(m.view).Update(k)
+		_, cmd := m.screens[m.view].Update(k)
 		return cmd
 	}
 	sel := m.list.Selected()
@@ -98,7 +98,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return m.copyCommands(sel)
 	}
 	before := m.list.Selected()
-	_, cmd := m.pane(m.focus).Update(k)
+	_, cmd := m.panes[m.focus].Update(k)
 	if m.list.Selected() != before {
 		m.layout()
 	}
@@ -195,9 +195,9 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.form != nil:
 		return m.form.ShortHelp()
 	case m.view == ViewCompare && m.review:
-		return append(m.screen(m.view).ShortHelp(), km.Back, km.Restart, km.Quit, km.Help)
+		return append(m.screens[m.view].ShortHelp(), km.Back, km.Restart, km.Quit, km.Help)
 	case m.view == ViewCompare:
-		return append(m.screen(m.view).ShortHelp(), km.Back, km.Quit, km.Help)
+		return append(m.screens[m.view].ShortHelp(), km.Back, km.Quit, km.Help)
 	case m.view == ViewDashboard:
 		return []key.Binding{km.Back, km.Compare, km.Quit, km.Help}
 	}

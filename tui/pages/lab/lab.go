@@ -102,6 +102,7 @@ type Model struct {
 	dash *dashboard.Model
 	cmp  *compare.Model
 	doc  *docPane
+	parts
 
 	docCache map[[2]int]string
 	plans    map[int][]steps.PlannedCommand
@@ -169,6 +170,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		unattended: opts.Unattended,
 	}
 	m.cmp = compare.New(c, sess.Results(), opts.TCO)
+	m.initParts()
 	m.list.SetSteps(sess.Steps())
 	m.list.Select(sess.Resume())
 	if sess.Review() && !m.unattended {
@@ -261,8 +263,8 @@ func (m *Model) Failure(i int) (steps.StepFinished, bool) {
 // SetSize implements common.Component.
 func (m *Model) SetSize(w, h int) {
 	m.Common.SetSize(w, h)
-	for _, v := range []View{ViewDashboard, ViewCompare} {
-		m.screen(v).SetSize(w, h-1) // the status line is the page's
+	for _, s := range m.screens {
+		s.SetSize(w, h-1) // the status line is the page's
 	}
 	m.layout()
 }

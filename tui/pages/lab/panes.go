@@ -43,19 +43,17 @@ func (d *docPane) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{d.km.Up, d.km.Down, d.km.PageUp, d.km.PageDn}}
 }
 
-// pane is the component of pane p, which takes the keys when focused.
-func (m *Model) pane(p Pane) common.Component {
-	return [...]common.Component{PaneSteps: m.list, PaneDoc: m.doc, PaneOutput: m.out}[p]
+// parts holds the page's parts as components, by pane (steps, doc,
+// output: the focused one takes the keys) and by full-page view
+// (dashboard, compare; the steps view is the page's own layout). Size,
+// keys and help reach them through common.Component; the page keeps its
+// typed fields for what only a part of that kind does (SetSteps, AddSample).
+type parts struct {
+	panes   [PaneOutput + 1]common.Component
+	screens map[View]common.Component
 }
 
-// screen is the full-page component of view v (nil for the steps view,
-// which the page lays out itself).
-func (m *Model) screen(v View) common.Component {
-	switch v {
-	case ViewDashboard:
-		return m.dash
-	case ViewCompare:
-		return m.cmp
-	}
-	return nil
+func (m *Model) initParts() {
+	m.panes = [...]common.Component{PaneSteps: m.list, PaneDoc: m.doc, PaneOutput: m.out}
+	m.screens = map[View]common.Component{ViewDashboard: m.dash, ViewCompare: m.cmp}
 }

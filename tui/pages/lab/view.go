@@ -39,10 +39,10 @@ func (m *Model) geometry() geometry {
 
 func (m *Model) layout() {
 	g := m.geometry()
-	m.list.SetSize(g.leftW, m.Height-2)
-	m.out.SetSize(g.rightW, g.outH-1)
-	m.doc.Width = g.rightW
-	m.doc.Height = g.docH
+	size := [...][2]int{PaneSteps: {g.leftW, m.Height - 2}, PaneDoc: {g.rightW, g.docH}, PaneOutput: {g.rightW, g.outH - 1}}
+	for p, c := range m.panes {
+		c.SetSize(size[p][0], size[p][1])
+	}
 	m.doc.SetContent(m.renderDoc(m.list.Selected(), g.rightW))
 }
 
