@@ -244,9 +244,9 @@ func TestBoothKeysNeverAnswerDialogs(t *testing.T) {
 	})
 	tm := start(t, app, 100, 30)
 	waitFor(t, tm, "Unknown host key")
-	answer(tm, "s") // "accept and save" outside booth mode
+	tm.Send(keymaptest.Msg("s")) // the dialog's "accept and save" outside booth mode
 	waitFor(t, tm, "PAUSED")
-	answer(tm, "s") // resume
+	tm.Send(keymaptest.Msg("s")) // any key resumes
 	waitFor(t, tm, "refused the unknown host key")
 	finish(t, tm)
 	if len(f.Answers) != 1 || f.Answers[0].Choice != "refuse" {

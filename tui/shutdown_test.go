@@ -77,7 +77,7 @@ func TestShutdownStopsTheRunningStep(t *testing.T) {
 		{"step running, quit dialog open", func(t *testing.T, tm *teatest.TestModel, s *streamTap) {
 			press(tm, km.Run)
 			s.waitFor(t, "Wait an hour?")
-			tm.Type("y")
+			answer(tm, "y")
 			s.waitFor(t, "waiting-an-hour")
 			press(tm, km.Quit)
 			s.waitFor(t, "Quit while a step runs?")
