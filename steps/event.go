@@ -103,8 +103,18 @@ type Progress struct {
 	// Label says what is running now ("variant tcp, 20 instances, run 2/5").
 	Label     string        `json:"label"`
 	Fraction  float64       `json:"fraction"` // 0..1
-	Elapsed   time.Duration `json:"elapsed"`
-	Remaining time.Duration `json:"remaining"`
+	Elapsed   time.Duration `json:"-"`        // "elapsed_seconds" in JSON
+	Remaining time.Duration `json:"-"`        // "remaining_seconds" in JSON
+}
+
+// MarshalJSON gives the durations in seconds, named with their unit.
+func (p Progress) MarshalJSON() ([]byte, error) {
+	type plain Progress
+	return json.Marshal(struct {
+		plain
+		ElapsedSeconds   float64 `json:"elapsed_seconds"`
+		RemainingSeconds float64 `json:"remaining_seconds"`
+	}{plain(p), p.Elapsed.Seconds(), p.Remaining.Seconds()})
 }
 
 // Latency is a latency summary in milliseconds.
@@ -121,7 +131,7 @@ type Latency struct {
 // the samplers' of the server hosts. Unknown values are nil, never zero.
 type Point struct {
 	// T is seconds since the measured part of the run began.
-	T         float64 `json:"t"`
+	T         float64 `json:"t_seconds"`
 	OpsPerSec float64 `json:"ops_per_sec"`
 	LatencyMs Latency `json:"latency_ms"`
 	Errors    int64   `json:"errors"`
@@ -133,6 +143,24 @@ type Point struct {
 	NetGbps *float64 `json:"net_gbps,omitempty"`
 	// PowerWatts is the server hosts' RAPL power, when readable.
 	PowerWatts *float64 `json:"power_watts,omitempty"`
+}
+
+// UnmarshalJSON also reads results written before version 3, whose
+// points named their time "t".
+func (p *Point) UnmarshalJSON(b []byte) error {
+	type plain Point
+	var v struct {
+		plain
+		OldT *float64 `json:"t"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = Point(v.plain)
+	if v.OldT != nil {
+		p.T = *v.OldT
+	}
+	return nil
 }
 
 // Sample is one Point of a running bench, tagged with where it belongs in a
@@ -155,7 +183,16 @@ type StepFinished struct {
 	Hint     string        `json:"hint,omitempty"`
 	Host     string        `json:"host,omitempty"`
 	Tail     []string      `json:"tail,omitempty"`
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration `json:"-"` // "duration_seconds" in JSON
+}
+
+// MarshalJSON gives the duration in seconds, named with its unit.
+func (f StepFinished) MarshalJSON() ([]byte, error) {
+	type plain StepFinished
+	return json.Marshal(struct {
+		plain
+		DurationSeconds float64 `json:"duration_seconds"`
+	}{plain(f), f.Duration.Seconds()})
 }
 
 // PromptKind says what a Prompt asks for.
@@ -203,7 +240,16 @@ type LabFinished struct {
 	Run        RunStatus     `json:"run_status,omitempty"`
 	Err        string        `json:"error,omitempty"`
 	ResultsDir string        `json:"results_dir,omitempty"`
-	Duration   time.Duration `json:"duration"`
+	Duration   time.Duration `json:"-"` // "duration_seconds" in JSON
+}
+
+// MarshalJSON gives the duration in seconds, named with its unit.
+func (f LabFinished) MarshalJSON() ([]byte, error) {
+	type plain LabFinished
+	return json.Marshal(struct {
+		plain
+		DurationSeconds float64 `json:"duration_seconds"`
+	}{plain(f), f.Duration.Seconds()})
 }
 
 // Kind implementations.

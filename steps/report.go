@@ -84,7 +84,7 @@ func fmtOpt(p *float64, prec int) string {
 func SamplesCSV(r *Results) ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write([]string{"step", "variant", "sweep", "run", "t", "ops_per_sec",
+	_ = w.Write([]string{"step", "variant", "sweep", "run", "t_seconds", "ops_per_sec",
 		"latency_avg_ms", "latency_p50_ms", "latency_p99_ms", "latency_max_ms", "errors",
 		"server_cpu_pct", "network_cpu_pct", "net_gbps", "power_watts"})
 	for _, c := range r.Benches {

@@ -8,8 +8,9 @@ import (
 // ResultsVersion is the schema version of results.json. Bump it when a field
 // changes meaning; readers refuse versions newer than theirs. Version 2 added
 // the run's status and each step's outcome (version 1 files read as status
-// "unknown").
-const ResultsVersion = 2
+// "unknown"); version 3 names a point's time "t_seconds" (older files'
+// "t" is still read).
+const ResultsVersion = 3
 
 // Results is what a run of a lab leaves in results/LAB/TIMESTAMP/results.json:
 // enough to re-render the report and to replay the run in the dashboard.

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -146,14 +145,6 @@ var unitless = map[string]bool{
 	"timeout": true, "interval": true, "warmup": true, "size": true, "data_size": true, "rate": true,
 }
 
-// pendingRunRenames are the engine's event fields (package steps) that
-// still break the rule: asked of the lead with issue 18, with the names
-// FORMATS.md gives. The test tells when they are gone.
-var pendingRunRenames = map[string]bool{
-	"run/step_finished/duration": true, "run/lab_finished/duration": true,
-	"run/progress/elapsed": true, "run/progress/remaining": true, "run/sample/point/t": true,
-}
-
 // checkStream checks the convention on one stream: JSON objects, one a
 // line, each with "type"; a header first with the stream's name and a
 // schema version; no duration or size without its unit in the name.
@@ -188,9 +179,6 @@ func checkStream(t *testing.T, stream, out string) map[string]int {
 			}
 			if _, isTime := v.(string); isTime && key == "t" {
 				return // a timestamp (RFC 3339), not a duration
-			}
-			if pendingRunRenames[path] {
-				return
 			}
 			t.Errorf("%s: %q has no unit in its name (%s)", stream, path, line)
 		})
@@ -241,28 +229,6 @@ func TestJSONStreams(t *testing.T) {
 			}
 		})
 	}
-	// The pending renames are still pending: when the engine renames them
-	// (FORMATS.md), drop them from pendingRunRenames and bump
-	// runSchemaVersion.
-	out, _, err := runCmd(t, "run", "tiny", "--lab-dir", tiny, "--json", "--state-dir", t.TempDir(), "--results", t.TempDir(), "--yes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var still []string
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) != nil {
-			continue
-		}
-		typ, _ := m["type"].(string)
-		walkKeys(m, "run/"+typ, func(path, _ string, _ any) {
-			if pendingRunRenames[path] {
-				still = append(still, path)
-			}
-		})
-	}
-	sort.Strings(still)
-	t.Logf("engine fields still awaiting their unit (steps): %v", still)
 }
 
 // TestTypedLines: sample lines get "type" first; lines that have one, and

@@ -14,9 +14,11 @@ const (
 	streamSample = "sample"
 
 	// runSchemaVersion is the version of the engine's event lines (steps'
-	// EventJSON). 1: durations are still nanoseconds under unit-less names
-	// ("duration", "elapsed", "remaining"); bump with their renames.
-	runSchemaVersion = 1
+	// EventJSON). 2: durations in seconds named with their unit
+	// ("duration_seconds", "elapsed_seconds", "remaining_seconds", a
+	// point's "t_seconds"); 1 had nanoseconds under "duration", "elapsed",
+	// "remaining" and "t".
+	runSchemaVersion = 2
 	// labsSchemaVersion 2: JSON lines (1 was one indented array).
 	labsSchemaVersion = 2
 	// sampleSchemaVersion 2: lines carry "type" (1 had none).
