@@ -36,8 +36,8 @@ type Options struct {
 	// Restart ignores saved progress (what an earlier run deployed is
 	// still stopped by cleanup).
 	Restart bool
-	// ResultsDir is where results go (default results/LAB/TIMESTAMP, or
-	// the folder of the run being resumed).
+	// ResultsDir is where results go (default DefaultResultsRoot()/LAB/
+	// TIMESTAMP, or the folder of the run being resumed).
 	ResultsDir string
 	// StateDir holds saved progress (default $XDG_STATE_HOME/dpulab).
 	StateDir string
@@ -221,7 +221,11 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	case !fresh && e.state.ResultsDir != "":
 		e.resDir = e.state.ResultsDir
 	default:
-		e.resDir = filepath.Join("results", lab.ID, e.runID)
+		root, err := DefaultResultsRoot()
+		if err != nil {
+			return nil, err
+		}
+		e.resDir = filepath.Join(root, lab.ID, e.runID)
 	}
 	if abs, err := filepath.Abs(e.resDir); err == nil {
 		e.resDir = abs
@@ -519,7 +523,11 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 func (e *Engine) Run(ctx context.Context) error {
 	start := time.Now()
 	resume := e.Resume()
-	e.opts.Emit(LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun})
+	started := LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun}
+	if !e.opts.DryRun {
+		started.ResultsDir = e.resDir
+	}
+	e.opts.Emit(started)
 	e.announce()
 	var runErr error
 	if !e.opts.DryRun {

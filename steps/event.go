@@ -81,6 +81,9 @@ type LabStarted struct {
 	Steps  []StepInfo `json:"steps"`
 	Resume int        `json:"resume"`
 	DryRun bool       `json:"dry_run,omitempty"`
+	// ResultsDir is where the run's results will be written (empty in a
+	// dry run), said before the first step.
+	ResultsDir string `json:"results_dir,omitempty"`
 }
 
 // StepStarted says a step began; Commands are what it will run (empty for

@@ -275,3 +275,34 @@ func TestOpeningALabLeavesNoResultsFolder(t *testing.T) {
 		t.Errorf("the run wrote no results: %v", err)
 	}
 }
+
+func TestResultsDefaultToTheUsersDataFolder(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", data)
+	rec := &recorder{}
+	lab := loadLab(t, outcomeLab)
+	e, err := New(lab, Options{StateDir: t.TempDir(), Emit: rec.emit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(e.workdir()) })
+	want := filepath.Join(data, "dpulab", "results", lab.ID, e.RunID())
+	if e.ResultsDir() != want {
+		t.Errorf("results go to %s, want %s", e.ResultsDir(), want)
+	}
+	if err := e.Run(testCtx(t, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	var started LabStarted
+	for _, ev := range rec.events() {
+		if s, ok := ev.(LabStarted); ok {
+			started = s
+		}
+	}
+	if started.ResultsDir != want {
+		t.Errorf("the run did not say where its results go before the first step: %q", started.ResultsDir)
+	}
+	if _, err := os.Stat(filepath.Join(want, ResultsFile)); err != nil {
+		t.Error(err)
+	}
+}

@@ -78,6 +78,9 @@ func (p *Printer) Print(ev Event) {
 		if ev.DryRun {
 			fmt.Fprintln(w, "   dry run: commands are shown, nothing runs")
 		}
+		if ev.ResultsDir != "" {
+			fmt.Fprintf(w, "   results go to %s\n", clean(ev.ResultsDir))
+		}
 		if ev.Resume > 0 && ev.Resume < len(ev.Steps) {
 			fmt.Fprintf(w, "   resuming at step %d/%d (%s); --restart starts over\n", ev.Resume+1, len(ev.Steps), clean(ev.Steps[ev.Resume].ID))
 		}

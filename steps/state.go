@@ -104,6 +104,20 @@ func DefaultStateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "dpulab"), nil
 }
 
+// DefaultResultsRoot is where runs write their results folders unless told
+// otherwise: $XDG_DATA_HOME/dpulab/results, or ~/.local/share/dpulab/results
+// — one place per user, whatever directory dpulab was started from.
+func DefaultResultsRoot() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "dpulab", "results"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the results folder: %w (set XDG_DATA_HOME, or give --results)", err)
+	}
+	return filepath.Join(home, ".local", "share", "dpulab", "results"), nil
+}
+
 // StatePath is the progress file of lab under dir.
 func StatePath(dir, lab string) (string, error) {
 	if !labIDPattern.MatchString(lab) {

@@ -39,7 +39,8 @@ func newRunCmd() *cobra.Command {
 		Use:   "run LAB",
 		Short: "Run a lab without the TUI (CI, scripting, rehearsal)",
 		Long: `Run a lab headless: every step in order, progress on stderr, results in
-results/LAB/TIMESTAMP (results.json, samples.csv, report.md).
+$XDG_DATA_HOME/dpulab/results/LAB/TIMESTAMP (~/.local/share/dpulab/results/...;
+results.json, samples.csv, report.md), shown before the first step.
 
 Progress is saved after every step; running the same lab again resumes at the
 first unfinished step (--restart starts over). Cleanup steps always run at the
@@ -84,7 +85,7 @@ dpulab keeps ignoring it.`,
 	fl.StringArrayVar(&f.set, "set", nil, "set a lab variable, NAME=VALUE (repeatable)")
 	fl.BoolVar(&f.yes, "yes", false, "answer yes to confirmation prompts")
 	fl.BoolVar(&f.json, "json", false, "print the events as JSON lines on stdout")
-	fl.StringVar(&f.results, "results", "", "results folder (default results/LAB/TIMESTAMP)")
+	fl.StringVar(&f.results, "results", "", "results folder (default $XDG_DATA_HOME/dpulab/results/LAB/TIMESTAMP, i.e. ~/.local/share/dpulab/results/...)")
 	fl.StringVar(&f.from, "from", "", "start at this step id (ignores saved progress)")
 	fl.StringVar(&f.only, "only", "", "run only this step id")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print each command, its host and sudo; run nothing")
