@@ -31,9 +31,9 @@ type labInfo struct {
 
 func newLabsCmd() *cobra.Command {
 	var (
-		asJSON    bool
-		labDirs   []string
-		inventory string
+		asJSON      bool
+		labDirFlags []string
+		inventory   string
 	)
 	cmd := &cobra.Command{
 		Use:   "labs",
@@ -47,7 +47,7 @@ With --json, one JSON line per lab ("type":"lab") after a header line
 ({"type":"header","stream":"labs","schema_version":2}); see FORMATS.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			all, err := labs.All(labDirs...)
+			all, err := labs.All(labDirs(labDirFlags)...)
 			if err != nil {
 				return err
 			}
@@ -91,7 +91,7 @@ With --json, one JSON line per lab ("type":"lab") after a header line
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the labs as JSON lines")
-	cmd.Flags().StringArrayVar(&labDirs, "lab-dir", nil, "also list the labs in `DIR` (repeatable; a lab there replaces a built-in one with the same id)")
+	cmd.Flags().StringArrayVar(&labDirFlags, "lab-dir", nil, "also list the labs in `DIR` (repeatable; a lab there replaces a built-in one, or one from ~/.config/dpulab/labs or DPULAB_LAB_PATH, with the same id)")
 	cmd.Flags().StringVar(&inventory, "inventory", "", "hosts.yaml `FILE` to check the labs' roles against")
 	return cmd
 }

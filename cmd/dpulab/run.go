@@ -132,7 +132,7 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 	if err != nil {
 		return usageError{err}
 	}
-	lab, err := labs.Find(id, f.labDirs...)
+	lab, err := labs.Find(id, labDirs(f.labDirs)...)
 	if err != nil {
 		// An id that names no lab is a usage error; a lab that exists but
 		// does not load is the lab's (exit status 1, as lint says).

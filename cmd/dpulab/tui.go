@@ -96,7 +96,7 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 		}
 		inv = i
 	}
-	cat := &session.EngineCatalog{LabDirs: f.labDirs, Inventory: inv, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew}
+	cat := &session.EngineCatalog{LabDirs: labDirs(f.labDirs), Inventory: inv, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew}
 	if f.booth != "" {
 		// Fail before the screen opens when the lab cannot be found.
 		if _, err := cat.Open(f.booth, session.Options{Restart: true, Emit: func(steps.Event) {}}); err != nil {
