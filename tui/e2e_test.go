@@ -39,7 +39,7 @@ func TestEndToEndQuickstart(t *testing.T) {
 	bin := buildDpulab(t)
 	dir := t.TempDir()
 	port := freePorts(t, 8)
-	s := newTmux(t, 100, 30, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state")}, bin)
+	s := newTmux(t, 100, 30, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_DATA_HOME=" + dir}, bin)
 
 	s.waitFor(15*time.Second, "pick a lab", "Quickstart")
 	s.press(km.Enter)
@@ -90,9 +90,10 @@ func TestEndToEndQuickstart(t *testing.T) {
 		errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
 		t.Fatalf("dpulab exited badly:\n%s\nstderr:\n%s", end, errOut)
 	}
-	res, err := filepath.Glob(filepath.Join(dir, "results", "quickstart", "*", "results.json"))
+	// Results go to the user's data folder ($XDG_DATA_HOME/dpulab/results).
+	res, err := filepath.Glob(filepath.Join(dir, "dpulab", "results", "quickstart", "*", "results.json"))
 	if err != nil || len(res) != 1 {
-		t.Fatalf("want one results.json under %s/results/quickstart, got %v (%v)", dir, res, err)
+		t.Fatalf("want one results.json under %s/dpulab/results/quickstart, got %v (%v)", dir, res, err)
 	}
 	// Cleanup stopped the servers: nothing listens on their ports.
 	for p := port; p < port+2; p++ {
@@ -209,7 +210,7 @@ func TestEndToEndHostileLab(t *testing.T) {
 	stream := filepath.Join(dir, "pane.raw")
 	// dpulab starts once the pipe is in place (Enter), so the raw stream
 	// holds everything it wrote.
-	s := newTmux(t, 120, 40, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state")},
+	s := newTmux(t, 120, 40, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_DATA_HOME=" + dir},
 		"sh", "-c", `read go; exec "$0" "$@"`, bin, "--lab-dir", filepath.Dir(labDir))
 	s.run("set-option", "-g", "set-clipboard", "on")
 	s.run("pipe-pane", "-t", "e2e", "cat >> "+shq(stream))
