@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
-	"github.com/dpulab/dpulab/runner"
 )
 
 // procsCarrying lists the processes of this machine whose command line
@@ -46,20 +44,7 @@ func TestManyInstancesWithinSSHDsDefaultMaxSessions(t *testing.T) {
 	}
 	sshd := testpeer.StartSSHD(t, testpeer.SSHDConfig("MaxSessions 10"))
 	bin := dpulabBinary(t)
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	invPath := filepath.Join(t.TempDir(), "hosts.yaml")
-	inv := fmt.Sprintf("known_hosts: %s\nhosts:\n  - name: labhost\n    address: 127.0.0.1\n    port: %d\n    user: %s\n    identity: %s\n    roles: [server]\n",
-		sshd.KnownHosts, sshd.Port, u.Username, sshd.UserKey)
-	if err := os.WriteFile(invPath, []byte(inv), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := runner.LoadInventory(invPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := sshdInventory(t, sshd, "roles: [server]")
 	port := freePorts(t, 60)
 	lab := loadLab(t, fmt.Sprintf(`
 id: many
@@ -86,7 +71,7 @@ steps:
 `, port, port+30))
 	rec := &recorder{}
 	e := newEngine(t, lab, Options{Binary: bin, Inventory: in, Yes: true}, rec)
-	err = e.Run(testCtx(t, 5*time.Minute))
+	err := e.Run(testCtx(t, 5*time.Minute))
 	if err != nil {
 		t.Errorf("deploying 60 instances through MaxSessions 10: %v", err)
 	}

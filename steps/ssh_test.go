@@ -14,6 +14,27 @@ import (
 	"github.com/dpulab/dpulab/runner"
 )
 
+// sshdInventory is an inventory of one host, "labhost", reached through
+// sshd as the current user; extra is the rest of its entry (roles, labels).
+func sshdInventory(t testing.TB, sshd *testpeer.SSHD, extra string) *runner.Inventory {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	invPath := filepath.Join(t.TempDir(), "hosts.yaml")
+	inv := fmt.Sprintf("known_hosts: %s\nhosts:\n  - name: labhost\n    address: 127.0.0.1\n    port: %d\n    user: %s\n    identity: %s\n    %s\n",
+		sshd.KnownHosts, sshd.Port, u.Username, sshd.UserKey, extra)
+	if err := os.WriteFile(invPath, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := runner.LoadInventory(invPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
 // TestQuickstartOverSSH runs the quickstart lab on a "lab host" reached
 // over real OpenSSH (on 127.0.0.1): dpulab is uploaded over SFTP, the
 // servers are started detached there, PING goes through `dpulab bench` on
@@ -25,20 +46,7 @@ func TestQuickstartOverSSH(t *testing.T) {
 	}
 	sshd := testpeer.StartSSHD(t)
 	bin := dpulabBinary(t)
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	invPath := filepath.Join(t.TempDir(), "hosts.yaml")
-	inv := fmt.Sprintf("known_hosts: %s\nhosts:\n  - name: labhost\n    address: 127.0.0.1\n    port: %d\n    user: %s\n    identity: %s\n    roles: [local]\n    labels: {nic: loopback}\n",
-		sshd.KnownHosts, sshd.Port, u.Username, sshd.UserKey)
-	if err := os.WriteFile(invPath, []byte(inv), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := runner.LoadInventory(invPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := sshdInventory(t, sshd, "roles: [local]\n    labels: {nic: loopback}")
 	vars := quickVars(t)
 	vars["runs"] = "1"
 	rec := &recorder{}
