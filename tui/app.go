@@ -32,8 +32,10 @@ type Config struct {
 	Catalog session.Catalog
 	// BoothLab, when set, runs booth mode on that lab.
 	BoothLab string
-	// Booth is booth mode's timing (converts to booth.Config).
-	Booth lab.BoothConfig
+	// Booth is booth mode's timing and how many results folders it
+	// keeps; AutoConfirm is not read from here but from the lab's booth:
+	// block, so a lab never gets more than it lists.
+	Booth booth.Config
 	// Replay, when set, plays these recorded results back.
 	Replay        *steps.Results
 	ReplayOptions replay.Options
@@ -178,7 +180,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, tea.Batch(cmds...)
 	case clockMsg:
 		cmds = append(cmds, a.tick())
-		if a.err != nil && a.cfg.BoothLab != "" && time.Since(a.errAt) > booth.Config(a.cfg.Booth).WithDefaults().ErrorHold {
+		if a.err != nil && a.cfg.BoothLab != "" && time.Since(a.errAt) > a.cfg.Booth.WithDefaults().ErrorHold {
 			// Booth: an error stays on screen for a while, then we start over.
 			a.err = nil
 			if a.lab == nil || a.sess == nil {

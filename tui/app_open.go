@@ -53,7 +53,7 @@ func (a *App) open(id string, unattended, restart bool) tea.Cmd {
 	if !unattended {
 		return a.lab.Init()
 	}
-	cfg := booth.Config(a.cfg.Booth)
+	cfg := a.cfg.Booth
 	// Only what the lab allows, never more.
 	cfg.AutoConfirm = sess.Info().BoothConfirm
 	a.booth = booth.New(a.page(), a.lab, cfg)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/tui/booth"
 	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
-	"github.com/dpulab/dpulab/tui/pages/lab"
 	"github.com/dpulab/dpulab/tui/session"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
 )
@@ -24,7 +24,7 @@ func boothApp(t *testing.T, f *sessiontest.Fake) *teatest.TestModel {
 	app := testApp(Config{
 		Catalog:  &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}},
 		BoothLab: f.LabInfo.ID,
-		Booth:    lab.BoothConfig{StepDelay: 300 * time.Millisecond, PromptTimeout: 500 * time.Millisecond, CompareHold: 500 * time.Millisecond, ErrorHold: 500 * time.Millisecond},
+		Booth:    booth.Config{StepDelay: 300 * time.Millisecond, PromptTimeout: 500 * time.Millisecond, CompareHold: 500 * time.Millisecond, ErrorHold: 500 * time.Millisecond},
 		Clock:    50 * time.Millisecond,
 	})
 	return start(t, app, 100, 30)
@@ -148,7 +148,7 @@ func TestBoothPrunesItsOwnResults(t *testing.T) {
 	app := testApp(Config{
 		Catalog:  &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}},
 		BoothLab: f.LabInfo.ID,
-		Booth:    lab.BoothConfig{StepDelay: 50 * time.Millisecond, CompareHold: 50 * time.Millisecond, KeepResults: 2},
+		Booth:    booth.Config{StepDelay: 50 * time.Millisecond, CompareHold: 50 * time.Millisecond, KeepResults: 2},
 		Clock:    20 * time.Millisecond,
 	})
 	tm := start(t, app, 100, 30)
@@ -223,7 +223,7 @@ func TestBoothNeverExitsOnError(t *testing.T) {
 	cat := &flaky{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, fails: 2}
 	app := testApp(Config{
 		Catalog: cat, BoothLab: "quickstart", Clock: 50 * time.Millisecond,
-		Booth: lab.BoothConfig{StepDelay: 200 * time.Millisecond, ErrorHold: 300 * time.Millisecond, CompareHold: 300 * time.Millisecond},
+		Booth: booth.Config{StepDelay: 200 * time.Millisecond, ErrorHold: 300 * time.Millisecond, CompareHold: 300 * time.Millisecond},
 	})
 	tm := start(t, app, 100, 30)
 	waitFor(t, tm, "connection refused", "booth mode: starting over shortly")
@@ -240,7 +240,7 @@ func TestBoothKeysNeverAnswerDialogs(t *testing.T) {
 	f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptHostKey, Host: "server1", KeyType: kt, Fingerprint: fp}}
 	app := testApp(Config{
 		Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, BoothLab: "quickstart", Clock: 50 * time.Millisecond,
-		Booth: lab.BoothConfig{StepDelay: 100 * time.Millisecond, PromptTimeout: 2 * time.Second, CompareHold: time.Minute, ErrorHold: time.Minute},
+		Booth: booth.Config{StepDelay: 100 * time.Millisecond, PromptTimeout: 2 * time.Second, CompareHold: time.Minute, ErrorHold: time.Minute},
 	})
 	tm := start(t, app, 100, 30)
 	waitFor(t, tm, "Unknown host key")

@@ -21,7 +21,7 @@ import (
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui"
-	"github.com/dpulab/dpulab/tui/pages/lab"
+	"github.com/dpulab/dpulab/tui/booth"
 	"github.com/dpulab/dpulab/tui/session"
 )
 
@@ -106,7 +106,7 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 	app := tui.New(tui.Config{
 		Catalog:   cat,
 		BoothLab:  f.booth,
-		Booth:     lab.BoothConfig{StepDelay: f.boothStepDelay, CompareHold: f.boothHold, PromptTimeout: f.boothPromptTimeout},
+		Booth:     booth.Config{StepDelay: f.boothStepDelay, CompareHold: f.boothHold, PromptTimeout: f.boothPromptTimeout},
 		NoColor:   noColor(),
 		Clipboard: clipboard(),
 		TCO:       computeTCO,

@@ -1,10 +1,6 @@
 package lab
 
-import (
-	"time"
-
-	tea "github.com/charmbracelet/bubbletea"
-)
+import tea "github.com/charmbracelet/bubbletea"
 
 // What a driver (booth mode) sends the page of an unattended lab. A driver
 // plays the page with nobody at the keyboard: booth mode, or the app
@@ -49,19 +45,6 @@ func (m *Model) drive(msg tea.Msg) tea.Cmd {
 		m.banner = string(msg)
 	}
 	return nil
-}
-
-// BoothConfig is booth mode's timing under the name cmd/dpulab still uses
-// (tui.Config.Booth); the page itself never reads it. Booth mode lives in
-// package booth, whose Config has the same fields (so the two convert):
-// this copy goes once cmd/dpulab names booth.Config.
-type BoothConfig struct {
-	StepDelay     time.Duration
-	PromptTimeout time.Duration
-	CompareHold   time.Duration
-	ErrorHold     time.Duration
-	AutoConfirm   []string
-	KeepResults   int
 }
 
 // Abort stops the running step and gives every open dialog its safe
