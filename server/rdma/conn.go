@@ -40,6 +40,13 @@ const (
 	ucMaxChunk = 4096
 	ucSeqShift = 12
 	ucSeqMask  = 1<<20 - 1
+	// ucWindow is how many UC writes may be on their way before the
+	// receiver's OpUCAck: fewer than its posted receives, with room for
+	// the control messages that also consume them. The receiver acks
+	// every ucAckEvery writes, and on its tick whatever is left.
+	ucWindow   = RecvSlots - 64
+	ucAckEvery = ucWindow / 4
+	ucAckTick  = 10 * time.Millisecond
 )
 
 // Errors a Conn reports. They are wrapped with detail; test with
@@ -132,14 +139,17 @@ type Conn struct {
 	rxLen, rxOff, rxPos uint32
 	rxSeq               uint32
 
-	tx                    Region // staging for writes, the size the peer announced
-	txBuf                 []byte
-	txReady               bool
-	txAddr                uint64
-	txKey                 uint32
-	txLen, txOff          uint32
-	txSeq                 uint32
-	sqDepth, sqOut, sqRun int
+	tx           Region // staging for writes, the size the peer announced
+	txBuf        []byte
+	txReady      bool
+	txAddr       uint64
+	txKey        uint32
+	txLen, txOff uint32
+	txSeq        uint32
+	// UC credit: the peer's latest count of our writes taken in; the
+	// count we last acked, and last acked from the tick.
+	ucAcked, ucAckSent, ucAckTicked uint32
+	sqDepth, sqOut, sqRun           int
 
 	wc [64]Completion
 
@@ -232,6 +242,9 @@ func (c *Conn) run() {
 	if c.cfg.PeerTimeout > 0 {
 		tick = min(tick, max(c.cfg.PeerTimeout/4, time.Millisecond))
 	}
+	if c.uc {
+		tick = min(tick, ucAckTick)
+	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var lastKeepalive time.Time
@@ -255,7 +268,15 @@ func (c *Conn) run() {
 						c.count(func(k *Counters) { k.KeepalivesSent.Add(1) })
 					}
 				}
-				if c.cfg.PeerTimeout > 0 && now.Sub(c.lastHeard) > c.cfg.PeerTimeout {
+				// An ack can be lost too (UC): what the threshold did not
+				// ack, or acked into the void, goes again once per value.
+				if c.uc && c.err == nil && c.rxSeq != c.ucAckTicked {
+					c.ucAckTicked = c.rxSeq
+					if err := c.sendAck(); err != nil {
+						c.fail(err)
+					}
+				}
+				if c.err == nil && c.cfg.PeerTimeout > 0 && now.Sub(c.lastHeard) > c.cfg.PeerTimeout {
 					c.count(func(k *Counters) { k.PeerDead.Add(1) })
 					c.fail(fmt.Errorf("%w: nothing received for %v", ErrPeerDead, c.cfg.PeerTimeout))
 				}
@@ -434,6 +455,13 @@ func (c *Conn) handle(wc *Completion) {
 		if !errors.Is(err, ErrQPState) {
 			c.fail(fmt.Errorf("rdma: re-posting receive %d: %w", slot, err))
 		}
+		return
+	}
+	// Acked only once its receive is back.
+	if c.uc && c.rxSeq-c.ucAckSent >= ucAckEvery {
+		if err := c.sendAck(); err != nil {
+			c.fail(err)
+		}
 	}
 }
 
@@ -489,6 +517,17 @@ func (c *Conn) control(m Msg) error {
 		return nil
 	case OpRegisterXferMemory:
 		return c.peerBuffer(m)
+	case OpUCAck:
+		if !c.uc {
+			return fmt.Errorf("%w: UCAck on an RC connection", ErrProtocol)
+		}
+		// Newer than what we know, and not beyond what we wrote; an
+		// older ack overtaken by a newer one is ignored.
+		if d := m.Count - c.ucAcked; d > 0 && d <= c.txSeq-c.ucAcked {
+			c.ucAcked = m.Count
+			wake(c.writeWake)
+		}
+		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrProtocol, m.Op)
 }
@@ -520,6 +559,23 @@ func (c *Conn) peerBuffer(m Msg) error {
 	c.txReady = true
 	wake(c.writeWake)
 	return nil
+}
+
+// sendAck gives a UC peer credit for the writes taken in so far.
+func (c *Conn) sendAck() error {
+	if err := c.sendControl(Msg{Op: OpUCAck, Count: c.rxSeq}); err != nil {
+		return fmt.Errorf("rdma: acknowledging writes: %w", err)
+	}
+	c.ucAckSent = c.rxSeq
+	return nil
+}
+
+// canWrite says whether a write may be posted now: the peer's buffer is
+// known and has room, the send queue has room, and on UC the peer has
+// receives posted for it.
+func (c *Conn) canWrite() bool {
+	return c.txReady && c.txOff < c.txLen && c.sqOut < c.sqDepth-controlReserve &&
+		(!c.uc || c.txSeq-c.ucAcked < ucWindow)
 }
 
 // Read reads RESP bytes the peer wrote. When this side's buffer has been
@@ -585,7 +641,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		if written == len(p) {
 			return written, nil
 		}
-		if c.txReady && c.txOff < c.txLen && c.sqOut < c.sqDepth-controlReserve {
+		if c.canWrite() {
 			chunk := min(len(p)-written, int(c.txLen-c.txOff))
 			if c.uc {
 				chunk = min(chunk, ucMaxChunk)
@@ -598,7 +654,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 			continue
 		}
 		c.progress()
-		if c.txReady && c.txOff < c.txLen && c.sqOut < c.sqDepth-controlReserve || c.err != nil || c.eof {
+		if c.canWrite() || c.err != nil || c.eof {
 			continue
 		}
 		if err := c.wait(c.writeWake, c.writeTimer, &c.writeDeadline); err != nil {

@@ -27,6 +27,12 @@ const (
 	// OpRegisterXferMemory announces the sender's receive buffer: the peer
 	// writes into it with RDMA WRITE WITH IMM from offset 0.
 	OpRegisterXferMemory Opcode = 3
+	// OpUCAck is ours, sent on UC connections only (Valkey speaks RC
+	// only, so no Valkey peer ever sees it): the receiver's cumulative
+	// count of writes it has taken in and re-posted a receive for, the
+	// credit that keeps a UC sender from outrunning the posted receives
+	// (RC has RNR retry for that; UC drops the write).
+	OpUCAck Opcode = 0x8001
 )
 
 func (o Opcode) String() string {
@@ -39,6 +45,8 @@ func (o Opcode) String() string {
 		return "Keepalive"
 	case OpRegisterXferMemory:
 		return "RegisterXferMemory"
+	case OpUCAck:
+		return "UCAck"
 	}
 	return fmt.Sprintf("opcode %d", uint16(o))
 }
@@ -53,6 +61,8 @@ type Msg struct {
 	Addr     uint64
 	Length   uint32
 	RKey     uint32
+	// Count is OpUCAck's cumulative write count.
+	Count uint32
 }
 
 // Errors a malformed control message gives; ParseMsg wraps them with the
@@ -71,7 +81,9 @@ var (
 //	feature (0, 1):          0 opcode u16 | 2 select u16 | 4..23 reserved | 24 features u64
 //	keepalive (2):           0 opcode u16 | 2..31 reserved
 //	register memory (3):     0 opcode u16 | 2..15 reserved | 16 addr u64 | 24 length u32 | 28 rkey u32
+//	UC ack (0x8001, ours):   0 opcode u16 | 2..27 reserved | 28 count u32
 const (
+	offCount    = 28
 	offSelect   = 2
 	offFeatures = 24
 	offAddr     = 16
@@ -92,7 +104,7 @@ func (m Msg) Put(b []byte) error {
 	binary.BigEndian.PutUint16(b, uint16(m.Op))
 	switch m.Op {
 	case OpGetServerFeature, OpSetClientFeature:
-		if m.Addr != 0 || m.Length != 0 || m.RKey != 0 {
+		if m.Addr != 0 || m.Length != 0 || m.RKey != 0 || m.Count != 0 {
 			return fmt.Errorf("rdma: encoding %s: it carries no address, length or rkey", m.Op)
 		}
 		binary.BigEndian.PutUint16(b[offSelect:], m.Select)
@@ -102,12 +114,17 @@ func (m Msg) Put(b []byte) error {
 			return fmt.Errorf("rdma: encoding %s: it carries no fields", m.Op)
 		}
 	case OpRegisterXferMemory:
-		if m.Select != 0 || m.Features != 0 {
-			return fmt.Errorf("rdma: encoding %s: it carries no select or features", m.Op)
+		if m.Select != 0 || m.Features != 0 || m.Count != 0 {
+			return fmt.Errorf("rdma: encoding %s: it carries no select, features or count", m.Op)
 		}
 		binary.BigEndian.PutUint64(b[offAddr:], m.Addr)
 		binary.BigEndian.PutUint32(b[offLength:], m.Length)
 		binary.BigEndian.PutUint32(b[offRKey:], m.RKey)
+	case OpUCAck:
+		if m != (Msg{Op: OpUCAck, Count: m.Count}) {
+			return fmt.Errorf("rdma: encoding %s: it carries a count only", m.Op)
+		}
+		binary.BigEndian.PutUint32(b[offCount:], m.Count)
 	default:
 		return fmt.Errorf("rdma: encoding: %w %d", ErrUnknownOpcode, uint16(m.Op))
 	}
@@ -133,6 +150,8 @@ func ParseMsg(b []byte) (Msg, error) {
 		m.Addr = binary.BigEndian.Uint64(b[offAddr:])
 		m.Length = binary.BigEndian.Uint32(b[offLength:])
 		m.RKey = binary.BigEndian.Uint32(b[offRKey:])
+	case OpUCAck:
+		m.Count = binary.BigEndian.Uint32(b[offCount:])
 	default:
 		return Msg{}, fmt.Errorf("rdma: %w %d", ErrUnknownOpcode, uint16(m.Op))
 	}

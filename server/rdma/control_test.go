@@ -52,6 +52,8 @@ func TestControlLayouts(t *testing.T) {
 			"0002 | 000000000000000000000000000000000000000000000000000000000000"},
 		{"RegisterXferMemory", Msg{Op: OpRegisterXferMemory, Addr: 0x00007f1234567000, Length: 1 << 20, RKey: 0xdeadbeef},
 			"0003 | 0000000000000000000000000000 | 00007f1234567000 | 00100000 | deadbeef"},
+		{"UCAck (ours)", Msg{Op: OpUCAck, Count: 0x01020304},
+			"8001 | 0000000000000000000000000000000000000000000000000000 | 01020304"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

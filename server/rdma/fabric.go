@@ -15,8 +15,8 @@ import (
 //     StatusRemoteAccess and the writer's queue pair goes to the error
 //     state, UC drops it (and Violations counts it);
 //   - a SEND or WRITE WITH IMM consumes a receive the peer posted; with
-//     none posted, RC fails it (StatusRNRRetryExceeded, error state) and
-//     UC drops it;
+//     none posted, UC drops it, and RC waits for one (rnr_retry_count 7)
+//     or, with StrictRNR, fails it (StatusRNRRetryExceeded, error state);
 //   - posts beyond the send or receive queue's depth fail with
 //     ErrQueueFull, and send-queue slots of unsignaled requests are freed
 //     only when a later signaled completion is polled, as on hardware;
@@ -90,6 +90,12 @@ type FabricOptions struct {
 	SendQueueDepth int // default 1024
 	RecvQueueDepth int // default 1024
 	CQDepth        int // default 2048 (both queues share one CQ)
+	// StrictRNR makes an RC message that finds no receive posted fail at
+	// once (rnr_retry_count 0). Without it the message waits, in order,
+	// until the peer posts one: rnr_retry_count 7, "retry for ever",
+	// which is what libvalkey asks for and what Valkey's protocol, having
+	// no credits, relies on.
+	StrictRNR bool
 }
 
 // Pair makes two connected queue pairs of type t.
@@ -162,20 +168,25 @@ type FabricQP struct {
 
 	regions map[uint32]*fabricRegion
 
-	recvs        []recvWR // ring
-	recvHead     int
-	recvCount    int
-	sqDepth      int
-	postSeq      uint64    // send requests posted
-	freedSeq     uint64    // send requests known complete
-	cq           []cqEntry // ring
-	cqHead       int
-	cqCount      int
-	events       []Event
-	notify       chan struct{}
-	msgSeq       int
-	fault        func(Message) Fault
-	eventsBacked [4]Event
+	recvs     []recvWR // ring
+	recvHead  int
+	recvCount int
+	sqDepth   int
+	postSeq   uint64    // send requests posted
+	freedSeq  uint64    // send requests known complete
+	cq        []cqEntry // ring
+	cqHead    int
+	cqCount   int
+	events    []Event
+	notify    chan struct{}
+	msgSeq    int
+	fault     func(Message) Fault
+	// waiting are RC requests held back until the peer posts receives.
+	waiting             []sendWR // ring
+	waitHead, waitCount int
+	strictRNR           bool
+	draining            bool
+	eventsBacked        [4]Event
 }
 
 type recvWR struct {
@@ -205,13 +216,15 @@ func (r *fabricRegion) RKey() uint32  { return r.rkey }
 
 func (f *Fabric) newQP(t QPType, o FabricOptions) *FabricQP {
 	q := &FabricQP{
-		f:       f,
-		typ:     t,
-		regions: map[uint32]*fabricRegion{},
-		recvs:   make([]recvWR, o.RecvQueueDepth),
-		sqDepth: o.SendQueueDepth,
-		cq:      make([]cqEntry, o.CQDepth),
-		notify:  make(chan struct{}, 1),
+		f:         f,
+		typ:       t,
+		regions:   map[uint32]*fabricRegion{},
+		recvs:     make([]recvWR, o.RecvQueueDepth),
+		sqDepth:   o.SendQueueDepth,
+		waiting:   make([]sendWR, o.SendQueueDepth),
+		strictRNR: o.StrictRNR,
+		cq:        make([]cqEntry, o.CQDepth),
+		notify:    make(chan struct{}, 1),
 	}
 	q.events = q.eventsBacked[:0]
 	return q
@@ -299,6 +312,7 @@ func (q *FabricQP) PostRecv(wrID uint64, r Region, off, n int) error {
 	}
 	q.recvs[(q.recvHead+q.recvCount)%len(q.recvs)] = recvWR{id: wrID, region: fr, off: off, n: n}
 	q.recvCount++
+	q.peer.drain()
 	return nil
 }
 
@@ -326,94 +340,139 @@ func (q *FabricQP) post(op Op, wrID uint64, r Region, off, n int, raddr uint64, 
 		return ErrQueueFull
 	}
 	q.postSeq++
-	seq := q.postSeq
 	q.msgSeq++
-	data := src.buf[off : off+n]
+	w := sendWR{op: op, id: wrID, src: src, off: off, n: n, raddr: raddr, rkey: rkey, imm: imm, signaled: signaled, seq: q.postSeq, msgSeq: q.msgSeq}
+	if q.waitCount > 0 || !q.execute(&w) {
+		// Behind a request waiting for a receive: RC keeps order.
+		q.waiting[(q.waitHead+q.waitCount)%len(q.waiting)] = w
+		q.waitCount++
+	}
+	return nil
+}
 
+// sendWR is a posted SEND or WRITE WITH IMM.
+type sendWR struct {
+	op        Op
+	id        uint64
+	src       *fabricRegion
+	off, n    int
+	raddr     uint64
+	rkey, imm uint32
+	signaled  bool
+	seq       uint64
+	msgSeq    int
+}
+
+// drain runs the requests that were waiting for the peer to post
+// receives, in order, as far as receives allow.
+func (q *FabricQP) drain() {
+	// A request failing here can put the peer in the error state, which
+	// drains us again: the outer loop goes on.
+	if q.draining {
+		return
+	}
+	q.draining = true
+	defer func() { q.draining = false }()
+	for q.waitCount > 0 && q.state == qpReady {
+		if !q.execute(&q.waiting[q.waitHead]) {
+			return
+		}
+		q.waitHead = (q.waitHead + 1) % len(q.waiting)
+		q.waitCount--
+	}
+}
+
+// execute runs one request; false when RC must wait for the peer to post
+// a receive (RNR retry without limit), the request not started.
+func (q *FabricQP) execute(w *sendWR) bool {
+	data := w.src.buf[w.off : w.off+w.n]
 	if q.severed || q.peer.state != qpReady {
 		if q.typ == RC {
-			q.fail(wrID, op, StatusRetryExceeded, seq)
-			return nil
+			q.fail(w, StatusRetryExceeded)
+			return true
 		}
-		q.sent(wrID, op, n, seq, signaled)
-		return nil
-	}
-	fault := Fault{}
-	if q.fault != nil {
-		fault = q.fault(Message{Op: op, Seq: q.msgSeq, Len: n})
-	}
-	if fault.Kind == Drop {
-		q.sent(wrID, op, n, seq, signaled)
-		return nil
+		q.sent(w)
+		return true
 	}
 	p := q.peer
 	var dst *fabricRegion
-	if op == OpWrite {
-		dst = p.regions[rkey]
-		if dst == nil || !dst.remoteWrite || raddr < dst.addr || raddr-dst.addr > uint64(len(dst.buf)) || uint64(n) > uint64(len(dst.buf))-(raddr-dst.addr) {
+	if w.op == OpWrite {
+		dst = p.regions[w.rkey]
+		if dst == nil || !dst.remoteWrite || w.raddr < dst.addr || w.raddr-dst.addr > uint64(len(dst.buf)) || uint64(w.n) > uint64(len(dst.buf))-(w.raddr-dst.addr) {
 			if q.typ == RC {
-				q.fail(wrID, op, StatusRemoteAccess, seq)
-				return nil
+				q.fail(w, StatusRemoteAccess)
+				return true
 			}
 			q.f.violations++
-			q.sent(wrID, op, n, seq, signaled)
-			return nil
+			q.sent(w)
+			return true
 		}
 	}
-	if fault.Kind == Truncate {
-		if op == OpWrite && fault.Keep > 0 {
-			at := int(raddr - dst.addr)
-			copy(dst.buf[at:at+min(fault.Keep, n)], data)
+	if p.recvCount == 0 && q.typ == RC && !q.strictRNR {
+		return false
+	}
+	fault := Fault{}
+	if q.fault != nil {
+		fault = q.fault(Message{Op: w.op, Seq: w.msgSeq, Len: w.n})
+	}
+	switch fault.Kind {
+	case Drop:
+		q.sent(w)
+		return true
+	case Truncate:
+		if w.op == OpWrite && fault.Keep > 0 {
+			at := int(w.raddr - dst.addr)
+			copy(dst.buf[at:at+min(fault.Keep, w.n)], data)
 		}
-		q.sent(wrID, op, n, seq, signaled)
-		return nil
+		q.sent(w)
+		return true
 	}
 	if p.recvCount == 0 {
 		if q.typ == RC {
-			q.fail(wrID, op, StatusRNRRetryExceeded, seq)
-			return nil
+			q.fail(w, StatusRNRRetryExceeded)
+			return true
 		}
-		q.sent(wrID, op, n, seq, signaled)
-		return nil
+		q.sent(w) // UC: dropped at the receiver
+		return true
 	}
 	rw := p.recvs[p.recvHead]
-	if op == OpSend && n > rw.n {
+	if w.op == OpSend && w.n > rw.n {
 		if q.typ == RC {
 			p.recvHead = (p.recvHead + 1) % len(p.recvs)
 			p.recvCount--
 			p.complete(Completion{WRID: rw.id, Op: OpRecv, Status: StatusLocalLength}, 0)
 			p.toError()
-			q.fail(wrID, op, StatusRemoteInvalidRequest, seq)
-			return nil
+			q.fail(w, StatusRemoteInvalidRequest)
+			return true
 		}
-		q.sent(wrID, op, n, seq, signaled)
-		return nil
+		q.sent(w)
+		return true
 	}
 	p.recvHead = (p.recvHead + 1) % len(p.recvs)
 	p.recvCount--
-	if op == OpSend {
+	if w.op == OpSend {
 		copy(rw.region.buf[rw.off:], data)
-		p.complete(Completion{WRID: rw.id, Op: OpRecv, ByteLen: uint32(n)}, 0)
+		p.complete(Completion{WRID: rw.id, Op: OpRecv, ByteLen: uint32(w.n)}, 0)
 	} else {
-		at := int(raddr - dst.addr)
+		at := int(w.raddr - dst.addr)
 		copy(dst.buf[at:], data)
-		p.complete(Completion{WRID: rw.id, Op: OpRecvWriteImm, ByteLen: uint32(n), Imm: imm}, 0)
+		p.complete(Completion{WRID: rw.id, Op: OpRecvWriteImm, ByteLen: uint32(w.n), Imm: w.imm}, 0)
 	}
-	q.sent(wrID, op, n, seq, signaled)
-	return nil
+	q.sent(w)
+	return true
 }
 
 // sent records a request that left: a completion if signaled.
-func (q *FabricQP) sent(wrID uint64, op Op, n int, seq uint64, signaled bool) {
-	if signaled {
-		q.complete(Completion{WRID: wrID, Op: op, ByteLen: uint32(n)}, seq)
+func (q *FabricQP) sent(w *sendWR) {
+	if w.signaled {
+		q.complete(Completion{WRID: w.id, Op: w.op, ByteLen: uint32(w.n)}, w.seq)
 	}
 }
 
 // fail completes a request with an error (errors always complete, signaled
 // or not) and puts the queue pair in the error state.
-func (q *FabricQP) fail(wrID uint64, op Op, s Status, seq uint64) {
-	q.complete(Completion{WRID: wrID, Op: op, Status: s}, seq)
+func (q *FabricQP) fail(w *sendWR, s Status) {
+	q.complete(Completion{WRID: w.id, Op: w.op, Status: s}, w.seq)
 	q.toError()
 }
 
@@ -451,7 +510,18 @@ func (q *FabricQP) toError() {
 		q.cq[(q.cqHead+q.cqCount)%len(q.cq)] = cqEntry{wc: Completion{WRID: rw.id, Op: OpRecv, Status: StatusFlushed}}
 		q.cqCount++
 	}
+	for q.waitCount > 0 {
+		w := q.waiting[q.waitHead]
+		q.waitHead = (q.waitHead + 1) % len(q.waiting)
+		q.waitCount--
+		if q.cqCount < len(q.cq) {
+			q.cq[(q.cqHead+q.cqCount)%len(q.cq)] = cqEntry{wc: Completion{WRID: w.id, Op: w.op, Status: StatusFlushed}, seq: w.seq}
+			q.cqCount++
+		}
+	}
 	q.wake()
+	// The peer's requests waiting for our receives now fail.
+	q.peer.drain()
 }
 
 func (q *FabricQP) event(e Event) {
