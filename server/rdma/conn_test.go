@@ -565,3 +565,90 @@ func TestConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestClientWaitsForAnnounce: a client's Write before the server announced
+// its buffer waits for it, then lands.
+func TestClientWaitsForAnnounce(t *testing.T) {
+	f := NewFabric()
+	l := f.Pair(RC, FabricOptions{})
+	c, err := NewConn(l.Client, Config{Role: Client, RxSize: MinRxSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewConn(l.Server, Config{Role: Server, RxSize: MinRxSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	defer s.Close()
+	wrote := make(chan error, 1)
+	go func() { _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); wrote <- err }()
+	select {
+	case err := <-wrote:
+		t.Fatalf("Write returned before the connection was established: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	l.Establish()
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 14)
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != "*1\r\n$4\r\nPING\r\n" {
+		t.Fatalf("server read %q, %v", got, err)
+	}
+}
+
+// TestUCLostAcks: UC acks lost on the way are sent again from the
+// receiver's tick, so a sender held at its window goes on, and every byte
+// arrives.
+func TestUCLostAcks(t *testing.T) {
+	f := NewFabric()
+	l := f.Pair(UC, FabricOptions{})
+	var mu sync.Mutex
+	dropped := 0
+	l.Server.SetFault(func(m Message) Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Op == OpSend && m.Data[0] == 0x80 && m.Data[1] == 0x01 && dropped < 4 {
+			dropped++
+			return Fault{Kind: Drop}
+		}
+		return Fault{}
+	})
+	c, err := NewConn(l.Client, Config{Role: Client, RxSize: MinRxSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewConn(l.Server, Config{Role: Server, RxSize: MinRxSize, Keepalive: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	defer s.Close()
+	l.Establish()
+	rng := rand.New(rand.NewPCG(9, 9))
+	src := make([]byte, 3*ucWindow*40)
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	go func() {
+		for p := src; len(p) > 0; p = p[40:] {
+			if _, err := c.Write(p[:40]); err != nil {
+				return
+			}
+		}
+	}()
+	got := make([]byte, len(src))
+	s.SetReadDeadline(time.Now().Add(time.Minute)) // a backstop: a stall shows as an error
+	if _, err := io.ReadFull(s, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, src) {
+		t.Fatal("bytes differ")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if dropped != 4 {
+		t.Fatalf("dropped %d acks, want 4", dropped)
+	}
+}

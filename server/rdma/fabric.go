@@ -77,6 +77,8 @@ type Message struct {
 	// Seq counts the messages this queue pair posted, from 1.
 	Seq int
 	Len int
+	// Data is the message's bytes, for looking only.
+	Data []byte
 }
 
 // Link is a connected pair of fabric queue pairs, not yet established:
@@ -413,7 +415,7 @@ func (q *FabricQP) execute(w *sendWR) bool {
 	}
 	fault := Fault{}
 	if q.fault != nil {
-		fault = q.fault(Message{Op: w.op, Seq: w.msgSeq, Len: w.n})
+		fault = q.fault(Message{Op: w.op, Seq: w.msgSeq, Len: w.n, Data: data})
 	}
 	switch fault.Kind {
 	case Drop:
