@@ -169,9 +169,11 @@ const controlReserve = 16
 // NewConn sets up the protocol on qp, which must not be established yet:
 // it registers the buffers, posts the receives, and starts the goroutine
 // that announces the receive buffer once the connection is established.
-// The Conn owns qp from then on (Close closes it).
+// The Conn owns qp from then on (Close closes it); when NewConn fails, it
+// has closed qp.
 func NewConn(qp QP, cfg Config) (*Conn, error) {
 	if cfg.Role != Client && cfg.Role != Server {
+		qp.Close()
 		return nil, fmt.Errorf("rdma: config: role must be Client or Server")
 	}
 	if cfg.RxSize == 0 {
@@ -183,6 +185,7 @@ func NewConn(qp QP, cfg Config) (*Conn, error) {
 		maxRx = MaxUCRxSize
 	}
 	if cfg.RxSize < MinRxSize || cfg.RxSize > maxRx {
+		qp.Close()
 		return nil, fmt.Errorf("rdma: rdma-rx-size %d out of range: use %d..%d bytes on %s", cfg.RxSize, MinRxSize, maxRx, qp.Type())
 	}
 	if cfg.Keepalive == 0 {
@@ -190,6 +193,7 @@ func NewConn(qp QP, cfg Config) (*Conn, error) {
 	}
 	sq := qp.SendQueueDepth()
 	if sq <= 2*controlReserve || qp.RecvQueueDepth() < RecvSlots {
+		qp.Close()
 		return nil, fmt.Errorf("rdma: queues too small: send %d (need more than %d), receive %d (need %d)", sq, 2*controlReserve, qp.RecvQueueDepth(), RecvSlots)
 	}
 	c := &Conn{
@@ -201,6 +205,7 @@ func NewConn(qp QP, cfg Config) (*Conn, error) {
 	sendSlots := min(sq, 1<<16)
 	var err error
 	if c.cmd, err = qp.Register(MsgSize*(RecvSlots+sendSlots), false); err != nil {
+		qp.Close()
 		return nil, fmt.Errorf("rdma: registering control buffers: %w", err)
 	}
 	c.cmdBuf = c.cmd.Bytes()
@@ -423,7 +428,9 @@ func (c *Conn) handle(wc *Completion) {
 	if kind != wrRecv || c.err != nil {
 		return
 	}
-	c.lastHeard = time.Now()
+	if c.cfg.PeerTimeout > 0 {
+		c.lastHeard = time.Now()
+	}
 	slot := int(uint32(wc.WRID))
 	switch wc.Op {
 	case OpRecv:
@@ -647,6 +654,14 @@ func (c *Conn) Write(p []byte) (int, error) {
 				chunk = min(chunk, ucMaxChunk)
 			}
 			if err := c.post(p[written : written+chunk]); err != nil {
+				if errors.Is(err, ErrQPState) {
+					// Disconnected or failed under us: the event or
+					// completion saying which is in the queue.
+					c.progress()
+					if c.eof || c.err != nil {
+						continue
+					}
+				}
 				c.fail(err)
 				return written, err
 			}
