@@ -652,3 +652,43 @@ func TestUCLostAcks(t *testing.T) {
 		t.Fatalf("dropped %d acks, want 4", dropped)
 	}
 }
+
+// TestPeerBufferResized: a peer announcing a buffer of another size (and
+// place) gets the following writes there, from offset 0, and never past
+// its end.
+func TestPeerBufferResized(t *testing.T) {
+	c, p, _ := rawServer(t, RC)
+	small, _ := p.qp.Register(100, true)
+	big, _ := p.qp.Register(300, true)
+	p.sendMsg(t, Msg{Op: OpRegisterXferMemory, Addr: small.Addr(), Length: 100, RKey: small.RKey()})
+	src := make([]byte, 250)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	wrote := make(chan error, 1)
+	go func() { _, err := c.Write(src); wrote <- err }()
+	// Take the writes into the small buffer until it is full.
+	landed := 0
+	var wc [1]Completion
+	for landed < 100 {
+		if n, _ := p.qp.Poll(wc[:]); n == 0 {
+			<-p.qp.Notify()
+			continue
+		}
+		if wc[0].Op != OpRecvWriteImm || wc[0].Status != StatusSuccess {
+			t.Fatalf("completion %+v", wc[0])
+		}
+		landed += int(wc[0].Imm)
+		p.qp.PostRecv(wc[0].WRID, p.cmd, int(wc[0].WRID)*MsgSize, MsgSize)
+	}
+	if landed != 100 || !bytes.Equal(small.Bytes(), src[:100]) {
+		t.Fatalf("small buffer got %d bytes: %v", landed, small.Bytes())
+	}
+	p.sendMsg(t, Msg{Op: OpRegisterXferMemory, Addr: big.Addr(), Length: 300, RKey: big.RKey()})
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(big.Bytes()[:150], src[100:]) {
+		t.Fatalf("big buffer starts %v", big.Bytes()[:150])
+	}
+}
