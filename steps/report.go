@@ -113,22 +113,10 @@ func SamplesCSV(r *Results) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// metricLabels are the report's column titles.
-var metricLabels = map[string]string{
-	MetricOps:          "TPS",
-	MetricLatAvg:       "avg latency ms",
-	MetricLatP99:       "p99 latency ms",
-	MetricServerCPU:    "server CPU %",
-	MetricNetworkCPU:   "network CPU %",
-	MetricOpsPerCore:   "TPS per busy core",
-	MetricNetGbps:      "network Gb/s",
-	MetricWattsPerMOps: "W per M TPS",
-}
-
 // MetricLabel is a metric's human title ("TPS", "p99 latency ms").
 func MetricLabel(metric string) string {
-	if l, ok := metricLabels[metric]; ok {
-		return l
+	if m, ok := LookupMetric(metric); ok {
+		return m.Label
 	}
 	return metric
 }

@@ -17,50 +17,39 @@ const (
 	MetricWattsPerMOps = "watts_per_million_ops"
 )
 
-// Metrics lists every metric in report order.
-var Metrics = []string{MetricOps, MetricLatAvg, MetricLatP99, MetricServerCPU, MetricNetworkCPU, MetricOpsPerCore, MetricNetGbps, MetricWattsPerMOps}
+// Metrics lists every metric's name in report order (metricTable's).
+var Metrics = func() []string {
+	out := make([]string, len(metricTable))
+	for i, m := range metricTable {
+		out[i] = m.Name
+	}
+	return out
+}()
 
 // LowerIsBetter says whether a smaller value of metric is an improvement
 // (latency, CPU, watts), so renderers can colour a delta.
 func LowerIsBetter(metric string) bool {
-	switch metric {
-	case MetricLatAvg, MetricLatP99, MetricServerCPU, MetricNetworkCPU, MetricWattsPerMOps:
-		return true
-	}
-	return false
+	m, ok := LookupMetric(metric)
+	return ok && m.Better == Lower
 }
 
 // Neutral reports whether a change of metric is neither better nor worse
 // in itself (network traffic follows the load and the path).
-func Neutral(metric string) bool { return metric == MetricNetGbps }
+func Neutral(metric string) bool {
+	m, ok := LookupMetric(metric)
+	return ok && m.Better == Neither
+}
 
 // Metric returns a sweep point's mean of metric, and whether it was measured.
 func (s Stats) Metric(metric string) (MeanStd, bool) {
-	switch metric {
-	case MetricOps:
-		return s.OpsPerSec, s.OpsPerSec.N > 0
-	case MetricLatAvg:
-		return s.LatencyAvgMs, s.LatencyAvgMs.N > 0
-	case MetricLatP99:
-		return s.LatencyP99Ms, s.LatencyP99Ms.N > 0
-	}
-	var p *MeanStd
-	switch metric {
-	case MetricServerCPU:
-		p = s.ServerCPU
-	case MetricNetworkCPU:
-		p = s.NetworkCPU
-	case MetricOpsPerCore:
-		p = s.OpsPerBusyCore
-	case MetricNetGbps:
-		p = s.NetGbps
-	case MetricWattsPerMOps:
-		p = s.WattsPerMOps
-	}
-	if p == nil || p.N == 0 {
+	m, ok := LookupMetric(metric)
+	if !ok {
 		return MeanStd{}, false
 	}
-	return *p, true
+	if v := m.Read(&s); v != nil {
+		return *v, true
+	}
+	return MeanStd{}, false
 }
 
 // meanStd is the mean and sample standard deviation of xs (NaNs dropped).

@@ -6,30 +6,26 @@ import (
 	"github.com/dpulab/dpulab/steps"
 )
 
-// metric is one row of the compare table. Keys match SweepPoint.DeltaPct.
+// metric is one row of the compare table: a steps.MetricDesc, the one
+// table report.md renders from too. A part of another metric (the network
+// share of server CPU) is indented under it.
 type metric struct {
 	key   string
 	label string
 	get   func(steps.Stats) *steps.MeanStd
 }
 
-func ms(m steps.MeanStd) *steps.MeanStd {
-	if m.N == 0 {
-		return nil
+var metrics = func() []metric {
+	var out []metric
+	for _, d := range steps.MetricDescs() {
+		label := d.Label
+		if d.Parent != "" {
+			label = "  " + label
+		}
+		out = append(out, metric{key: d.Name, label: label, get: func(s steps.Stats) *steps.MeanStd { return d.Read(&s) }})
 	}
-	return &m
-}
-
-var metrics = []metric{
-	{"ops_per_sec", "TPS (ops/s)", func(s steps.Stats) *steps.MeanStd { return ms(s.OpsPerSec) }},
-	{"latency_avg_ms", "avg latency ms", func(s steps.Stats) *steps.MeanStd { return ms(s.LatencyAvgMs) }},
-	{"latency_p99_ms", "p99 latency ms", func(s steps.Stats) *steps.MeanStd { return ms(s.LatencyP99Ms) }},
-	{"server_cpu_pct", "server CPU %", func(s steps.Stats) *steps.MeanStd { return s.ServerCPU }},
-	{"network_cpu_pct", "  network share %", func(s steps.Stats) *steps.MeanStd { return s.NetworkCPU }},
-	{"ops_per_busy_core", "TPS per busy core", func(s steps.Stats) *steps.MeanStd { return s.OpsPerBusyCore }},
-	{"net_gbps", "network Gb/s", func(s steps.Stats) *steps.MeanStd { return s.NetGbps }},
-	{"watts_per_million_ops", "W per M TPS", func(s steps.Stats) *steps.MeanStd { return s.WattsPerMOps }},
-}
+	return out
+}()
 
 // delta returns the change of metric at point p against the baseline point,
 // preferring the engine's figure and computing it when absent.

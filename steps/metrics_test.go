@@ -1,0 +1,46 @@
+package steps
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestEveryStatHasAMetric ties the table to the summary it reads: each
+// Stats field (by its JSON name) is one metric, read from that field, and
+// the names are the keys deltas use.
+func TestEveryStatHasAMetric(t *testing.T) {
+	st := reflect.TypeOf(Stats{})
+	seen := map[string]bool{}
+	for i := range st.NumField() {
+		f := st.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		m, ok := LookupMetric(name)
+		if !ok {
+			t.Errorf("Stats.%s (%s) has no metric: add it to metricTable", f.Name, name)
+			continue
+		}
+		seen[name] = true
+		// The descriptor reads this very field.
+		var s Stats
+		v := reflect.ValueOf(&s).Elem().Field(i)
+		want := MeanStd{Mean: float64(i + 1), N: 1}
+		if v.Kind() == reflect.Pointer {
+			v.Set(reflect.ValueOf(&want))
+		} else {
+			v.Set(reflect.ValueOf(want))
+		}
+		if got := m.Read(&s); got == nil || got.Mean != want.Mean {
+			t.Errorf("metric %s does not read Stats.%s (got %v)", name, f.Name, got)
+		}
+		if m.Label == "" || m.Unit == "" || m.Help == "" {
+			t.Errorf("metric %s lacks a label, unit or help", name)
+		}
+	}
+	if len(seen) != len(MetricDescs()) {
+		t.Errorf("%d metrics in the table, %d Stats fields", len(MetricDescs()), len(seen))
+	}
+	if !LowerIsBetter(MetricLatP99) || LowerIsBetter(MetricOps) || !Neutral(MetricNetGbps) {
+		t.Error("directions do not come from the table")
+	}
+}
