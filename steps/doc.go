@@ -29,10 +29,28 @@
 //     unless Options.Yes.
 //   - Cleanup steps run at the end of Run whatever happened, on a fresh
 //     context after Ctrl-C; then every server a deploy started (recorded in
-//     the saved progress, also by a killed run) is stopped. Deploy steps
-//     whose servers cleanup stopped become pending again, so a resumed run
-//     deploys before it benches. A deployment left by a killed run is reused
-//     on resume only if every instance still answers PING.
+//     the saved progress, also by a killed run) is stopped by its pid, every
+//     process group still carrying the run's working directory on its
+//     command line is ended (runner.StopMarked: a start interrupted before
+//     its pid was saved), and the directory is removed on every host the run
+//     used — with or without a cleanup step in the lab (leftovers.go). The
+//     hosts are recorded in progress before anything is made there; hosts no
+//     run reached are left alone. A run killed outright is cleaned up the
+//     same way by the next run, before its first step. Unless the run got
+//     to its end, deploy steps whose servers cleanup stopped become pending
+//     again, so a resumed run deploys before it benches; a deployment left by
+//     a killed run is reused on resume only if every instance still answers
+//     PING.
+//   - results.json and report.md carry the run's status (complete, failed
+//     at a step, interrupted, incomplete; "running" while written mid-run)
+//     and each step's outcome; the results folder is checked before the
+//     first step, and a headless run renders every command first.
+//
+// # Testing a step kind
+//
+// Options.Targets gives the engine each host's runner.Target: a test hands
+// it a fake (fake_test.go's fakeTarget) and checks what a kind asks of its
+// hosts in milliseconds, beside the tests that run real processes and sshd.
 //   - deploy starts one `dpulab server` process per instance (its own
 //     config, log and pid), up to four at a time per host, refuses a port
 //     where something already answers, and fails at once, with the server's
