@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/dpulab/dpulab/labs"
 )
 
-// TCO input names (keys of TCO.Inputs), as lab variables name them.
-// They are the names package labs documents for a tco step's inputs
-// (labs.TCOInputNames).
+// TCO input names (keys of TCO.Inputs): package labs defines them, once,
+// for the lab format (labs.TCOInputNames); these are the same names.
 const (
-	TCOFleet          = "servers"           // servers in the fleet without the DPU
-	TCOSavedPct       = "servers_saved_pct" // % fewer servers needed with it
-	TCOServerPrice    = "server_price"      // purchase price per server, $ (CapEx)
-	TCOInfraPerServer = "infra_per_server"  // rack, switch port, cabling per server, $ (CapEx)
-	TCOServerWatts    = "server_watts"      // average power draw per server, W
-	TCOElectricityKWh = "price_per_kwh"     // price of a kWh, $
-	TCOPUE            = "pue"               // power usage effectiveness (cooling, distribution)
-	TCOYears          = "years"             // period of the estimate
+	TCOFleet          = labs.TCOServers        // servers in the fleet without the DPU
+	TCOSavedPct       = labs.TCOSavedPct       // % fewer servers needed with it
+	TCOServerPrice    = labs.TCOServerPrice    // purchase price per server, $ (CapEx)
+	TCOInfraPerServer = labs.TCOInfraPerServer // rack, switch port, cabling per server, $ (CapEx)
+	TCOServerWatts    = labs.TCOServerWatts    // average power draw per server, W
+	TCOElectricityKWh = labs.TCOPricePerKWh    // price of a kWh, $
+	TCOPUE            = labs.TCOPUE            // power usage effectiveness (cooling, distribution)
+	TCOYears          = labs.TCOYears          // period of the estimate
 )
 
 // TCO output names (keys of TCO.Outputs).
