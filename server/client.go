@@ -66,6 +66,10 @@ type Client struct {
 	addr, laddr string
 	netw        string
 
+	multi    *multiState  // open transaction (MULTI), nil outside one
+	watching []watchedKey // WATCHed keys
+	dirtyCAS bool         // a watched key changed: EXEC aborts
+
 	scanKeys []string // SCAN's snapshot of the keyspace (see SCAN)
 	scanDB   *db
 }
@@ -296,6 +300,10 @@ func getObject[T object](c *Client, key []byte, k kind) (v T, found bool, err er
 	b := e.box()
 	if c.cur != nil && c.cur.Flags&flagWrite != 0 {
 		c.touched = append(c.touched, b)
+		// A write command may change the value in place: count it as a
+		// change for WATCH (Redis signals only actual changes; this
+		// can only abort more transactions, never fewer).
+		c.db.touch(string(key))
 	}
 	return b.o.(T), true, nil
 }
@@ -329,7 +337,10 @@ func (c *Client) deleteKey(key []byte) bool {
 
 // signalModified counts a change to the dataset (INFO's dirty counter and,
 // later, WATCH). Write commands call it once per changed key.
-func (c *Client) signalModified(key []byte) { c.srv.stats.dirty++ }
+func (c *Client) signalModified(key []byte) {
+	c.srv.stats.dirty++
+	c.db.touch(string(key))
+}
 
 // accountTouched re-measures the containers a write command touched.
 func (c *Client) accountTouched() {

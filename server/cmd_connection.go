@@ -183,6 +183,8 @@ func cmdQuit(c *Client, args [][]byte) {
 }
 
 func cmdReset(c *Client, args [][]byte) {
+	c.multi = nil
+	c.unwatchAll()
 	c.db, c.dbIndex = c.srv.dbs[0], 0
 	c.resp = 2
 	c.name = ""

@@ -177,6 +177,7 @@ func cmdPersist(c *Client, args [][]byte) {
 		return
 	}
 	delete(c.db.expires, string(args[1]))
+	c.db.touch(string(args[1]))
 	c.srv.stats.dirty++
 	c.writeInt(1)
 }
@@ -354,6 +355,7 @@ func (c *Client) rename(args [][]byte, nx bool) {
 	c.db.used -= c.db.entryMem(string(src), e)
 	delete(c.db.keys, string(src))
 	delete(c.db.expires, string(src))
+	c.db.touch(string(src))
 	shared := c.db.put(dst, e)
 	if hasTTL {
 		c.db.setExpire(dst, shared, at)

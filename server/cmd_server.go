@@ -55,6 +55,7 @@ func flushArg(c *Client, args [][]byte) bool {
 }
 
 func (d *db) flush() {
+	d.touchAll()
 	for _, e := range d.keys {
 		if e.kind() != kindString {
 			e.box().gone = true

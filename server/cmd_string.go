@@ -60,6 +60,7 @@ func (c *Client) setValue(key, val []byte, keepTTL bool) string {
 		if !keepTTL && len(c.db.expires) > 0 {
 			delete(c.db.expires, string(key))
 		}
+		c.db.touch(string(key))
 		c.srv.stats.dirty++
 		return ""
 	}
@@ -500,6 +501,7 @@ func cmdGetEx(c *Client, args [][]byte) {
 	case persist:
 		if _, ok := c.db.expires[string(args[1])]; ok {
 			delete(c.db.expires, string(args[1]))
+			c.db.touch(string(args[1]))
 			c.srv.stats.dirty++
 		}
 	}

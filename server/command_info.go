@@ -184,6 +184,7 @@ var keySpecFlags = map[string]string{
 	"decrby":           "RW access update",
 	"del":              "RM delete",
 	"exists":           "RO",
+	"watch":            "RO",
 	"expire":           "RW update",
 	"expireat":         "RW update",
 	"expiretime":       "RO access",

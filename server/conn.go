@@ -253,6 +253,12 @@ func (c *Client) release() {
 	c.rbuf, c.out, c.args = nil, nil, nil
 	c.rpos, c.wpos, c.outPos = 0, 0, 0
 	c.touched, c.scanKeys, c.scanDB = nil, nil, nil
+	if len(c.watching) > 0 {
+		c.srv.mu.Lock()
+		c.unwatchAll()
+		c.srv.mu.Unlock()
+	}
+	c.multi = nil
 	c.publish()
 }
 
@@ -399,6 +405,7 @@ func (c *Client) exec(args [][]byte) int {
 	s.stats.totalCommands++
 	cmd := s.cmds.lookup(args[0])
 	if cmd == nil {
+		c.rejectInMulti()
 		c.writeError(unknownCommand(args))
 		return -1
 	}
@@ -406,31 +413,60 @@ func (c *Client) exec(args [][]byte) int {
 		parent := cmd
 		if len(args) < 2 {
 			s.stats.cmd[parent.id].rejected++
+			c.rejectInMulti()
 			c.writeArityError(parent.Name)
 			return -1
 		}
 		cmd = findSub(parent, args[1])
 		if cmd == nil {
 			s.stats.cmd[parent.id].rejected++
+			c.rejectInMulti()
 			c.writeError("ERR unknown subcommand '" + truncate(args[1], 128) + "'. Try " + strings.ToUpper(parent.Name) + " HELP.")
 			return -1
 		}
 	}
 	if cmd.Arity > 0 && len(args) != cmd.Arity || cmd.Arity < 0 && len(args) < -cmd.Arity {
 		s.stats.cmd[cmd.id].rejected++
+		c.rejectInMulti()
+		if cmd.Fn != nil && cmd.Name == "exec" {
+			// Redis's rejectCommand answers a refused EXEC with
+			// execCommandAbort, discarding the transaction.
+			c.execAbort("wrong number of arguments for 'exec' command")
+			return -1
+		}
 		c.writeArityError(cmd.Name)
 		return -1
 	}
 	if cmd.Flags&flagNoAuth == 0 && c.authRequired() {
 		s.stats.cmd[cmd.id].rejected++
+		c.rejectInMulti()
 		c.writeError(errNoAuth)
+		return -1
+	}
+	if c.multi != nil && cmd.Flags&flagNoMulti != 0 {
+		s.stats.cmd[cmd.id].rejected++
+		c.rejectInMulti()
+		c.writeError("ERR Command not allowed inside a transaction")
 		return -1
 	}
 	if s.cfg.MaxMemory > 0 && cmd.Flags&flagDenyOOM != 0 && !s.freeMemory(c.now) {
 		s.stats.cmd[cmd.id].rejected++
+		c.rejectInMulti()
 		c.writeError(errOOM)
 		return -1
 	}
+	if c.multi != nil && !runsInMulti(cmd) {
+		c.multi.queue(cmd, args)
+		c.writeSimple("QUEUED")
+		return -1
+	}
+	c.call(cmd, args)
+	return cmd.id
+}
+
+// call runs a command that passed the dispatcher's checks (exec, or EXEC
+// for a queued one) and counts it.
+func (c *Client) call(cmd *command, args [][]byte) {
 	c.cur = cmd
 	c.lastCmd = cmd.Name
 	c.errors = 0
@@ -439,12 +475,11 @@ func (c *Client) exec(args [][]byte) int {
 	if len(c.touched) > 0 {
 		c.accountTouched()
 	}
-	st := &s.stats.cmd[cmd.id]
+	st := &c.srv.stats.cmd[cmd.id]
 	st.calls++
 	if c.errors > 0 {
 		st.failed++
 	}
-	return cmd.id
 }
 
 // maxStringLen bounds a string value: the keyspace stores lengths in 32

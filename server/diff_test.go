@@ -13,6 +13,9 @@ package server
 //	!shape SPOP s 2                     compare only the reply's type and size
 //	!type RANDOMKEY                     compare only the reply's type
 //	!resp2 HGETALL h                    run only in the RESP2 pass (!resp3 too)
+//	!c2 SET k v                         send on a second connection (!c3: a third),
+//	                                    dialled on first use, in the pass's protocol
+//	!recv                               read one more reply (a push) without sending
 //
 // Markers combine: "!resp3 !sort SMEMBERS s". After changing a script,
 // re-record redis-server's replies for TestDiffGolden (which runs without
@@ -53,6 +56,8 @@ type diffLine struct {
 	shape  bool
 	typ    bool
 	only   int // 0: both passes, 2 or 3: only that protocol
+	conn   int // 0: the first connection, 1 and 2: !c2, !c3
+	recv   bool
 }
 
 // parseDiffScript reads a script; errors name the file and line.
@@ -82,8 +87,14 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 				l.only = 2
 			case "!resp3":
 				l.only = 3
+			case "!c2":
+				l.conn = 1
+			case "!c3":
+				l.conn = 2
+			case "!recv":
+				l.recv = true
 			default:
-				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !sortdeep, !shape, !type, !resp2, !resp3)", name, n, marker)
+				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !sortdeep, !shape, !type, !resp2, !resp3, !c2, !c3, !recv)", name, n, marker)
 			}
 			rest = strings.TrimSpace(after)
 		}
@@ -91,8 +102,11 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: unbalanced quotes", name, n)
 		}
-		if len(args) == 0 {
+		if len(args) == 0 && !l.recv {
 			return nil, fmt.Errorf("%s:%d: marker without a command", name, n)
+		}
+		if len(args) > 0 && l.recv {
+			return nil, fmt.Errorf("%s:%d: !recv takes no command", name, n)
 		}
 		for _, a := range args {
 			l.args = append(l.args, string(a))
@@ -219,8 +233,10 @@ func (d *diffConn) do(args []string, render func(resp.Value) string) (string, er
 	if err := d.c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
 		return "", err
 	}
-	if _, err := d.c.Write(resp.AppendCommand(nil, args...)); err != nil {
-		return "", fmt.Errorf("write: %w", err)
+	if len(args) > 0 {
+		if _, err := d.c.Write(resp.AppendCommand(nil, args...)); err != nil {
+			return "", fmt.Errorf("write: %w", err)
+		}
 	}
 	v, err := d.rd.ReadReply()
 	if err != nil {
@@ -305,6 +321,28 @@ func (l diffLine) renderFor() func(resp.Value) string {
 	return renderReply
 }
 
+// diffSession is one side's connections for a script pass: the first
+// given, the others (!c2, !c3) dialled on first use in the same protocol.
+type diffSession struct {
+	t     testing.TB
+	proto int
+	dial  func(testing.TB) *diffConn
+	conns [3]*diffConn
+}
+
+func (s *diffSession) conn(i int) *diffConn {
+	if s.conns[i] == nil {
+		c := s.dial(s.t)
+		if s.proto == 3 {
+			if r, err := c.do([]string{"HELLO", "3"}, renderReply); err != nil || strings.HasPrefix(r, "-") {
+				s.t.Fatalf("connection %d: HELLO 3: %v %s", i+1, err, r)
+			}
+		}
+		s.conns[i] = c
+	}
+	return s.conns[i]
+}
+
 // goldenLine is how a reply is recorded in testdata/diff/NAME.golden:
 // protocol, script line, the command (quoted) and the rendered reply.
 func goldenLine(proto int, l diffLine, reply string) string {
@@ -315,6 +353,7 @@ func goldenLine(proto int, l diffLine, reply string) string {
 // reports every differing reply, and returns redis-server's replies as
 // golden lines.
 func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(testing.TB) *diffConn) []string {
+	refs, ourss := &diffSession{t: t, proto: proto, dial: want}, &diffSession{t: t, proto: proto, dial: got}
 	ref, ours := want(t), got(t)
 	// redis-server is shared by all scripts and flushed; ours is a fresh
 	// instance per script and protocol.
@@ -329,6 +368,7 @@ func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(tes
 			}
 		}
 	}
+	refs.conns[0], ourss.conns[0] = ref, ours
 	var golden []string
 	fails := 0
 	for _, l := range lines {
@@ -336,12 +376,12 @@ func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(tes
 			continue
 		}
 		render := l.renderFor()
-		w, err := ref.do(l.args, render)
+		w, err := refs.conn(l.conn).do(l.args, render)
 		if err != nil {
 			t.Fatalf("line %d %q: redis-server: %v", l.lineNo, l.text, err)
 		}
 		golden = append(golden, goldenLine(proto, l, w))
-		g, err := ours.do(l.args, render)
+		g, err := ourss.conn(l.conn).do(l.args, render)
 		if err != nil {
 			t.Fatalf("line %d %q: ours: %v (redis-server replied %s)", l.lineNo, l.text, err, w)
 		}
@@ -415,12 +455,7 @@ func TestDiffGolden(t *testing.T) {
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s/resp%d", name, proto), func(t *testing.T) {
 				network, addr := startDiffOurs(t)
-				ours := dialDiff(t, network, addr)
-				if proto == 3 {
-					if r, err := ours.do([]string{"HELLO", "3"}, renderReply); err != nil || strings.HasPrefix(r, "-") {
-						t.Fatalf("HELLO 3: %v %s", err, r)
-					}
-				}
+				ours := &diffSession{t: t, proto: proto, dial: func(t testing.TB) *diffConn { return dialDiff(t, network, addr) }}
 				fails := 0
 				for _, l := range scripts[name] {
 					if l.only != 0 && l.only != proto {
@@ -431,7 +466,7 @@ func TestDiffGolden(t *testing.T) {
 					if !ok || !strings.HasPrefix(want, wantPrefix) {
 						t.Fatalf("%s.golden is out of date at %s.txt:%d (%s); re-record: go test ./server/ -run TestDiff -diff.update", name, name, l.lineNo, l.text)
 					}
-					g, err := ours.do(l.args, l.renderFor())
+					g, err := ours.conn(l.conn).do(l.args, l.renderFor())
 					if err != nil {
 						t.Fatalf("line %d %q: %v", l.lineNo, l.text, err)
 					}
@@ -477,12 +512,11 @@ func TestDiff(t *testing.T) {
 		var golden []string
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s/resp%d", name, proto), func(t *testing.T) {
+				// One instance of ours per pass, shared by its connections.
+				network, addr := startDiffOurs(t)
 				golden = append(golden, runDiffScript(t, scripts[name], proto,
 					func(t testing.TB) *diffConn { return dialDiff(t, "unix", sock) },
-					func(t testing.TB) *diffConn {
-						network, addr := startDiffOurs(t)
-						return dialDiff(t, network, addr)
-					})...)
+					func(t testing.TB) *diffConn { return dialDiff(t, network, addr) })...)
 			})
 		}
 		if *updateGolden {

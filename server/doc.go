@@ -106,6 +106,15 @@
 // parseRedisInt, parseRedisDouble, parseLongDouble) and reply errNotInt /
 // errNotFloat on failure.
 //
+// # Transactions and WATCH
+//
+// Inside MULTI the dispatcher (conn.go's exec) queues commands with a copy
+// of their arguments and EXEC runs them through Client.call (cmd_multi.go).
+// WATCH relies on db.touch being called for every change to a key: db.put,
+// db.remove and db.setExpire call it, and so does getObject for a write
+// command; code that changes d.keys or d.expires directly must call
+// c.db.touch(key) itself.
+//
 // # Values
 //
 // A key holds a kind (kindString, kindList, kindHash, kindSet, kindZSet,

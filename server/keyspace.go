@@ -91,6 +91,8 @@ type db struct {
 	keys    map[string]entry
 	expires map[string]int64 // unix milliseconds; keys share their string with keys
 	used    int64            // approximate bytes held (see entryOverhead)
+
+	watched map[string][]*Client // WATCHing clients by key (cmd_multi.go)
 }
 
 func newDB() *db {
@@ -125,6 +127,7 @@ func (d *db) get(key []byte, now int64) (entry, bool) {
 // of the key when it inserted one (else ""), so a TTL set right after can
 // share it instead of copying the key again.
 func (d *db) put(key []byte, e entry) string {
+	d.touch(string(key))
 	if old, ok := d.keys[string(key)]; ok {
 		if old.kind() != kindString {
 			old.box().gone = true
@@ -141,6 +144,7 @@ func (d *db) put(key []byte, e entry) string {
 
 // remove deletes key and its TTL.
 func (d *db) remove(key string, e entry) {
+	d.touch(key)
 	if e.kind() != kindString {
 		e.box().gone = true
 	}
@@ -154,6 +158,7 @@ func (d *db) remove(key string, e entry) {
 // setExpire sets key's deadline (unix ms); key must exist. shared is the
 // keys map's copy of the key from put, or "" (then the key is copied once).
 func (d *db) setExpire(key []byte, shared string, at int64) {
+	d.touch(string(key))
 	if _, ok := d.expires[string(key)]; ok {
 		d.expires[string(key)] = at
 		return
