@@ -1,12 +1,37 @@
-package lab
+// Package markdown renders markdown from outside the binary (a lab's step
+// text, a run's report.md) for the terminal with glamour: the dark style,
+// or without colour (NO_COLOR) an ASCII style that reads as prose. The text
+// must be sanitised (termtext.Plain) before it gets here: glamour's own SGR
+// is the only escape sequence in the output.
+package markdown
 
 import (
 	"regexp"
 	"strings"
 
+	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/glamour/ansi"
 	"github.com/charmbracelet/glamour/styles"
+	"github.com/muesli/termenv"
 )
+
+// Render renders src wrapped to width columns; if glamour fails, src is
+// returned as it is. Glamour is slow: callers cache the result per width.
+func Render(src string, width int, noColor bool) string {
+	opts := []glamour.TermRendererOption{glamour.WithWordWrap(max(width-2, 20)), glamour.WithStandardStyle("dark")}
+	if noColor {
+		opts = append(opts[:1], glamour.WithStyles(plainMarkdownStyle()), glamour.WithColorProfile(termenv.Ascii))
+	}
+	r, err := glamour.NewTermRenderer(opts...)
+	if err != nil {
+		return src
+	}
+	s, err := r.Render(joinListContinuations(src))
+	if err != nil {
+		return src
+	}
+	return strings.Trim(s, "\n")
+}
 
 // plainMarkdownStyle is glamour's ASCII style for NO_COLOR, minus the
 // markers it keeps for emphasis: the "notty" and "ascii" styles both

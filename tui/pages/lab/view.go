@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
-	"github.com/muesli/termenv"
+	"github.com/dpulab/dpulab/tui/components/markdown"
 )
 
 // geometry of the steps view, computed from the size and the selected step.
@@ -64,16 +63,7 @@ func (m *Model) renderDoc(i, w int) string {
 	if strings.TrimSpace(src) == "" {
 		src = "_This step has no text._"
 	}
-	opts := []glamour.TermRendererOption{glamour.WithWordWrap(max(w-2, 20)), glamour.WithStandardStyle("dark")}
-	if m.Styles.NoColor {
-		opts = append(opts[:1], glamour.WithStyles(plainMarkdownStyle()), glamour.WithColorProfile(termenv.Ascii))
-	}
-	out := src
-	if r, err := glamour.NewTermRenderer(opts...); err == nil {
-		if s, err := r.Render(joinListContinuations(src)); err == nil {
-			out = strings.Trim(s, "\n")
-		}
-	}
+	out := markdown.Render(src, w, m.Styles.NoColor)
 	m.docCache[k] = out
 	return out
 }
