@@ -30,6 +30,8 @@ func CleanEvent(ev steps.Event) steps.Event {
 	case steps.LabStarted:
 		e = clean(e)
 		e.Title = termtext.Line(e.Title)
+		// One line: the lab page's status line shows it.
+		e.ResultsDir = termtext.Line(e.ResultsDir)
 		e.Steps = cleanSteps(e.Steps)
 		return e
 	}

@@ -123,9 +123,12 @@ type Model struct {
 	cancel  context.CancelFunc
 	busy    string // "cleaning up", "writing results": blocks new runs
 	status  string
-	banner  string
-	resDir  string
-	now     time.Time
+	// resultsDir is where this run's results go (lab_started), shown
+	// on the status line when nothing else is.
+	resultsDir string
+	banner     string
+	resDir     string
+	now        time.Time
 
 	// unattended: nobody at the keyboard (booth mode); a driver sends
 	// RunMsg and FinishMsg.

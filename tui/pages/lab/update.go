@@ -90,6 +90,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 	switch e := ev.(type) {
 	case steps.LabStarted:
+		// Before the first step: where its results will be (empty in a
+		// dry run). The path is sanitised with every other event field.
+		if e.ResultsDir != "" {
+			m.resultsDir = e.ResultsDir
+			m.status = "results go to " + e.ResultsDir
+		}
 		if len(e.Steps) > 0 {
 			sel := m.list.Selected()
 			m.list.SetSteps(e.Steps)

@@ -268,6 +268,9 @@ func (m *Model) statusLine() string {
 	}
 	if s == "" {
 		s = st.Muted.Render(m.info.Title)
+		if m.resultsDir != "" {
+			s += st.Muted.Render(" · results: " + m.resultsDir)
+		}
 	}
 	return ansi.Truncate(s, m.Width, "…")
 }
