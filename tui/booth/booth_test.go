@@ -233,3 +233,11 @@ func TestPruneResults(t *testing.T) {
 		t.Errorf("the new folder was not marked as the booth's: %v", err)
 	}
 }
+
+// TestMarkerIsTheBrowsers: the results browser (session.ScanRuns) knows
+// booth folders by this file's name.
+func TestMarkerIsTheBrowsers(t *testing.T) {
+	if Marker != session.BoothMarker {
+		t.Fatalf("booth.Marker %q, session.BoothMarker %q", Marker, session.BoothMarker)
+	}
+}

@@ -1,0 +1,72 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/steps"
+)
+
+func writeRun(t *testing.T, dir string, r *steps.Results) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := steps.WriteResults(dir, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScanRuns: three runs (complete, failed at a step, killed while
+// "running"), a foreign folder and a booth folder under one root, listed
+// newest first with their status; a hostile title and folder name come
+// out as plain text.
+func TestScanRuns(t *testing.T) {
+	root := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	hosts := []steps.HostInfo{{Name: "server1"}, {Name: "client1"}}
+	writeRun(t, filepath.Join(root, "quickstart", "a"), &steps.Results{Lab: "quickstart", Title: "Q\x1b]52;c;SE9TVElMRQ==\x07", Started: t0, Status: steps.RunComplete})
+	writeRun(t, filepath.Join(root, "rdma", "b"), &steps.Results{Lab: "rdma", Started: t0.Add(time.Hour), Hosts: hosts, Status: steps.RunFailed, FailedStep: "deploy", Error: "boom"})
+	writeRun(t, filepath.Join(root, "rdma", "c"), &steps.Results{Lab: "rdma", Started: t0.Add(2 * time.Hour), Status: steps.RunRunning})
+	booth := filepath.Join(root, "quickstart", "d")
+	writeRun(t, booth, &steps.Results{Lab: "quickstart", Started: t0.Add(-time.Hour), Status: steps.RunComplete})
+	if err := os.WriteFile(filepath.Join(booth, BoothMarker), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(root, "quickstart", "photos\x1b[2J")
+	if err := os.MkdirAll(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := t0.Add(-48 * time.Hour)
+	if err := os.Chtimes(foreign, old, old); err != nil {
+		t.Fatal(err)
+	}
+	got := ScanRuns([]string{root, filepath.Join(root, "missing")}, []string{filepath.Join(root, "rdma", "b")})
+	var rows []string
+	for _, r := range got {
+		rows = append(rows, r.Row())
+	}
+	want := []string{
+		"rdma · 2026-12-01 11:00 UTC · this machine · killed (never finished)",
+		"rdma · 2026-12-01 10:00 UTC · server1, client1 · failed at deploy",
+		"quickstart · 2026-12-01 09:00 UTC · this machine · complete",
+		"quickstart · 2026-12-01 08:00 UTC · this machine · complete · booth",
+		"quickstart · 2026-11-29 09:00 UTC · ✘ no results.json: not a dpulab results folder",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	for _, r := range got {
+		for _, s := range []string{r.Dir, r.Row()} {
+			if strings.ContainsAny(s, "\x1b\x07") {
+				t.Errorf("control byte reached a row: %q", s)
+			}
+		}
+		if r.Results != nil && strings.ContainsAny(r.Results.Title, "\x1b\x07") {
+			t.Errorf("title not cleaned: %q", r.Results.Title)
+		}
+	}
+}
