@@ -23,6 +23,7 @@ import (
 	"github.com/dpulab/dpulab/tui/pages/lab"
 	"github.com/dpulab/dpulab/tui/pages/picker"
 	"github.com/dpulab/dpulab/tui/pages/replay"
+	"github.com/dpulab/dpulab/tui/pages/runs"
 	"github.com/dpulab/dpulab/tui/session"
 )
 
@@ -39,6 +40,11 @@ type Config struct {
 	// Replay, when set, plays these recorded results back.
 	Replay        *steps.Results
 	ReplayOptions replay.Options
+	// ResultsRoot is where the results browser looks for past runs
+	// (ROOT/LAB/RUNID; "" = steps.DefaultResultsRoot()); ResultsDirs are
+	// run folders outside it (--results) to list too.
+	ResultsRoot string
+	ResultsDirs []string
 	// NoColor turns colours off (NO_COLOR).
 	NoColor bool
 	// Clipboard receives OSC52 copy sequences (the terminal); nil disables.
@@ -60,6 +66,8 @@ const (
 	StatePicker State = iota
 	StateLab
 	StateReplay
+	// StateRuns is the results browser.
+	StateRuns
 )
 
 // clockMsg is the app's once-a-second clock.
@@ -75,9 +83,12 @@ type App struct {
 	// booth drives lab in booth mode (nil otherwise).
 	booth  *booth.Model
 	replay *replay.Model
-	sess   session.Session
-	help   help.Model
-	pump   *session.Pump
+	runs   *runs.Model
+	// replayFromRuns: esc in the replay goes back to the browser.
+	replayFromRuns bool
+	sess           session.Session
+	help           help.Model
+	pump           *session.Pump
 	// gen numbers the sessions opened; a session's events reach the pump
 	// only while it is the newest (booth restarts leave an abandoned run
 	// finishing its cleanup behind).
@@ -217,8 +228,19 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, a.open(a.cfg.BoothLab, true, true)
 		}
 		return a, nil
+	case runs.BackMsg:
+		a.runs = nil
+		return a, a.showPicker()
+	case runs.ReplayMsg:
+		a.state = StateReplay
+		a.replayFromRuns = true
+		a.replay = replay.New(a.page(), msg.Results, a.cfg.ReplayOptions)
+		return a, a.replay.Init()
 	case tea.KeyMsg:
 		if cmd, done := a.globalKey(msg); done {
+			return a, cmd
+		}
+		if cmd, done := a.runsKey(msg); done {
 			return a, cmd
 		}
 	}
@@ -250,7 +272,8 @@ func (a *App) globalKey(k tea.KeyMsg) (tea.Cmd, bool) {
 		}
 	}
 	typing := (a.lab != nil && a.state == StateLab && a.lab.Typing()) ||
-		(a.state == StatePicker && a.picker != nil && a.picker.Filtering())
+		(a.state == StatePicker && a.picker != nil && a.picker.Filtering()) ||
+		(a.state == StateRuns && a.runs != nil && a.runs.Filtering())
 	if typing || a.cfg.BoothLab != "" {
 		return nil, false
 	}

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/booth"
 	"github.com/dpulab/dpulab/tui/pages/lab"
 	"github.com/dpulab/dpulab/tui/pages/picker"
+	"github.com/dpulab/dpulab/tui/pages/runs"
 	"github.com/dpulab/dpulab/tui/session"
 )
 
@@ -21,6 +23,40 @@ func (a *App) showPicker() tea.Cmd {
 	}
 	a.picker = picker.New(a.page(), labs)
 	return a.picker.Init()
+}
+
+// runsKey opens the results browser from the picker, and leaves a replay
+// opened from it back to it.
+func (a *App) runsKey(k tea.KeyMsg) (tea.Cmd, bool) {
+	switch {
+	case a.state == StatePicker && a.picker != nil && !a.picker.Filtering() && key.Matches(k, a.KeyMap.Runs):
+		return a.showRuns(), true
+	case a.state == StateReplay && a.replayFromRuns && a.runs != nil && key.Matches(k, a.KeyMap.Back):
+		a.replay, a.replayFromRuns = nil, false
+		a.state = StateRuns
+		return nil, true
+	}
+	return nil, false
+}
+
+// showRuns lists past runs: the results root's and this session's
+// --results folders.
+func (a *App) showRuns() tea.Cmd {
+	root := a.cfg.ResultsRoot
+	if root == "" {
+		r, err := steps.DefaultResultsRoot()
+		if err != nil {
+			a.setErr(err)
+		}
+		root = r
+	}
+	var roots []string
+	if root != "" {
+		roots = []string{root}
+	}
+	a.runs = runs.New(a.page(), session.ScanRuns(roots, a.cfg.ResultsDirs), a.cfg.TCO)
+	a.state = StateRuns
+	return a.runs.Init()
 }
 
 // open opens lab id; booth mode (unattended) opens it from the start

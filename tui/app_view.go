@@ -43,6 +43,10 @@ func (a *App) current() common.Component {
 		if a.replay != nil {
 			return a.replay
 		}
+	case StateRuns:
+		if a.runs != nil {
+			return a.runs
+		}
 	}
 	return nil
 }
@@ -58,6 +62,9 @@ func (a *App) pages() []common.Component {
 	}
 	if a.replay != nil {
 		ps = append(ps, a.replay)
+	}
+	if a.runs != nil {
+		ps = append(ps, a.runs)
 	}
 	return ps
 }

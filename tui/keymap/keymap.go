@@ -47,6 +47,10 @@ type KeyMap struct {
 	// Compare view tabs.
 	Tab1, Tab2, Tab3, Tab4 key.Binding
 
+	// Results browser: Runs opens it from the picker; Replay and Report
+	// act on the run highlighted.
+	Runs, Replay, Report key.Binding
+
 	// Replay / booth.
 	Pause key.Binding
 	// AnyKey is booth mode's help entry: whatever a visitor presses
@@ -107,6 +111,10 @@ func DefaultKeyMap() *KeyMap {
 		Tab2: b("2", "charts", "2"),
 		Tab3: b("3", "sweep", "3"),
 		Tab4: b("4", "TCO", "4"),
+
+		Runs:   b("v", "past runs", "v"),
+		Replay: b("r", "replay", "r"),
+		Report: b("o", "report", "o"),
 
 		Pause:  b("space", "pause", " "),
 		AnyKey: b("any key", "pause/resume", " "),

@@ -143,10 +143,10 @@ func (m *Model) View() string { return m.list.View() }
 
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter, m.KeyMap.Restart, m.KeyMap.Filter, m.KeyMap.Quit, m.KeyMap.Help}
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter, m.KeyMap.Restart, m.KeyMap.Runs, m.KeyMap.Filter, m.KeyMap.Quit, m.KeyMap.Help}
 }
 
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter, m.KeyMap.Restart}, {m.KeyMap.Filter, m.KeyMap.Back, m.KeyMap.Quit, m.KeyMap.ForceQuit, m.KeyMap.Help}}
+	return [][]key.Binding{{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Enter, m.KeyMap.Restart, m.KeyMap.Runs}, {m.KeyMap.Filter, m.KeyMap.Back, m.KeyMap.Quit, m.KeyMap.ForceQuit, m.KeyMap.Help}}
 }
