@@ -234,7 +234,9 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case runs.ReplayMsg:
 		a.state = StateReplay
 		a.replayFromRuns = true
-		a.replay = replay.New(a.page(), msg.Results, a.cfg.ReplayOptions)
+		opts := a.cfg.ReplayOptions
+		opts.Back = true
+		a.replay = replay.New(a.page(), msg.Results, opts)
 		return a, a.replay.Init()
 	case tea.KeyMsg:
 		if cmd, done := a.globalKey(msg); done {

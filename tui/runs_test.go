@@ -63,7 +63,7 @@ func TestResultsBrowser(t *testing.T) {
 	press(tm, km.Enter)
 	s.waitFor(t, "1 table")
 	press(tm, km.Back, km.Replay)
-	s.waitFor(t, "REPLAY of a run recorded on 2026-11-30 10:00 UTC")
+	s.waitFor(t, "REPLAY of a run recorded on 2026-11-30 10:00 UTC", "esc back")
 	press(tm, km.Back, km.Report)
 	s.waitFor(t, "NOT FINISHED")
 	press(tm, km.Back, km.Back)

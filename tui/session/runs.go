@@ -23,9 +23,12 @@ const BoothMarker = ".dpulab-booth"
 // is sanitised (one line, no control sequence): folder names and
 // results.json come from outside the binary.
 type RunInfo struct {
-	// Dir is the run's folder (ROOT/LAB/RUNID, or a --results folder).
-	Dir string
-	Lab string
+	// Dir is the run's folder (ROOT/LAB/RUNID, or a --results folder),
+	// sanitised to draw; Path is the same folder as it is on disk, to open
+	// and never to draw (a folder's name can carry control bytes).
+	Dir  string
+	Path string
+	Lab  string
 	// When is the run's start (its end, or the folder's time, when the
 	// file does not say).
 	When  time.Time
@@ -103,7 +106,7 @@ func ScanRuns(roots, dirs []string) []RunInfo {
 }
 
 func loadRun(dir, lab string) RunInfo {
-	ri := RunInfo{Dir: termtext.Line(dir), Lab: termtext.Line(lab)}
+	ri := RunInfo{Dir: termtext.Line(dir), Path: dir, Lab: termtext.Line(lab)}
 	if st, err := os.Stat(dir); err == nil {
 		ri.When = st.ModTime()
 	}

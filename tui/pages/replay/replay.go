@@ -30,6 +30,8 @@ type Options struct {
 	Loop bool
 	Hold time.Duration
 	TCO  compare.TCOFunc
+	// Back says esc leaves the replay (opened from the results browser).
+	Back bool
 }
 
 // Model is the replay page.
@@ -253,7 +255,11 @@ func (m *Model) View() string {
 	if m.paused {
 		state += " · PAUSED"
 	}
-	help := st.Muted.Render(state + " · space pause · → step · tab dashboard/compare · R restart · q quit")
+	keys := " · space pause · → step · tab dashboard/compare · R restart · q quit"
+	if m.opts.Back {
+		keys += " · esc back"
+	}
+	help := st.Muted.Render(state + keys)
 	var body string
 	if m.showCmp {
 		body = m.cmp.View()

@@ -148,7 +148,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) showReport(r session.RunInfo) {
-	b, err := os.ReadFile(filepath.Join(r.Dir, steps.ReportFile))
+	b, err := os.ReadFile(filepath.Join(r.Path, steps.ReportFile))
 	src := termtext.Plain(string(b))
 	if err != nil {
 		src = "_No report: " + termtext.Line(err.Error()) + " (`dpulab report` writes it again from results.json)._"
