@@ -880,12 +880,16 @@ func (t *SSHTarget) Run(ctx context.Context, cmd Command) (Result, error) {
 		if err != nil {
 			var ce *ConnError
 			if errors.As(err, &ce) {
+				// The group id comes first on stderr, read by its own
+				// goroutine: on a loaded machine it can still be on its way
+				// when the drop is seen, and a group not recorded here is
+				// never killed.
 				select {
 				case pgid = <-pgidCh:
 					t.mu.Lock()
 					t.orphans = append(t.orphans, orphan{pgid: pgid, nonce: nonce, sudo: cmd.Sudo})
 					t.mu.Unlock()
-				default:
+				case <-time.After(2 * time.Second):
 				}
 			}
 		}

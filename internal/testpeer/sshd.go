@@ -7,10 +7,12 @@ import (
 	"crypto/rsa"
 	"encoding/pem"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -299,17 +301,31 @@ func writeRSAKey(t testing.TB, path string) ssh.PublicKey {
 
 // FreePorts finds n consecutive free TCP ports on loopback and returns the
 // first. Another process may still take one before the caller binds it.
+//
+// The ports come from below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range): a port handed out for listening later
+// must not be one the kernel may meanwhile give to an outgoing connection
+// as its local port (tests in other packages connect all the time), which
+// would make the listen fail with "address already in use" although the
+// port looked free.
 func FreePorts(t testing.TB, n int) int {
 	t.Helper()
-	for try := 0; try < 50; try++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if base+n > 65000 {
-			continue
+	lo, hi := 10000, ephemeralLow()
+	for try := 0; try < 200; try++ {
+		var base int
+		if hi-lo > n {
+			base = lo + mrand.IntN(hi-lo-n)
+		} else {
+			// No room below the ephemeral range: take what the kernel gives.
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			base = l.Addr().(*net.TCPAddr).Port
+			l.Close()
+			if base+n > 65000 {
+				continue
+			}
 		}
 		ok := true
 		for p := base; p < base+n; p++ {
@@ -326,4 +342,22 @@ func FreePorts(t testing.TB, n int) int {
 	}
 	t.Fatalf("no %d consecutive free ports on 127.0.0.1", n)
 	return 0
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// when it cannot be read, Linux's default).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 32768
+	}
+	v, err := strconv.Atoi(f[0])
+	if err != nil || v < 1024 {
+		return 32768
+	}
+	return v
 }
