@@ -232,14 +232,9 @@ func (c *common) start(ctx context.Context, p ProcSpec) (Proc, error) {
 	}
 	nonce := newNonce()
 	script := "sh -c " + Quote(startScript) + " dpulab-start " + QuoteAll(p.Cmd, p.LogFile, name, nonce)
-	var stdin []byte
-	if p.Sudo {
-		prefix, pw, err := c.sudoPrefix(ctx)
-		if err != nil {
-			return Proc{}, err
-		}
-		script = prefix + script
-		stdin = pw
+	script, stdin, err := c.asRoot(ctx, script, p.Sudo)
+	if err != nil {
+		return Proc{}, err
 	}
 	out, errOut, code, err := c.simple(ctx, script, stdin)
 	if err != nil {
@@ -267,20 +262,29 @@ func (c *common) start(ctx context.Context, p ProcSpec) (Proc, error) {
 // SIGTERM and SIGKILL.
 const cancelGrace = time.Second
 
+// asRoot prefixes script with what runs it as root when sudo is set, and
+// returns the stdin that must come first (sudo's password, when it needs
+// one): every operation that may run as root goes through it.
+func (c *common) asRoot(ctx context.Context, script string, sudo bool) (string, []byte, error) {
+	if !sudo {
+		return script, nil, nil
+	}
+	prefix, pw, err := c.sudoPrefix(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return prefix + script, pw, nil
+}
+
 // cancelStart stops what a cancelled Start launched, if anything, on a
 // fresh short context (the caller's has ended).
 func (c *common) cancelStart(p ProcSpec, name, nonce string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second+cancelGrace)
 	defer cancel()
 	script := "sh -c " + Quote(startCancelScript) + " dpulab-cancel " + QuoteAll(p.LogFile, name, nonce)
-	var stdin []byte
-	if p.Sudo {
-		prefix, pw, err := c.sudoPrefix(ctx)
-		if err != nil {
-			return err
-		}
-		script = prefix + script
-		stdin = pw
+	script, stdin, err := c.asRoot(ctx, script, p.Sudo)
+	if err != nil {
+		return err
 	}
 	out, errOut, code, err := c.simple(ctx, script, stdin)
 	if err != nil {
@@ -377,14 +381,9 @@ func checkMarker(m string) error {
 
 func (c *common) stopMarked(ctx context.Context, marker string, grace time.Duration, sudo bool) (int, error) {
 	script := "sh -c " + Quote(stopMarkedScript) + " dpulab-stop-marked " + Quote(strconv.Itoa(int(grace/(100*time.Millisecond))))
-	var stdin []byte
-	if sudo {
-		prefix, pw, err := c.sudoPrefix(ctx)
-		if err != nil {
-			return 0, err
-		}
-		script = prefix + script
-		stdin = pw
+	script, stdin, err := c.asRoot(ctx, script, sudo)
+	if err != nil {
+		return 0, err
 	}
 	stdin = append(append(stdin[:len(stdin):len(stdin)], marker...), '\n')
 	out, errOut, code, err := c.simple(ctx, script, stdin)
@@ -404,14 +403,9 @@ func (c *common) stop(ctx context.Context, p Proc, grace time.Duration) error {
 	}
 	tenths := int(grace / (100 * time.Millisecond))
 	script := "sh -c " + Quote(stopScript) + " dpulab-stop " + QuoteAll(strconv.Itoa(p.PID), p.LogFile+".pid", strconv.Itoa(tenths))
-	var stdin []byte
-	if p.Sudo {
-		prefix, pw, err := c.sudoPrefix(ctx)
-		if err != nil {
-			return err
-		}
-		script = prefix + script
-		stdin = pw
+	script, stdin, err := c.asRoot(ctx, script, p.Sudo)
+	if err != nil {
+		return err
 	}
 	_, errOut, code, err := c.simple(ctx, script, stdin)
 	if err != nil {
@@ -426,14 +420,9 @@ func (c *common) stop(ctx context.Context, p Proc, grace time.Duration) error {
 // killGroup ends a process group of a cancelled Run (see killScript).
 func (c *common) killGroup(ctx context.Context, pgid int, nonce string, sudo bool, grace time.Duration) error {
 	script := "sh -c " + Quote(killScript) + " dpulab-kill " + QuoteAll(strconv.Itoa(pgid), nonce, strconv.Itoa(int(grace/(100*time.Millisecond))))
-	var stdin []byte
-	if sudo {
-		prefix, pw, err := c.sudoPrefix(ctx)
-		if err != nil {
-			return err
-		}
-		script = prefix + script
-		stdin = pw
+	script, stdin, err := c.asRoot(ctx, script, sudo)
+	if err != nil {
+		return err
 	}
 	_, errOut, code, err := c.simple(ctx, script, stdin)
 	if err != nil {
