@@ -31,6 +31,10 @@ type driver struct {
 	msgs     chan tea.Msg
 	base     time.Time
 	restarts int
+	// prunes counts the booth's background prunes that have reported: a
+	// test whose loop wrote results waits for its prune, which writes into
+	// the test's temporary folder.
+	prunes int
 }
 
 func newDriver(t *testing.T, f *sessiontest.Fake, cfg Config) *driver {
@@ -46,6 +50,30 @@ func newDriver(t *testing.T, f *sessiontest.Fake, cfg Config) *driver {
 	c.NoAnimation = true
 	d.b = New(c, lab.New(c, sess, lab.Options{Unattended: true}), cfg)
 	d.run(d.b.Init())
+	// A results folder the loop wrote is pruned in the background, which
+	// writes into the test's temporary folder: let every prune report
+	// before the folder is removed (this cleanup runs before TempDir's).
+	t.Cleanup(func() {
+		guard := time.After(20 * time.Second)
+		for {
+			if _, finished := f.Counts(); d.prunes >= finished {
+				return
+			}
+			select {
+			case msg := <-d.msgs:
+				switch msg := msg.(type) {
+				case PrunedMsg:
+					d.prunes++
+				case tea.BatchMsg:
+					for _, c := range msg {
+						d.run(c)
+					}
+				}
+			case <-guard:
+				return
+			}
+		}
+	})
 	return d
 }
 
@@ -79,7 +107,10 @@ func (d *driver) until(what string, cond func() bool) {
 				}
 			case lab.RestartMsg:
 				d.restarts++
-			case session.EventsMsg, lab.StepDoneMsg, lab.FinishedMsg, lab.CleanupDoneMsg, PrunedMsg, prompt.AnsweredMsg:
+			case PrunedMsg:
+				d.prunes++
+				d.send(msg)
+			case session.EventsMsg, lab.StepDoneMsg, lab.FinishedMsg, lab.CleanupDoneMsg, prompt.AnsweredMsg:
 				d.send(msg)
 			}
 		case <-guard:
