@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,28 +133,11 @@ type runProc struct {
 	cmd    *exec.Cmd
 	events chan event
 	// out is what dpulab wrote, both streams when they share a pipe.
-	out     *lockedBuffer
+	out     *testpeer.LockedBuffer
 	workdir string // from the workdir step's command, once seen
 	mu      sync.Mutex
 	exited  chan struct{}
 	state   *os.ProcessState
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startRun starts the dpulab binary with args; its JSON events (stdout)
@@ -167,7 +149,7 @@ func startRun(t *testing.T, bin, stateHome string, sharedPipe bool, args ...stri
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateHome, "NO_COLOR=1")
-	p := &runProc{t: t, cmd: cmd, events: make(chan event, 4096), out: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &runProc{t: t, cmd: cmd, events: make(chan event, 4096), out: &testpeer.LockedBuffer{}, exited: make(chan struct{})}
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ type SSHD struct {
 	// dir, removed after the test.
 	Dir string
 
-	log *lockedBuffer
+	log *LockedBuffer
 }
 
 // Log returns what sshd has logged so far (LogLevel ERROR unless an
@@ -57,20 +57,20 @@ type SSHD struct {
 // asks for more than MaxSessions, for instance.
 func (s *SSHD) Log() string { return s.log.String() }
 
-// lockedBuffer is a bytes.Buffer written by exec's copy goroutine and read
-// by the test.
-type lockedBuffer struct {
+// LockedBuffer is a bytes.Buffer written by exec's copy goroutine and read
+// by the test (a process's output, sshd's log).
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -202,7 +202,7 @@ SetEnv SHLVL=1
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		stderr := &lockedBuffer{}
+		stderr := &LockedBuffer{}
 		cmd := exec.Command(bin, "-D", "-e", "-f", cfg)
 		cmd.Stderr = stderr
 		// Session processes of a connection a failed test left open hold
