@@ -3,7 +3,7 @@ package labs
 import "time"
 
 // Defaults of `dpulab bench` used when a bench profile leaves them unset
-// (steps/bench: Duration 10s, Runs 1, no warm-up).
+// (server/bench: Duration 10s, Runs 1, no warm-up).
 const (
 	benchDefaultDuration = 10 * time.Second
 	benchDefaultRuns     = 1

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
-	"github.com/dpulab/dpulab/runner/sample"
+	"github.com/dpulab/dpulab/server/sample"
 )
 
 // realSSHD is OpenSSH's sshd on 127.0.0.1, started by the test

@@ -13,7 +13,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/steps/bench"
+	"github.com/dpulab/dpulab/server/bench"
 )
 
 // benchJob is one invocation of `dpulab bench` (all repetitions of one

@@ -17,7 +17,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/steps/bench"
+	"github.com/dpulab/dpulab/server/bench"
 )
 
 // Deploy starts one `dpulab server` process per instance (not one process

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dpulab/dpulab/runner/sample"
+	"github.com/dpulab/dpulab/server/sample"
 )
 
 // hostSample is what the engine takes from one `dpulab sample` line.

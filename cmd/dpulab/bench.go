@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dpulab/dpulab/internal/termtext"
-	"github.com/dpulab/dpulab/steps/bench"
+	"github.com/dpulab/dpulab/server/bench"
 )
 
 // benchLong is `dpulab bench --help`. Every claim in it is held by a test
-// in steps/bench (flags, semantics) or here (exit codes).
+// in server/bench (flags, semantics) or here (exit codes).
 const benchLong = `dpulab bench drives one or many Redis-compatible servers with a SET:GET mix and
 reports throughput and latency (HDR histograms): a line per second while it runs,
 then a table per run and, with -x N, the mean, stddev, min and max across runs.
@@ -73,7 +73,7 @@ early, all requests failed, a result file not written), 2 usage error (a bad
 flag or value), 130 interrupted by Ctrl-C (128 + N for signal N: 143 for
 SIGTERM); what was measured until then is printed.`
 
-// newBenchCmd is `dpulab bench`: the flags are steps/bench's (bench.Flags),
+// newBenchCmd is `dpulab bench`: the flags are server/bench's (bench.Flags),
 // so that the command line the engine builds with Config.Args is the one
 // this parses.
 func newBenchCmd() *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/dpulab/dpulab/runner/sample"
+	"github.com/dpulab/dpulab/server/sample"
 	"github.com/spf13/cobra"
 )
 
@@ -56,7 +56,7 @@ sample line carries "type":"sample"; see FORMATS.md.`,
 }
 
 // typedLines adds "type" to every JSON-object line written through it that
-// lacks one: runner/sample's encoder writes the samples without it.
+// lacks one: server/sample's encoder writes the samples without it.
 // Lines are passed on whole, one Write each, so a reader never sees half.
 type typedLines struct {
 	w   io.Writer

@@ -7,7 +7,7 @@ import (
 
 // Every JSON-lines stream dpulab writes starts with a header line naming
 // the stream and its schema version, and every line carries "type"
-// (FORMATS.md). The bench stream's header is steps/bench's (StreamHeader).
+// (FORMATS.md). The bench stream's header is server/bench's (StreamHeader).
 const (
 	streamRun    = "run"
 	streamLabs   = "labs"

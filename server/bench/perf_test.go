@@ -23,7 +23,7 @@ import (
 // keys, pipeline 1 and 16 — and prints the throughput ratio
 // dpulab/redis-benchmark (goal ≥ 0.9) and both p50s (goal within ±15%).
 //
-//	go test -tags perf -run Perf -v ./steps/bench/
+//	go test -tags perf -run Perf -v ./server/bench/
 //
 // The two tools alternate test by test (SET: one then the other, GET: the
 // other then the one, next round the other way round), so that background
