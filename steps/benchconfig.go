@@ -1,0 +1,127 @@
+package steps
+
+// This file is where the engine meets the transports: a bench profile and a
+// deployment's instances become the load generator's configuration, and a
+// client host is checked to reach the instances over the chosen transport.
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/server/bench"
+)
+
+// benchConfig turns a bench profile into a bench.Config against the
+// instances of a deployment, reached over transport (tcp or unix).
+func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, transport string) (bench.Config, error) {
+	c := bench.DefaultConfig()
+	var err error
+	fail := func(field string, err error) (bench.Config, error) {
+		return c, fmt.Errorf("bench %s: %w", field, err)
+	}
+	if c.Clients, err = spec.Clients.Int(vars, c.Clients); err != nil {
+		return fail("clients", err)
+	}
+	if c.Pipeline, err = spec.Pipeline.Int(vars, c.Pipeline); err != nil {
+		return fail("pipeline", err)
+	}
+	if spec.Ratio.IsSet() {
+		s, err := spec.Ratio.Resolve(vars)
+		if err != nil {
+			return fail("ratio", err)
+		}
+		if c.Ratio, err = bench.ParseRatio(s); err != nil {
+			return fail("ratio", err)
+		}
+	}
+	ds, err := spec.DataSize.Size(vars, int64(c.DataSize))
+	if err != nil {
+		return fail("data_size", err)
+	}
+	c.DataSize = int(ds)
+	if c.Duration, err = spec.Duration.Duration(vars, c.Duration); err != nil {
+		return fail("duration", err)
+	}
+	if c.Warmup, err = spec.Warmup.Duration(vars, c.Warmup); err != nil {
+		return fail("warmup", err)
+	}
+	req, err := spec.Requests.Int(vars, 0)
+	if err != nil {
+		return fail("requests", err)
+	}
+	c.Requests = int64(req)
+	if c.Rate, err = spec.Rate.Float(vars, 0); err != nil {
+		return fail("rate", err)
+	}
+	if c.Runs, err = spec.Runs.Int(vars, 1); err != nil {
+		return fail("runs", err)
+	}
+	km, err := spec.KeyMaximum.Int(vars, int(c.KeyMaximum))
+	if err != nil {
+		return fail("key_maximum", err)
+	}
+	c.KeyMaximum = int64(km)
+	if c.Prefill, err = spec.Prefill.Bool(vars, false); err != nil {
+		return fail("prefill", err)
+	}
+	for _, in := range insts {
+		switch transport {
+		case string(labs.TransportUnix):
+			c.UnixSockets = append(c.UnixSockets, in.Socket)
+		case string(labs.TransportTCP), "":
+			c.Targets = append(c.Targets, in.Address)
+		default:
+			return c, fmt.Errorf("bench: transport %q is not supported by the engine yet (tcp or unix)", transport)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("bench profile: %w", err)
+	}
+	return c, nil
+}
+
+// reachable checks that the client host can reach every instance: a Unix
+// socket or a loopback address only from the same host.
+func reachable(client hostRef, insts []Instance, transport string) error {
+	for _, in := range insts {
+		if in.Host == client.Name {
+			continue
+		}
+		if transport == string(labs.TransportUnix) {
+			return fmt.Errorf("the load generator on %s cannot use a Unix socket on %s: use transport tcp, or run the client on the server host", client.Name, in.Host)
+		}
+		host, _, err := net.SplitHostPort(in.Address)
+		if err != nil || !isLoopback(host) {
+			continue
+		}
+		if isLoopback(in.HostAddress) && isLoopback(client.Address) {
+			continue // both hosts are this machine
+		}
+		if isWildcard(in.Bind) {
+			return fmt.Errorf("the servers on %s listen on every address, but the inventory gives %s the loopback address %s, which the load generator on %s cannot reach: give %s its lab address in the inventory", in.Host, in.Host, in.HostAddress, client.Name, in.Host)
+		}
+		return fmt.Errorf("the servers on %s are bound to %s (loopback only), which the load generator on %s cannot reach: set the deploy's bind to the host's lab address (or 0.0.0.0)", in.Host, host, client.Name)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// isWildcard reports whether a bind setting listens on every address.
+func isWildcard(bind string) bool {
+	for _, a := range strings.Fields(bind) {
+		switch strings.TrimPrefix(a, "-") {
+		case "0.0.0.0", "::", "*":
+			return true
+		}
+	}
+	return false
+}
