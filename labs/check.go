@@ -10,6 +10,7 @@ import (
 	"text/template/parse"
 
 	"github.com/dpulab/dpulab/assets"
+	"github.com/dpulab/dpulab/labs/tco"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -333,7 +334,7 @@ func (p *parser) useVar(name string) {
 // them without referencing them: the password the bench sends, and the tco
 // inputs (which --set can then change).
 func implicitVar(name string) bool {
-	return name == "password" || slices.Contains(TCOInputNames, name)
+	return name == "password" || slices.Contains(tco.InputNames, name)
 }
 
 // checkUnused reports variables nothing refers to: they would show up in

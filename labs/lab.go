@@ -321,7 +321,7 @@ type Sweep struct {
 }
 
 // TCOSpec estimates fleet savings. The arithmetic is the engine's and is
-// written out in the lab's doc; the input names are TCOInputNames.
+// written out in the lab's doc; the input names are those of package tco (tco.InputNames).
 type TCOSpec struct {
 	// From is the compare step whose TPS per busy core gives the share of
 	// servers saved when the servers_saved_pct input is left empty.
@@ -337,32 +337,6 @@ type TCOInput struct {
 	Description string
 	Line        int
 }
-
-// The tco inputs the engine understands; a tco step may declare any of them
-// (with its default) and no others.
-const (
-	// TCOServers is the fleet size before acceleration.
-	TCOServers = "servers"
-	// TCOSavedPct is the share of servers no longer needed, in percent.
-	TCOSavedPct = "servers_saved_pct"
-	// TCOServerPrice is the purchase price of one server, in dollars.
-	TCOServerPrice = "server_price"
-	// TCOInfraPerServer is the data-center infrastructure cost per server
-	// (rack space, switch ports, cabling), in dollars, paid once.
-	TCOInfraPerServer = "infra_per_server"
-	// TCOServerWatts is the average power draw of one server, in watts.
-	TCOServerWatts = "server_watts"
-	// TCOPricePerKWh is the electricity price in dollars per kWh.
-	TCOPricePerKWh = "price_per_kwh"
-	// TCOPUE is the power usage effectiveness (total facility power divided
-	// by IT power; covers cooling and power distribution).
-	TCOPUE = "pue"
-	// TCOYears is the period the savings are counted over.
-	TCOYears = "years"
-)
-
-// TCOInputNames lists the tco inputs the engine understands.
-var TCOInputNames = []string{TCOServers, TCOSavedPct, TCOServerPrice, TCOInfraPerServer, TCOServerWatts, TCOPricePerKWh, TCOPUE, TCOYears}
 
 // Var returns the variable called name.
 func (l *Lab) Var(name string) (Variable, bool) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpulab/dpulab/labs/tco"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -486,8 +487,8 @@ func (p *parser) tco(m *mapping, what string) *TCOSpec {
 	}
 	for _, k := range im.keys {
 		in := TCOInput{Name: k.Value, Line: k.Line}
-		if !slices.Contains(TCOInputNames, k.Value) {
-			p.errf(k, "%s: unknown tco input %q (known: %s)", what, k.Value, strings.Join(TCOInputNames, ", "))
+		if !slices.Contains(tco.InputNames, k.Value) {
+			p.errf(k, "%s: unknown tco input %q (known: %s)", what, k.Value, strings.Join(tco.InputNames, ", "))
 		}
 		vn := im.values[k.Value]
 		iwhat := what + " input " + k.Value
@@ -514,8 +515,8 @@ func (p *parser) tco(m *mapping, what string) *TCOSpec {
 		}
 		t.Inputs = append(t.Inputs, in)
 	}
-	if t.From == "" && !slices.ContainsFunc(t.Inputs, func(i TCOInput) bool { return i.Name == TCOSavedPct }) {
-		p.errf(m.node, "%s: give either from: (a compare step) or the input %s", what, TCOSavedPct)
+	if t.From == "" && !slices.ContainsFunc(t.Inputs, func(i TCOInput) bool { return i.Name == tco.SavedPct }) {
+		p.errf(m.node, "%s: give either from: (a compare step) or the input %s", what, tco.SavedPct)
 	}
 	return t
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpulab/dpulab/labs"
-	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/labs/tco"
 )
 
 // TestDPULabTCOReproducesTheWhitepaper runs the engine's TCO formula on the
@@ -42,12 +42,12 @@ func TestDPULabTCOReproducesTheWhitepaper(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.pct), func(t *testing.T) {
-			in[labs.TCOSavedPct] = tt.pct
-			res, err := steps.ComputeTCO(in)
+			in[tco.SavedPct] = tt.pct
+			res, err := tco.Compute(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			total := res.Outputs[steps.TCOTotalUSD]
+			total := res.Outputs[tco.TotalUSD]
 			if got := fmt.Sprintf("$%.2fM", total/1e6); got != tt.doc {
 				t.Errorf("total %s, the doc says %s", got, tt.doc)
 			}
@@ -57,7 +57,7 @@ func TestDPULabTCOReproducesTheWhitepaper(t *testing.T) {
 			if tt.whitepaper > 0 && math.Abs(total-tt.whitepaper)/tt.whitepaper > 0.02 {
 				t.Errorf("total %.0f is more than 2%% from the whitepaper's %.0f", total, tt.whitepaper)
 			}
-			capex, opex := res.Outputs[steps.TCOCapexUSD], res.Outputs[steps.TCOOpexUSD]
+			capex, opex := res.Outputs[tco.CapexUSD], res.Outputs[tco.OpexUSD]
 			if r := capex / total; r < 0.4 || r > 0.6 {
 				t.Errorf("CapEx is %.0f%% of the total; the whitepaper says about half (opex %.0f)", r*100, opex)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/server/bench"
 )
@@ -566,7 +567,7 @@ func (e *Engine) runTCO(ctx context.Context, st *labs.Step) error {
 			given[i.Name] = true
 		}
 	}
-	fromVars, err := TCOInputsFromVars(e.Vars())
+	fromVars, err := tco.InputsFromVars(e.Vars())
 	if err != nil {
 		return err
 	}
@@ -575,7 +576,7 @@ func (e *Engine) runTCO(ctx context.Context, st *labs.Step) error {
 		given[k] = true
 	}
 	note := ""
-	if !given[TCOSavedPct] && st.TCO != nil && st.TCO.From != "" {
+	if !given[tco.SavedPct] && st.TCO != nil && st.TCO.From != "" {
 		e.mu.Lock()
 		var c *Compare
 		for i := range e.results.Benches {
@@ -583,22 +584,22 @@ func (e *Engine) runTCO(ctx context.Context, st *labs.Step) error {
 				c = &e.results.Benches[i]
 			}
 		}
-		pct, ok := SavedPctFromCompare(c)
+		pct, ok := ServersSavedPct(c)
 		e.mu.Unlock()
 		if !ok {
 			return fmt.Errorf("tco: no TPS per busy core from step %s to derive servers_saved_pct from; run it first or give servers_saved_pct", st.TCO.From)
 		}
-		in[TCOSavedPct] = pct
+		in[tco.SavedPct] = pct
 		note = fmt.Sprintf(" (servers_saved_pct %.1f%% derived from %s)", pct, st.TCO.From)
 	}
-	t, err := ComputeTCO(in)
+	t, err := tco.Compute(in)
 	if err != nil {
 		return err
 	}
 	o := t.Outputs
 	e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: runner.LocalName, Text: fmt.Sprintf("%s servers saved: CapEx $%s + OpEx $%s = $%s over %g years%s",
-		FormatNumber(o[TCOServersSaved]), groupThousands(fmt.Sprintf("%.0f", o[TCOCapexUSD])), groupThousands(fmt.Sprintf("%.0f", o[TCOOpexUSD])),
-		groupThousands(fmt.Sprintf("%.0f", o[TCOTotalUSD])), t.Inputs[TCOYears], note), Time: time.Now()}})
+		FormatNumber(o[tco.ServersSaved]), groupThousands(fmt.Sprintf("%.0f", o[tco.CapexUSD])), groupThousands(fmt.Sprintf("%.0f", o[tco.OpexUSD])),
+		groupThousands(fmt.Sprintf("%.0f", o[tco.TotalUSD])), t.Inputs[tco.Years], note), Time: time.Now()}})
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.results.TCO = t

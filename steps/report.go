@@ -15,7 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/atomicfile"
 	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/guptarohit/asciigraph"
 )
 
@@ -54,7 +56,7 @@ func WriteResults(dir string, r *Results) error {
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	return RenderFiles(dir, r)
@@ -67,10 +69,10 @@ func RenderFiles(dir string, r *Results) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, SamplesFile), csvb, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, SamplesFile), csvb, 0o644); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, ReportFile), []byte(RenderMarkdown(r)), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, ReportFile), []byte(RenderMarkdown(r)), 0o644)
 }
 
 func fmtOpt(p *float64, prec int) string {
@@ -522,14 +524,14 @@ func sweepValues(c *Compare) string {
 	return strings.Join(vs, ", ")
 }
 
-func renderTCO(b *strings.Builder, t *TCO) {
+func renderTCO(b *strings.Builder, t *tco.Estimate) {
 	b.WriteString("## TCO estimate\n\n| input | value |\n|---|---|\n")
 	for _, k := range sortedKeys(t.Inputs) {
 		fmt.Fprintf(b, "| %s | %s |\n", k, FormatNumber(t.Inputs[k]))
 	}
 	b.WriteString("\n| output | value |\n|---|---|\n")
 	outs := sortedKeys(t.Outputs)
-	sort.SliceStable(outs, func(i, j int) bool { return outs[i] == TCOServersSaved })
+	sort.SliceStable(outs, func(i, j int) bool { return outs[i] == tco.ServersSaved })
 	for _, k := range outs {
 		v := t.Outputs[k]
 		s := FormatNumber(v)

@@ -3,6 +3,8 @@ package steps
 import (
 	"fmt"
 	"time"
+
+	"github.com/dpulab/dpulab/labs/tco"
 )
 
 // ResultsVersion is the schema version of results.json. Bump it when a field
@@ -28,7 +30,7 @@ type Results struct {
 	// Benches holds one entry per bench or compare step.
 	Benches []Compare `json:"benches"`
 	// TCO holds the tco step's inputs and outputs, when the lab has one.
-	TCO *TCO `json:"tco,omitempty"`
+	TCO *tco.Estimate `json:"tco,omitempty"`
 	// References are published figures shown beside ours, with sources.
 	References []Reference `json:"references,omitempty"`
 
@@ -174,15 +176,6 @@ type Stats struct {
 	OpsPerBusyCore *MeanStd `json:"ops_per_busy_core,omitempty"`
 	NetGbps        *MeanStd `json:"net_gbps,omitempty"`
 	WattsPerMOps   *MeanStd `json:"watts_per_million_ops,omitempty"`
-}
-
-// TCO is the fleet-savings estimate of a tco step: its inputs (as the
-// person left them) and what follows from them.
-type TCO struct {
-	Inputs  map[string]float64 `json:"inputs"`
-	Outputs map[string]float64 `json:"outputs"`
-	// Formula is the arithmetic, written out, as shown in the lab doc.
-	Formula string `json:"formula"`
 }
 
 // Reference is a published figure shown beside ours, always with its source.

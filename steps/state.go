@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/atomicfile"
 	"github.com/dpulab/dpulab/runner"
 )
 
@@ -156,7 +157,7 @@ func (s *State) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("encode progress: %w", err)
 	}
-	return writeFileAtomic(path, append(b, '\n'), 0o600)
+	return atomicfile.WriteFile(path, append(b, '\n'), 0o600)
 }
 
 // LoadLabState reads the saved progress of lab from the state directory dir

@@ -205,3 +205,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// ServersSavedPct derives the share of servers saved from a compare: if the
+// accelerated variant serves the same load with fewer busy cores, a fleet
+// sized by cores needs 1 − base/accel (ops per busy core) fewer servers. It
+// uses the last variant against the first, at the sweep point with the most
+// load; ok is false without CPU figures.
+func ServersSavedPct(c *Compare) (pct float64, ok bool) {
+	if c == nil || len(c.Variants) < 2 {
+		return 0, false
+	}
+	first, last := c.Variants[0], c.Variants[len(c.Variants)-1]
+	if len(first.Points) == 0 || len(last.Points) == 0 {
+		return 0, false
+	}
+	b, ok1 := first.Points[len(first.Points)-1].Stats.Metric(MetricOpsPerCore)
+	a, ok2 := last.Points[len(last.Points)-1].Stats.Metric(MetricOpsPerCore)
+	if !ok1 || !ok2 || a.Mean <= 0 || b.Mean <= 0 {
+		return 0, false
+	}
+	return max(0, (1-b.Mean/a.Mean)*100), true
+}

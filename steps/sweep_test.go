@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpulab/dpulab/labs/tco"
 )
 
 // TestSweepVariantsAndTCO runs a compare swept over instances with a
@@ -115,7 +117,7 @@ steps:
 			t.Errorf("tuned at %s: no delta", p.Value)
 		}
 	}
-	if r.TCO == nil || r.TCO.Outputs[TCOServersSaved] != 1600 || r.TCO.Inputs[TCOSavedPct] != 16 {
+	if r.TCO == nil || r.TCO.Outputs[tco.ServersSaved] != 1600 || r.TCO.Inputs[tco.SavedPct] != 16 {
 		t.Errorf("tco = %+v", r.TCO)
 	}
 }

@@ -49,7 +49,7 @@ type Config struct {
 	NoColor bool
 	// Clipboard receives OSC52 copy sequences (the terminal); nil disables.
 	Clipboard io.Writer
-	// TCO computes TCO estimates (steps.ComputeTCO).
+	// TCO computes TCO estimates (tco.Compute).
 	TCO compare.TCOFunc
 	// NoAnimation freezes spinners (golden tests).
 	NoAnimation bool

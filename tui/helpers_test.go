@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/keymap"
@@ -42,7 +43,7 @@ func testApp(cfg Config) *App {
 	cfg.NoColor = true
 	cfg.NoAnimation = true
 	if cfg.TCO == nil {
-		cfg.TCO = steps.ComputeTCO
+		cfg.TCO = tco.Compute
 	}
 	return New(cfg)
 }

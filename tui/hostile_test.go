@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/pages/replay"
 	"github.com/dpulab/dpulab/tui/session"
@@ -104,7 +105,7 @@ func TestHostileLabNeverReachesTheTerminal(t *testing.T) {
 				Catalog:     &session.EngineCatalog{LabDirs: []string{filepath.Dir(labDir)}, StateDir: t.TempDir()},
 				NoColor:     tc.noColor,
 				NoAnimation: true,
-				TCO:         steps.ComputeTCO,
+				TCO:         tco.Compute,
 			})
 			tm := start(t, app, 120, 40)
 			s := &streamTap{tm: tm}
@@ -181,7 +182,7 @@ func TestReplayHostileRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := New(Config{Replay: loaded, ReplayOptions: replay.Options{Step: time.Millisecond, TCO: steps.ComputeTCO}, NoAnimation: true})
+	app := New(Config{Replay: loaded, ReplayOptions: replay.Options{Step: time.Millisecond, TCO: tco.Compute}, NoAnimation: true})
 	tm := start(t, app, 120, 40)
 	s := &streamTap{tm: tm}
 	s.waitFor(t, "REPLAY of a run", "Recorded", "Live bench")
@@ -225,7 +226,7 @@ func TestHostileLabTextNeverReachesTheTerminal(t *testing.T) {
 				Tail: []string{"tail-1 " + h, "tail-2 " + h, "tail-3 " + h}},
 		},
 	}
-	app := New(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, NoAnimation: true, TCO: steps.ComputeTCO})
+	app := New(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}, NoAnimation: true, TCO: tco.Compute})
 	tm := start(t, app, 120, 40)
 	s := &streamTap{tm: tm}
 	s.waitFor(t, "pick a lab", "Hostile lab")

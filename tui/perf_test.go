@@ -15,6 +15,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 	"github.com/dpulab/dpulab/tui/session"
@@ -198,7 +199,7 @@ func TestPerfTUICPU(t *testing.T) {
 	// The TUI, driven like a person pressing enter then a.
 	tuiW := &window{}
 	tc := newCat(tuiW)
-	app := testApp(Config{Catalog: tc, TCO: steps.ComputeTCO})
+	app := testApp(Config{Catalog: tc, TCO: tco.Compute})
 	app.cfg.NoAnimation = false // spinners animate as in real use
 	p := tea.NewProgram(app, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithFPS(10))
 	go func() { _, _ = p.Run() }()

@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/tui/components/compare"
 	"github.com/dpulab/dpulab/tui/pages/replay"
 )
@@ -85,5 +85,5 @@ func TestTCOEditRecomputes(t *testing.T) {
 
 // replayOpts never advances on its own: tests step with →.
 func replayOpts() replay.Options {
-	return replay.Options{Step: time.Hour, TCO: steps.ComputeTCO}
+	return replay.Options{Step: time.Hour, TCO: tco.Compute}
 }

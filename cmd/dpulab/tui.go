@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui"
@@ -81,7 +82,7 @@ func clipboard() io.Writer {
 	return nil
 }
 
-func computeTCO(in map[string]float64) (*steps.TCO, error) { return steps.ComputeTCO(in) }
+func computeTCO(in map[string]float64) (*tco.Estimate, error) { return tco.Compute(in) }
 
 func runTUI(cmd *cobra.Command, _ []string) error {
 	f := rootTUIFlags

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
 )
@@ -31,8 +32,8 @@ const (
 
 var tabNames = [...]string{"1 table", "2 charts", "3 sweep", "4 TCO"}
 
-// TCOFunc computes a TCO from inputs (steps.ComputeTCO in the real TUI).
-type TCOFunc func(inputs map[string]float64) (*steps.TCO, error)
+// TCOFunc computes a TCO from inputs (tco.Compute in the real TUI).
+type TCOFunc func(inputs map[string]float64) (*tco.Estimate, error)
 
 // Model is the compare view.
 type Model struct {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
 )
@@ -44,7 +45,7 @@ func TestViewFitsEverySize(t *testing.T) {
 	}
 	for _, sz := range [][2]int{{80, 22}, {100, 28}, {160, 50}} {
 		for tab := TabTable; tab <= TabTCO; tab++ {
-			m := New(common.NewCommon(true, sz[0], sz[1]), res, steps.ComputeTCO)
+			m := New(common.NewCommon(true, sz[0], sz[1]), res, tco.Compute)
 			m.SetTab(tab)
 			lines := strings.Split(m.View(), "\n")
 			if len(lines) > sz[1] {

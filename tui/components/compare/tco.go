@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/chart"
 	"github.com/dpulab/dpulab/tui/common"
@@ -28,13 +29,13 @@ type tcoForm struct {
 	inputs  []textinput.Model
 	focus   int
 	editing bool
-	out     *steps.TCO
+	out     *tco.Estimate
 	err     error
 }
 
 func newTCOForm(c common.Common, res *steps.Results, compute TCOFunc) *tcoForm {
 	f := &tcoForm{Common: c, compute: compute}
-	var start *steps.TCO
+	var start *tco.Estimate
 	if res != nil && res.TCO != nil {
 		start = res.TCO
 	} else if compute != nil {
@@ -59,7 +60,7 @@ func newTCOForm(c common.Common, res *steps.Results, compute TCOFunc) *tcoForm {
 
 // orderedInputs lists input names in the order the formula uses them, so
 // the form reads top to bottom like the arithmetic.
-func orderedInputs(t *steps.TCO) []string {
+func orderedInputs(t *tco.Estimate) []string {
 	names := sortedKeys(t.Inputs)
 	pos := func(n string) int {
 		if i := strings.Index(t.Formula, n); i >= 0 {
@@ -181,7 +182,7 @@ func (f *tcoForm) View() string {
 	return b.String()
 }
 
-func orderedOutputs(t *steps.TCO) []string {
+func orderedOutputs(t *tco.Estimate) []string {
 	names := sortedKeys(t.Outputs)
 	pos := func(n string) int {
 		if i := strings.Index(t.Formula, strings.TrimSuffix(n, "_usd")); i >= 0 {

@@ -147,7 +147,7 @@ type Options struct {
 	// to writing results (the driver sends RunMsg and FinishMsg), and a
 	// finished lab does not open for review.
 	Unattended bool
-	// TCO computes TCO estimates for the compare view (steps.ComputeTCO).
+	// TCO computes TCO estimates for the compare view (tco.Compute).
 	TCO compare.TCOFunc
 }
 

@@ -1,4 +1,6 @@
-package steps
+// Package atomicfile writes files so that a reader, or a later run after a
+// crash or SIGKILL, sees either the old file or the new one, never a torn one.
+package atomicfile
 
 import (
 	"fmt"
@@ -6,11 +8,10 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic writes data to path so that a reader (or a later run after
-// a crash or SIGKILL) sees either the old file or the new one, never a torn
-// one: write a temp file in the same directory, fsync it, rename it over the
-// target, then fsync the directory so the rename itself is durable.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+// WriteFile writes data to path atomically: it writes a temporary file in
+// the same directory, fsyncs it, renames it over the target, then fsyncs the
+// directory so that the rename itself is durable.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
