@@ -19,7 +19,7 @@ var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "l
 // Server commands have none of their own (see extraCategories).
 var groupCategory = map[string]string{
 	"generic": "keyspace", "string": "string", "list": "list", "hash": "hash", "set": "set",
-	"sorted-set": "sortedset", "stream": "stream", "connection": "connection",
+	"sorted-set": "sortedset", "stream": "stream", "connection": "connection", "bitmap": "bitmap",
 }
 
 // extraCategories are categories Redis gives commands beyond their
@@ -80,6 +80,11 @@ func keySpecs(cmd *command) []keySpec {
 	specs := make([]keySpec, len(alts))
 	for i, a := range alts {
 		specs[i] = keySpec{flags: strings.Fields(a), index: cmd.FirstKey + i, keyStep: 1}
+	}
+	// With LastKey -1 the last spec covers every remaining key (BITOP's
+	// sources after its destination).
+	if cmd.LastKey < 0 {
+		specs[len(specs)-1].lastKey = cmd.LastKey
 	}
 	return specs
 }
@@ -180,6 +185,13 @@ var commandTips = map[string]string{
 // separated by "|".
 var keySpecFlags = map[string]string{
 	"append":           "RW insert",
+	"bitcount":         "RO access",
+	"bitfield":         "RW access update variable_flags",
+	"bitfield_ro":      "RO access",
+	"bitop":            "OW update|RO access",
+	"bitpos":           "RO access",
+	"getbit":           "RO access",
+	"setbit":           "RW access update",
 	"decr":             "RW access update",
 	"decrby":           "RW access update",
 	"del":              "RM delete",
@@ -283,7 +295,8 @@ var keySpecFlags = map[string]string{
 
 // keySpecNotes are the notes Redis gives a command's only key spec.
 var keySpecNotes = map[string]string{
-	"getex": "RW and UPDATE because it changes the TTL",
-	"set":   "RW and ACCESS due to the optional `GET` argument",
-	"xadd":  "UPDATE instead of INSERT because of the optional trimming feature",
+	"bitfield": "This command allows both access and modification of the key",
+	"getex":    "RW and UPDATE because it changes the TTL",
+	"set":      "RW and ACCESS due to the optional `GET` argument",
+	"xadd":     "UPDATE instead of INSERT because of the optional trimming feature",
 }
