@@ -189,7 +189,6 @@ func cmdReset(c *Client, args [][]byte) {
 	c.resp = 2
 	c.name = ""
 	c.authed = c.srv.cfg.RequirePass == ""
-	c.scanKeys = nil
 	c.writeSimple("RESET")
 }
 

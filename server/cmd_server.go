@@ -64,6 +64,7 @@ func (d *db) flush() {
 	d.keys = make(map[string]entry)
 	d.expires = make(map[string]int64)
 	d.used = 0
+	d.scans = nil // iterations over the old keys would only hold them
 }
 
 func cmdFlushDB(c *Client, args [][]byte) {

@@ -169,6 +169,9 @@ var commandTips = map[string]string{
 	"randomkey":       "request_policy:all_shards nondeterministic_output",
 	"scan":            "nondeterministic_output request_policy:special",
 	"sdiff":           "nondeterministic_output_order",
+	"sscan":           "nondeterministic_output",
+	"hscan":           "nondeterministic_output",
+	"zscan":           "nondeterministic_output",
 	"sinter":          "nondeterministic_output_order",
 	"smembers":        "nondeterministic_output_order",
 	"spop":            "nondeterministic_output",
@@ -214,6 +217,7 @@ var keySpecFlags = map[string]string{
 	"hkeys":            "RO access",
 	"hlen":             "RO",
 	"hmget":            "RO access",
+	"hscan":            "RO access",
 	"hmset":            "RW update",
 	"hset":             "RW update",
 	"hsetnx":           "RW insert",
@@ -262,6 +266,7 @@ var keySpecFlags = map[string]string{
 	"smembers":         "RO access",
 	"smismember":       "RO access",
 	"spop":             "RW access delete",
+	"sscan":            "RO access",
 	"srandmember":      "RO access",
 	"srem":             "RW delete",
 	"strlen":           "RO",
@@ -290,6 +295,7 @@ var keySpecFlags = map[string]string{
 	"zrevrangebylex":   "RO access",
 	"zrevrangebyscore": "RO access",
 	"zrevrank":         "RO access",
+	"zscan":            "RO access",
 	"zscore":           "RO access",
 }
 

@@ -93,6 +93,7 @@ type db struct {
 	used    int64            // approximate bytes held (see entryOverhead)
 
 	watched map[string][]*Client // WATCHing clients by key (cmd_multi.go)
+	scans   *scanRegistry        // SCAN-family iterations in progress (cmd_scan.go)
 }
 
 func newDB() *db {
