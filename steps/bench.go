@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/runner"
@@ -34,7 +36,7 @@ type benchJob struct {
 	StepStart                  time.Time
 	StepTotal                  time.Duration
 	// OnRun is called after every finished repetition.
-	OnRun func(RunResult)
+	OnRun func(results.RunResult)
 }
 
 // samplerStartTimeout bounds the wait for the samplers' first numbers; a
@@ -94,7 +96,7 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 // runBench runs one job: samplers on the server hosts, the bench on the
 // client host, merged into one per-second series. Finished repetitions are
 // returned even when a later one fails.
-func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error) {
+func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResult, error) {
 	client, err := e.hosts.target(ctx, job.Client.Name)
 	if err != nil {
 		return nil, &StepError{Host: job.Client.Name, Err: err}
@@ -138,8 +140,8 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 	latest.waitReady(ctx.Done(), samplerStartTimeout)
 
 	var mu sync.Mutex
-	var runs []RunResult
-	var cur []Point
+	var runs []results.RunResult
+	var cur []results.Point
 	var decodeErr error
 	// runStart estimates when each run's measurement began (first sample's
 	// arrival minus its T), so samples from before it are not merged.
@@ -188,7 +190,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 				runStart[ev.Run] = since
 			}
 			mu.Unlock()
-			p := latest.merge(Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: Latency(ev.LatencyMs), Errors: ev.Errors}, since)
+			p := latest.merge(results.Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors}, since)
 			mu.Lock()
 			cur = append(cur, p)
 			mu.Unlock()
@@ -196,9 +198,9 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 			e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d", job.Label, ev.Run, job.Config.Runs))
 		case *bench.RunResult:
 			mu.Lock()
-			r := RunResult{Run: ev.Run, OpsPerSec: ev.OpsPerSec, LatencyMs: Latency(ev.LatencyMs), Errors: ev.Errors, Series: cur, Err: ev.Err}
+			r := results.RunResult{Run: ev.Run, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors, Series: cur, Err: ev.Err}
 			cur = nil
-			summarizeSeries(&r, latest.cores())
+			r.SummarizeSeries(latest.cores())
 			runs = append(runs, r)
 			mu.Unlock()
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: runSummary(job.Label, job.Config.Runs, r), Time: time.Now()}})
@@ -223,8 +225,8 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]RunResult, error
 }
 
 // runSummary is the one line printed after each repetition.
-func runSummary(label string, of int, r RunResult) string {
-	s := fmt.Sprintf("%s run %d/%d: %s ops/s, avg %.3f ms, p99 %.3f ms", label, r.Run, of, FormatNumber(r.OpsPerSec), r.LatencyMs.Avg, r.LatencyMs.P99)
+func runSummary(label string, of int, r results.RunResult) string {
+	s := fmt.Sprintf("%s run %d/%d: %s ops/s, avg %.3f ms, p99 %.3f ms", label, r.Run, of, results.FormatNumber(r.OpsPerSec), r.LatencyMs.Avg, r.LatencyMs.P99)
 	if r.ServerCPU != nil {
 		s += fmt.Sprintf(", server CPU %.1f%%", *r.ServerCPU)
 	}
@@ -353,7 +355,7 @@ func (e *Engine) clientHost(st *labs.Step) (hostRef, error) {
 
 // upsertBench puts c into the results, replacing an earlier attempt of the
 // same step.
-func (e *Engine) upsertBenchLocked(c Compare) {
+func (e *Engine) upsertBenchLocked(c results.Compare) {
 	for i := range e.results.Benches {
 		if e.results.Benches[i].Step == c.Step {
 			e.results.Benches[i] = c
@@ -403,9 +405,9 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 		}
 	}
 	base := e.Vars()
-	res := Compare{Step: st.ID, Title: st.Title, Sweep: sweepVar, Client: client.Name}
+	res := results.Compare{Step: st.ID, Title: st.Title, Sweep: sweepVar, Client: client.Name}
 	for _, v := range cs.Variants {
-		res.Variants = append(res.Variants, VariantResult{Label: v.Label, Description: v.Description})
+		res.Variants = append(res.Variants, results.VariantResult{Label: v.Label, Description: v.Description})
 	}
 	// Estimate the whole step for progress.
 	jobs := len(sweepVals) * len(cs.Variants)
@@ -471,7 +473,7 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 			for _, h := range e.serverHosts(dep, plan.Hosts) {
 				vr.Hosts = append(vr.Hosts, h.Name)
 			}
-			vr.Points = append(vr.Points, SweepPoint{Value: sv})
+			vr.Points = append(vr.Points, results.SweepPoint{Value: sv})
 			pi := len(vr.Points) - 1
 			job := benchJob{
 				Step: st.ID, Variant: variant.Label, Sweep: sv, Label: label,
@@ -479,13 +481,13 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 				ProgressBase: float64(n) / float64(jobs), ProgressSpan: 1 / float64(jobs),
 				StepStart: stepStart, StepTotal: time.Duration(jobs) * perJob,
 			}
-			job.OnRun = func(r RunResult) {
+			job.OnRun = func(r results.RunResult) {
 				e.mu.Lock()
 				defer e.mu.Unlock()
 				p := &res.Variants[vi].Points[pi]
 				p.Runs = append(p.Runs, r)
-				p.Stats = Summarize(p.Runs)
-				ComputeDeltas(&res)
+				p.Stats = results.Summarize(p.Runs)
+				results.ComputeDeltas(&res)
 				e.upsertBenchLocked(cloneCompare(res))
 				if err := e.writeResultsLocked(false); err != nil {
 					e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: client.Name, Stream: runner.Stderr, Text: "results not written: " + err.Error(), Time: time.Now()}})
@@ -505,7 +507,7 @@ func (e *Engine) compare(ctx context.Context, st *labs.Step, spec *labs.BenchSpe
 		}
 	}
 	e.mu.Lock()
-	ComputeDeltas(&res)
+	results.ComputeDeltas(&res)
 	e.upsertBenchLocked(cloneCompare(res))
 	werr := e.writeResultsLocked(false)
 	e.mu.Unlock()
@@ -533,15 +535,15 @@ func orDefault(s, def string) string {
 
 // cloneCompare copies c deeply enough that later appends to the running
 // compare do not change what the results (and the TUI) already hold.
-func cloneCompare(c Compare) Compare {
+func cloneCompare(c results.Compare) results.Compare {
 	out := c
-	out.Variants = make([]VariantResult, len(c.Variants))
+	out.Variants = make([]results.VariantResult, len(c.Variants))
 	for i, v := range c.Variants {
 		nv := v
-		nv.Points = make([]SweepPoint, len(v.Points))
+		nv.Points = make([]results.SweepPoint, len(v.Points))
 		for j, p := range v.Points {
 			np := p
-			np.Runs = append([]RunResult(nil), p.Runs...)
+			np.Runs = append([]results.RunResult(nil), p.Runs...)
 			if p.DeltaPct != nil {
 				np.DeltaPct = map[string]float64{}
 				for k, d := range p.DeltaPct {
@@ -578,13 +580,13 @@ func (e *Engine) runTCO(ctx context.Context, st *labs.Step) error {
 	note := ""
 	if !given[tco.SavedPct] && st.TCO != nil && st.TCO.From != "" {
 		e.mu.Lock()
-		var c *Compare
+		var c *results.Compare
 		for i := range e.results.Benches {
 			if e.results.Benches[i].Step == st.TCO.From {
 				c = &e.results.Benches[i]
 			}
 		}
-		pct, ok := ServersSavedPct(c)
+		pct, ok := results.ServersSavedPct(c)
 		e.mu.Unlock()
 		if !ok {
 			return fmt.Errorf("tco: no TPS per busy core from step %s to derive servers_saved_pct from; run it first or give servers_saved_pct", st.TCO.From)
@@ -597,9 +599,9 @@ func (e *Engine) runTCO(ctx context.Context, st *labs.Step) error {
 		return err
 	}
 	o := t.Outputs
-	e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: runner.LocalName, Text: fmt.Sprintf("%s servers saved: CapEx $%s + OpEx $%s = $%s over %g years%s",
-		FormatNumber(o[tco.ServersSaved]), groupThousands(fmt.Sprintf("%.0f", o[tco.CapexUSD])), groupThousands(fmt.Sprintf("%.0f", o[tco.OpexUSD])),
-		groupThousands(fmt.Sprintf("%.0f", o[tco.TotalUSD])), t.Inputs[tco.Years], note), Time: time.Now()}})
+	e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: runner.LocalName, Text: fmt.Sprintf("%s servers saved: CapEx %s + OpEx %s = %s over %g years%s",
+		results.FormatNumber(o[tco.ServersSaved]), results.FormatDollars(o[tco.CapexUSD]), results.FormatDollars(o[tco.OpexUSD]),
+		results.FormatDollars(o[tco.TotalUSD]), t.Inputs[tco.Years], note), Time: time.Now()}})
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.results.TCO = t

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/server/bench"
@@ -593,7 +595,7 @@ func (e *Engine) stopAll(ctx context.Context) error {
 	e.mu.Lock()
 	over := true
 	for i, st := range e.lab.Steps {
-		if s := e.statusLocked(i); st.Kind != labs.KindCleanup && s != Done && s != Skipped {
+		if s := e.statusLocked(i); st.Kind != labs.KindCleanup && s != results.Done && s != results.Skipped {
 			over = false
 		}
 	}
@@ -653,8 +655,8 @@ func (e *Engine) stopProcs(ctx context.Context, match func(runner.Proc) bool, ma
 		for _, in := range d.Instances {
 			if stopped[procName(g, in.Port)] {
 				delete(e.state.Deployments, g)
-				if ss, ok := e.state.Steps[d.Step]; ok && ss.Status == Done && markPending {
-					ss.Status = Pending
+				if ss, ok := e.state.Steps[d.Step]; ok && ss.Status == results.Done && markPending {
+					ss.Status = results.Pending
 					ss.Err = "its servers were stopped by cleanup"
 					e.state.Steps[d.Step] = ss
 				}

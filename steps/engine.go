@@ -6,12 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
@@ -80,8 +84,8 @@ type Engine struct {
 
 	mu      sync.Mutex
 	state   *State
-	session []Status // status of each step in this process (Pending = not touched)
-	lastErr []string // each step's last error in this process
+	session []results.Status // status of each step in this process (Pending = not touched)
+	lastErr []string         // each step's last error in this process
 	// lastHost and lastDur are each step's last failing host and duration
 	// in this process, for results' step outcomes.
 	lastHost []string
@@ -90,7 +94,7 @@ type Engine struct {
 	// (Ctrl-C, a signal, the TUI's quit); interruptedStep names the step.
 	interrupted     bool
 	interruptedStep string
-	results         *Results
+	results         *results.Results
 	resDir          string
 	hosts           *hostPool
 	// prepared maps a host to its dpulab path once its working directory
@@ -148,7 +152,7 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("lab %s has no steps", lab.ID)
 	}
 	n := len(lab.Steps)
-	e := &Engine{lab: lab, opts: opts, session: make([]Status, n), lastErr: make([]string, n), lastHost: make([]string, n), lastDur: make([]time.Duration, n)}
+	e := &Engine{lab: lab, opts: opts, session: make([]results.Status, n), lastErr: make([]string, n), lastHost: make([]string, n), lastDur: make([]time.Duration, n)}
 	if e.opts.Emit == nil {
 		e.opts.Emit = func(Event) {}
 	}
@@ -237,17 +241,17 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	}
 	e.state.ResultsDir = e.resDir
 	if !fresh {
-		if r, err := LoadResults(e.resDir); err == nil && r.Lab == lab.ID {
+		if r, err := results.LoadResults(e.resDir); err == nil && r.Lab == lab.ID {
 			e.results = r
 		}
 	}
 	if e.results == nil {
-		e.results = &Results{Version: ResultsVersion, Lab: lab.ID, Title: lab.Title, RunID: e.runID, Started: e.state.Started}
+		e.results = &results.Results{Version: results.ResultsVersion, Lab: lab.ID, Title: lab.Title, RunID: e.runID, Started: e.state.Started}
 	}
 	e.results.Variables = redactVars(vars, false)
 	e.results.References = nil
 	for _, r := range lab.References {
-		e.results.References = append(e.results.References, Reference{Label: r.Label, Value: r.Value, Source: r.Source, Step: r.Step})
+		e.results.References = append(e.results.References, results.Reference{Label: r.Label, Value: r.Value, Source: r.Source, Step: r.Step})
 	}
 	e.opts.warn = func(msg string) {
 		e.opts.Emit(Output{Line: runner.Line{Text: "warning: " + msg, Time: time.Now()}})
@@ -277,7 +281,7 @@ func newRunID(t time.Time) string { return t.UTC().Format("20060102T150405Z") }
 func (s *State) allFinished(lab *labs.Lab) bool {
 	for _, st := range lab.Steps {
 		ss, ok := s.Steps[st.ID]
-		if !ok || (ss.Status != Done && ss.Status != Skipped) {
+		if !ok || (ss.Status != results.Done && ss.Status != results.Skipped) {
 			return false
 		}
 	}
@@ -334,8 +338,8 @@ func (e *Engine) Steps() []StepInfo {
 	return out
 }
 
-func (e *Engine) statusLocked(i int) Status {
-	if e.session[i] != Pending {
+func (e *Engine) statusLocked(i int) results.Status {
+	if e.session[i] != results.Pending {
 		return e.session[i]
 	}
 	return e.state.Steps[e.lab.Steps[i].ID].Status
@@ -358,7 +362,7 @@ func (e *Engine) Resume() int {
 			continue
 		}
 		st := e.statusLocked(i)
-		if st != Done && st != Skipped {
+		if st != results.Done && st != results.Skipped {
 			return i
 		}
 	}
@@ -381,11 +385,11 @@ func (e *Engine) Skip(i int) {
 	}
 	st := &e.lab.Steps[i]
 	e.mu.Lock()
-	e.session[i] = Skipped
-	e.state.Steps[st.ID] = StepState{Status: Skipped, Finished: time.Now().UTC()}
+	e.session[i] = results.Skipped
+	e.state.Steps[st.ID] = StepState{Status: results.Skipped, Finished: time.Now().UTC()}
 	err := e.saveStateLocked()
 	e.mu.Unlock()
-	ev := StepFinished{Step: st.ID, Index: i, Status: Skipped}
+	ev := StepFinished{Step: st.ID, Index: i, Status: results.Skipped}
 	if err != nil {
 		ev.Err = err.Error()
 	}
@@ -394,16 +398,16 @@ func (e *Engine) Skip(i int) {
 
 // Results returns a snapshot of the results so far, safe to read while a
 // step keeps running.
-func (e *Engine) Results() *Results {
+func (e *Engine) Results() *results.Results {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := *e.results
-	r.Hosts = append([]HostInfo(nil), e.results.Hosts...)
+	r.Hosts = append([]results.HostInfo(nil), e.results.Hosts...)
 	r.Variables = make(map[string]string, len(e.results.Variables))
 	for k, v := range e.results.Variables {
 		r.Variables[k] = v
 	}
-	r.Benches = make([]Compare, len(e.results.Benches))
+	r.Benches = make([]results.Compare, len(e.results.Benches))
 	for i, c := range e.results.Benches {
 		r.Benches[i] = cloneCompare(c)
 	}
@@ -411,7 +415,7 @@ func (e *Engine) Results() *Results {
 		t := *e.results.TCO
 		r.TCO = &t
 	}
-	r.References = append([]Reference(nil), e.results.References...)
+	r.References = append([]results.Reference(nil), e.results.References...)
 	return &r
 }
 
@@ -432,22 +436,22 @@ func (e *Engine) writeResultsLocked(final bool) error {
 	}
 	e.outcomeLocked(final)
 	e.results.Finished = time.Now().UTC()
-	return WriteResults(e.resDir, e.results)
+	return results.WriteResults(e.resDir, e.results)
 }
 
 // RunStep runs step i (again, for a retry) and returns how it ended. It
 // emits StepStarted, the step's output, and StepFinished, and saves
 // progress. In a dry run it only plans the step.
-func (e *Engine) RunStep(ctx context.Context, i int) Status {
+func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 	if i < 0 || i >= len(e.lab.Steps) {
-		return Failed
+		return results.Failed
 	}
 	e.runMu.Lock()
 	defer e.runMu.Unlock()
 	st := &e.lab.Steps[i]
 	plan, planErr := e.Plan(i)
 	e.mu.Lock()
-	e.session[i] = Running
+	e.session[i] = results.Running
 	e.mu.Unlock()
 	e.opts.Emit(StepStarted{Step: st.ID, Index: i, Commands: plan})
 	start := time.Now()
@@ -462,13 +466,13 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 		e.cleanStaleOnce(ctx, st.ID)
 		err = e.runKind(ctx, i, st)
 	}
-	status := Done
+	status := results.Done
 	fin := StepFinished{Step: st.ID, Index: i}
 	switch {
 	case errors.Is(err, errSkipped):
-		status = Skipped
+		status = results.Skipped
 	case err != nil:
-		status = Failed
+		status = results.Failed
 		aborted := ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded)
 		if aborted {
 			err = fmt.Errorf("aborted: %w", err)
@@ -503,7 +507,7 @@ func (e *Engine) RunStep(ctx context.Context, i int) Status {
 	e.lastDur[i] = fin.Duration
 	if !e.opts.DryRun {
 		ss := StepState{Status: status, Finished: time.Now().UTC()}
-		if err != nil && status == Failed {
+		if err != nil && status == results.Failed {
 			ss.Err = err.Error()
 		}
 		e.state.Steps[st.ID] = ss
@@ -553,7 +557,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			runErr = fmt.Errorf("aborted before step %s: %w", st.ID, ctx.Err())
 			break
 		}
-		if e.RunStep(ctx, i) == Failed {
+		if e.RunStep(ctx, i) == results.Failed {
 			e.mu.Lock()
 			msg, host := e.lastErr[i], e.lastHost[i]
 			e.mu.Unlock()
@@ -584,9 +588,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	dir, finErr := e.Finish(cctx)
 	e.hosts.close()
 	err := errors.Join(runErr, cleanErr, finErr)
-	fin := LabFinished{Lab: e.lab.ID, Status: Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus()}
+	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus()}
 	if err != nil {
-		fin.Status = Failed
+		fin.Status = results.Failed
 		fin.Err = err.Error()
 	}
 	e.opts.Emit(fin)
@@ -636,12 +640,12 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 			continue
 		}
 		e.mu.Lock()
-		ran := e.session[i] == Done
+		ran := e.session[i] == results.Done
 		e.mu.Unlock()
 		if ran {
 			continue
 		}
-		if e.RunStep(ctx, i) == Failed {
+		if e.RunStep(ctx, i) == results.Failed {
 			e.mu.Lock()
 			errs = append(errs, fmt.Errorf("cleanup step %s: %s", st.ID, e.lastErr[i]))
 			e.mu.Unlock()
@@ -681,25 +685,25 @@ func (e *Engine) Finish(ctx context.Context) (string, error) {
 }
 
 // RunStatus is how the run stands: running until Finish, then how it ended.
-func (e *Engine) RunStatus() RunStatus {
+func (e *Engine) RunStatus() results.RunStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.results.Status == "" {
-		return RunRunning
+		return results.RunRunning
 	}
 	return e.results.Status
 }
 
 // outcomeLocked fills the results' status and step outcomes and returns
 // the status. Before the end (final false) the status is "running".
-func (e *Engine) outcomeLocked(final bool) RunStatus {
+func (e *Engine) outcomeLocked(final bool) results.RunStatus {
 	r := e.results
-	r.Steps = make([]StepOutcome, len(e.lab.Steps))
+	r.Steps = make([]results.StepOutcome, len(e.lab.Steps))
 	r.FailedStep, r.Error = "", ""
 	complete := true
 	for i, st := range e.lab.Steps {
-		o := StepOutcome{ID: st.ID, Title: st.Title, Kind: string(st.Kind), Status: e.statusLocked(i)}
-		if o.Status == Failed {
+		o := results.StepOutcome{ID: st.ID, Title: st.Title, Kind: string(st.Kind), Status: e.statusLocked(i)}
+		if o.Status == results.Failed {
 			o.Error = e.lastErr[i]
 			if o.Error == "" {
 				o.Error = e.state.Steps[st.ID].Err
@@ -715,23 +719,23 @@ func (e *Engine) outcomeLocked(final bool) RunStatus {
 		if e.lastDur[i] > 0 {
 			o.DurationSeconds = e.lastDur[i].Seconds()
 		}
-		if o.Status != Done && o.Status != Skipped {
+		if o.Status != results.Done && o.Status != results.Skipped {
 			complete = false
 		}
 		r.Steps[i] = o
 	}
 	switch {
 	case !final:
-		r.Status = RunRunning
+		r.Status = results.RunRunning
 	case e.interrupted:
-		r.Status = RunInterrupted
+		r.Status = results.RunInterrupted
 		r.FailedStep, r.Error = e.interruptedStep, ""
 	case r.FailedStep != "":
-		r.Status = RunFailed
+		r.Status = results.RunFailed
 	case complete:
-		r.Status = RunComplete
+		r.Status = results.RunComplete
 	default:
-		r.Status = RunIncomplete
+		r.Status = results.RunIncomplete
 	}
 	return r.Status
 }
@@ -749,7 +753,7 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 		}
 	}
 	var errs []error
-	for _, k := range sortedKeys(set) {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
 		val := set[k]
 		def, ok := lab.Var(k)
 		if !ok {

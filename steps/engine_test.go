@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/runner"
 )
 
@@ -196,10 +198,10 @@ steps:
 	e := newEngine(t, lab, Options{Vars: map[string]string{"dir": dir}}, rec)
 	err := e.Run(testCtx(t, 30*time.Second))
 	f := rec.finished()
-	if f["eventually"].Status != Done {
+	if f["eventually"].Status != results.Done {
 		t.Errorf("eventually = %+v", f["eventually"])
 	}
-	if f["never"].Status != Failed || !strings.Contains(f["never"].Err, `does not match "yes"`) || !strings.Contains(f["never"].Err, "2 tries") || f["never"].Hint == "" {
+	if f["never"].Status != results.Failed || !strings.Contains(f["never"].Err, `does not match "yes"`) || !strings.Contains(f["never"].Err, "2 tries") || f["never"].Hint == "" {
 		t.Errorf("never = %+v", f["never"])
 	}
 	if err == nil || !strings.Contains(err.Error(), "never") {
@@ -267,7 +269,7 @@ func TestLocalRoleWithInventory(t *testing.T) {
 	if out := strings.Join(rec.output(), "\n"); !strings.Contains(out, "hello x; rm") {
 		t.Errorf("output: %s", out)
 	}
-	r, err := LoadResults(resDir)
+	r, err := results.LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
 	}

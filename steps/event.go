@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/runner"
 )
 
@@ -16,52 +18,12 @@ type Event interface {
 	Kind() string
 }
 
-// Status is the state of a step (or of a whole run).
-type Status int
-
-const (
-	// Pending has not run yet.
-	Pending Status = iota
-	// Running is in flight.
-	Running
-	// Done finished successfully.
-	Done
-	// Failed finished with an error.
-	Failed
-	// Skipped was skipped by the person, by skip_if, or by --only/--from.
-	Skipped
-)
-
-var statusNames = [...]string{"pending", "running", "done", "failed", "skipped"}
-
-func (s Status) String() string {
-	if int(s) < len(statusNames) {
-		return statusNames[s]
-	}
-	return "unknown"
-}
-
-// MarshalText makes a Status read as its name in JSON and state files.
-func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText reads a Status name.
-func (s *Status) UnmarshalText(b []byte) error {
-	for i, n := range statusNames {
-		if n == string(b) {
-			*s = Status(i)
-			return nil
-		}
-	}
-	*s = Pending
-	return nil
-}
-
 // StepInfo describes a step of the lab as the engine will run it.
 type StepInfo struct {
-	ID     string `json:"id"`
-	Title  string `json:"title"`
-	Kind   string `json:"kind"`
-	Status Status `json:"status"`
+	ID     string         `json:"id"`
+	Title  string         `json:"title"`
+	Kind   string         `json:"kind"`
+	Status results.Status `json:"status"`
 }
 
 // PlannedCommand is a command exactly as it will run: the shell text with
@@ -120,73 +82,27 @@ func (p Progress) MarshalJSON() ([]byte, error) {
 	}{plain(p), p.Elapsed.Seconds(), p.Remaining.Seconds()})
 }
 
-// Latency is a latency summary in milliseconds.
-type Latency struct {
-	Avg  float64 `json:"avg"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-}
-
-// Point is one second of a bench: the load generator's numbers merged with
-// the samplers' of the server hosts. Unknown values are nil, never zero.
-type Point struct {
-	// T is seconds since the measured part of the run began.
-	T         float64 `json:"t_seconds"`
-	OpsPerSec float64 `json:"ops_per_sec"`
-	LatencyMs Latency `json:"latency_ms"`
-	Errors    int64   `json:"errors"`
-	// ServerCPU is the busy share of the server hosts' CPUs in percent
-	// (mean over hosts), Network the part of it spent in softirq + irq.
-	ServerCPU  *float64 `json:"server_cpu_pct,omitempty"`
-	NetworkCPU *float64 `json:"network_cpu_pct,omitempty"`
-	// NetGbps is the server hosts' network traffic, rx + tx, in Gb/s.
-	NetGbps *float64 `json:"net_gbps,omitempty"`
-	// PowerWatts is the server hosts' RAPL power, when readable.
-	PowerWatts *float64 `json:"power_watts,omitempty"`
-}
-
-// UnmarshalJSON also reads results written before version 3, whose
-// points named their time "t".
-func (p *Point) UnmarshalJSON(b []byte) error {
-	type plain Point
-	var v struct {
-		plain
-		OldT *float64 `json:"t"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*p = Point(v.plain)
-	if v.OldT != nil {
-		p.T = *v.OldT
-	}
-	return nil
-}
-
 // Sample is one Point of a running bench, tagged with where it belongs in a
 // compare (variant, sweep point, repetition).
 type Sample struct {
-	Step    string `json:"step"`
-	Variant string `json:"variant,omitempty"`
-	Sweep   string `json:"sweep,omitempty"`
-	Run     int    `json:"run"`
-	Point   Point  `json:"point"`
+	Step    string        `json:"step"`
+	Variant string        `json:"variant,omitempty"`
+	Sweep   string        `json:"sweep,omitempty"`
+	Run     int           `json:"run"`
+	Point   results.Point `json:"point"`
 }
 
 // StepFinished closes a step. Err is the error's text (empty when done);
 // Hint is the lab's advice for a failure.
 type StepFinished struct {
-	Step     string        `json:"step"`
-	Index    int           `json:"index"`
-	Status   Status        `json:"status"`
-	Err      string        `json:"error,omitempty"`
-	Hint     string        `json:"hint,omitempty"`
-	Host     string        `json:"host,omitempty"`
-	Tail     []string      `json:"tail,omitempty"`
-	Duration time.Duration `json:"-"` // "duration_seconds" in JSON
+	Step     string         `json:"step"`
+	Index    int            `json:"index"`
+	Status   results.Status `json:"status"`
+	Err      string         `json:"error,omitempty"`
+	Hint     string         `json:"hint,omitempty"`
+	Host     string         `json:"host,omitempty"`
+	Tail     []string       `json:"tail,omitempty"`
+	Duration time.Duration  `json:"-"` // "duration_seconds" in JSON
 }
 
 // MarshalJSON gives the duration in seconds, named with its unit.
@@ -236,14 +152,14 @@ type Prompt struct {
 
 // LabFinished closes a run; ResultsDir is where results were written.
 type LabFinished struct {
-	Lab    string `json:"lab"`
-	Status Status `json:"status"`
+	Lab    string         `json:"lab"`
+	Status results.Status `json:"status"`
 	// Run is how the run ended (complete, failed, interrupted, ...), as
 	// results.json says.
-	Run        RunStatus     `json:"run_status,omitempty"`
-	Err        string        `json:"error,omitempty"`
-	ResultsDir string        `json:"results_dir,omitempty"`
-	Duration   time.Duration `json:"-"` // "duration_seconds" in JSON
+	Run        results.RunStatus `json:"run_status,omitempty"`
+	Err        string            `json:"error,omitempty"`
+	ResultsDir string            `json:"results_dir,omitempty"`
+	Duration   time.Duration     `json:"-"` // "duration_seconds" in JSON
 }
 
 // MarshalJSON gives the duration in seconds, named with its unit.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/runner"
 )
 
@@ -188,7 +190,7 @@ func TestKindRunOnFakeTargets(t *testing.T) {
 	if err := e.SetVars(map[string]string{"msg": "it's $(id)"}); err != nil {
 		t.Fatal(err)
 	}
-	if st := e.RunStep(testCtx(t, 10*time.Second), 0); st != Failed {
+	if st := e.RunStep(testCtx(t, 10*time.Second), 0); st != results.Failed {
 		t.Fatalf("status %v, want failed (host b's second command fails)", st)
 	}
 	// Host a ran every command, quoted for its context, then verify.
@@ -217,7 +219,7 @@ func TestKindCheckRetriesOnFakeTarget(t *testing.T) {
 	}}
 	rec := &recorder{}
 	e := fakeLab(t, fakeRunLab, map[string]*fakeTarget{"a": h}, rec)
-	if st := e.RunStep(testCtx(t, 10*time.Second), 0); st != Failed {
+	if st := e.RunStep(testCtx(t, 10*time.Second), 0); st != results.Failed {
 		t.Fatalf("status %v, want failed", st)
 	}
 	if tries != 3 {
@@ -296,7 +298,7 @@ steps:
     bind: 0.0.0.0
 `, map[string]*fakeTarget{"a": a, "b": b}, rec)
 	ctx := testCtx(t, 30*time.Second)
-	if st := e.RunStep(ctx, 0); st != Done {
+	if st := e.RunStep(ctx, 0); st != results.Done {
 		t.Fatalf("deploy: %v: %s", st, rec.finished()["deploy"].Err)
 	}
 	for _, f := range []*fakeTarget{a, b} {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/runner"
 )
 
@@ -61,15 +63,15 @@ func (h *hostPool) invTarget(ctx context.Context, name string) (runner.Target, e
 }
 
 // hostInfos lists the hosts taking part, for results.
-func (h *hostPool) hostInfos() []HostInfo {
+func (h *hostPool) hostInfos() []results.HostInfo {
 	if h.inv == nil || len(h.inv.Hosts) == 0 {
-		return []HostInfo{{Name: runner.LocalName, Address: runner.LocalName, Roles: h.lab.RoleNames(), OS: runtime.GOOS, Arch: runtime.GOARCH}}
+		return []results.HostInfo{{Name: runner.LocalName, Address: runner.LocalName, Roles: h.lab.RoleNames(), OS: runtime.GOOS, Arch: runtime.GOARCH}}
 	}
 	need := map[string]bool{}
 	for _, r := range h.lab.RoleNames() {
 		need[r] = true
 	}
-	var out []HostInfo
+	var out []results.HostInfo
 	for _, host := range h.inv.Hosts {
 		var roles []string
 		for _, r := range host.Roles {
@@ -80,11 +82,11 @@ func (h *hostPool) hostInfos() []HostInfo {
 		if len(roles) == 0 {
 			continue
 		}
-		out = append(out, HostInfo{Name: host.Name, Address: host.Address, Roles: roles, Labels: host.Labels})
+		out = append(out, results.HostInfo{Name: host.Name, Address: host.Address, Roles: roles, Labels: host.Labels})
 	}
 	// The role "local" that no host takes is this machine.
 	if need[runner.LocalName] && !h.inv.HasRole(runner.LocalName) {
-		out = append(out, HostInfo{Name: runner.LocalName, Address: runner.LocalName, Roles: []string{runner.LocalName}, OS: runtime.GOOS, Arch: runtime.GOARCH})
+		out = append(out, results.HostInfo{Name: runner.LocalName, Address: runner.LocalName, Roles: []string{runner.LocalName}, OS: runtime.GOOS, Arch: runtime.GOARCH})
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/testpeer"
 )
 
@@ -123,13 +125,13 @@ steps:
 	stateDir := t.TempDir()
 	e := newEngine(t, lab, Options{Binary: bin, StateDir: stateDir}, nil)
 	ctx := testCtx(t, 2*time.Minute)
-	if st := e.RunStep(ctx, 0); st != Done {
+	if st := e.RunStep(ctx, 0); st != results.Done {
 		t.Fatalf("deploy: %v", st)
 	}
 	// Lose the pids, as a kill between start and save would.
 	e.mu.Lock()
 	e.state.Procs = nil
-	e.state.Steps["deploy"] = StepState{Status: Running}
+	e.state.Steps["deploy"] = StepState{Status: results.Running}
 	if err := e.saveStateLocked(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/runner"
 )
 
@@ -52,21 +54,21 @@ func TestResultsSayAFailedRunFailed(t *testing.T) {
 	if err := e.Run(testCtx(t, time.Minute)); err == nil {
 		t.Fatal("a failing step did not fail the run")
 	}
-	r, err := LoadResults(resDir)
+	r, err := results.LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != RunFailed || r.FailedStep != "middle" || !strings.Contains(r.Error, "exit status 1") {
+	if r.Status != results.RunFailed || r.FailedStep != "middle" || !strings.Contains(r.Error, "exit status 1") {
 		t.Errorf("status %q failed_step %q error %q, want failed at middle with its exit status", r.Status, r.FailedStep, r.Error)
 	}
-	got := map[string]Status{}
+	got := map[string]results.Status{}
 	for _, s := range r.Steps {
 		got[s.ID] = s.Status
 	}
-	if got["first"] != Done || got["middle"] != Failed || got["last"] != Pending {
+	if got["first"] != results.Done || got["middle"] != results.Failed || got["last"] != results.Pending {
 		t.Errorf("step outcomes = %v", got)
 	}
-	md, err := os.ReadFile(filepath.Join(resDir, ReportFile))
+	md, err := os.ReadFile(filepath.Join(resDir, results.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +95,14 @@ func TestResultsSayAnInterruptedRunWasInterrupted(t *testing.T) {
 	if err := e.Run(ctx); err == nil {
 		t.Fatal("an interrupted run returned no error")
 	}
-	r, err := LoadResults(resDir)
+	r, err := results.LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != RunInterrupted || r.FailedStep != "middle" {
+	if r.Status != results.RunInterrupted || r.FailedStep != "middle" {
 		t.Errorf("status %q at %q, want interrupted at middle", r.Status, r.FailedStep)
 	}
-	md, _ := os.ReadFile(filepath.Join(resDir, ReportFile))
+	md, _ := os.ReadFile(filepath.Join(resDir, results.ReportFile))
 	if !strings.Contains(string(md), "INTERRUPTED during step middle") {
 		t.Errorf("report.md does not say the run was interrupted:\n%s", md)
 	}
@@ -110,7 +112,7 @@ func TestResultsSayAnInterruptedRunWasInterrupted(t *testing.T) {
 			fin = f
 		}
 	}
-	if fin.Run != RunInterrupted {
+	if fin.Run != results.RunInterrupted {
 		t.Errorf("LabFinished.Run = %q, want interrupted", fin.Run)
 	}
 	// An interruption is not the lab's fault: its hint would mislead.
@@ -130,11 +132,11 @@ func TestCompleteRunIsFinishedAndStartsOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Finished() || st.Status != RunComplete {
+	if !st.Finished() || st.Status != results.RunComplete {
 		t.Errorf("saved status %q, want complete", st.Status)
 	}
-	r, err := LoadResults(e.ResultsDir())
-	if err != nil || r.Status != RunComplete {
+	r, err := results.LoadResults(e.ResultsDir())
+	if err != nil || r.Status != results.RunComplete {
 		t.Fatalf("results status %v (%v), want complete", r, err)
 	}
 	e2 := newEngine(t, lab, Options{StateDir: stateDir}, nil)
@@ -208,7 +210,7 @@ steps:
 	if err == nil {
 		t.Fatal("a run on a host that refuses connections succeeded")
 	}
-	if f := rec.finished()["tidy"]; f.Status == Failed {
+	if f := rec.finished()["tidy"]; f.Status == results.Failed {
 		t.Errorf("cleanup failed on a host no run reached: %s", f.Err)
 	}
 	if out := strings.Join(rec.output(), "\n"); !strings.Contains(out, "no run of this lab reached it") {
@@ -271,7 +273,7 @@ func TestOpeningALabLeavesNoResultsFolder(t *testing.T) {
 	if err := e.Run(testCtx(t, time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(res, ResultsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(res, results.ResultsFile)); err != nil {
 		t.Errorf("the run wrote no results: %v", err)
 	}
 }
@@ -302,7 +304,7 @@ func TestResultsDefaultToTheUsersDataFolder(t *testing.T) {
 	if started.ResultsDir != want {
 		t.Errorf("the run did not say where its results go before the first step: %q", started.ResultsDir)
 	}
-	if _, err := os.Stat(filepath.Join(want, ResultsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(want, results.ResultsFile)); err != nil {
 		t.Error(err)
 	}
 }

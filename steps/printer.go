@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/termtext"
 )
 
@@ -110,13 +112,13 @@ func (p *Printer) Print(ev Event) {
 		fmt.Fprintf(w, "  %s | %s\n", clean(host), p.output(ev.Line.Text))
 	case StepFinished:
 		switch ev.Status {
-		case Done:
+		case results.Done:
 			fmt.Fprintf(w, "  ok: %s done in %s\n", clean(ev.Step), ev.Duration.Round(time.Millisecond))
-		case Skipped:
+		case results.Skipped:
 			if !p.dry {
 				fmt.Fprintf(w, "  skipped: %s\n", clean(ev.Step))
 			}
-		case Failed:
+		case results.Failed:
 			fmt.Fprintf(w, "  FAILED: step %s", clean(ev.Step))
 			if ev.Host != "" {
 				fmt.Fprintf(w, " on %s", clean(ev.Host))
@@ -136,9 +138,9 @@ func (p *Printer) Print(ev Event) {
 		fmt.Fprintf(w, "  ? %s\n", clean(ev.Message))
 	case LabFinished:
 		switch {
-		case ev.Status == Done:
+		case ev.Status == results.Done:
 			fmt.Fprintf(w, "\n== %s finished in %s", clean(ev.Lab), ev.Duration.Round(time.Second))
-		case ev.Run == RunInterrupted:
+		case ev.Run == results.RunInterrupted:
 			fmt.Fprintf(w, "\n== %s INTERRUPTED after %s: %s", clean(ev.Lab), ev.Duration.Round(time.Second), clean(ev.Err))
 		default:
 			fmt.Fprintf(w, "\n== %s FAILED after %s: %s", clean(ev.Lab), ev.Duration.Round(time.Second), clean(ev.Err))

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/runner"
 )
 
@@ -20,9 +22,9 @@ func TestPrinterFiltersEverythingFromOutside(t *testing.T) {
 	p.Print(LabStarted{Lab: "lab" + hostile, Title: hostile, RunID: "r", Steps: []StepInfo{{ID: "s", Title: hostile, Kind: "run"}}})
 	p.Print(StepStarted{Step: "s", Index: 0, Commands: []PlannedCommand{{Host: "h" + hostile, Cmd: "echo " + hostile}}})
 	p.Print(Output{Step: "s", Line: runner.Line{Host: "h", Text: hostile, Time: time.Now()}})
-	p.Print(StepFinished{Step: "s", Status: Failed, Host: "h", Err: hostile, Tail: []string{hostile}, Hint: hostile})
+	p.Print(StepFinished{Step: "s", Status: results.Failed, Host: "h", Err: hostile, Tail: []string{hostile}, Hint: hostile})
 	p.Print(Prompt{Message: hostile})
-	p.Print(LabFinished{Lab: "lab", Status: Failed, Err: hostile, ResultsDir: "/r" + hostile})
+	p.Print(LabFinished{Lab: "lab", Status: results.Failed, Err: hostile, ResultsDir: "/r" + hostile})
 	out := buf.String()
 	if strings.ContainsAny(out, "\x1b\x07\u009b\u202e") {
 		t.Errorf("a control sequence reached the terminal stream: %q", out)
@@ -43,20 +45,6 @@ func TestPrinterRawOutputKeepsHostOutputOnly(t *testing.T) {
 	}
 	if strings.Contains(out, "\x1b[2J") {
 		t.Errorf("--raw-output let a lab title's sequence through: %q", out)
-	}
-}
-
-func TestReportFiltersEverythingFromOutside(t *testing.T) {
-	r := sampleResults()
-	r.Title = hostile
-	r.Hosts = []HostInfo{{Name: "h" + hostile, Address: "a", Roles: []string{"r"}, Labels: map[string]string{"nic": hostile}}}
-	r.Variables = map[string]string{"v": hostile}
-	r.References = []Reference{{Label: hostile, Value: hostile, Source: hostile}}
-	r.Status, r.FailedStep, r.Error = RunFailed, "s", hostile
-	r.Steps = []StepOutcome{{ID: "s", Title: hostile, Kind: "run", Status: Failed, Error: hostile}}
-	md := RenderMarkdown(r)
-	if strings.ContainsAny(md, "\x1b\x07\u009b\u202e") {
-		t.Errorf("report.md carries a control sequence: %q", md)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/labs"
 )
@@ -60,21 +62,21 @@ func TestQuickstartEndToEnd(t *testing.T) {
 		t.Fatalf("quickstart failed: %v\n%s", err, strings.Join(rec.output(), "\n"))
 	}
 	for id, f := range rec.finished() {
-		if f.Status == Failed {
+		if f.Status == results.Failed {
 			t.Errorf("step %s failed: %s", id, f.Err)
 		}
 	}
 	if _, err := os.Stat(e.workdir()); !os.IsNotExist(err) {
 		t.Errorf("cleanup left the working directory %s (stat: %v)", e.workdir(), err)
 	}
-	r, err := LoadResults(resDir)
+	r, err := results.LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Version != ResultsVersion || r.Lab != "quickstart" || len(r.Hosts) == 0 {
+	if r.Version != results.ResultsVersion || r.Lab != "quickstart" || len(r.Hosts) == 0 {
 		t.Errorf("results header = version %d lab %q hosts %v", r.Version, r.Lab, r.Hosts)
 	}
-	var cmp *Compare
+	var cmp *results.Compare
 	for i := range r.Benches {
 		if r.Benches[i].Step == "compare" {
 			cmp = &r.Benches[i]
@@ -100,10 +102,10 @@ func TestQuickstartEndToEnd(t *testing.T) {
 			t.Errorf("the baseline has deltas: %v", p.DeltaPct)
 		}
 		if vi == 1 {
-			if _, ok := p.DeltaPct[MetricOps]; !ok {
+			if _, ok := p.DeltaPct[results.MetricOps]; !ok {
 				t.Errorf("no TPS delta for %s: %v", v.Label, p.DeltaPct)
 			}
-			if _, ok := p.DeltaPct[MetricLatP99]; !ok {
+			if _, ok := p.DeltaPct[results.MetricLatP99]; !ok {
 				t.Errorf("no p99 delta for %s: %v", v.Label, p.DeltaPct)
 			}
 		}
@@ -137,12 +139,12 @@ func TestQuickstartEndToEnd(t *testing.T) {
 	if progress < 4 || last < 0.5 {
 		t.Errorf("%d progress events, last fraction %.2f", progress, last)
 	}
-	for _, f := range []string{ResultsFile, SamplesFile, ReportFile} {
+	for _, f := range []string{results.ResultsFile, results.SamplesFile, results.ReportFile} {
 		if fi, err := os.Stat(filepath.Join(resDir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	md, _ := os.ReadFile(filepath.Join(resDir, ReportFile))
+	md, _ := os.ReadFile(filepath.Join(resDir, results.ReportFile))
 	for _, want := range []string{"| TCP loopback |", "| Unix socket |", "TPS per second (run 1)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
@@ -193,13 +195,13 @@ func TestQuickstartAbortCleansUpAndKeepsFinishedRuns(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "abort") {
 		t.Fatalf("Run = %v, want an abort", err)
 	}
-	if f := rec.finished()["cleanup"]; f.Status != Done {
+	if f := rec.finished()["cleanup"]; f.Status != results.Done {
 		t.Errorf("cleanup step after abort = %+v", f)
 	}
 	if _, err := os.Stat(e.workdir()); !os.IsNotExist(err) {
 		t.Errorf("cleanup after the abort left the working directory %s (stat: %v)", e.workdir(), err)
 	}
-	if f := rec.finished()["compare"]; f.Status != Failed || strings.Contains(strings.Join(f.Tail, "\n"), `{"type"`) {
+	if f := rec.finished()["compare"]; f.Status != results.Failed || strings.Contains(strings.Join(f.Tail, "\n"), `{"type"`) {
 		t.Errorf("aborted compare = %+v (its tail must not be the bench's JSON)", f)
 	}
 	port := e.Vars()["port"]
@@ -214,10 +216,10 @@ func TestQuickstartAbortCleansUpAndKeepsFinishedRuns(t *testing.T) {
 	if len(st.Procs) != 0 {
 		t.Errorf("state still lists processes: %+v", st.Procs)
 	}
-	if st.Steps["deploy"].Status != Pending || st.Steps["bench"].Status != Done || st.Steps["compare"].Status != Failed {
+	if st.Steps["deploy"].Status != results.Pending || st.Steps["bench"].Status != results.Done || st.Steps["compare"].Status != results.Failed {
 		t.Errorf("saved statuses: deploy %v bench %v compare %v", st.Steps["deploy"].Status, st.Steps["bench"].Status, st.Steps["compare"].Status)
 	}
-	r, err := LoadResults(resDir)
+	r, err := results.LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +267,7 @@ func TestQuickstartResumeAfterSIGKILLKeepsServers(t *testing.T) {
 	statePath := filepath.Join(stateDir, "quickstart.json")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		if s, err := LoadState(statePath); err == nil && s != nil && s.Steps["bench"].Status == Done {
+		if s, err := LoadState(statePath); err == nil && s != nil && s.Steps["bench"].Status == results.Done {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -300,11 +302,11 @@ func TestQuickstartResumeAfterSIGKILLKeepsServers(t *testing.T) {
 			t.Errorf("the resumed run started servers again: %s", l)
 		}
 	}
-	r, err := LoadResults(filepath.Join(stateDir, "res"))
+	r, err := results.LoadResults(filepath.Join(stateDir, "res"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cmp *Compare
+	var cmp *results.Compare
 	for i := range r.Benches {
 		if r.Benches[i].Step == "compare" {
 			cmp = &r.Benches[i]

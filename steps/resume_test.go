@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/labs"
 )
@@ -76,7 +78,7 @@ func TestResumeAfterFailedStep(t *testing.T) {
 		t.Fatalf("run error = %v, want step two failed", err)
 	}
 	f := rec.finished()["two"]
-	if f.Status != Failed || f.Host != "local" || f.Hint == "" || !strings.Contains(f.Err, "test -f") {
+	if f.Status != results.Failed || f.Host != "local" || f.Hint == "" || !strings.Contains(f.Err, "test -f") {
 		t.Errorf("failure event = %+v, want host, command and hint", f)
 	}
 	if got := readLog(t, dir); got != "one two cleanup" {
@@ -90,7 +92,7 @@ func TestResumeAfterFailedStep(t *testing.T) {
 	if r := e2.Resume(); r != 1 {
 		t.Fatalf("Resume() = %d, want 1 (step two)", r)
 	}
-	if st := e2.Steps(); st[0].Status != Done || st[1].Status != Failed {
+	if st := e2.Steps(); st[0].Status != results.Done || st[1].Status != results.Failed {
 		t.Errorf("saved statuses = %+v", st)
 	}
 	if err := e2.Run(testCtx(t, 30*time.Second)); err != nil {
@@ -163,7 +165,7 @@ func TestCleanupRunsOnAbort(t *testing.T) {
 	if got := readLog(t, dir); got != "one two cleanup" {
 		t.Errorf("log = %q, want cleanup to run after the abort", got)
 	}
-	if f := rec.finished()["cleanup"]; f.Status != Done {
+	if f := rec.finished()["cleanup"]; f.Status != results.Done {
 		t.Errorf("cleanup step = %+v", f)
 	}
 }
@@ -233,7 +235,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	statePath := filepath.Join(stateDir, "counter.json")
 	for {
-		if s, err := LoadState(statePath); err == nil && s != nil && s.Steps["one"].Status == Done && strings.Contains(readLog(t, dir), "two") {
+		if s, err := LoadState(statePath); err == nil && s != nil && s.Steps["one"].Status == results.Done && strings.Contains(readLog(t, dir), "two") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -272,7 +274,7 @@ func labsYAML(l *labs.Lab) ([]byte, error) {
 func TestStateSaveIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "lab.json")
-	s := &State{Lab: "lab", RunID: "r1", Steps: map[string]StepState{"a": {Status: Done}}}
+	s := &State{Lab: "lab", RunID: "r1", Steps: map[string]StepState{"a": {Status: results.Done}}}
 	if err := s.Save(p); err != nil {
 		t.Fatal(err)
 	}
@@ -282,10 +284,10 @@ func TestStateSaveIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := LoadState(p)
-	if err != nil || got.RunID != "r1" || got.Steps["a"].Status != Done {
+	if err != nil || got.RunID != "r1" || got.Steps["a"].Status != results.Done {
 		t.Fatalf("LoadState = %+v, %v", got, err)
 	}
-	s.Steps["b"] = StepState{Status: Failed, Err: "boom"}
+	s.Steps["b"] = StepState{Status: results.Failed, Err: "boom"}
 	if err := s.Save(p); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +349,7 @@ func TestStateWriterChild(t *testing.T) {
 	}
 	s := &State{Lab: "lab", Steps: map[string]StepState{}}
 	for i := 0; ; i++ {
-		s.Steps[fmt.Sprint("step", i%50)] = StepState{Status: Done, Err: strings.Repeat("x", i%4000)}
+		s.Steps[fmt.Sprint("step", i%50)] = StepState{Status: results.Done, Err: strings.Repeat("x", i%4000)}
 		if err := s.Save(p); err != nil {
 			t.Fatal(err)
 		}
@@ -363,18 +365,18 @@ func TestRetryAndSkip(t *testing.T) {
 	rec := &recorder{}
 	e := newEngine(t, lab, Options{StateDir: stateDir}, rec)
 	ctx := testCtx(t, 30*time.Second)
-	if st := e.RunStep(ctx, 0); st != Done {
+	if st := e.RunStep(ctx, 0); st != results.Done {
 		t.Fatalf("step one = %v", st)
 	}
-	if st := e.RunStep(ctx, 1); st != Failed {
+	if st := e.RunStep(ctx, 1); st != results.Failed {
 		t.Fatalf("step two before the flag = %v", st)
 	}
 	os.WriteFile(filepath.Join(dir, "flag"), nil, 0o644)
-	if st := e.RunStep(ctx, 1); st != Done {
+	if st := e.RunStep(ctx, 1); st != results.Done {
 		t.Fatalf("step two retried = %v", st)
 	}
 	e.Skip(2)
-	if got := e.Steps()[2].Status; got != Skipped {
+	if got := e.Steps()[2].Status; got != results.Skipped {
 		t.Errorf("step three after Skip = %v", got)
 	}
 	if r := e.Resume(); r != 4 {
@@ -382,7 +384,7 @@ func TestRetryAndSkip(t *testing.T) {
 	}
 	// The statuses are saved: a new engine sees them.
 	e2 := newEngine(t, lab, Options{StateDir: stateDir}, nil)
-	if st := e2.Steps(); st[1].Status != Done || st[2].Status != Skipped {
+	if st := e2.Steps(); st[1].Status != results.Done || st[2].Status != results.Skipped {
 		t.Errorf("saved = %+v", st)
 	}
 	if got := readLog(t, dir); got != "one two two" {

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/server/sample"
 )
 
@@ -120,7 +122,7 @@ const staleAfter = 3 * time.Second
 // after since (the start of the measured run, so nothing of the previous
 // variant or the idle time before leaks in): CPU as the mean over hosts,
 // network traffic and power summed over hosts. Unknown stays nil.
-func (b *sampleBoard) merge(p Point, since time.Time) Point {
+func (b *sampleBoard) merge(p results.Point, since time.Time) results.Point {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var cpu, netcpu []float64
@@ -146,11 +148,11 @@ func (b *sampleBoard) merge(p Point, since time.Time) Point {
 		}
 	}
 	if len(cpu) > 0 {
-		m := meanStd(cpu).Mean
+		m := results.MeanStdOf(cpu).Mean
 		p.ServerCPU = &m
 	}
 	if len(netcpu) > 0 {
-		m := meanStd(netcpu).Mean
+		m := results.MeanStdOf(netcpu).Mean
 		p.NetworkCPU = &m
 	}
 	if haveGbps {

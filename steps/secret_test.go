@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpulab/dpulab/steps/results"
 )
 
 // TestPasswordNeverLeaves runs a bench against servers that require a
@@ -56,7 +58,7 @@ steps:
 	if err := e.Run(testCtx(t, 2*time.Minute)); err != nil {
 		t.Fatalf("run: %v\n%s", err, strings.Join(rec.output(), "\n"))
 	}
-	r, err := LoadResults(resDir)
+	r, err := results.LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner"
 )
@@ -76,7 +78,7 @@ func TestQuickstartOverSSH(t *testing.T) {
 	if _, err := os.Stat(e.workdir()); !os.IsNotExist(err) {
 		t.Errorf("cleanup left %s on the host (stat: %v)", e.workdir(), err)
 	}
-	r, err := LoadResults(resDir)
+	r, err := results.LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
 	}

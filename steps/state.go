@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/atomicfile"
 	"github.com/dpulab/dpulab/runner"
 )
@@ -50,18 +52,18 @@ type State struct {
 	Stale []StaleRun `json:"stale,omitempty"`
 	// Status is how the run ended, once it did (Engine.Finish); empty while
 	// it is under way or when it was killed.
-	Status RunStatus `json:"status,omitempty"`
+	Status results.RunStatus `json:"status,omitempty"`
 }
 
 // Finished reports whether the run this progress belongs to completed:
 // the picker shows such a lab as done, and the next run starts over.
-func (s *State) Finished() bool { return s != nil && s.Status == RunComplete }
+func (s *State) Finished() bool { return s != nil && s.Status == results.RunComplete }
 
 // StepState is one step's saved outcome.
 type StepState struct {
-	Status   Status    `json:"status"`
-	Err      string    `json:"error,omitempty"`
-	Finished time.Time `json:"finished"`
+	Status   results.Status `json:"status"`
+	Err      string         `json:"error,omitempty"`
+	Finished time.Time      `json:"finished"`
 }
 
 // Deployment is a group of server instances a deploy step started: where,

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/labs/tco"
 )
 
@@ -88,7 +90,7 @@ steps:
 	if started != 6 {
 		t.Errorf("%d server starts, want 6 (redeploy only when the deployment changes):\n%s", started, strings.Join(rec.output(), "\n"))
 	}
-	r, err := LoadResults(resDir)
+	r, err := results.LoadResults(resDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ steps:
 		t.Errorf("runs at point 2 = %d", got)
 	}
 	for _, p := range c.Variants[1].Points {
-		if _, ok := p.DeltaPct[MetricOps]; !ok {
+		if _, ok := p.DeltaPct[results.MetricOps]; !ok {
 			t.Errorf("tuned at %s: no delta", p.Value)
 		}
 	}
@@ -158,7 +160,7 @@ steps:
 	}
 	f := rec.finished()["deploy"]
 	want := fmt.Sprintf("instance g:%d on local is not up", port)
-	if f.Status != Failed || !strings.Contains(f.Err, want) || f.Host != "local" || f.Hint == "" {
+	if f.Status != results.Failed || !strings.Contains(f.Err, want) || f.Host != "local" || f.Hint == "" {
 		t.Errorf("failure = %+v, want %q", f, want)
 	}
 	if !strings.Contains(strings.Join(f.Tail, "\n"), "maxclients") {

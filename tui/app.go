@@ -13,10 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/booth"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/compare"
@@ -38,7 +39,7 @@ type Config struct {
 	// block, so a lab never gets more than it lists.
 	Booth booth.Config
 	// Replay, when set, plays these recorded results back.
-	Replay        *steps.Results
+	Replay        *results.Results
 	ReplayOptions replay.Options
 	// ResultsRoot is where the results browser looks for past runs
 	// (ROOT/LAB/RUNID; "" = steps.DefaultResultsRoot()); ResultsDirs are

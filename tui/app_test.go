@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/dpulab/dpulab/runner"
@@ -88,7 +90,7 @@ func TestStepRunning(t *testing.T) {
 	if l.Running() != 1 {
 		t.Fatalf("running = %d, want step index 1", l.Running())
 	}
-	if st := l.Steps()[1].Status; st != steps.Running {
+	if st := l.Steps()[1].Status; st != results.Running {
 		t.Fatalf("step 2 status %v, want running", st)
 	}
 	if n := len(l.Output().Lines()); n != 2 || !l.Output().Following() {
@@ -105,7 +107,7 @@ func TestStepRunning(t *testing.T) {
 
 func TestFailedStepWithHint(t *testing.T) {
 	f := quickstartFake()
-	f.Script[1].Final = steps.Failed
+	f.Script[1].Final = results.Failed
 	f.Script[1].Err = "exit status 1 (command: dpulab server --port 7400)"
 	f.Script[1].Hint = "An instance did not answer PING. The most common cause is a port already in use: pick another first port with --set port=NNNN."
 	tm, _ := openQuickstart(t, f, 100, 30)
@@ -114,7 +116,7 @@ func TestFailedStepWithHint(t *testing.T) {
 	app := finish(t, tm)
 	l := app.Lab()
 	fail, ok := l.Failure(1)
-	if !ok || fail.Hint == "" || l.Steps()[1].Status != steps.Failed || l.Running() != -1 {
+	if !ok || fail.Hint == "" || l.Steps()[1].Status != results.Failed || l.Running() != -1 {
 		t.Fatalf("failure %+v ok=%v status=%v running=%d", fail, ok, l.Steps()[1].Status, l.Running())
 	}
 	if l.Selected() != 1 {
@@ -125,7 +127,7 @@ func TestFailedStepWithHint(t *testing.T) {
 
 func TestRetryAndSkip(t *testing.T) {
 	f := quickstartFake()
-	f.Script[1].Final = steps.Failed
+	f.Script[1].Final = results.Failed
 	tm, _ := openQuickstart(t, f, 100, 30)
 	press(tm, km.Run)
 	waitFor(t, tm, "step 2 failed")
@@ -144,7 +146,7 @@ func TestRetryAndSkip(t *testing.T) {
 
 func TestRunAllToCompare(t *testing.T) {
 	f := quickstartFake()
-	f.Script[0].Info.Status = steps.Pending
+	f.Script[0].Info.Status = results.Pending
 	f.Res = loadRecorded(t)
 	app := testApp(Config{Catalog: &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}}})
 	tm := start(t, app, 100, 30)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/booth"
@@ -177,7 +179,7 @@ func TestBoothPrunesItsOwnResults(t *testing.T) {
 
 func TestBoothErrorCleansUpAndRestarts(t *testing.T) {
 	f := shortFake(t)
-	f.Script[1].Final = steps.Failed
+	f.Script[1].Final = results.Failed
 	f.Script[1].Err = "exit status 1"
 	tm := boothApp(t, f)
 	waitFor(t, tm, "step failed · cleaning up and starting over")

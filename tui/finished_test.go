@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/pages/picker"
 	"github.com/dpulab/dpulab/tui/session"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
@@ -135,7 +136,7 @@ func TestFinishedLabOpensForReview(t *testing.T) {
 		t.Fatal("R must open a new run of the lab, not the review")
 	}
 	for i, st := range l.Steps() {
-		if st.Status != steps.Pending {
+		if st.Status != results.Pending {
 			t.Errorf("after starting over step %d is %v, want pending", i+1, st.Status)
 		}
 	}
@@ -168,7 +169,7 @@ func TestReviewRunsNothing(t *testing.T) {
 	f := quickstartFake()
 	f.LabInfo.Finished = true
 	for i := range f.Script {
-		f.Script[i].Info.Status = steps.Done
+		f.Script[i].Info.Status = results.Done
 	}
 	tm, app := openQuickstartAt(t, f, "this lab is done")
 	if !app.Lab().Review() {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -117,7 +119,7 @@ func out(host, text string) steps.Event {
 
 // quickstartFake is a scripted lab shaped like quickstart.
 func quickstartFake() *sessiontest.Fake {
-	info := func(id, title, kind string, st steps.Status) steps.StepInfo {
+	info := func(id, title, kind string, st results.Status) steps.StepInfo {
 		return steps.StepInfo{ID: id, Title: title, Kind: kind, Status: st}
 	}
 	return &sessiontest.Fake{
@@ -128,25 +130,25 @@ func quickstartFake() *sessiontest.Fake {
 			{Name: "duration", Type: "duration", Default: "5s", Min: "1s", Max: "10m", Description: "Length of each timed run."},
 		},
 		Script: []sessiontest.Step{
-			{Info: info("welcome", "What this lab does", "read", steps.Done), Doc: "# Quickstart\n\nThis lab runs on this machine.", Final: steps.Done},
-			{Info: info("deploy", "Start the servers", "run", steps.Pending),
+			{Info: info("welcome", "What this lab does", "read", results.Done), Doc: "# Quickstart\n\nThis lab runs on this machine.", Final: results.Done},
+			{Info: info("deploy", "Start the servers", "run", results.Pending),
 				Doc: "# Start the servers\n\nFour instances of the bundled server start, each on its own port.",
 				Plan: []steps.PlannedCommand{
 					{Host: "local", Cmd: "dpulab server --port 7400 --instances 4 --bind 127.0.0.1"},
 					{Host: "server1", Cmd: "sysctl -w net.core.somaxconn=4096", Sudo: true},
 				},
 				Emit:  []steps.Event{out("local", "server:7400 listening"), out("server1", "net.core.somaxconn = 4096")},
-				Final: steps.Done},
-			{Info: info("bench", "Benchmark over TCP loopback", "bench", steps.Pending), Doc: "# Benchmark", Final: steps.Done},
-			{Info: info("cleanup", "Stop the servers", "cleanup", steps.Pending), Doc: "# Cleanup", Final: steps.Done,
+				Final: results.Done},
+			{Info: info("bench", "Benchmark over TCP loopback", "bench", results.Pending), Doc: "# Benchmark", Final: results.Done},
+			{Info: info("cleanup", "Stop the servers", "cleanup", results.Pending), Doc: "# Cleanup", Final: results.Done,
 				Plan: []steps.PlannedCommand{{Host: "local", Cmd: "rm -f /tmp/dpulab-quickstart/redis.conf"}}},
 		},
 	}
 }
 
-func loadRecorded(t *testing.T) *steps.Results {
+func loadRecorded(t *testing.T) *results.Results {
 	t.Helper()
-	r, err := steps.LoadResults("testdata/recorded")
+	r, err := results.LoadResults("testdata/recorded")
 	if err != nil {
 		t.Fatal(err)
 	}

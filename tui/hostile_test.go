@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/pages/replay"
@@ -175,10 +177,10 @@ func TestReplayHostileRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, steps.ResultsFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.ResultsFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := steps.LoadResults(dir)
+	loaded, err := results.LoadResults(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +216,7 @@ func TestHostileLabTextNeverReachesTheTerminal(t *testing.T) {
 		LabInfo: session.LabInfo{ID: "hostile", Title: "Hostile lab " + h + "title", Summary: h, Duration: time.Minute,
 			Roles: []string{"local" + h}, Local: true, ResumeAt: -1},
 		Script: []sessiontest.Step{
-			{Info: info("intro", "Intro", "read"), Final: steps.Done,
+			{Info: info("intro", "Intro", "read"), Final: results.Done,
 				Doc: "# Intro " + h + "\n\nDoc-prose " + h + " more prose.\n\n```sh\necho " + h + "\n```\n"},
 			{Info: info("broken", "Broken", "run"), Doc: "Broken doc " + h,
 				Plan: []steps.PlannedCommand{{Host: "local" + h, Cmd: "echo " + h}},
@@ -222,7 +224,7 @@ func TestHostileLabTextNeverReachesTheTerminal(t *testing.T) {
 					steps.Prompt{Step: "broken", Type: steps.PromptConfirm, Host: "host" + h, Message: "Question " + h + "?"},
 					out("local"+h, "out-line-1 "+h+"\x1b[31mred-text\x1b[0m"),
 				},
-				Final: steps.Failed, Err: "exit status 3 " + h, Hint: "Hint-text " + h + " end of hint",
+				Final: results.Failed, Err: "exit status 3 " + h, Hint: "Hint-text " + h + " end of hint",
 				Tail: []string{"tail-1 " + h, "tail-2 " + h, "tail-3 " + h}},
 		},
 	}

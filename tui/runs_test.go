@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/x/ansi"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
 )
 
@@ -21,13 +22,13 @@ func runsRoot(t *testing.T) string {
 	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 	for i, r := range []struct {
 		lab    string
-		status steps.RunStatus
+		status results.RunStatus
 		failed string
 		title  string
 	}{
-		{"alpha", steps.RunComplete, "", "Alpha"},
-		{"beta", steps.RunFailed, "deploy", "Beta"},
-		{"gamma", steps.RunRunning, "", "Gamma" + hostileRaw},
+		{"alpha", results.RunComplete, "", "Alpha"},
+		{"beta", results.RunFailed, "deploy", "Beta"},
+		{"gamma", results.RunRunning, "", "Gamma" + hostileRaw},
 	} {
 		res := loadRecorded(t)
 		res.Lab, res.Status, res.FailedStep, res.Title = r.lab, r.status, r.failed, r.title
@@ -36,7 +37,7 @@ func runsRoot(t *testing.T) string {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := steps.WriteResults(dir, res); err != nil {
+		if err := results.WriteResults(dir, res); err != nil {
 			t.Fatal(err)
 		}
 	}

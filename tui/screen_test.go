@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
 )
 
@@ -56,7 +57,7 @@ func TestLabScreenFitsEverySize(t *testing.T) {
 func TestNoColorLabScreen(t *testing.T) {
 	f := quickstartFake()
 	f.Script[1].Doc = "# Start the servers\n\nStart **four instances** of the *bundled* server with `dpulab server`."
-	f.Script[1].Final = steps.Failed
+	f.Script[1].Final = results.Failed
 	f.Script[1].Err = "exit status 1"
 	f.Script[1].Hint = "A port is in use: pick another with --set port=NNNN."
 	tm, _ := openQuickstart(t, f, 100, 30)

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/session"
 )
 
@@ -121,7 +122,7 @@ func TestShutdownStopsTheRunningStep(t *testing.T) {
 			if _, err := os.Stat(marker); err != nil {
 				t.Fatalf("the lab's cleanup step did not run: %v", err)
 			}
-			if st := a.Lab().Session().Steps()[1].Status; st == steps.Done {
+			if st := a.Lab().Session().Steps()[1].Status; st == results.Done {
 				t.Errorf("the hour-long step reads %v after Shutdown", st)
 			}
 		})

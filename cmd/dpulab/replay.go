@@ -3,9 +3,10 @@ package main
 import (
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/spf13/cobra"
 
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui"
 	"github.com/dpulab/dpulab/tui/pages/replay"
 )
@@ -29,7 +30,7 @@ Keys: space pause · tab dashboard/compare · 1-4 compare tabs · R restart · q
   dpulab replay --loop --speed 100ms results/redis-dpu-uptv2/20261130T090000Z`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := steps.LoadResults(args[0])
+			res, err := results.LoadResults(args[0])
 			if err != nil {
 				return err
 			}

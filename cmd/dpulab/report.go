@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/spf13/cobra"
 
 	"github.com/dpulab/dpulab/internal/termtext"
-	"github.com/dpulab/dpulab/steps"
 )
 
 func newReportCmd() *cobra.Command {
@@ -20,14 +21,14 @@ samples.csv again (atomically), e.g. after upgrading dpulab.`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			r, err := steps.LoadResults(dir)
+			r, err := results.LoadResults(dir)
 			if err != nil {
 				return err
 			}
-			if err := steps.RenderFiles(dir, r); err != nil {
+			if err := results.RenderFiles(dir, r); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", termtext.Line(filepath.Join(dir, steps.ReportFile)), termtext.Line(filepath.Join(dir, steps.SamplesFile)))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", termtext.Line(filepath.Join(dir, results.ReportFile)), termtext.Line(filepath.Join(dir, results.SamplesFile)))
 			return nil
 		},
 	}

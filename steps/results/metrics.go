@@ -1,4 +1,4 @@
-package steps
+package results
 
 // A metric is one entry of the table below: every view that shows a
 // sweep point's numbers (the compare table, report.md, the deltas, the

@@ -1,7 +1,8 @@
-package steps
+package results
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -158,6 +159,10 @@ func formatPrec(v float64, prec int) string {
 	return s
 }
 
+// FormatDollars writes a dollar amount rounded to the dollar, with thousands
+// separators: $8,340,000.
+func FormatDollars(v float64) string { return "$" + groupThousands(strconv.FormatFloat(v, 'f', 0, 64)) }
+
 func groupThousands(s string) string {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -268,7 +273,7 @@ func RenderMarkdown(r *Results) string {
 		// Said first, so nobody reads the tables below as a finished run.
 		fmt.Fprintf(&b, "> **Run status: %s**\n\n", r.Describe())
 	}
-	fmt.Fprintf(&b, "- lab: `%s`, run `%s`, status: %s\n", r.Lab, r.RunID, orDefault(string(r.Status), "unknown"))
+	fmt.Fprintf(&b, "- lab: `%s`, run `%s`, status: %s\n", r.Lab, r.RunID, cmp.Or(string(r.Status), "unknown"))
 	if !r.Started.IsZero() {
 		fmt.Fprintf(&b, "- started %s", r.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
 		if !r.Finished.IsZero() {
@@ -536,7 +541,7 @@ func renderTCO(b *strings.Builder, t *tco.Estimate) {
 		v := t.Outputs[k]
 		s := FormatNumber(v)
 		if strings.HasSuffix(k, "usd") || strings.HasSuffix(k, "per_year") {
-			s = "$" + groupThousands(strconv.FormatFloat(v, 'f', 0, 64))
+			s = FormatDollars(v)
 		}
 		fmt.Fprintf(b, "| %s | %s |\n", k, s)
 	}

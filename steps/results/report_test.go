@@ -1,14 +1,11 @@
-package steps
+package results
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/dpulab/dpulab/runner"
 )
 
 func fp(x float64) *float64 { return &x }
@@ -146,67 +143,21 @@ func TestServersSavedPct(t *testing.T) {
 	}
 }
 
-func TestEventJSON(t *testing.T) {
-	b, err := EventJSON(StepFinished{Step: "s", Status: Failed, Err: "boom"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(string(b), `{"type":"step_finished","step":"s"`) || !strings.Contains(string(b), `"status":"failed"`) {
-		t.Errorf("EventJSON = %s", b)
-	}
-	o := Output{Step: "s", Line: runner.Line{Host: "h", Stream: runner.Stderr, Text: "t"}}
-	b, _ = EventJSON(o)
-	if !strings.Contains(string(b), `"line":{"host":"h","stream":"stderr","text":"t"`) {
-		t.Errorf("output JSON = %s", b)
-	}
-	var back Output
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Errorf("decode output: %v", err)
-	} else if back.Line != o.Line {
-		t.Errorf("output round trip = %+v", back.Line)
-	}
-	p := Prompt{Message: "m", Reply: func(Answer) {}}
-	if b, err := EventJSON(p); err != nil || strings.Contains(string(b), "Reply") {
-		t.Errorf("prompt JSON = %s, %v", b, err)
-	}
-}
+// hostileText carries the sequences a lab file or a remote host might try on
+// the operator's terminal: OSC 52 (clipboard), clear screen, cursor moves,
+// 8-bit CSI, a title change and a right-to-left override.
+const hostileText = "A\x1b]52;c;ZXZpbA==\x07B\x1b[2JC\x1b[10;10HD\u009b31mE\x1b]0;title\x1b\\F\u202eG"
 
-func TestReachableSameMachine(t *testing.T) {
-	// Two inventory hosts that are both this machine (sshd on loopback):
-	// a wildcard-bound server at the loopback address is reachable.
-	client := hostRef{Name: "c", Address: "127.0.0.1"}
-	in := Instance{Host: "s", Address: "127.0.0.1:7000", Bind: "0.0.0.0", HostAddress: "127.0.0.1"}
-	if err := reachable(client, []Instance{in}, "tcp"); err != nil {
-		t.Errorf("reachable = %v, want nil", err)
-	}
-	in.Bind, in.HostAddress = "127.0.0.1", "10.0.0.7"
-	if err := reachable(client, []Instance{in}, "tcp"); err == nil || !strings.Contains(err.Error(), "loopback only") {
-		t.Errorf("reachable = %v, want the bound-to-loopback error", err)
-	}
-}
-
-func TestReachable(t *testing.T) {
-	client := hostRef{Name: "c"}
-	tests := []struct {
-		name      string
-		inst      Instance
-		transport string
-		want      string
-	}{
-		{"same host loopback", Instance{Host: "c", Address: "127.0.0.1:7000"}, "tcp", ""},
-		{"same host socket", Instance{Host: "c", Address: "127.0.0.1:7000", Socket: "/s"}, "unix", ""},
-		{"other host lab address", Instance{Host: "s", Address: "10.0.0.7:7000"}, "tcp", ""},
-		{"other host loopback", Instance{Host: "s", Address: "127.0.0.1:7000"}, "tcp", "set the deploy's bind"},
-		{"other host socket", Instance{Host: "s", Address: "10.0.0.7:7000", Socket: "/s"}, "unix", "Unix socket"},
-		{"bound to loopback on a lab host", Instance{Host: "s", Address: "127.0.0.1:7000", Bind: "127.0.0.1 ::1", HostAddress: "10.0.0.7"}, "tcp", "bound to 127.0.0.1 (loopback only)"},
-		{"wildcard bind, inventory says loopback", Instance{Host: "s", Address: "127.0.0.1:7000", Bind: "0.0.0.0", HostAddress: "127.0.0.1"}, "tcp", "give s its lab address in the inventory"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := reachable(client, []Instance{tt.inst}, tt.transport)
-			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
-				t.Errorf("reachable = %v, want %q", err, tt.want)
-			}
-		})
+func TestReportFiltersEverythingFromOutside(t *testing.T) {
+	r := sampleResults()
+	r.Title = hostileText
+	r.Hosts = []HostInfo{{Name: "h" + hostileText, Address: "a", Roles: []string{"r"}, Labels: map[string]string{"nic": hostileText}}}
+	r.Variables = map[string]string{"v": hostileText}
+	r.References = []Reference{{Label: hostileText, Value: hostileText, Source: hostileText}}
+	r.Status, r.FailedStep, r.Error = RunFailed, "s", hostileText
+	r.Steps = []StepOutcome{{ID: "s", Title: hostileText, Kind: "run", Status: Failed, Error: hostileText}}
+	md := RenderMarkdown(r)
+	if strings.ContainsAny(md, "\x1b\x07\u009b\u202e") {
+		t.Errorf("report.md carries a control sequence: %q", md)
 	}
 }

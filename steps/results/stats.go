@@ -1,4 +1,4 @@
-package steps
+package results
 
 import (
 	"math"
@@ -52,8 +52,9 @@ func (s Stats) Metric(metric string) (MeanStd, bool) {
 	return MeanStd{}, false
 }
 
-// meanStd is the mean and sample standard deviation of xs (NaNs dropped).
-func meanStd(xs []float64) MeanStd {
+// MeanStdOf is the mean and sample standard deviation of xs (NaNs and
+// infinities dropped).
+func MeanStdOf(xs []float64) MeanStd {
 	var m MeanStd
 	var vals []float64
 	for _, x := range xs {
@@ -92,7 +93,7 @@ func optMeanStd(runs []RunResult, get func(RunResult) (float64, bool)) *MeanStd 
 			xs = append(xs, v)
 		}
 	}
-	m := meanStd(xs)
+	m := MeanStdOf(xs)
 	if m.N == 0 {
 		return nil
 	}
@@ -114,7 +115,7 @@ func Summarize(runs []RunResult) Stats {
 		avg = append(avg, r.LatencyMs.Avg)
 		p99 = append(p99, r.LatencyMs.P99)
 	}
-	s := Stats{OpsPerSec: meanStd(ops), LatencyAvgMs: meanStd(avg), LatencyP99Ms: meanStd(p99)}
+	s := Stats{OpsPerSec: MeanStdOf(ops), LatencyAvgMs: MeanStdOf(avg), LatencyP99Ms: MeanStdOf(p99)}
 	s.ServerCPU = optMeanStd(runs, func(r RunResult) (float64, bool) { return deref(r.ServerCPU) })
 	s.NetworkCPU = optMeanStd(runs, func(r RunResult) (float64, bool) { return deref(r.NetworkCPU) })
 	s.NetGbps = optMeanStd(runs, func(r RunResult) (float64, bool) { return deref(r.NetGbps) })
@@ -170,9 +171,10 @@ func ComputeDeltas(c *Compare) {
 	}
 }
 
-// summarizeSeries averages the sampler columns of a run's series into the
-// run's summary (the bench's own numbers come from its run event).
-func summarizeSeries(r *RunResult, cores float64) {
+// SummarizeSeries averages the sampler columns of the run's series into its
+// summary (the bench's own numbers come from its run event); cores is the
+// server hosts' CPU count, for the ops per busy core.
+func (r *RunResult) SummarizeSeries(cores float64) {
 	avg := func(get func(Point) *float64) *float64 {
 		var xs []float64
 		for _, p := range r.Series {
@@ -183,7 +185,7 @@ func summarizeSeries(r *RunResult, cores float64) {
 		if len(xs) == 0 {
 			return nil
 		}
-		m := meanStd(xs).Mean
+		m := MeanStdOf(xs).Mean
 		return &m
 	}
 	r.ServerCPU = avg(func(p Point) *float64 { return p.ServerCPU })

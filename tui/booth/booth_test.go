@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -125,7 +127,7 @@ func (d *driver) idle() bool { return d.b.Page().Running() < 0 && d.b.Page().Bus
 
 func twoSteps(t *testing.T) *sessiontest.Fake {
 	step := func(id string) sessiontest.Step {
-		return sessiontest.Step{Info: steps.StepInfo{ID: id, Title: id, Kind: "run"}, Final: steps.Done}
+		return sessiontest.Step{Info: steps.StepInfo{ID: id, Title: id, Kind: "run"}, Final: results.Done}
 	}
 	return &sessiontest.Fake{
 		LabInfo:     session.LabInfo{ID: "two", Title: "Two steps", ResumeAt: -1},
@@ -185,7 +187,7 @@ func TestAnyKeyPauses(t *testing.T) {
 		t.Fatalf("status %q: the countdown must resume where it stopped", s)
 	}
 	d.at(2)
-	d.until("step 1", func() bool { return d.idle() && d.b.Page().Steps()[0].Status == steps.Done })
+	d.until("step 1", func() bool { return d.idle() && d.b.Page().Steps()[0].Status == results.Done })
 }
 
 // TestConfirmOnlyWhatTheLabAllows: a confirmation the lab lists is

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/components/prompt"
@@ -48,12 +50,12 @@ func (m *Model) stepDone(msg lab.StepDoneMsg) tea.Cmd {
 		return cmd
 	}
 	switch msg.Status {
-	case steps.Done, steps.Skipped:
+	case results.Done, results.Skipped:
 		if msg.Index+1 >= len(m.page.Steps()) {
 			return tea.Batch(cmd, m.forward(lab.FinishMsg{}))
 		}
 		m.schedule(m.cfg.StepDelay)
-	case steps.Failed:
+	case results.Failed:
 		m.failed()
 	}
 	return cmd

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
@@ -44,7 +46,7 @@ func CleanEvent(ev steps.Event) steps.Event {
 // with every string made Plain: lab and variant labels, hosts and their
 // labels, variables, references, errors. The per-second series, which hold
 // no strings, are shared with r, not copied.
-func CleanResults(r *steps.Results) *steps.Results {
+func CleanResults(r *results.Results) *results.Results {
 	if r == nil {
 		return nil
 	}

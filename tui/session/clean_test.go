@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 )
@@ -123,9 +125,9 @@ func TestCleanEventCleanOutputNoCopy(t *testing.T) {
 func TestCleanResultsCopies(t *testing.T) {
 	h := hostile
 	cpu := 42.0
-	r := &steps.Results{Lab: h, Title: h, Hosts: []steps.HostInfo{{}}, Variables: map[string]string{h: h},
-		Benches: []steps.Compare{{Step: h, Variants: []steps.VariantResult{{Label: h, Points: []steps.SweepPoint{{Value: h,
-			Runs: []steps.RunResult{{Series: []steps.Point{{T: 1, OpsPerSec: 5, ServerCPU: &cpu}}}}}}}}}},
+	r := &results.Results{Lab: h, Title: h, Hosts: []results.HostInfo{{}}, Variables: map[string]string{h: h},
+		Benches: []results.Compare{{Step: h, Variants: []results.VariantResult{{Label: h, Points: []results.SweepPoint{{Value: h,
+			Runs: []results.RunResult{{Series: []results.Point{{T: 1, OpsPerSec: 5, ServerCPU: &cpu}}}}}}}}}},
 		Error: h}
 	c := CleanResults(r)
 	walkStrings(reflect.ValueOf(c), func(s string) { assertClean(t, "results", s) })
@@ -220,17 +222,17 @@ func (c *hostileCatalog) Variables() []Variable {
 }
 func (c *hostileCatalog) ValidateVar(string, string) error { return errors.New(hostile) }
 func (c *hostileCatalog) SetVars(map[string]string) error  { return errors.New(hostile) }
-func (c *hostileCatalog) RunStep(context.Context, int) steps.Status {
+func (c *hostileCatalog) RunStep(context.Context, int) results.Status {
 	c.emit(steps.StepFinished{Err: hostile, Hint: hostile, Tail: []string{hostile}})
-	return steps.Failed
+	return results.Failed
 }
 func (c *hostileCatalog) Skip(int)                      {}
 func (c *hostileCatalog) Cleanup(context.Context) error { return errors.New(hostile) }
 func (c *hostileCatalog) Finish(context.Context) (string, error) {
 	return "", errors.New(hostile)
 }
-func (c *hostileCatalog) Results() *steps.Results {
-	return &steps.Results{Lab: hostile, Title: hostile, Variables: map[string]string{hostile: hostile}}
+func (c *hostileCatalog) Results() *results.Results {
+	return &results.Results{Lab: hostile, Title: hostile, Variables: map[string]string{hostile: hostile}}
 }
 func (c *hostileCatalog) Close() error { return nil }
 func (c *hostileCatalog) Review() bool { return false }
@@ -238,8 +240,8 @@ func (c *hostileCatalog) Review() bool { return false }
 // TestCleanSharesWhatIsClean: clean data comes back as it is (the same
 // pointer, no copy); a change copies only its path, arrays included.
 func TestCleanSharesWhatIsClean(t *testing.T) {
-	r := &steps.Results{Lab: "quickstart", Title: "Quickstart", Variables: map[string]string{"instances": "4"},
-		Benches: []steps.Compare{{Step: "bench"}}}
+	r := &results.Results{Lab: "quickstart", Title: "Quickstart", Variables: map[string]string{"instances": "4"},
+		Benches: []results.Compare{{Step: "bench"}}}
 	if CleanResults(r) != r {
 		t.Error("clean results were copied")
 	}

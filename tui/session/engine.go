@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
@@ -84,7 +86,7 @@ func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
 		in.ResumeAt = len(l.Steps)
 		for i, s := range l.Steps {
 			ss, ok := st.Steps[s.ID]
-			if !ok || (ss.Status != steps.Done && ss.Status != steps.Skipped) {
+			if !ok || (ss.Status != results.Done && ss.Status != results.Skipped) {
 				in.ResumeAt = i
 				break
 			}
@@ -154,7 +156,7 @@ type engineSession struct {
 func (s *engineSession) Info() LabInfo                     { return s.info }
 func (s *engineSession) Steps() []steps.StepInfo           { return s.e.Steps() }
 func (s *engineSession) Resume() int                       { return s.e.Resume() }
-func (s *engineSession) Results() *steps.Results           { return s.e.Results() }
+func (s *engineSession) Results() *results.Results         { return s.e.Results() }
 func (s *engineSession) Skip(i int)                        { s.e.Skip(i) }
 func (s *engineSession) SetVars(v map[string]string) error { return s.e.SetVars(v) }
 
@@ -192,9 +194,11 @@ func (s *engineSession) ValidateVar(name, value string) error {
 	return v.Check(value)
 }
 
-func (s *engineSession) RunStep(ctx context.Context, i int) steps.Status { return s.e.RunStep(ctx, i) }
-func (s *engineSession) Cleanup(ctx context.Context) error               { return s.e.Cleanup(ctx) }
-func (s *engineSession) Finish(ctx context.Context) (string, error)      { return s.e.Finish(ctx) }
+func (s *engineSession) RunStep(ctx context.Context, i int) results.Status {
+	return s.e.RunStep(ctx, i)
+}
+func (s *engineSession) Cleanup(ctx context.Context) error          { return s.e.Cleanup(ctx) }
+func (s *engineSession) Finish(ctx context.Context) (string, error) { return s.e.Finish(ctx) }
 
 // Close releases nothing more: Cleanup closes the engine's connections.
 func (s *engineSession) Close() error { return nil }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 )
@@ -89,7 +91,7 @@ func TestEngineCatalogResumePoint(t *testing.T) {
 	}
 	ids := s.Steps()
 	st := &steps.State{Lab: "quickstart", Steps: map[string]steps.StepState{
-		ids[0].ID: {Status: steps.Done}, ids[1].ID: {Status: steps.Skipped},
+		ids[0].ID: {Status: results.Done}, ids[1].ID: {Status: results.Skipped},
 	}}
 	if err := st.Save(p); err != nil {
 		t.Fatal(err)
@@ -123,15 +125,15 @@ func TestEngineCatalogFinishedOpensForReview(t *testing.T) {
 	cat := &EngineCatalog{StateDir: dir}
 	// The run ended complete, but its cleanup once set deploy (step 5)
 	// back to pending: it must still read done.
-	st := &steps.State{Lab: "quickstart", Status: steps.RunComplete, Steps: map[string]steps.StepState{}}
+	st := &steps.State{Lab: "quickstart", Status: results.RunComplete, Steps: map[string]steps.StepState{}}
 	s, err := cat.Open("quickstart", Options{Emit: func(steps.Event) {}, Restart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, si := range s.Steps() {
-		status := steps.Done
+		status := results.Done
 		if i == 4 {
-			status = steps.Pending
+			status = results.Pending
 		}
 		st.Steps[si.ID] = steps.StepState{Status: status}
 	}
@@ -149,10 +151,10 @@ func TestEngineCatalogFinishedOpensForReview(t *testing.T) {
 	if !r.Review() || !r.Info().Finished {
 		t.Fatal("opening a finished lab without Restart must give the review")
 	}
-	if got := r.Steps()[0].Status; got != steps.Done {
+	if got := r.Steps()[0].Status; got != results.Done {
 		t.Fatalf("review step 1 is %v, want the saved done", got)
 	}
-	if got := r.RunStep(t.Context(), 4); got != steps.Pending {
+	if got := r.RunStep(t.Context(), 4); got != results.Pending {
 		t.Fatalf("RunStep in review returned %v: it must run nothing and report the saved status", got)
 	}
 	if _, err := r.Plan(1); err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/steps"
 )
@@ -23,7 +25,7 @@ type reviewSession struct {
 	info  LabInfo
 	steps []steps.StepInfo
 	vars  map[string]string
-	res   *steps.Results
+	res   *results.Results
 	// plan is a dry-run engine over the run's variables, for the commands
 	// pane; planErr says why there is none.
 	plan    *steps.Engine
@@ -38,7 +40,7 @@ func (c *EngineCatalog) review(l *labs.Lab, info LabInfo) (Session, error) {
 	}
 	s := &reviewSession{lab: l, info: info, vars: st.Vars}
 	for _, ls := range l.Steps {
-		status := steps.Pending
+		status := results.Pending
 		if ss, ok := st.Steps[ls.ID]; ok {
 			status = ss.Status
 		}
@@ -47,7 +49,7 @@ func (c *EngineCatalog) review(l *labs.Lab, info LabInfo) (Session, error) {
 	if st.ResultsDir != "" {
 		// No results (a lab without a bench, a folder since removed) is
 		// fine: the compare view says there are none.
-		if r, err := steps.LoadResults(st.ResultsDir); err == nil && r.Lab == l.ID {
+		if r, err := results.LoadResults(st.ResultsDir); err == nil && r.Lab == l.ID {
 			s.res = r
 		}
 	}
@@ -110,9 +112,9 @@ func (s *reviewSession) ValidateVar(name, value string) error {
 func (s *reviewSession) SetVars(map[string]string) error { return errFinished }
 
 // RunStep runs nothing: the step keeps the finished run's outcome.
-func (s *reviewSession) RunStep(_ context.Context, i int) steps.Status {
+func (s *reviewSession) RunStep(_ context.Context, i int) results.Status {
 	if i < 0 || i >= len(s.steps) {
-		return steps.Pending
+		return results.Pending
 	}
 	return s.steps[i].Status
 }
@@ -124,6 +126,6 @@ func (s *reviewSession) Cleanup(context.Context) error { return nil }
 func (s *reviewSession) Finish(context.Context) (string, error) { return s.info.ResultsDir, nil }
 
 // Results returns the finished run's results (nil when it wrote none).
-func (s *reviewSession) Results() *steps.Results { return s.res }
+func (s *reviewSession) Results() *results.Results { return s.res }
 
 func (s *reviewSession) Close() error { return nil }

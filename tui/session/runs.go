@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/termtext"
-	"github.com/dpulab/dpulab/steps"
 )
 
 // BoothMarker is the file booth mode leaves in each results folder it
@@ -45,7 +46,7 @@ type RunInfo struct {
 	// Dir (and Lab, from the folder's name).
 	Err string
 	// Results is the cleaned results.json (nil with Err).
-	Results *steps.Results
+	Results *results.Results
 }
 
 // ScanRuns lists the runs under each root (ROOT/LAB/RUNID) and the run
@@ -113,7 +114,7 @@ func loadRun(dir, lab string) RunInfo {
 	if _, err := os.Stat(filepath.Join(dir, BoothMarker)); err == nil {
 		ri.Kind = "booth"
 	}
-	r, err := steps.LoadResults(dir)
+	r, err := results.LoadResults(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = errors.New("no results.json: not a dpulab results folder")
@@ -140,20 +141,20 @@ func loadRun(dir, lab string) RunInfo {
 }
 
 // describeStatus is a run's status in a few words for a list row.
-func describeStatus(r *steps.Results) string {
+func describeStatus(r *results.Results) string {
 	switch r.Status {
-	case steps.RunComplete:
+	case results.RunComplete:
 		return "complete"
-	case steps.RunFailed:
+	case results.RunFailed:
 		return "failed at " + r.FailedStep
-	case steps.RunInterrupted:
+	case results.RunInterrupted:
 		if r.FailedStep != "" {
 			return "interrupted at " + r.FailedStep
 		}
 		return "interrupted"
-	case steps.RunIncomplete:
+	case results.RunIncomplete:
 		return "incomplete"
-	case steps.RunRunning:
+	case results.RunRunning:
 		return "killed (never finished)"
 	}
 	return "unknown"

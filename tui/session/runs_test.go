@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
 )
 
-func writeRun(t *testing.T, dir string, r *steps.Results) {
+func writeRun(t *testing.T, dir string, r *results.Results) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := steps.WriteResults(dir, r); err != nil {
+	if err := results.WriteResults(dir, r); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -27,12 +27,12 @@ func writeRun(t *testing.T, dir string, r *steps.Results) {
 func TestScanRuns(t *testing.T) {
 	root := t.TempDir()
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	hosts := []steps.HostInfo{{Name: "server1"}, {Name: "client1"}}
-	writeRun(t, filepath.Join(root, "quickstart", "a"), &steps.Results{Lab: "quickstart", Title: "Q\x1b]52;c;SE9TVElMRQ==\x07", Started: t0, Status: steps.RunComplete})
-	writeRun(t, filepath.Join(root, "rdma", "b"), &steps.Results{Lab: "rdma", Started: t0.Add(time.Hour), Hosts: hosts, Status: steps.RunFailed, FailedStep: "deploy", Error: "boom"})
-	writeRun(t, filepath.Join(root, "rdma", "c"), &steps.Results{Lab: "rdma", Started: t0.Add(2 * time.Hour), Status: steps.RunRunning})
+	hosts := []results.HostInfo{{Name: "server1"}, {Name: "client1"}}
+	writeRun(t, filepath.Join(root, "quickstart", "a"), &results.Results{Lab: "quickstart", Title: "Q\x1b]52;c;SE9TVElMRQ==\x07", Started: t0, Status: results.RunComplete})
+	writeRun(t, filepath.Join(root, "rdma", "b"), &results.Results{Lab: "rdma", Started: t0.Add(time.Hour), Hosts: hosts, Status: results.RunFailed, FailedStep: "deploy", Error: "boom"})
+	writeRun(t, filepath.Join(root, "rdma", "c"), &results.Results{Lab: "rdma", Started: t0.Add(2 * time.Hour), Status: results.RunRunning})
 	booth := filepath.Join(root, "quickstart", "d")
-	writeRun(t, booth, &steps.Results{Lab: "quickstart", Started: t0.Add(-time.Hour), Status: steps.RunComplete})
+	writeRun(t, booth, &results.Results{Lab: "quickstart", Started: t0.Add(-time.Hour), Status: results.RunComplete})
 	if err := os.WriteFile(filepath.Join(booth, BoothMarker), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

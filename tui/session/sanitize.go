@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/steps"
 )
@@ -62,7 +64,7 @@ func (s cleanSession) ValidateVar(name, value string) error {
 	return cleanErr(s.s.ValidateVar(name, value))
 }
 func (s cleanSession) SetVars(vars map[string]string) error { return cleanErr(s.s.SetVars(vars)) }
-func (s cleanSession) RunStep(ctx context.Context, i int) steps.Status {
+func (s cleanSession) RunStep(ctx context.Context, i int) results.Status {
 	return s.s.RunStep(ctx, i)
 }
 func (s cleanSession) Skip(i int)                        { s.s.Skip(i) }
@@ -71,9 +73,9 @@ func (s cleanSession) Finish(ctx context.Context) (string, error) {
 	dir, err := s.s.Finish(ctx)
 	return dir, cleanErr(err)
 }
-func (s cleanSession) Results() *steps.Results { return CleanResults(s.s.Results()) }
-func (s cleanSession) Close() error            { return cleanErr(s.s.Close()) }
-func (s cleanSession) Review() bool            { return s.s.Review() }
+func (s cleanSession) Results() *results.Results { return CleanResults(s.s.Results()) }
+func (s cleanSession) Close() error              { return cleanErr(s.s.Close()) }
+func (s cleanSession) Review() bool              { return s.s.Review() }
 
 // cleanErr returns err with a message safe to draw (remote stderr and lab
 // text end up in errors); errors.Is and As still see the original.

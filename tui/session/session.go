@@ -15,6 +15,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/steps"
 )
 
@@ -97,7 +99,7 @@ type Session interface {
 	// SetVars applies the variables form (validated) to later steps.
 	SetVars(vars map[string]string) error
 	// RunStep runs step i to its end and returns its status.
-	RunStep(ctx context.Context, i int) steps.Status
+	RunStep(ctx context.Context, i int) results.Status
 	// Skip marks step i skipped.
 	Skip(i int)
 	// Cleanup runs the cleanup steps and stops what deploy started.
@@ -105,7 +107,7 @@ type Session interface {
 	// Finish writes the results and returns their folder.
 	Finish(ctx context.Context) (string, error)
 	// Results are the results so far (nil before any bench).
-	Results() *steps.Results
+	Results() *results.Results
 	// Close releases connections; the session is unusable afterwards.
 	Close() error
 	// Review reports whether the session shows a finished run without

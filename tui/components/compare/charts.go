@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/tui/chart"
 	"github.com/guptarohit/asciigraph"
 )
@@ -25,7 +26,7 @@ func (m *Model) colors(n int) []asciigraph.AnsiColor {
 
 // chartsView overlays the variants' per-second series of the first run at
 // the selected sweep point.
-func (m *Model) chartsView(c *steps.Compare, h int) string {
+func (m *Model) chartsView(c *results.Compare, h int) string {
 	var tps, p99 [][]float64
 	var legends []string
 	for _, v := range c.Variants {
@@ -53,7 +54,7 @@ func (m *Model) chartsView(c *steps.Compare, h int) string {
 
 // sweepView draws mean TPS (and avg latency) against the swept variable, one
 // line per variant: the whitepaper's figure 3 shape.
-func (m *Model) sweepView(c *steps.Compare, h int) string {
+func (m *Model) sweepView(c *results.Compare, h int) string {
 	st := m.Styles
 	if c.Sweep == "" || len(c.Variants[0].Points) < 2 {
 		return st.Muted.Render("This compare has no sweep: the sweep chart needs results at two or more values of one variable (e.g. instances 10..80).")
@@ -102,7 +103,7 @@ func (m *Model) sweepView(c *steps.Compare, h int) string {
 		chart.Plot(chart.Spec{Series: lat, Legends: legends, Width: w, Height: h - 1 - top, Caption: "avg latency (ms) vs " + c.Sweep, Colors: m.colors(len(legends)), LowerBound: 0, Stretch: true})
 }
 
-func nanIfZero(s steps.MeanStd) float64 {
+func nanIfZero(s results.MeanStd) float64 {
 	if s.N == 0 {
 		return math.NaN()
 	}

@@ -11,11 +11,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/labs/tco"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
 )
 
@@ -38,7 +39,7 @@ type TCOFunc func(inputs map[string]float64) (*tco.Estimate, error)
 // Model is the compare view.
 type Model struct {
 	common.Common
-	res   *steps.Results
+	res   *results.Results
 	bench int
 	point int
 	tab   Tab
@@ -48,7 +49,7 @@ type Model struct {
 var _ common.Component = (*Model)(nil)
 
 // New returns a compare view of res (nil shows "no results yet").
-func New(c common.Common, res *steps.Results, compute TCOFunc) *Model {
+func New(c common.Common, res *results.Results, compute TCOFunc) *Model {
 	m := &Model{Common: c}
 	m.SetResults(res, compute)
 	return m
@@ -56,7 +57,7 @@ func New(c common.Common, res *steps.Results, compute TCOFunc) *Model {
 
 // SetResults replaces the results shown; the last bench with the most
 // variants is selected, at its last sweep point.
-func (m *Model) SetResults(res *steps.Results, compute TCOFunc) {
+func (m *Model) SetResults(res *results.Results, compute TCOFunc) {
 	m.res = res
 	m.bench, m.point = 0, 0
 	if res != nil {
@@ -73,7 +74,7 @@ func (m *Model) SetResults(res *steps.Results, compute TCOFunc) {
 }
 
 // Results returns what is shown.
-func (m *Model) Results() *steps.Results { return m.res }
+func (m *Model) Results() *results.Results { return m.res }
 
 // Tab returns the active tab.
 func (m *Model) Tab() Tab { return m.tab }
@@ -91,7 +92,7 @@ func (m *Model) SetSize(w, h int) {
 	m.tco.SetSize(w, h)
 }
 
-func (m *Model) current() *steps.Compare {
+func (m *Model) current() *results.Compare {
 	if m.res == nil || m.bench >= len(m.res.Benches) {
 		return nil
 	}
@@ -187,7 +188,7 @@ func (m *Model) View() string {
 	return ansi.Truncate(head, m.Width, "…") + "\n\n" + fit(body, m.Width, h)
 }
 
-func orStep(c *steps.Compare) string {
+func orStep(c *results.Compare) string {
 	if c.Title != "" {
 		return c.Title
 	}
@@ -207,7 +208,7 @@ func fit(s string, w, h int) string {
 }
 
 // pointLabel names sweep point i ("instances = 40"), empty without a sweep.
-func pointLabel(c *steps.Compare, i int) string {
+func pointLabel(c *results.Compare, i int) string {
 	if c.Sweep == "" || len(c.Variants[0].Points) <= i {
 		return ""
 	}

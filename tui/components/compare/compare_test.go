@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/labs/tco"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
 )
 
@@ -39,7 +40,7 @@ func TestDeltaTextReadsWithoutColour(t *testing.T) {
 }
 
 func TestViewFitsEverySize(t *testing.T) {
-	res, err := steps.LoadResults("../../testdata/recorded")
+	res, err := results.LoadResults("../../testdata/recorded")
 	if err != nil {
 		t.Fatal(err)
 	}

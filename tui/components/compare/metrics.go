@@ -3,7 +3,7 @@ package compare
 import (
 	"math"
 
-	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
 )
 
 // metric is one row of the compare table: a steps.MetricDesc, the one
@@ -12,24 +12,24 @@ import (
 type metric struct {
 	key   string
 	label string
-	get   func(steps.Stats) *steps.MeanStd
+	get   func(results.Stats) *results.MeanStd
 }
 
 var metrics = func() []metric {
 	var out []metric
-	for _, d := range steps.MetricDescs() {
+	for _, d := range results.MetricDescs() {
 		label := d.Label
 		if d.Parent != "" {
 			label = "  " + label
 		}
-		out = append(out, metric{key: d.Name, label: label, get: func(s steps.Stats) *steps.MeanStd { return d.Read(&s) }})
+		out = append(out, metric{key: d.Name, label: label, get: func(s results.Stats) *results.MeanStd { return d.Read(&s) }})
 	}
 	return out
 }()
 
 // delta returns the change of metric at point p against the baseline point,
 // preferring the engine's figure and computing it when absent.
-func delta(mt metric, p, base steps.SweepPoint) (float64, bool) {
+func delta(mt metric, p, base results.SweepPoint) (float64, bool) {
 	if d, ok := p.DeltaPct[mt.key]; ok {
 		return d, true
 	}
@@ -46,9 +46,9 @@ func delta(mt metric, p, base steps.SweepPoint) (float64, bool) {
 // small to matter and for metrics that are neither better nor worse when
 // they move (network Gb/s follows the load and the path).
 func deltaText(mt metric, pct float64) (text string, better, same bool) {
-	text = steps.FormatDelta(mt.key, pct)
-	if steps.Neutral(mt.key) || math.Abs(pct) < 0.05 {
+	text = results.FormatDelta(mt.key, pct)
+	if results.Neutral(mt.key) || math.Abs(pct) < 0.05 {
 		return text, false, true
 	}
-	return text, (pct < 0) == steps.LowerIsBetter(mt.key), false
+	return text, (pct < 0) == results.LowerIsBetter(mt.key), false
 }

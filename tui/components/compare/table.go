@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/x/ansi"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/chart"
 )
 
@@ -16,7 +17,7 @@ func pad(s string, w int) string {
 	return s + strings.Repeat(" ", max(w-ansi.StringWidth(s), 0))
 }
 
-func (m *Model) tableView(c *steps.Compare, h int) string {
+func (m *Model) tableView(c *results.Compare, h int) string {
 	st := m.Styles
 	var b strings.Builder
 	if l := pointLabel(c, m.point); l != "" {

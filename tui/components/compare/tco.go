@@ -6,11 +6,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/labs/tco"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/chart"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/keymap"
@@ -33,7 +34,7 @@ type tcoForm struct {
 	err     error
 }
 
-func newTCOForm(c common.Common, res *steps.Results, compute TCOFunc) *tcoForm {
+func newTCOForm(c common.Common, res *results.Results, compute TCOFunc) *tcoForm {
 	f := &tcoForm{Common: c, compute: compute}
 	var start *tco.Estimate
 	if res != nil && res.TCO != nil {
@@ -169,7 +170,7 @@ func (f *tcoForm) View() string {
 		b.WriteString("\n" + st.Bold.Render("Estimate") + "\n")
 		for _, n := range orderedOutputs(f.out) {
 			v := f.out.Outputs[n]
-			s := steps.FormatNumber(v)
+			s := results.FormatNumber(v)
 			if strings.HasSuffix(n, "_usd") || strings.Contains(n, "_usd_") {
 				s = money(v)
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
@@ -12,7 +14,7 @@ import (
 
 func sample(variant string, ops float64) steps.Sample {
 	cpu := 50.0
-	return steps.Sample{Step: "compare", Variant: variant, Run: 1, Point: steps.Point{OpsPerSec: ops, ServerCPU: &cpu}}
+	return steps.Sample{Step: "compare", Variant: variant, Run: 1, Point: results.Point{OpsPerSec: ops, ServerCPU: &cpu}}
 }
 
 func TestVariantChangeLeavesGap(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/charmbracelet/bubbles/spinner"
@@ -17,12 +19,12 @@ import (
 )
 
 // Icons per status; distinct shapes so the list reads without colour.
-var icons = map[steps.Status]string{
-	steps.Pending: "○",
-	steps.Running: "◐",
-	steps.Done:    "✔",
-	steps.Failed:  "✘",
-	steps.Skipped: "↷",
+var icons = map[results.Status]string{
+	results.Pending: "○",
+	results.Running: "◐",
+	results.Done:    "✔",
+	results.Failed:  "✘",
+	results.Skipped: "↷",
 }
 
 // Model is the step list.
@@ -68,18 +70,18 @@ func (m *Model) SetSteps(s []steps.StepInfo) {
 func (m *Model) Steps() []steps.StepInfo { return m.steps }
 
 // SetStatus updates step i's status.
-func (m *Model) SetStatus(i int, st steps.Status) {
+func (m *Model) SetStatus(i int, st results.Status) {
 	if i >= 0 && i < len(m.steps) {
 		m.steps[i].Status = st
 	}
 }
 
 // Status returns step i's status.
-func (m *Model) Status(i int) steps.Status {
+func (m *Model) Status(i int) results.Status {
 	if i >= 0 && i < len(m.steps) {
 		return m.steps[i].Status
 	}
-	return steps.Pending
+	return results.Pending
 }
 
 // Selected is the index of the selected step.
@@ -97,7 +99,7 @@ func (m *Model) Select(i int) {
 // Running reports whether any step is running.
 func (m *Model) Running() bool {
 	for _, s := range m.steps {
-		if s.Status == steps.Running {
+		if s.Status == results.Running {
 			return true
 		}
 	}
@@ -108,7 +110,7 @@ func (m *Model) Running() bool {
 func (m *Model) Finished() int {
 	n := 0
 	for _, s := range m.steps {
-		if s.Status == steps.Done || s.Status == steps.Skipped {
+		if s.Status == results.Done || s.Status == results.Skipped {
 			n++
 		}
 	}
@@ -161,16 +163,16 @@ func (m *Model) View() string {
 		icon := icons[s.Status]
 		style := st.StepNormal
 		switch s.Status {
-		case steps.Running:
+		case results.Running:
 			if !m.NoAnimation {
 				icon = strings.TrimSpace(ansi.Strip(m.spinner.View()))
 			}
 			style = st.StepRunning
-		case steps.Done:
+		case results.Done:
 			style = st.StepDone
-		case steps.Failed:
+		case results.Failed:
 			style = st.StepFailed
-		case steps.Skipped:
+		case results.Skipped:
 			style = st.StepSkipped
 		}
 		text := ansi.Truncate(fmt.Sprintf("%2d %s", i+1, s.Title), max(m.Width-4, 1), "…")

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/aymanbagabas/go-osc52/v2"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -74,7 +76,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.sess.Skip(sel)
-		m.list.SetStatus(sel, steps.Skipped)
+		m.list.SetStatus(sel, results.Skipped)
 		delete(m.failures, sel)
 		m.list.Select(sel + 1)
 		m.layout()

@@ -9,6 +9,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
@@ -24,7 +26,7 @@ import (
 // StepDoneMsg says RunStep returned for step Index.
 type StepDoneMsg struct {
 	Index  int
-	Status steps.Status
+	Status results.Status
 }
 
 // CleanupDoneMsg says Cleanup returned; Then says what comes next.

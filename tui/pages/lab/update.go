@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/steps"
@@ -102,7 +104,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 			m.list.Select(sel)
 		}
 	case steps.StepStarted:
-		m.list.SetStatus(e.Index, steps.Running)
+		m.list.SetStatus(e.Index, results.Running)
 		if len(e.Commands) > 0 {
 			m.plans[e.Index] = e.Commands
 			delete(m.planErr, e.Index)
@@ -116,7 +118,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.dash.AddSample(e)
 	case steps.StepFinished:
 		m.list.SetStatus(e.Index, e.Status)
-		if e.Status == steps.Failed {
+		if e.Status == results.Failed {
 			m.failures[e.Index] = e
 			msg := "✘ step failed"
 			if e.Err != "" {
@@ -148,11 +150,11 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 	// The engine's StepFinished normally set this already; the return
 	// value is the authority when the event was dropped or never sent.
 	m.list.SetStatus(msg.Index, msg.Status)
-	if m.view == ViewDashboard && msg.Status != steps.Running {
+	if m.view == ViewDashboard && msg.Status != results.Running {
 		m.view = ViewSteps
 	}
 	switch msg.Status {
-	case steps.Done, steps.Skipped:
+	case results.Done, results.Skipped:
 		next := msg.Index + 1
 		if next >= len(m.list.Steps()) {
 			m.runAll = false
@@ -170,7 +172,7 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 			return m.start(next)
 		}
 		m.status = fmt.Sprintf("step %d %s · enter runs step %d", msg.Index+1, msg.Status, next+1)
-	case steps.Failed:
+	case results.Failed:
 		m.runAll = false
 		m.list.Select(msg.Index)
 		m.layout()
@@ -208,7 +210,7 @@ func (m *Model) start(i int) tea.Cmd {
 	m.running = i
 	m.attempts[i]++
 	delete(m.failures, i)
-	m.list.SetStatus(i, steps.Running)
+	m.list.SetStatus(i, results.Running)
 	m.list.Select(i)
 	m.out.Clear()
 	m.status = ""

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -37,7 +39,7 @@ type Options struct {
 // Model is the replay page.
 type Model struct {
 	common.Common
-	res     *steps.Results
+	res     *results.Results
 	opts    Options
 	dash    *dashboard.Model
 	cmp     *compare.Model
@@ -53,7 +55,7 @@ type Model struct {
 var _ common.Component = (*Model)(nil)
 
 // New builds a replay of res.
-func New(c common.Common, res *steps.Results, opts Options) *Model {
+func New(c common.Common, res *results.Results, opts Options) *Model {
 	if opts.Step <= 0 {
 		opts.Step = 250 * time.Millisecond
 	}
@@ -91,7 +93,7 @@ func (m *Model) flatten() {
 }
 
 // Banner is the line that says this is a replay, of what, from where.
-func Banner(res *steps.Results) string {
+func Banner(res *results.Results) string {
 	when := res.Started
 	if when.IsZero() {
 		when = res.Finished

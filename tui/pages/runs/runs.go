@@ -10,12 +10,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/list"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/internal/termtext"
-	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/compare"
 	"github.com/dpulab/dpulab/tui/components/markdown"
@@ -27,7 +28,7 @@ import (
 type BackMsg struct{}
 
 // ReplayMsg asks the app to replay a run's results.
-type ReplayMsg struct{ Results *steps.Results }
+type ReplayMsg struct{ Results *results.Results }
 
 type item struct{ run session.RunInfo }
 
@@ -148,7 +149,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) showReport(r session.RunInfo) {
-	b, err := os.ReadFile(filepath.Join(r.Path, steps.ReportFile))
+	b, err := os.ReadFile(filepath.Join(r.Path, results.ReportFile))
 	src := termtext.Plain(string(b))
 	if err != nil {
 		src = "_No report: " + termtext.Line(err.Error()) + " (`dpulab report` writes it again from results.json)._"

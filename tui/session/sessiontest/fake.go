@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/dpulab/dpulab/steps/results"
+
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/session"
 )
@@ -22,7 +24,7 @@ type Step struct {
 	Doc   string
 	Plan  []steps.PlannedCommand
 	Emit  []steps.Event
-	Final steps.Status
+	Final results.Status
 	// Err, Hint and Tail (the command's last lines) go into the
 	// StepFinished of a failed step.
 	Err, Hint string
@@ -37,7 +39,7 @@ type Fake struct {
 	LabInfo session.LabInfo
 	Script  []Step
 	Vars    []session.Variable
-	Res     *steps.Results
+	Res     *results.Results
 	// ResultsRoot, when set, makes Finish create a real results folder
 	// per run under ResultsRoot/LAB/ (else it names one that does not
 	// exist).
@@ -79,7 +81,7 @@ func (c *Catalog) Open(id string, opts session.Options) (session.Session, error)
 			f.review = f.LabInfo.Finished && !opts.Restart
 			if opts.Restart {
 				for i := range f.Script {
-					f.Script[i].Info.Status = steps.Pending
+					f.Script[i].Info.Status = results.Pending
 				}
 				f.LabInfo.Finished = false
 			}
@@ -111,7 +113,7 @@ func (f *Fake) Steps() []steps.StepInfo {
 // Resume implements session.Session.
 func (f *Fake) Resume() int {
 	for i, s := range f.Steps() {
-		if s.Status != steps.Done && s.Status != steps.Skipped {
+		if s.Status != results.Done && s.Status != results.Skipped {
 			return i
 		}
 	}
@@ -153,11 +155,11 @@ func (f *Fake) send(ev steps.Event) {
 }
 
 // RunStep emits the step's script; a Prompt in it waits for its answer.
-func (f *Fake) RunStep(ctx context.Context, i int) steps.Status {
+func (f *Fake) RunStep(ctx context.Context, i int) results.Status {
 	s := f.Script[i]
 	f.mu.Lock()
 	f.Ran = append(f.Ran, i)
-	f.Script[i].Info.Status = steps.Running
+	f.Script[i].Info.Status = results.Running
 	f.mu.Unlock()
 	f.send(steps.StepStarted{Step: s.Info.ID, Index: i, Commands: s.Plan})
 	for _, ev := range s.Emit {
@@ -171,7 +173,7 @@ func (f *Fake) RunStep(ctx context.Context, i int) steps.Status {
 				f.Answers = append(f.Answers, a)
 				f.mu.Unlock()
 			case <-ctx.Done():
-				return f.finish(i, steps.Failed, "cancelled", "", nil)
+				return f.finish(i, results.Failed, "cancelled", "", nil)
 			}
 			continue
 		}
@@ -181,13 +183,13 @@ func (f *Fake) RunStep(ctx context.Context, i int) steps.Status {
 		select {
 		case <-s.Block:
 		case <-ctx.Done():
-			return f.finish(i, steps.Failed, "cancelled", "", nil)
+			return f.finish(i, results.Failed, "cancelled", "", nil)
 		}
 	}
 	return f.finish(i, s.Final, s.Err, s.Hint, s.Tail)
 }
 
-func (f *Fake) finish(i int, st steps.Status, err, hint string, tail []string) steps.Status {
+func (f *Fake) finish(i int, st results.Status, err, hint string, tail []string) results.Status {
 	f.mu.Lock()
 	f.Script[i].Info.Status = st
 	id := f.Script[i].Info.ID
@@ -200,7 +202,7 @@ func (f *Fake) finish(i int, st steps.Status, err, hint string, tail []string) s
 func (f *Fake) Skip(i int) {
 	f.mu.Lock()
 	f.Skipped = append(f.Skipped, i)
-	f.Script[i].Info.Status = steps.Skipped
+	f.Script[i].Info.Status = results.Skipped
 	f.mu.Unlock()
 }
 
@@ -229,12 +231,12 @@ func (f *Fake) Finish(context.Context) (string, error) {
 			return "", err
 		}
 	}
-	f.send(steps.LabFinished{Lab: f.LabInfo.ID, Status: steps.Done, ResultsDir: dir})
+	f.send(steps.LabFinished{Lab: f.LabInfo.ID, Status: results.Done, ResultsDir: dir})
 	return dir, nil
 }
 
 // Results implements session.Session.
-func (f *Fake) Results() *steps.Results { return f.Res }
+func (f *Fake) Results() *results.Results { return f.Res }
 
 // Close implements session.Session.
 func (f *Fake) Close() error { return nil }
