@@ -25,7 +25,7 @@ var groupCategory = map[string]string{
 // extraCategories are categories Redis gives commands beyond their
 // group's.
 var extraCategories = map[string]string{
-	"dbsize": "keyspace", "flushall": "keyspace dangerous", "flushdb": "keyspace dangerous",
+	"dbsize": "keyspace", "flushall": "keyspace dangerous", "swapdb": "dangerous", "restore": "dangerous", "flushdb": "keyspace dangerous",
 	"info": "dangerous", "keys": "dangerous", "lastsave": "admin dangerous",
 	"command": "connection", "command|count": "connection", "command|docs": "connection",
 	"command|getkeys": "connection", "command|help": "connection", "command|info": "connection",
@@ -148,6 +148,7 @@ var commandTips = map[string]string{
 	"config|set":      "request_policy:all_nodes response_policy:all_succeeded",
 	"dbsize":          "request_policy:all_shards response_policy:agg_sum",
 	"del":             "request_policy:multi_shard response_policy:agg_sum",
+	"dump":            "nondeterministic_output",
 	"exists":          "request_policy:multi_shard response_policy:agg_sum",
 	"flushall":        "request_policy:all_shards response_policy:all_succeeded",
 	"flushdb":         "request_policy:all_shards response_policy:all_succeeded",
@@ -197,6 +198,10 @@ var keySpecFlags = map[string]string{
 	"setbit":           "RW access update",
 	"decr":             "RW access update",
 	"decrby":           "RW access update",
+	"copy":             "RO access|OW update",
+	"dump":             "RO access",
+	"move":             "RW access update",
+	"restore":          "OW update",
 	"del":              "RM delete",
 	"exists":           "RO",
 	"watch":            "RO",
@@ -266,6 +271,8 @@ var keySpecFlags = map[string]string{
 	"smembers":         "RO access",
 	"smismember":       "RO access",
 	"spop":             "RW access delete",
+	"sort":             "RO access",
+	"sort_ro":          "RO access",
 	"sscan":            "RO access",
 	"srandmember":      "RO access",
 	"srem":             "RW delete",

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"maps"
 	"slices"
 	"unsafe"
 )
@@ -213,4 +214,13 @@ func (h *Hash) EachBytes(fn func(field, value []byte) bool) {
 // Each is EachBytes with strings (it allocates; for tests and conversions).
 func (h *Hash) Each(fn func(field, value string) bool) {
 	h.EachBytes(func(f, v []byte) bool { return fn(string(f), string(v)) })
+}
+
+// clone returns an independent copy (COPY).
+func (h *Hash) clone() *Hash {
+	c := &Hash{lp: slices.Clone(h.lp), n: h.n, bytes: h.bytes}
+	if h.m != nil {
+		c.m = maps.Clone(h.m)
+	}
+	return c
 }

@@ -257,3 +257,10 @@ func (l *List) Values() []string {
 	l.copyTo(vals)
 	return vals
 }
+
+// clone returns an independent copy (COPY).
+func (l *List) clone() *List {
+	c := &List{}
+	c.rebuild(l.Values())
+	return c
+}

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -249,4 +251,13 @@ func (s *Set) RandomDistinct(count int) []string {
 		out = append(out, s.member(perm[i]))
 	}
 	return out
+}
+
+// clone returns an independent copy (COPY).
+func (s *Set) clone() *Set {
+	c := &Set{ints: slices.Clone(s.ints), members: slices.Clone(s.members), bytes: s.bytes}
+	if s.idx != nil {
+		c.idx = maps.Clone(s.idx)
+	}
+	return c
 }

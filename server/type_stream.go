@@ -331,3 +331,13 @@ func (s *Stream) Range(start, end StreamID, count int, rev bool) []StreamEntry {
 	}
 	return out
 }
+
+// clone returns an independent copy (COPY).
+func (s *Stream) clone() *Stream {
+	c := *s
+	c.nodes = make([]*streamNode, len(s.nodes))
+	for i, n := range s.nodes {
+		c.nodes[i] = &streamNode{ids: slices.Clone(n.ids), ends: slices.Clone(n.ends), data: slices.Clone(n.data), del: n.del}
+	}
+	return &c
+}

@@ -762,3 +762,18 @@ func (z *ZSet) Pop(count int, max bool) []ZMember {
 	}
 	return out
 }
+
+// clone returns an independent copy (COPY), in the same encoding.
+func (z *ZSet) clone() *ZSet {
+	c := &ZSet{small: slices.Clone(z.small), bytes: z.bytes}
+	if z.isBig() {
+		c.b = &zsetBig{
+			dict: make(map[string]*zslNode, len(z.b.dict)),
+			zsl:  zskiplist{header: &zslNode{level: make([]zslLevel, zslMaxLevel)}, level: 1},
+		}
+		for x := z.b.zsl.header.level[0].forward; x != nil; x = x.level[0].forward {
+			c.b.dict[x.member] = c.b.zsl.insert(x.score, x.member)
+		}
+	}
+	return c
+}
