@@ -188,6 +188,9 @@ var commandTips = map[string]string{
 // keySpecFlags are the flags of each key spec Redis 7.0 lists, specs
 // separated by "|".
 var keySpecFlags = map[string]string{
+	"rpoplpush":        "RW access delete|RW insert",
+	"lmove":            "RW access delete|RW insert",
+	"lpos":             "RO access",
 	"append":           "RW insert",
 	"bitcount":         "RO access",
 	"bitfield":         "RW access update variable_flags",

@@ -264,3 +264,46 @@ func (l *List) clone() *List {
 	c.rebuild(l.Values())
 	return c
 }
+
+// Pop removes and returns the element at the left (head) or right end;
+// ok is false when the list is empty.
+func (l *List) Pop(left bool) (string, bool) {
+	if left {
+		return l.PopFront()
+	}
+	return l.PopBack()
+}
+
+// Push adds v at the left (head) or right end.
+func (l *List) Push(v string, left bool) {
+	if left {
+		l.PushFront(v)
+	} else {
+		l.PushBack(v)
+	}
+}
+
+// PopN removes and returns up to count elements from one end, in the
+// order they were popped (LPOP/RPOP/LMPOP COUNT).
+func (l *List) PopN(count int, left bool) []string {
+	out := make([]string, 0, min(count, l.Len()))
+	for len(out) < count {
+		v, ok := l.Pop(left)
+		if !ok {
+			break
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// listMove pops one element from src's end and pushes it onto dst's (LMOVE,
+// RPOPLPUSH, and BLMOVE once unblocked); src and dst may be the same list
+// (a rotation). It reports false when src is empty.
+func listMove(src, dst *List, fromLeft, toLeft bool) (string, bool) {
+	v, ok := src.Pop(fromLeft)
+	if ok {
+		dst.Push(v, toLeft)
+	}
+	return v, ok
+}
