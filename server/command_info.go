@@ -139,6 +139,7 @@ func (c *Client) writeKeySpec(s keySpec) {
 
 // commandTips are Redis's command tips, space-separated in its order.
 var commandTips = map[string]string{
+	"hrandfield":      "nondeterministic_output",
 	"client|info":     "nondeterministic_output",
 	"client|list":     "nondeterministic_output",
 	"command":         "nondeterministic_output_order",
@@ -188,6 +189,11 @@ var commandTips = map[string]string{
 // keySpecFlags are the flags of each key spec Redis 7.0 lists, specs
 // separated by "|".
 var keySpecFlags = map[string]string{
+	"hrandfield":       "RO access",
+	"sdiffstore":       "OW update|RO access",
+	"sunionstore":      "OW update|RO access",
+	"sinterstore":      "RW update|RO access",
+	"smove":            "RW access delete|RW insert",
 	"rpoplpush":        "RW access delete|RW insert",
 	"lmove":            "RW access delete|RW insert",
 	"lpos":             "RO access",
