@@ -335,15 +335,24 @@ func cmdZRevRangeByLex(c *Client, args [][]byte) {
 // zrangeGeneric is ZRANGE and its older forms. dir is 0 (not fixed: REV
 // allowed), 1 forward or -1 reverse; kind is zrangeAuto unless the command
 // fixes it (then BYSCORE/BYLEX are syntax errors, as in Redis).
-func zrangeGeneric(c *Client, args [][]byte, kind, dir int) {
-	minIdx, maxIdx := 2, 3
+func zrangeGeneric(c *Client, args [][]byte, kind, dir int) { zrangeInto(c, args, kind, dir, nil) }
+
+// zrangeInto is zrangeGeneric, or with store (ZRANGESTORE dst src ...) the
+// same range stored at store: the arguments then start one later and
+// WITHSCORES is not an option.
+func zrangeInto(c *Client, args [][]byte, kind, dir int, store []byte) {
+	keyIdx := 1
+	if store != nil {
+		keyIdx = 2
+	}
+	minIdx, maxIdx := keyIdx+1, keyIdx+2
 	withScores := false
 	var offset, limit int64 = 0, -1
-	for j := 4; j < len(args); j++ {
+	for j := keyIdx + 3; j < len(args); j++ {
 		left := len(args) - j - 1
 		a := args[j]
 		switch {
-		case equalFold(a, "withscores"):
+		case store == nil && equalFold(a, "withscores"):
 			withScores = true
 		case equalFold(a, "limit") && left >= 2:
 			o, ok1 := parseInt(args[j+1])
@@ -407,13 +416,17 @@ func zrangeGeneric(c *Client, args [][]byte, kind, dir int) {
 			return
 		}
 	}
-	z, found, err := getObject[*ZSet](c, args[1], kindZSet)
+	z, found, err := getObject[*ZSet](c, args[keyIdx], kindZSet)
 	if err != nil {
 		c.writeErr(err)
 		return
 	}
 	if !found {
-		c.writeArray(0)
+		if store != nil {
+			storeZSet(c, store, NewZSet())
+		} else {
+			c.writeArray(0)
+		}
 		return
 	}
 	var ms []ZMember
@@ -437,6 +450,14 @@ func zrangeGeneric(c *Client, args [][]byte, kind, dir int) {
 		} else {
 			ms = z.RangeByLex(lr, rev, int(offset), lim)
 		}
+	}
+	if store != nil {
+		res := NewZSet()
+		for _, m := range ms {
+			res.Set(m.Member, m.Score)
+		}
+		storeZSet(c, store, res)
+		return
 	}
 	writeScoredMembers(c, ms, withScores)
 }

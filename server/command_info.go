@@ -139,6 +139,7 @@ func (c *Client) writeKeySpec(s keySpec) {
 
 // commandTips are Redis's command tips, space-separated in its order.
 var commandTips = map[string]string{
+	"zrandmember":     "nondeterministic_output",
 	"hrandfield":      "nondeterministic_output",
 	"client|info":     "nondeterministic_output",
 	"client|list":     "nondeterministic_output",
@@ -189,6 +190,16 @@ var commandTips = map[string]string{
 // keySpecFlags are the flags of each key spec Redis 7.0 lists, specs
 // separated by "|".
 var keySpecFlags = map[string]string{
+	"zremrangebylex":   "RW delete",
+	"zremrangebyscore": "RW delete",
+	"zremrangebyrank":  "RW delete",
+	"zlexcount":        "RO access",
+	"zmscore":          "RO access",
+	"zrandmember":      "RO access",
+	"zdiffstore":       "OW update",
+	"zinterstore":      "OW update",
+	"zunionstore":      "OW update",
+	"zrangestore":      "OW update|RO access",
 	"hrandfield":       "RO access",
 	"sdiffstore":       "OW update|RO access",
 	"sunionstore":      "OW update|RO access",
