@@ -190,6 +190,7 @@ var commandTips = map[string]string{
 // keySpecFlags are the flags of each key spec Redis 7.0 lists, specs
 // separated by "|".
 var keySpecFlags = map[string]string{
+	"lcs":              "RO access",
 	"zremrangebylex":   "RW delete",
 	"zremrangebyscore": "RW delete",
 	"zremrangebyrank":  "RW delete",
