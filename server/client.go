@@ -72,6 +72,21 @@ type Client struct {
 
 	scanKeys []string // SCAN's snapshot of the keyspace (see SCAN)
 	scanDB   *db
+
+	// Output other goroutines produced for this client (deliver), guarded
+	// by Server.mu; the serving goroutine moves it into out before it runs
+	// the client's next commands (runCommands).
+	async       []byte
+	asyncQueued bool  // the serving goroutine has been told about async
+	outQueued   bool  // event loop only: in eventLoop.outq, to be flushed
+	closeASAP   bool  // past its output buffer limit: closing, deliver nothing more
+	softSince   int64 // unix seconds the pending output first passed the soft limit (0: under it)
+
+	pubsub  *clientSubs // channels and patterns subscribed to (pubsub.go); nil: none ever
+	blocked *blockState // what the client waits for while a blocking command blocks (blocking.go)
+	// denyBlocking makes blocking commands reply as if timed out at once
+	// (inside EXEC, as Redis's CLIENT_DENY_BLOCKING).
+	denyBlocking bool
 }
 
 // Redis's error replies that commands share.
@@ -353,4 +368,93 @@ func (c *Client) accountTouched() {
 		b.mem = m
 	}
 	c.touched = c.touched[:0]
+}
+
+// ---- output for a client produced elsewhere ----
+//
+// A PUBLISH writes to its subscribers, a list push answers the clients
+// blocked on the list, a timer answers a BLPOP that timed out. All of it
+// happens with Server.mu held, but a client's out buffer belongs to the
+// goroutine serving the client, which writes it to the socket without the
+// lock. So deliver appends to out directly only when the caller runs on
+// that goroutine: the client itself, or another client of the same event
+// loop (the loop runs all its clients' commands on its one goroutine).
+// Otherwise it appends to async and tells the serving goroutine, which
+// moves async into out before the client's next commands run: the client
+// sees everything in the order it happened under the lock.
+
+// deliver appends msg, already encoded in to's protocol, to to's output.
+// from is the client whose command produces it (nil for a timer). It
+// reports whether msg went into out directly. Call it with s.mu held.
+func (s *Server) deliver(from, to *Client, msg []byte) (direct bool) {
+	if to.closeASAP || to.gone.Load() || to.killed.Load() {
+		return false
+	}
+	var pending int
+	if to == from || from != nil && from.loop != nil && from.loop == to.loop {
+		to.out = append(to.out, msg...)
+		if to.loop != nil && to != from {
+			to.loop.queueOut(to)
+		}
+		pending = len(to.out) - to.outPos + len(to.async)
+		direct = true
+	} else {
+		to.async = append(to.async, msg...)
+		if !to.asyncQueued {
+			to.asyncQueued = true
+			to.notify()
+		}
+		pending = len(to.async) + int(to.omem.Load())
+	}
+	s.checkOutputLimit(to, pending)
+	return direct
+}
+
+// notify tells the goroutine serving c that c.async has output (or that a
+// blocked c was unblocked). On the goroutine path it interrupts the
+// connection's pending Read with a deadline in the past; serve then runs
+// process, which takes the output under the lock.
+func (c *Client) notify() {
+	if c.loop != nil {
+		c.loop.notifyAsync(c)
+		return
+	}
+	c.conn.SetReadDeadline(aLongTimeAgo)
+}
+
+// aLongTimeAgo is a read deadline that has passed (as net/http uses), to
+// wake a goroutine blocked in Read.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// takeAsync moves output produced for c elsewhere into c.out, with s.mu
+// held, by the goroutine serving c.
+func (c *Client) takeAsync() {
+	c.asyncQueued = false
+	if len(c.async) == 0 {
+		return
+	}
+	c.out = append(c.out, c.async...)
+	if cap(c.async) > maxIdleOut {
+		c.async = nil
+	} else {
+		c.async = c.async[:0]
+	}
+}
+
+// replyWriter returns the server's scratch client for encoding a reply
+// for to outside to's own command (a blocked client served by another
+// client's write, a timeout): the reply methods append to its out, in
+// to's protocol, and the result goes to to through deliver. It acts in
+// to's database as to would. Call it with s.mu held; the result is valid
+// until the next call.
+func (s *Server) replyWriter(to *Client) *Client {
+	w := s.blk.scratch
+	if w == nil {
+		w = &Client{srv: s}
+		s.blk.scratch = w
+	}
+	w.out = w.out[:0]
+	w.resp, w.db, w.dbIndex, w.now, w.id = to.resp, to.db, to.dbIndex, to.now, to.id
+	w.errors = 0
+	return w
 }

@@ -29,12 +29,17 @@ func registerConnectionCommands(t *commandTable) {
 				{Name: "client|info", Fn: cmdClientInfo, Arity: 2, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Returns information about the connection.", Since: "6.2.0"},
 				{Name: "client|kill", Fn: cmdClientKill, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Terminates open connections.", Since: "2.4.0"},
 				{Name: "client|no-evict", Fn: cmdClientNoEvict, Arity: 3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Sets the client eviction mode of the connection.", Since: "7.0.0"},
+				{Name: "client|unblock", Fn: cmdClientUnblock, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Unblocks a client blocked by a blocking command from a different connection.", Since: "5.0.0"},
 				{Name: "client|help", Fn: cmdClientHelp, Arity: 2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0"},
 			}},
 	)
 }
 
 func cmdPing(c *Client, args [][]byte) {
+	if len(args) <= 2 && c.resp == 2 && c.subscribed() {
+		pingSubscribed(c, args)
+		return
+	}
 	switch len(args) {
 	case 1:
 		c.writeSimple("PONG")
@@ -185,6 +190,7 @@ func cmdQuit(c *Client, args [][]byte) {
 func cmdReset(c *Client, args [][]byte) {
 	c.multi = nil
 	c.unwatchAll()
+	c.resetPubSub()
 	c.db, c.dbIndex = c.srv.dbs[0], 0
 	c.resp = 2
 	c.name = ""
@@ -261,8 +267,9 @@ func (c *Client) infoLine(now time.Time, caller *Client) string {
 		c.publish()
 		omem, totMem = 0, c.totMem.Load()
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.addr, c.laddr, c.fd, c.name, age, idle, c.dbIndex, qbuf, qbufFree, argvMem, readBufSize, omem, totMem, cmd, c.resp, c.libName, c.libVer)
+	sub, psub, ssub := c.subCounts()
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.addr, c.laddr, c.fd, c.name, age, idle, c.clientFlags(), c.dbIndex, sub, psub, ssub, qbuf, qbufFree, argvMem, readBufSize, omem, totMem, cmd, c.resp, c.libName, c.libVer)
 }
 
 func (s *Server) clientList() []*Client {
@@ -286,6 +293,7 @@ func sortClients(l []*Client) {
 
 func cmdClientList(c *Client, args [][]byte) {
 	var ids map[int64]bool
+	typ := ""
 	if len(args) > 2 {
 		switch {
 		case equalFold(args[2], "type") && len(args) == 4:
@@ -294,10 +302,10 @@ func cmdClientList(c *Client, args [][]byte) {
 				c.writeError("ERR Unknown client type '" + string(args[3]) + "'")
 				return
 			}
-			if t != "normal" {
-				c.writeVerbatim("")
-				return
+			if t == "replica" {
+				t = "slave"
 			}
+			typ = t
 		case equalFold(args[2], "id") && len(args) >= 4:
 			ids = map[int64]bool{}
 			for _, a := range args[3:] {
@@ -316,7 +324,7 @@ func cmdClientList(c *Client, args [][]byte) {
 	now := time.Now()
 	var b strings.Builder
 	for _, o := range c.srv.clientList() {
-		if ids != nil && !ids[o.id] {
+		if ids != nil && !ids[o.id] || typ != "" && o.clientType() != typ {
 			continue
 		}
 		b.WriteString(o.infoLine(now, c))
@@ -396,7 +404,7 @@ func cmdClientKill(c *Client, args [][]byte) {
 		if v, ok := filters["user"]; ok && v != "default" {
 			continue
 		}
-		if v, ok := filters["type"]; ok && strings.ToLower(v) != "normal" {
+		if v, ok := filters["type"]; ok && strings.ToLower(v) != o.clientType() {
 			continue
 		}
 		if skipMe && o == c {

@@ -203,6 +203,9 @@ func (c *Client) watchedKeyExpired() bool {
 // Every change to a key's value or TTL calls it; without watchers it costs
 // a map length check.
 func (d *db) touch(key string) {
+	if d.blocking != nil {
+		d.touchBlocked(key)
+	}
 	if len(d.watched) == 0 {
 		return
 	}

@@ -40,6 +40,11 @@ type Config struct {
 	ProtoMaxBulkLen int64
 	// ClientQueryBufferLimit closes clients whose unparsed input exceeds it.
 	ClientQueryBufferLimit int64
+	// OutputBufferLimits (client-output-buffer-limit) bound the output
+	// waiting for a client, per class (normal, replica, pubsub): past
+	// Hard, or past Soft for more than SoftSeconds, the client is closed
+	// (pubsub_limits.go).
+	OutputBufferLimits [obufClasses]OutputBufferLimit
 	// MaxMemory is the dataset size limit in bytes (0 = none).
 	MaxMemory int64
 	// MaxMemoryPolicy is what happens at MaxMemory: noeviction (writes get
@@ -104,6 +109,7 @@ func DefaultConfig() Config {
 		TCPKeepAlive:           300 * time.Second,
 		ProtoMaxBulkLen:        512 << 20,
 		ClientQueryBufferLimit: 1 << 30,
+		OutputBufferLimits:     defaultOutputBufferLimits,
 		MaxMemoryPolicy:        "noeviction",
 		MaxMemorySamples:       5,
 		Hz:                     10,

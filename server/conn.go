@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -146,7 +147,14 @@ func (c *Client) serve() {
 		}
 		n, err := c.conn.Read(c.rbuf[c.wpos:])
 		if n == 0 && err != nil {
-			return
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				return
+			}
+			// Woken by notify: output from elsewhere, or unblocked.
+			// The deadline is cleared before the lock is taken, so a
+			// notify after it interrupts the next Read instead of
+			// being lost.
+			c.conn.SetReadDeadline(time.Time{})
 		}
 		c.wpos += n
 		if c.process() {
@@ -259,6 +267,11 @@ func (c *Client) release() {
 		c.srv.mu.Unlock()
 	}
 	c.multi = nil
+	c.srv.mu.Lock()
+	c.unblock()
+	c.resetPubSub()
+	c.async = nil
+	c.srv.mu.Unlock()
 	c.publish()
 }
 
@@ -343,7 +356,11 @@ const (
 func (c *Client) runCommands(limits resp.Limits, batch *[]int) (runResult, int) {
 	s := c.srv
 	ncmds := 0
-	for c.rpos < c.wpos {
+	if c.asyncQueued {
+		c.takeAsync()
+	}
+	// A blocked client's commands wait in rbuf until it is served.
+	for c.rpos < c.wpos && c.blocked == nil {
 		// Checked per command: an AUTH earlier in the batch lifts the
 		// limits for the commands after it, as in Redis.
 		limits.Unauthenticated = c.authRequired()
@@ -455,13 +472,47 @@ func (c *Client) exec(args [][]byte) int {
 		c.writeError(errOOM)
 		return -1
 	}
-	if c.multi != nil && !runsInMulti(cmd) {
-		c.multi.queue(cmd, args)
-		c.writeSimple("QUEUED")
+	if c.pubsub != nil && c.resp == 2 && c.subscribed() && !allowedSubscribed(cmd) {
+		s.stats.cmd[cmd.id].rejected++
+		c.rejectInMulti()
+		c.writeError("ERR Can't execute '" + cmd.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return -1
 	}
+	if c.multi != nil {
+		if !runsInMulti(cmd) {
+			c.multi.queue(cmd, args)
+			c.writeSimple("QUEUED")
+			return -1
+		}
+		if cmd.Name == "exec" {
+			// A transaction never blocks: its blocking commands answer
+			// as if timed out (Redis's CLIENT_DENY_BLOCKING).
+			c.denyBlocking = true
+			c.call(cmd, args)
+			c.denyBlocking = false
+			if len(s.blk.ready) > 0 {
+				s.serveReady(c)
+			}
+			return cmd.id
+		}
+	}
 	c.call(cmd, args)
+	// Keys the command changed may serve blocked clients; Redis serves
+	// them after each command (after EXEC as a whole).
+	if len(s.blk.ready) > 0 {
+		s.serveReady(c)
+	}
 	return cmd.id
+}
+
+// allowedSubscribed reports whether a RESP2 client in subscribed mode may
+// run cmd (Redis's processCommand list).
+func allowedSubscribed(cmd *command) bool {
+	switch cmd.Name {
+	case "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "quit", "reset":
+		return true
+	}
+	return false
 }
 
 // call runs a command that passed the dispatcher's checks (exec, or EXEC

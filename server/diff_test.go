@@ -16,6 +16,13 @@ package server
 //	!c2 SET k v                         send on a second connection (!c3: a third),
 //	                                    dialled on first use, in the pass's protocol
 //	!recv                               read one more reply (a push) without sending
+//	!c2 !send BLPOP l 0                 send without reading the reply (a blocking
+//	                                    command); a later !c2 !recv reads it
+//	!blocked 1                          wait until exactly 1 client is blocked
+//	                                    (CLIENT LIST's b flag, read on a connection
+//	                                    of its own), so that what the next line
+//	                                    writes finds it waiting; records nothing
+//	CLIENT UNBLOCK $ID2                 $ID1..$ID3: that connection's client id
 //
 // Markers combine: "!resp3 !sort SMEMBERS s". After changing a script,
 // re-record redis-server's replies for TestDiffGolden (which runs without
@@ -58,6 +65,9 @@ type diffLine struct {
 	only   int // 0: both passes, 2 or 3: only that protocol
 	conn   int // 0: the first connection, 1 and 2: !c2, !c3
 	recv   bool
+	send   bool // write only; the reply is read by a later !recv
+	// blocked >= 0: wait for that many blocked clients (no command).
+	blocked int
 }
 
 // parseDiffScript reads a script; errors name the file and line.
@@ -70,7 +80,7 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		l := diffLine{lineNo: n, text: text}
+		l := diffLine{lineNo: n, text: text, blocked: -1}
 		rest := text
 		for strings.HasPrefix(rest, "!") {
 			marker, after, _ := strings.Cut(rest, " ")
@@ -93,10 +103,27 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 				l.conn = 2
 			case "!recv":
 				l.recv = true
+			case "!send":
+				l.send = true
+			case "!blocked":
+				l.blocked = 0
 			default:
-				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !sortdeep, !shape, !type, !resp2, !resp3, !c2, !c3, !recv)", name, n, marker)
+				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !sortdeep, !shape, !type, !resp2, !resp3, !c2, !c3, !recv, !send, !blocked)", name, n, marker)
+			}
+			if l.blocked == 0 {
+				// Its argument is a count, not a command.
+				break
 			}
 			rest = strings.TrimSpace(after)
+		}
+		if l.blocked == 0 {
+			v, err := strconv.Atoi(strings.TrimSpace(rest))
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("%s:%d: !blocked takes a count of clients", name, n)
+			}
+			l.blocked = v
+			out = append(out, l)
+			continue
 		}
 		args, ok := resp.SplitArgs([]byte(rest), nil)
 		if !ok {
@@ -107,6 +134,9 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 		}
 		if len(args) > 0 && l.recv {
 			return nil, fmt.Errorf("%s:%d: !recv takes no command", name, n)
+		}
+		if l.send && (l.recv || len(args) == 0) {
+			return nil, fmt.Errorf("%s:%d: !send needs a command", name, n)
 		}
 		for _, a := range args {
 			l.args = append(l.args, string(a))
@@ -328,6 +358,8 @@ type diffSession struct {
 	proto int
 	dial  func(testing.TB) *diffConn
 	conns [3]*diffConn
+	ids   [3]string // CLIENT ID of each connection, for $ID1..$ID3
+	ctl   *diffConn // for !blocked, dialled on first use
 }
 
 func (s *diffSession) conn(i int) *diffConn {
@@ -340,7 +372,76 @@ func (s *diffSession) conn(i int) *diffConn {
 		}
 		s.conns[i] = c
 	}
+	if s.ids[i] == "" {
+		r, err := s.conns[i].do([]string{"CLIENT", "ID"}, renderReply)
+		if err != nil || !strings.HasPrefix(r, ":") {
+			s.t.Fatalf("connection %d: CLIENT ID: %v %s", i+1, err, r)
+		}
+		s.ids[i] = r[1:]
+	}
 	return s.conns[i]
+}
+
+// run carries out one script line on this side: waits for !blocked, else
+// sends (with $IDn replaced) and, unless !send, reads and renders the
+// reply. done is false for lines that produce no reply to compare.
+func (s *diffSession) run(l diffLine) (reply string, done bool, err error) {
+	if l.blocked >= 0 {
+		return "", false, s.waitBlocked(l.blocked)
+	}
+	c := s.conn(l.conn)
+	args := l.args
+	if strings.Contains(l.text, "$ID") {
+		args = append([]string(nil), args...)
+		for i, a := range args {
+			for j := range s.conns {
+				if s.conns[j] != nil {
+					a = strings.ReplaceAll(a, fmt.Sprintf("$ID%d", j+1), s.ids[j])
+				}
+			}
+			args[i] = a
+		}
+	}
+	if l.send {
+		if err := c.c.SetWriteDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			return "", false, err
+		}
+		_, err := c.c.Write(resp.AppendCommand(nil, args...))
+		return "", false, err
+	}
+	reply, err = c.do(args, l.renderFor())
+	return reply, true, err
+}
+
+// waitBlocked polls CLIENT LIST on a connection of its own until exactly n
+// clients have the b (blocked) flag. It waits for a state, not for time:
+// the 10 s bound only turns a hang into a failure.
+func (s *diffSession) waitBlocked(n int) error {
+	if s.ctl == nil {
+		s.ctl = s.dial(s.t)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := s.ctl.do([]string{"CLIENT", "LIST"}, func(v resp.Value) string { return string(v.Str) })
+		if err != nil {
+			return err
+		}
+		got := 0
+		for _, line := range strings.Split(r, "\n") {
+			for _, f := range strings.Fields(line) {
+				if flags, ok := strings.CutPrefix(f, "flags="); ok && strings.Contains(flags, "b") {
+					got++
+				}
+			}
+		}
+		if got == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("!blocked %d: %d clients blocked after 10s", n, got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // goldenLine is how a reply is recorded in testdata/diff/NAME.golden:
@@ -375,15 +476,19 @@ func runDiffScript(t *testing.T, lines []diffLine, proto int, want, got func(tes
 		if l.only != 0 && l.only != proto {
 			continue
 		}
-		render := l.renderFor()
-		w, err := refs.conn(l.conn).do(l.args, render)
+		w, done, err := refs.run(l)
 		if err != nil {
 			t.Fatalf("line %d %q: redis-server: %v", l.lineNo, l.text, err)
 		}
-		golden = append(golden, goldenLine(proto, l, w))
-		g, err := ourss.conn(l.conn).do(l.args, render)
+		if done {
+			golden = append(golden, goldenLine(proto, l, w))
+		}
+		g, _, err := ourss.run(l)
 		if err != nil {
 			t.Fatalf("line %d %q: ours: %v (redis-server replied %s)", l.lineNo, l.text, err, w)
+		}
+		if !done {
+			continue
 		}
 		if showDiff {
 			t.Logf("line %d: %s\n  -> %s", l.lineNo, l.text, w)
@@ -461,12 +566,18 @@ func TestDiffGolden(t *testing.T) {
 					if l.only != 0 && l.only != proto {
 						continue
 					}
+					if l.send || l.blocked >= 0 {
+						if _, _, err := ours.run(l); err != nil {
+							t.Fatalf("line %d %q: %v", l.lineNo, l.text, err)
+						}
+						continue
+					}
 					want, ok := golden[fmt.Sprintf("%d %d", proto, l.lineNo)]
 					wantPrefix := goldenLine(proto, l, "")
 					if !ok || !strings.HasPrefix(want, wantPrefix) {
 						t.Fatalf("%s.golden is out of date at %s.txt:%d (%s); re-record: go test ./server/ -run TestDiff -diff.update", name, name, l.lineNo, l.text)
 					}
-					g, err := ours.conn(l.conn).do(l.args, l.renderFor())
+					g, _, err := ours.run(l)
 					if err != nil {
 						t.Fatalf("line %d %q: %v", l.lineNo, l.text, err)
 					}
@@ -519,7 +630,8 @@ func TestDiff(t *testing.T) {
 					func(t testing.TB) *diffConn { return dialDiff(t, network, addr) })...)
 			})
 		}
-		if *updateGolden {
+		// A script -run filtered out recorded nothing: keep its golden.
+		if *updateGolden && len(golden) > 0 {
 			if err := writeGolden(name, golden); err != nil {
 				t.Fatal(err)
 			}

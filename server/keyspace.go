@@ -92,8 +92,9 @@ type db struct {
 	expires map[string]int64 // unix milliseconds; keys share their string with keys
 	used    int64            // approximate bytes held (see entryOverhead)
 
-	watched map[string][]*Client // WATCHing clients by key (cmd_multi.go)
-	scans   *scanRegistry        // SCAN-family iterations in progress (cmd_scan.go)
+	watched  map[string][]*Client // WATCHing clients by key (cmd_multi.go)
+	blocking *dbBlocking          // clients blocked on keys (blocking.go); nil while none
+	scans    *scanRegistry        // SCAN-family iterations in progress (cmd_scan.go)
 }
 
 func newDB() *db {

@@ -37,7 +37,12 @@ type eventLoop struct {
 	kills   []*Client
 	stopped bool
 
+	// asyncq lists clients other goroutines gave output (Client.deliver)
+	// or unblocked; guarded by Server.mu, which they hold.
+	asyncq []*Client
+
 	// Owned by the loop goroutine.
+	outq    []*Client // clients given output by another client's command this iteration
 	byFD    []*Client
 	events  []unix.EpollEvent
 	ready   []*Client // read something this iteration
@@ -146,6 +151,38 @@ func (l *eventLoop) stop() {
 	l.wake()
 }
 
+// queueOut has the loop flush c after this iteration's commands: another
+// client's command (a PUBLISH, a push that served c) wrote to c.out. Only
+// the loop goroutine calls it.
+func (l *eventLoop) queueOut(c *Client) {
+	if !c.outQueued {
+		c.outQueued = true
+		l.outq = append(l.outq, c)
+	}
+}
+
+// notifyAsync has the loop take c.async and run c's waiting commands; the
+// caller holds Server.mu.
+func (l *eventLoop) notifyAsync(c *Client) {
+	l.asyncq = append(l.asyncq, c)
+	l.wake()
+}
+
+// takeNotified makes the clients of asyncq ready, so that runReady moves
+// their async output into out (runCommands) and runs what they have.
+func (l *eventLoop) takeNotified() {
+	l.s.mu.Lock()
+	q := l.asyncq
+	l.asyncq = nil
+	l.s.mu.Unlock()
+	for _, c := range q {
+		if !c.gone.Load() && !c.inReady {
+			c.inReady = true
+			l.ready = append(l.ready, c)
+		}
+	}
+}
+
 func (l *eventLoop) wake() {
 	one := [8]byte{1}
 	// EAGAIN means the counter is already non-zero: the loop will wake.
@@ -220,6 +257,9 @@ func (l *eventLoop) run() {
 			}
 			l.read(c)
 		}
+		if woken {
+			l.takeNotified()
+		}
 		if len(l.ready) > 0 {
 			l.runReady()
 			for _, c := range l.ready {
@@ -231,6 +271,16 @@ func (l *eventLoop) run() {
 			// left from staying reachable through a stale slot.
 			clear(l.ready)
 			l.ready = l.ready[:0]
+		}
+		if len(l.outq) > 0 {
+			for _, c := range l.outq {
+				c.outQueued = false
+				if !c.gone.Load() && !c.killed.Load() {
+					l.flush(c)
+				}
+			}
+			clear(l.outq)
+			l.outq = l.outq[:0]
 		}
 		if woken && l.drainQueue() {
 			l.shutdown()

@@ -17,3 +17,6 @@ func (*eventLoop) release()      {}
 func (*eventLoop) stop()         {}
 func (*eventLoop) adopt(*Client) {}
 func (*eventLoop) kill(*Client)  {}
+
+func (*eventLoop) queueOut(*Client)    {}
+func (*eventLoop) notifyAsync(*Client) {}

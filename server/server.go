@@ -56,6 +56,11 @@ type Server struct {
 	spare   *os.File
 
 	cmds *commandTable
+
+	// Pub/sub subscriptions and blocked clients (pubsub.go, blocking.go),
+	// guarded by mu.
+	ps  pubsubState
+	blk blockingState
 	// Every key's 24 clock bits record its last access, as in Redis
 	// (OBJECT IDLETIME, LRU eviction), or under an LFU policy its access
 	// frequency (OBJECT FREQ, LFU eviction); see Client.lookup.
