@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 func writeConf(t *testing.T, dir, name, text string) string {
@@ -56,7 +58,7 @@ rdma-transport-mode unreliable-connected
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("validate: %v", err)
 	}
-	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "RDMA transport is not available") {
+	if _, err := New(cfg); transport.Available(transport.RDMA) != nil && (err == nil || !strings.Contains(err.Error(), "built without RDMA support: rebuild with -tags rdma")) {
 		t.Errorf("New with rdma-port set: err = %v, want a clear RDMA refusal", err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // Version is the Redis version the server reports (INFO redis_version,
@@ -85,7 +87,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server config: %w", err)
 	}
 	if cfg.RDMA.RDMARequested() {
-		return nil, errors.New("server config: the RDMA transport is not available in this build yet; remove rdma-enabled/rdma-port from the config (TCP works meanwhile)")
+		if err := transport.Available(transport.RDMA); err != nil {
+			return nil, fmt.Errorf("server config: rdma-port/rdma-enabled: %w; or remove rdma-port and rdma-enabled from the config", err)
+		}
 	}
 	s := &Server{
 		cfg:     cfg,
@@ -154,49 +158,84 @@ func (s *Server) Addrs() []net.Addr {
 	return append([]net.Addr(nil), s.addrs...)
 }
 
-// Listen opens the configured TCP and Unix listeners without serving them.
-func (s *Server) Listen() ([]net.Listener, error) {
-	var lns []net.Listener
-	fail := func(err error) ([]net.Listener, error) {
-		for _, l := range lns {
-			l.Close()
-		}
-		return nil, err
-	}
-	if s.cfg.Port != 0 {
-		for _, b := range s.cfg.Bind {
-			optional := strings.HasPrefix(b, "-")
+// listenSpec is one listener the configuration asks for.
+type listenSpec struct {
+	ep transport.Endpoint
+	// optional: a bind address written "-ADDR", which may be missing
+	// (Redis's "-::1"): failing to listen there is a warning.
+	optional bool
+}
+
+// listenSpecs lists the listeners cfg asks for: TCP on every bind address
+// at port, the Unix socket, and RDMA on rdma-bind (or bind) at rdma-port,
+// or at port when only rdma-enabled is set.
+func (c *Config) listenSpecs() []listenSpec {
+	var out []listenSpec
+	add := func(n transport.Name, binds []string, port int) {
+		for _, b := range binds {
 			host := strings.TrimPrefix(b, "-")
-			network := "tcp"
 			if host == "*" {
 				host = ""
-			} else if ip := net.ParseIP(host); ip.To4() != nil {
-				network = "tcp4"
-			} else {
-				network = "tcp6"
 			}
-			ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(s.cfg.Port)))
-			if err != nil {
-				if optional {
-					s.logf('#', "Warning: Could not create server TCP listening socket %s:%d: %v", host, s.cfg.Port, err)
-					continue
-				}
-				return fail(fmt.Errorf("listen on %s port %d: %w", host, s.cfg.Port, err))
-			}
-			lns = append(lns, ln)
+			out = append(out, listenSpec{
+				ep:       transport.Endpoint{Transport: n, Address: net.JoinHostPort(host, strconv.Itoa(port))},
+				optional: strings.HasPrefix(b, "-"),
+			})
 		}
 	}
-	if s.cfg.UnixSocket != "" {
-		os.Remove(s.cfg.UnixSocket)
-		ln, err := net.Listen("unix", s.cfg.UnixSocket)
-		if err != nil {
-			return fail(fmt.Errorf("listen on unix socket %s: %w", s.cfg.UnixSocket, err))
+	if c.Port != 0 {
+		add(transport.TCP, c.Bind, c.Port)
+	}
+	if c.UnixSocket != "" {
+		out = append(out, listenSpec{ep: transport.UnixEndpoint(c.UnixSocket)})
+	}
+	if c.RDMA.RDMARequested() {
+		binds, port := c.RDMA.Bind, c.RDMA.Port
+		if len(binds) == 0 {
+			binds = c.Bind
 		}
-		if s.cfg.UnixSocketPerm != 0 {
-			if err := os.Chmod(s.cfg.UnixSocket, os.FileMode(s.cfg.UnixSocketPerm)); err != nil {
-				ln.Close()
-				return fail(fmt.Errorf("chmod unix socket: %w", err))
+		if port == 0 {
+			port = c.Port
+		}
+		add(transport.RDMA, binds, port)
+	}
+	return out
+}
+
+// transportOptions are the listeners' settings from cfg.
+func (c *Config) transportOptions() transport.Options {
+	r := &c.RDMA
+	return transport.Options{
+		UnixPerm: os.FileMode(c.UnixSocketPerm),
+		RDMA: transport.RDMAOptions{
+			UC:               r.TransportMode == "unreliable-connected",
+			RxSize:           int(r.RxSize),
+			InlineSize:       r.InlineSize,
+			SQSize:           r.SQSize,
+			RQSize:           r.RQSize,
+			Poll:             time.Duration(r.PollUS) * time.Microsecond,
+			RetryCount:       r.RetryCount,
+			CompletionVector: r.CompletionVector,
+		},
+	}
+}
+
+// Listen opens the configured listeners (TCP, Unix, RDMA) through the
+// transport seam, without serving them.
+func (s *Server) Listen() ([]net.Listener, error) {
+	var lns []net.Listener
+	opts := s.cfg.transportOptions()
+	for _, sp := range s.cfg.listenSpecs() {
+		ln, err := transport.Listen(context.Background(), sp.ep, opts)
+		if err != nil {
+			if sp.optional {
+				s.logf('#', "Warning: Could not create server listening socket %s: %v", sp.ep, err)
+				continue
 			}
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("listen on %s: %w", sp.ep, err)
 		}
 		lns = append(lns, ln)
 	}
@@ -242,11 +281,7 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	for _, ln := range lns {
 		s.wg.Add(1)
 		go s.acceptLoop(ln)
-		kind := "tcp"
-		if ln.Addr().Network() == "unix" {
-			kind = "unix"
-		}
-		s.logf('*', "Ready to accept connections %s on %s", kind, ln.Addr())
+		s.logf('*', "Ready to accept connections %s on %s", ln.Addr().Network(), ln.Addr())
 	}
 	cronDone := make(chan struct{})
 	go s.cron(cronDone)

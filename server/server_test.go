@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/server/resp"
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // syncBuffer is a log sink safe for concurrent writes and reads.
@@ -115,11 +117,16 @@ func TestShutdownAPI(t *testing.T) {
 	}
 }
 
+// TestNewRejectsRDMA: rdma in a build without it is refused by New, with
+// the transport seam's message.
 func TestNewRejectsRDMA(t *testing.T) {
+	if transport.Available(transport.RDMA) == nil {
+		t.Skip("this build has the rdma transport")
+	}
 	cfg := DefaultConfig()
 	cfg.RDMA.Enabled = true
 	_, err := New(cfg)
-	if err == nil || !strings.Contains(err.Error(), "RDMA transport is not available") {
+	if !errors.Is(err, transport.ErrNotBuilt) || err.Error() != "server config: rdma-port/rdma-enabled: transport rdma: built without RDMA support: rebuild with -tags rdma (needs libibverbs-dev and librdmacm-dev), or use transport tcp; or remove rdma-port and rdma-enabled from the config" {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -11,10 +11,11 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // benchConfig turns a bench profile into a bench.Config against the
-// instances of a deployment, reached over transport (tcp or unix).
+// instances of a deployment, reached over transport ("" is tcp).
 func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, transport string) (bench.Config, error) {
 	c := bench.DefaultConfig()
 	var err error
@@ -66,20 +67,38 @@ func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance,
 	if c.Prefill, err = spec.Prefill.Bool(vars, false); err != nil {
 		return fail("prefill", err)
 	}
-	for _, in := range insts {
-		switch transport {
-		case string(labs.TransportUnix):
-			c.UnixSockets = append(c.UnixSockets, in.Socket)
-		case string(labs.TransportTCP), "":
-			c.Targets = append(c.Targets, in.Address)
-		default:
-			return c, fmt.Errorf("bench: transport %q is not supported by the engine yet (tcp or unix)", transport)
-		}
+	eps, err := endpoints(insts, transport)
+	if err != nil {
+		return c, fmt.Errorf("bench: %w", err)
 	}
+	c.Endpoints = eps
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("bench profile: %w", err)
 	}
 	return c, nil
+}
+
+// endpoints are the instances as the load generator reaches them over
+// transport: a Unix socket's path, or the instance's HOST:PORT over tcp or
+// rdma (which the server serves on the same port number). A transport this
+// binary lacks, or one dpulab does not know, is refused by the transport
+// seam, in its words.
+func endpoints(insts []Instance, name string) ([]transport.Endpoint, error) {
+	tr := transport.Name(name)
+	if tr == "" {
+		tr = transport.TCP
+	}
+	if err := transport.Available(tr); err != nil {
+		return nil, err
+	}
+	eps := make([]transport.Endpoint, len(insts))
+	for i, in := range insts {
+		eps[i] = transport.Endpoint{Transport: tr, Address: in.Address}
+		if tr == transport.Unix {
+			eps[i].Address = in.Socket
+		}
+	}
+	return eps, nil
 }
 
 // reachable checks that the client host can reach every instance: a Unix

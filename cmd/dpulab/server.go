@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dpulab/dpulab/server"
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // serverFlags are dpulab server's command-line settings; they override the
@@ -21,6 +22,8 @@ type serverFlags struct {
 	port        int
 	bind        []string
 	unixSocket  string
+	rdmaPort    int
+	rdmaBind    []string
 	instances   int
 	requirePass string
 	pidFile     string
@@ -44,11 +47,16 @@ variable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfgs, err := serverConfigs(cmd, f)
-			if err != nil {
-				return err
+			if err == nil {
+				server.TuneGC()
+				err = runServers(cmd.Context(), cfgs)
 			}
-			server.TuneGC()
-			return runServers(cmd.Context(), cfgs)
+			if errors.Is(err, transport.ErrNotBuilt) {
+				// Asked for a transport this binary lacks: a usage error
+				// (exit status 2), in the transport seam's words.
+				return usageError{err}
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -56,6 +64,8 @@ variable.`,
 	fl.IntVar(&f.port, "port", 6379, "TCP port (0 disables TCP)")
 	fl.StringSliceVar(&f.bind, "bind", nil, "addresses to listen on (repeatable or comma-separated; default 127.0.0.1 and ::1)")
 	fl.StringVar(&f.unixSocket, "unixsocket", "", "also listen on this Unix socket path")
+	fl.IntVar(&f.rdmaPort, "rdma-port", 0, "also serve RDMA on this port (Valkey's rdma-port; needs a binary built with -tags rdma)")
+	fl.StringSliceVar(&f.rdmaBind, "rdma-bind", nil, "addresses RDMA listens on (Valkey's rdma-bind; default: --bind's)")
 	fl.IntVar(&f.instances, "instances", 1, "number of independent instances on consecutive ports")
 	fl.StringVar(&f.requirePass, "requirepass", "", "password clients must AUTH with (see above)")
 	fl.StringVar(&f.pidFile, "pidfile", "", "write the process id here")
@@ -81,6 +91,12 @@ func serverConfigs(cmd *cobra.Command, f serverFlags) ([]server.Config, error) {
 	if changed("unixsocket") {
 		cfg.UnixSocket = f.unixSocket
 	}
+	if changed("rdma-port") {
+		cfg.RDMA.Port = f.rdmaPort
+	}
+	if changed("rdma-bind") {
+		cfg.RDMA.Bind = f.rdmaBind
+	}
 	if changed("pidfile") {
 		cfg.PidFile = f.pidFile
 	}
@@ -101,6 +117,9 @@ func serverConfigs(cmd *cobra.Command, f serverFlags) ([]server.Config, error) {
 	if cfg.Port+f.instances-1 > 65535 {
 		return nil, fmt.Errorf("--instances %d from port %d runs past 65535; pick a lower --port", f.instances, cfg.Port)
 	}
+	if cfg.RDMA.Port != 0 && cfg.RDMA.Port+f.instances-1 > 65535 {
+		return nil, fmt.Errorf("--instances %d from rdma-port %d runs past 65535; pick a lower rdma-port", f.instances, cfg.RDMA.Port)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid server configuration:\n%w", err)
 	}
@@ -108,6 +127,9 @@ func serverConfigs(cmd *cobra.Command, f serverFlags) ([]server.Config, error) {
 	for i := range cfgs {
 		c := cfg
 		c.Port = cfg.Port + i
+		if cfg.RDMA.Port != 0 {
+			c.RDMA.Port = cfg.RDMA.Port + i
+		}
 		if i > 0 {
 			// One pid file per process; one socket file per instance.
 			c.PidFile = ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/server"
 	"github.com/dpulab/dpulab/server/resp"
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 func serverCmdConfigs(t *testing.T, args ...string) ([]server.Config, error) {
@@ -24,6 +26,8 @@ func serverCmdConfigs(t *testing.T, args ...string) ([]server.Config, error) {
 	f.port, _ = cmd.Flags().GetInt("port")
 	f.bind, _ = cmd.Flags().GetStringSlice("bind")
 	f.unixSocket, _ = cmd.Flags().GetString("unixsocket")
+	f.rdmaPort, _ = cmd.Flags().GetInt("rdma-port")
+	f.rdmaBind, _ = cmd.Flags().GetStringSlice("rdma-bind")
 	f.instances, _ = cmd.Flags().GetInt("instances")
 	f.requirePass, _ = cmd.Flags().GetString("requirepass")
 	f.pidFile, _ = cmd.Flags().GetString("pidfile")
@@ -116,5 +120,33 @@ func TestRunServersInstances(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("runServers did not stop on cancel")
+	}
+}
+
+// TestServerRDMAFlags: --rdma-port and --rdma-bind are Valkey's keys; each
+// instance gets its own RDMA port, as it gets its own TCP port.
+func TestServerRDMAFlags(t *testing.T) {
+	cfgs, err := serverCmdConfigs(t, "--port", "7000", "--instances", "2", "--rdma-port", "7100", "--rdma-bind", "10.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfgs[0].RDMA.Port != 7100 || cfgs[1].RDMA.Port != 7101 || strings.Join(cfgs[1].RDMA.Bind, ",") != "10.0.0.2" {
+		t.Errorf("rdma %+v %+v", cfgs[0].RDMA, cfgs[1].RDMA)
+	}
+	if _, err := serverCmdConfigs(t, "--instances", "2", "--rdma-port", "65535"); err == nil || !strings.Contains(err.Error(), "rdma-port") {
+		t.Errorf("rdma ports past 65535: %v", err)
+	}
+}
+
+// TestServerRDMANotBuilt: a build without RDMA asked for it exits with
+// status 2 and the transport seam's message.
+func TestServerRDMANotBuilt(t *testing.T) {
+	if transport.Available(transport.RDMA) == nil {
+		t.Skip("this build has the rdma transport")
+	}
+	_, _, err := runCmd(t, "server", "--port", strconv.Itoa(freeConsecutivePorts(t, 1)), "--rdma-port", "7100")
+	code, msg := exitStatus(err)
+	if code != exitUsage || !strings.Contains(msg, "built without RDMA support: rebuild with -tags rdma (needs libibverbs-dev and librdmacm-dev)") {
+		t.Errorf("exit %d: %s", code, msg)
 	}
 }

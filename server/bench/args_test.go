@@ -10,8 +10,7 @@ import (
 
 func TestArgs(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Targets = []string{"10.0.0.7:6379", "10.0.0.7:6380"}
-	cfg.UnixSockets = []string{"/run/r.sock"}
+	cfg.Endpoints = append(tcpEndpoints("10.0.0.7:6379", "10.0.0.7:6380"), unixEndpoints("/run/r.sock")...)
 	cfg.Password = "s3cret"
 	cfg.Requests, cfg.Rate, cfg.Prefill, cfg.Warmup = 1000, 2500.5, true, 2*time.Second
 	cfg.DataSizeList = []SizeWeight{{32, 1}, {4096, 3}}
@@ -47,13 +46,13 @@ func TestArgs(t *testing.T) {
 func TestArgsRoundTrip(t *testing.T) {
 	base := func() Config {
 		c := DefaultConfig()
-		c.Targets = []string{"10.0.0.7:6379", "[::1]:6380"}
+		c.Endpoints = tcpEndpoints("10.0.0.7:6379", "[::1]:6380")
 		return c
 	}
 	cases := map[string]func(*Config){
 		"defaults": func(*Config) {},
 		"total requests, rate, list": func(c *Config) {
-			c.UnixSockets = []string{"/run/r.sock"}
+			c.Endpoints = append(c.Endpoints, unixEndpoints("/run/r.sock")...)
 			c.Requests, c.Rate, c.Prefill, c.Warmup = 1000, 2500.5, true, 2*time.Second
 			c.DataSizeList = []SizeWeight{{32, 1}, {4096, 3}}
 			c.KeyPrefix, c.Seed, c.TargetSamples, c.Interval = "", 7, true, 250*time.Millisecond
@@ -67,7 +66,7 @@ func TestArgsRoundTrip(t *testing.T) {
 			c.JSONOutFile, c.HDRFilePrefix = "/tmp/out.json", "/tmp/hdr"
 		},
 		"unix only, no percentiles": func(c *Config) {
-			c.Targets, c.UnixSockets, c.Percentiles = nil, []string{"/a.sock", "/b.sock"}, nil
+			c.Endpoints, c.Percentiles = unixEndpoints("/a.sock", "/b.sock"), nil
 			c.Duration = 90 * time.Second
 		},
 	}
@@ -110,11 +109,11 @@ func TestMemtierFlags(t *testing.T) {
 			"--ratio=1:4", "--key-pattern=G:G", "--key-minimum=1", "--key-maximum=100000", "-d", "256",
 			"--expiry-range=10-20", "--rate-limiting=500", "--print-percentiles=50,90,99.9", "--select-db=2",
 			"-P", "resp3", "--pipeline=8", "--json-out-file=o.json", "--hdr-file-prefix=h")
-		want := Config{Targets: []string{"127.0.0.1:7000"}, Threads: 4, Clients: 50, RequestsPerClient: 10000, Runs: 3,
+		want := Config{Endpoints: tcpEndpoints("127.0.0.1:7000"), Threads: 4, Clients: 50, RequestsPerClient: 10000, Runs: 3,
 			Ratio: Ratio{1, 4}, KeyPattern: KeyGaussian, KeyMinimum: 1, KeyMaximum: 100000, DataSize: 256,
 			ExpirySeconds: Range{10, 20}, RateLimiting: 500, Percentiles: []float64{50, 90, 99.9}, SelectDB: 2,
 			Protocol: 3, Pipeline: 8, JSONOutFile: "o.json", HDRFilePrefix: "h"}
-		got := Config{Targets: c.Targets, Threads: c.Threads, Clients: c.Clients, RequestsPerClient: c.RequestsPerClient, Runs: c.Runs,
+		got := Config{Endpoints: c.Endpoints, Threads: c.Threads, Clients: c.Clients, RequestsPerClient: c.RequestsPerClient, Runs: c.Runs,
 			Ratio: c.Ratio, KeyPattern: c.KeyPattern, KeyMinimum: c.KeyMinimum, KeyMaximum: c.KeyMaximum, DataSize: c.DataSize,
 			ExpirySeconds: c.ExpirySeconds, RateLimiting: c.RateLimiting, Percentiles: c.Percentiles, SelectDB: c.SelectDB,
 			Protocol: c.Protocol, Pipeline: c.Pipeline, JSONOutFile: c.JSONOutFile, HDRFilePrefix: c.HDRFilePrefix}
@@ -127,12 +126,12 @@ func TestMemtierFlags(t *testing.T) {
 	})
 	t.Run("memtier default target", func(t *testing.T) {
 		c, _ := parse(t)
-		if !reflect.DeepEqual(c.Targets, []string{"localhost:6379"}) {
-			t.Errorf("targets %q, want memtier's localhost:6379", c.Targets)
+		if !reflect.DeepEqual(c.Endpoints, tcpEndpoints("localhost:6379")) {
+			t.Errorf("targets %q, want memtier's localhost:6379", c.Endpoints)
 		}
 		c, _ = parse(t, "-S", "/run/redis.sock")
-		if len(c.Targets) != 0 || !reflect.DeepEqual(c.UnixSockets, []string{"/run/redis.sock"}) {
-			t.Errorf("-S: targets %q sockets %q", c.Targets, c.UnixSockets)
+		if !reflect.DeepEqual(c.Endpoints, unixEndpoints("/run/redis.sock")) {
+			t.Errorf("-S: targets %q", c.Endpoints)
 		}
 	})
 	t.Run("test-time", func(t *testing.T) {
@@ -153,8 +152,8 @@ func TestMemtierFlags(t *testing.T) {
 	})
 	t.Run("old spellings", func(t *testing.T) {
 		c, _ := parse(t, "--unixsocket", "/s", "--runs", "4", "--key-pattern", "sequential", "--protocol", "3")
-		if !reflect.DeepEqual(c.UnixSockets, []string{"/s"}) || c.Runs != 4 || c.KeyPattern != KeyParallel || c.Protocol != 3 {
-			t.Errorf("old spellings: sockets %q runs %d pattern %s protocol %d", c.UnixSockets, c.Runs, c.KeyPattern, c.Protocol)
+		if !reflect.DeepEqual(c.Endpoints, unixEndpoints("/s")) || c.Runs != 4 || c.KeyPattern != KeyParallel || c.Protocol != 3 {
+			t.Errorf("old spellings: sockets %q runs %d pattern %s protocol %d", c.Endpoints, c.Runs, c.KeyPattern, c.Protocol)
 		}
 	})
 	if _, _, err := ParseArgs([]string{"-P", "16"}); err == nil || !strings.Contains(err.Error(), "--pipeline 16") {

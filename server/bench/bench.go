@@ -13,6 +13,8 @@ import (
 
 	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // Prefill reports the key space loaded before the first run. (An event type
@@ -71,7 +73,7 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 	if kind == ClientAuto {
 		kind = ClientLean
 	}
-	eps := endpoints(&cfg)
+	eps := cfg.Endpoints
 	ios := make([]*ioCounters, len(eps))
 	for i := range ios {
 		ios[i] = &ioCounters{}
@@ -95,7 +97,7 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 	stop := context.AfterFunc(ctx, set.closeAll)
 	defer stop()
 
-	emit(&Start{Config: cfg, Client: string(kind), Targets: cfg.Endpoints(), Connections: len(workers)})
+	emit(&Start{Config: cfg, Client: string(kind), Targets: cfg.Labels(), Connections: len(workers)})
 	col := newCollector(&cfg, workers, eps, ios)
 
 	if cfg.Prefill {
@@ -148,7 +150,7 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 
 // connectAll opens every connection (clients per target), authenticated and
 // ready, before anything is timed. The first failure names its target.
-func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []endpoint, ios []*ioCounters, set *connSet, val []byte, seed uint64) ([]*worker, []*redis.Client, error) {
+func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []transport.Endpoint, ios []*ioCounters, set *connSet, val []byte, seed uint64) ([]*worker, []*redis.Client, error) {
 	var clients []*redis.Client
 	if kind == ClientGoRedis {
 		for i, ep := range eps {
@@ -192,7 +194,7 @@ func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []endpoin
 			if err != nil {
 				mu.Lock()
 				if firstErr == nil && ctx.Err() == nil {
-					firstErr = fmt.Errorf("connect to %s: %w; is the server running there and reachable (address, port, firewall, password)?", eps[ti].name, err)
+					firstErr = fmt.Errorf("connect to %s: %w; is the server running there and reachable (address, port, firewall, password)?", eps[ti].Label(), err)
 				}
 				mu.Unlock()
 				cancel()

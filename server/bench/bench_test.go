@@ -48,7 +48,7 @@ func runCollect(t testing.TB, ctx context.Context, cfg Config) (*collected, erro
 
 func testConfig(addr string) Config {
 	cfg := DefaultConfig()
-	cfg.Targets = []string{addr}
+	cfg.Endpoints = tcpEndpoints(addr)
 	cfg.Clients = 4
 	cfg.Duration = time.Second
 	cfg.ConnectTimeout = 2 * time.Second
@@ -278,7 +278,7 @@ func TestRunsAndSummary(t *testing.T) {
 func TestMultipleTargets(t *testing.T) {
 	a, b := startRedis(t), startRedis(t)
 	cfg := testConfig(a.addr)
-	cfg.Targets = []string{a.addr, b.addr}
+	cfg.Endpoints = tcpEndpoints(a.addr, b.addr)
 	cfg.Clients, cfg.Requests, cfg.Ratio = 3, 600, Ratio{1, 1}
 	got, err := runCollect(t, context.Background(), cfg)
 	if err != nil {
@@ -559,7 +559,7 @@ func TestUnixSocket(t *testing.T) {
 		t.Run(string(client), func(t *testing.T) {
 			p.reset(t)
 			cfg := testConfig("")
-			cfg.Targets, cfg.UnixSockets, cfg.Client, cfg.Requests = nil, []string{sock}, client, 777
+			cfg.Endpoints, cfg.Client, cfg.Requests = unixEndpoints(sock), client, 777
 			got, err := runCollect(t, context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -587,7 +587,7 @@ func TestLeanPathDoesNotAllocate(t *testing.T) {
 	}
 	set := &connSet{}
 	defer set.closeAll()
-	ep := endpoints(&cfg)[0]
+	ep := cfg.Endpoints[0]
 	c, err := dialLean(context.Background(), &cfg, ep, &ioCounters{}, set, valueBytes(cfg.DataSize))
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package bench
 
 import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // targetAgg accumulates one target's numbers.
@@ -47,13 +49,13 @@ type collector struct {
 	records   []*runRecord
 }
 
-func newCollector(cfg *Config, workers []*worker, eps []endpoint, ios []*ioCounters) *collector {
+func newCollector(cfg *Config, workers []*worker, eps []transport.Endpoint, ios []*ioCounters) *collector {
 	c := &collector{cfg: cfg, workers: workers, ivHist: newHist(), allHist: newHist(), perTargetInterval: cfg.TargetSamples}
 	for range workers {
 		c.spares = append(c.spares, &accum{})
 	}
 	for i, ep := range eps {
-		t := &targetAgg{name: ep.name, io: ios[i], runHist: newHist()}
+		t := &targetAgg{name: ep.Label(), io: ios[i], runHist: newHist()}
 		if c.perTargetInterval {
 			t.ivHist = newHist()
 		}

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // PasswordEnv is the environment variable `dpulab bench` reads the password
@@ -232,11 +233,15 @@ type Config struct {
 	// like check of the two tools' latency figures. Never set otherwise.
 	firstReplyLatency bool
 
-	// Targets are TCP endpoints, HOST:PORT. Every target gets Threads ×
-	// Clients connections.
-	Targets []string `json:"targets,omitempty"`
-	// UnixSockets are Unix socket paths, used like Targets.
-	UnixSockets []string `json:"unix_sockets,omitempty"`
+	// Endpoints are the servers, each with its transport (tcp://HOST:PORT,
+	// unix:///PATH, rdma://HOST:PORT). Every endpoint gets Threads ×
+	// Clients connections. JSON carries them as "endpoints" (URLs) and, as
+	// before transports had names, the TCP ones as "targets" and the Unix
+	// ones as "unix_sockets" (MarshalJSON).
+	Endpoints []transport.Endpoint `json:"endpoints"`
+	// RDMA holds the settings of connections over rdma (--rdma-mode and
+	// the --rdma-* flags); zero values are the transport's defaults.
+	RDMA transport.RDMAOptions `json:"rdma,omitzero"`
 	// Threads multiplies Clients, as memtier's --threads does (default 1:
 	// the connections are goroutines, so threads only count them).
 	Threads int `json:"threads"`
@@ -337,13 +342,38 @@ type Config struct {
 	HDRFilePrefix string `json:"hdr_file_prefix,omitempty"`
 }
 
-// UnmarshalJSON reads a Config as encoded, and the names of lines written
+// MarshalJSON writes the Config with its endpoints twice: all of them as
+// "endpoints", and the TCP and Unix ones under the names they had before
+// (FORMATS.md), so that readers of either keep working.
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	var v struct {
+		Targets     []string `json:"targets,omitempty"`
+		UnixSockets []string `json:"unix_sockets,omitempty"`
+		plain
+	}
+	v.plain = plain(c)
+	for _, ep := range c.Endpoints {
+		switch ep.Transport {
+		case transport.TCP:
+			v.Targets = append(v.Targets, ep.Address)
+		case transport.Unix:
+			v.UnixSockets = append(v.UnixSockets, ep.Address)
+		}
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads a Config as encoded; lines without "endpoints" by
+// their "targets" and "unix_sockets"; and the names of lines written
 // before sizes, counts and rates carried their unit in the name (schema 1):
 // "requests" (the total), "data_size", "rate".
 func (c *Config) UnmarshalJSON(b []byte) error {
 	type plain Config
 	var v struct {
 		plain
+		Targets     []string `json:"targets"`
+		UnixSockets []string `json:"unix_sockets"`
 		OldRequests *int64   `json:"requests"`
 		OldDataSize *int     `json:"data_size"`
 		OldRate     *float64 `json:"rate"`
@@ -352,6 +382,14 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = Config(v.plain)
+	if c.Endpoints == nil {
+		for _, t := range v.Targets {
+			c.Endpoints = append(c.Endpoints, transport.TCPEndpoint(t))
+		}
+		for _, p := range v.UnixSockets {
+			c.Endpoints = append(c.Endpoints, transport.UnixEndpoint(p))
+		}
+	}
 	if v.OldRequests != nil && c.Requests == 0 {
 		c.Requests = *v.OldRequests
 	}
@@ -402,26 +440,42 @@ func (c *Config) ConnsPerTarget() int { return max(c.Threads, 1) * c.Clients }
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if len(c.Targets)+len(c.UnixSockets) == 0 {
-		bad("no target: give -s HOST -p PORT, --target HOST:PORT[,HOST:PORT...] or -S/--unix-socket PATH")
+	if len(c.Endpoints) == 0 {
+		bad("no target: give -s HOST -p PORT, --target HOST:PORT[,HOST:PORT...] (or rdma://HOST:PORT) or -S/--unix-socket PATH")
 	}
-	if len(c.Targets)+len(c.UnixSockets) > maxTargets {
-		bad("%d targets is more than the %d supported", len(c.Targets)+len(c.UnixSockets), maxTargets)
+	if len(c.Endpoints) > maxTargets {
+		bad("%d targets is more than the %d supported", len(c.Endpoints), maxTargets)
 	}
-	for _, t := range c.Targets {
-		host, port, err := net.SplitHostPort(t)
-		if err != nil || host == "" {
-			bad("target %q: want HOST:PORT (e.g. 127.0.0.1:6379; [::1]:6379 for IPv6)", t)
+	unavailable := map[transport.Name]bool{}
+	for _, ep := range c.Endpoints {
+		if err := ep.Validate(); err != nil {
+			bad("target %s: %v", ep, err)
 			continue
 		}
-		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-			bad("target %q: port %q must be 1..65535", t, port)
+		// One message per transport this build cannot use, not one per
+		// endpoint: the transport seam says why and what to do.
+		if err := transport.Available(ep.Transport); err != nil && !unavailable[ep.Transport] {
+			unavailable[ep.Transport] = true
+			bad("target %s: %v", ep, err)
 		}
 	}
-	for _, p := range c.UnixSockets {
-		if p == "" {
-			bad("empty --unix-socket path")
-		}
+	if r := &c.RDMA; r.RxSize != 0 && (r.RxSize < 64<<10 || r.RxSize > 16<<20) {
+		bad("--rdma-rx-size %d: want 65536..16777216 bytes (64 KiB..16 MiB), or 0 for the default", r.RxSize)
+	}
+	if r := &c.RDMA; r.InlineSize < 0 || r.InlineSize > 1024 {
+		bad("--rdma-inline-size %d: want 0..1024 bytes", r.InlineSize)
+	}
+	if r := &c.RDMA; r.SQSize < 0 || r.SQSize > 65536 || r.RQSize < 0 || r.RQSize > 65536 {
+		bad("--rdma-sq-size %d / --rdma-rq-size %d: want 1..65536, or 0 for the default", r.SQSize, r.RQSize)
+	}
+	if r := &c.RDMA; r.Poll < 0 || r.Poll > time.Second {
+		bad("--rdma-poll-us %d: want 0..1000000", r.Poll/time.Microsecond)
+	}
+	if r := &c.RDMA; r.RetryCount < 0 || r.RetryCount > 7 {
+		bad("--rdma-retry-count %d: want 0..7", r.RetryCount)
+	}
+	if r := &c.RDMA; r.CompletionVector < -1 || r.CompletionVector > 1023 {
+		bad("--rdma-completion-vector %d: want -1 (automatic) or 0..1023", r.CompletionVector)
 	}
 	if c.Threads < 1 || c.Threads > maxClients {
 		bad("--threads %d: want 1..%d", c.Threads, maxClients)
@@ -521,13 +575,12 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Endpoints lists every target as it is named in results: "host:port" for
-// TCP, "unix:/path" for sockets.
-func (c *Config) Endpoints() []string {
-	out := make([]string, 0, len(c.Targets)+len(c.UnixSockets))
-	out = append(out, c.Targets...)
-	for _, p := range c.UnixSockets {
-		out = append(out, "unix:"+p)
+// Labels lists every target as it is named in results: "host:port" for
+// TCP, "unix:/path" for sockets, the URL for others (rdma://host:port).
+func (c *Config) Labels() []string {
+	out := make([]string, len(c.Endpoints))
+	for i, ep := range c.Endpoints {
+		out[i] = ep.Label()
 	}
 	return out
 }

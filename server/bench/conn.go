@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/server/resp"
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // base anchors every timestamp of the hot loop: monotonic nanoseconds since
@@ -54,24 +55,6 @@ type reply struct {
 type client interface {
 	do(ops []op, res []reply) (n int, err error)
 	close() error
-}
-
-// endpoint is one target.
-type endpoint struct {
-	name    string // as in results: "host:port" or "unix:/path"
-	network string // "tcp" or "unix"
-	addr    string
-}
-
-func endpoints(cfg *Config) []endpoint {
-	var out []endpoint
-	for _, t := range cfg.Targets {
-		out = append(out, endpoint{name: t, network: "tcp", addr: t})
-	}
-	for _, p := range cfg.UnixSockets {
-		out = append(out, endpoint{name: "unix:" + p, network: "unix", addr: p})
-	}
-	return out
 }
 
 // connSet remembers every raw connection so that they can all be closed at
@@ -121,10 +104,12 @@ func (c *countConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// dial connects to ep, counted and remembered in set.
-func dial(ctx context.Context, ep endpoint, timeout time.Duration, ioc *ioCounters, set *connSet) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	nc, err := d.DialContext(ctx, ep.network, ep.addr)
+// dial connects to ep through the transport seam within timeout, counted
+// and remembered in set.
+func dial(ctx context.Context, cfg *Config, ep transport.Endpoint, ioc *ioCounters, set *connSet) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	defer cancel()
+	nc, err := transport.Dial(ctx, ep, transport.Options{RDMA: cfg.RDMA})
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +255,8 @@ var (
 	getHead   = []byte("*2\r\n$3\r\nGET\r\n")
 )
 
-func dialLean(ctx context.Context, cfg *Config, ep endpoint, ioc *ioCounters, set *connSet, val []byte) (*leanConn, error) {
-	nc, err := dial(ctx, ep, cfg.ConnectTimeout, ioc, set)
+func dialLean(ctx context.Context, cfg *Config, ep transport.Endpoint, ioc *ioCounters, set *connSet, val []byte) (*leanConn, error) {
+	nc, err := dial(ctx, cfg, ep, ioc, set)
 	if err != nil {
 		return nil, err
 	}

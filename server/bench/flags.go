@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // Flags binds the flags of `dpulab bench` to a flag set: memtier_benchmark's
@@ -27,6 +29,8 @@ type Flags struct {
 	expiry, protocol, client, percentiles  string
 	testTime                               int
 	oldRuns                                int
+	rdmaMode                               string
+	rdmaPollUS                             int
 }
 
 // NewFlags registers the bench flags on fs, with DefaultConfig's defaults.
@@ -61,7 +65,15 @@ func NewFlags(fs *pflag.FlagSet) *Flags {
 	fs.StringVarP(&f.protocol, "protocol", "P", "resp2", "resp2 or resp3 (memtier; redis = resp2)")
 	fs.IntVar(&c.Pipeline, "pipeline", c.Pipeline, "requests in flight per connection (memtier; redis-benchmark's -P N)")
 	// dpulab's own.
-	fs.StringVar(&f.targets, "target", "", "HOST:PORT of the server(s), comma-separated: many targets at once")
+	fs.StringVar(&f.targets, "target", "", "the server(s), comma-separated: HOST:PORT (TCP), rdma://HOST:PORT, unix:///PATH or tcp://HOST:PORT; many targets at once")
+	fs.StringVar(&f.rdmaMode, "rdma-mode", "rc", "queue pair of rdma:// targets: rc (reliable-connected, Valkey's) or uc (unreliable-connected, dpulab's)")
+	fs.IntVar(&c.RDMA.RxSize, "rdma-rx-size", 0, "receive buffer per rdma connection in bytes (0: 1 MiB, the server's default)")
+	fs.IntVar(&c.RDMA.InlineSize, "rdma-inline-size", 0, "largest send posted inline on rdma, bytes")
+	fs.IntVar(&c.RDMA.SQSize, "rdma-sq-size", 0, "send queue depth of rdma connections (0: 1024)")
+	fs.IntVar(&c.RDMA.RQSize, "rdma-rq-size", 0, "receive queue depth of rdma connections (0: 1024)")
+	fs.IntVar(&f.rdmaPollUS, "rdma-poll-us", 0, "microseconds to spin on the rdma completion queue before sleeping")
+	fs.IntVar(&c.RDMA.RetryCount, "rdma-retry-count", 0, "RC retry count, 1..7 (0: 7)")
+	fs.IntVar(&c.RDMA.CompletionVector, "rdma-completion-vector", 0, "completion vector of rdma connections")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured time per run, e.g. 30s, 2m (instead of --test-time)")
 	fs.Int64Var(&c.Requests, "requests-total", 0, "requests per run in total over all connections (instead of --requests)")
 	fs.Float64Var(&c.Rate, "rate", 0, "fixed total rate in ops/s over all connections (instead of --rate-limiting)")
@@ -109,12 +121,31 @@ func (f *Flags) Config() (Config, []string, error) {
 	var errs []error
 	var warns []string
 	changed := f.fs.Changed
-	c.Targets = splitList(f.targets)
-	c.UnixSockets = append(splitList(f.sockets), splitList(f.oldSockets)...)
-	if changed("server") || changed("port") || (len(c.Targets) == 0 && len(c.UnixSockets) == 0) {
+	c.Endpoints = nil
+	if changed("server") || changed("port") || (f.targets == "" && f.sockets == "" && f.oldSockets == "") {
 		// memtier's default target is localhost:6379.
-		c.Targets = append([]string{net.JoinHostPort(f.server, strconv.Itoa(f.port))}, c.Targets...)
+		c.Endpoints = append(c.Endpoints, transport.TCPEndpoint(net.JoinHostPort(f.server, strconv.Itoa(f.port))))
 	}
+	for _, s := range splitList(f.targets) {
+		ep, err := transport.ParseEndpoint(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--target %q: %w", s, err))
+			continue
+		}
+		c.Endpoints = append(c.Endpoints, ep)
+	}
+	for _, p := range append(splitList(f.sockets), splitList(f.oldSockets)...) {
+		c.Endpoints = append(c.Endpoints, transport.UnixEndpoint(p))
+	}
+	switch strings.ToLower(f.rdmaMode) {
+	case "rc", "reliable-connected":
+		c.RDMA.UC = false
+	case "uc", "unreliable-connected":
+		c.RDMA.UC = true
+	default:
+		errs = append(errs, fmt.Errorf("--rdma-mode %q: want rc (reliable-connected) or uc (unreliable-connected)", f.rdmaMode))
+	}
+	c.RDMA.Poll = time.Duration(f.rdmaPollUS) * time.Microsecond
 	if r, err := ParseRatio(f.ratio); err != nil {
 		errs = append(errs, err)
 	} else {
@@ -206,6 +237,51 @@ func (f *Flags) Config() (Config, []string, error) {
 	return c, warns, nil
 }
 
+// endpointArgs renders the endpoints: --target with the TCP ones as
+// HOST:PORT (what memtier's users and older dpulab versions read) and the
+// others as URLs, --unix-socket with the sockets' paths; all in --target
+// when a socket comes before another endpoint, so the order reads back the
+// same. Then the RDMA settings that differ from the defaults.
+func (c *Config) endpointArgs() []string {
+	var targets, sockets []string
+	mixed := false
+	for _, ep := range c.Endpoints {
+		if ep.Transport == transport.Unix {
+			sockets = append(sockets, ep.Address)
+			continue
+		}
+		mixed = mixed || len(sockets) > 0
+		targets = append(targets, ep.Label())
+	}
+	if mixed {
+		targets, sockets = c.Labels(), nil
+	}
+	var a []string
+	if len(targets) > 0 {
+		a = append(a, "--target", strings.Join(targets, ","))
+	}
+	if len(sockets) > 0 {
+		a = append(a, "--unix-socket", strings.Join(sockets, ","))
+	}
+	r := &c.RDMA
+	if r.UC {
+		a = append(a, "--rdma-mode", "uc")
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"--rdma-rx-size", r.RxSize}, {"--rdma-inline-size", r.InlineSize}, {"--rdma-sq-size", r.SQSize},
+		{"--rdma-rq-size", r.RQSize}, {"--rdma-poll-us", int(r.Poll / time.Microsecond)},
+		{"--rdma-retry-count", r.RetryCount}, {"--rdma-completion-vector", r.CompletionVector},
+	} {
+		if f.v != 0 {
+			a = append(a, f.name, strconv.Itoa(f.v))
+		}
+	}
+	return a
+}
+
 // ParseProtocol reads memtier's --protocol: resp2 (or redis, its default)
 // and resp3; 2 and 3 as earlier dpulab versions wrote them.
 func ParseProtocol(s string) (int, error) {
@@ -247,13 +323,7 @@ func formatPercentiles(ps []float64) string {
 // the same Config. The password is never among them: pass it in the
 // environment as PasswordEnv. The caller shell-quotes.
 func (c *Config) Args() []string {
-	a := []string{}
-	if len(c.Targets) > 0 {
-		a = append(a, "--target", strings.Join(c.Targets, ","))
-	}
-	if len(c.UnixSockets) > 0 {
-		a = append(a, "--unix-socket", strings.Join(c.UnixSockets, ","))
-	}
+	a := c.endpointArgs()
 	a = append(a,
 		"--threads", strconv.Itoa(c.Threads),
 		"--clients", strconv.Itoa(c.Clients),

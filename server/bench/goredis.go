@@ -9,6 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // newGoRedisClient builds the go-redis client of one target, configured for
@@ -18,16 +20,18 @@ import (
 // request hides an error and doubles a latency), no timeouts of its own (a
 // stalled server shows up as latency; the run's stall guard closes the
 // connections), and a pool exactly as big as the target's clients.
-func newGoRedisClient(cfg *Config, ep endpoint, ioc *ioCounters, set *connSet) *redis.Client {
+func newGoRedisClient(cfg *Config, ep transport.Endpoint, ioc *ioCounters, set *connSet) *redis.Client {
 	return redis.NewClient(&redis.Options{
-		Network:  ep.network,
-		Addr:     ep.addr,
+		// Network and Addr only name the target: Dialer connects through
+		// the transport seam.
+		Network:  string(ep.Transport),
+		Addr:     ep.Address,
 		Username: cfg.User,
 		Password: cfg.Password,
 		DB:       cfg.SelectDB,
 		Protocol: cfg.Protocol,
 		Dialer: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dial(ctx, ep, cfg.ConnectTimeout, ioc, set)
+			return dial(ctx, cfg, ep, ioc, set)
 		},
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // This file writes what memtier_benchmark users feed to their scripts and
@@ -295,13 +297,15 @@ func memtierJSON(cfg *Config, recs []*runRecord) ([]byte, error) {
 // written: "authenticate" says only whether there was one.
 func memtierConfig(c *Config) obj {
 	server, port := "", 0
-	if len(c.Targets) > 0 {
-		h, p, _ := splitHostPort(c.Targets[0])
-		server, port = h, p
-	}
 	sock := ""
-	if len(c.UnixSockets) > 0 {
-		sock = c.UnixSockets[0]
+	// memtier names one server: the first of each kind.
+	for _, ep := range c.Endpoints {
+		switch {
+		case ep.Transport == transport.Unix && sock == "":
+			sock = ep.Address
+		case ep.Transport != transport.Unix && server == "":
+			server, port, _ = splitHostPort(ep.Address)
+		}
 	}
 	proto := "resp2"
 	if c.Protocol == 3 {
@@ -330,7 +334,7 @@ func memtierConfig(c *Config) obj {
 		{"key_pattern", string(c.KeyPattern)}, {"authenticate", auth}, {"select-db", c.SelectDB},
 		{"json-out-file", c.JSONOutFile}, {"hdr-file-prefix", c.HDRFilePrefix},
 		// dpulab's own, under names memtier does not use.
-		{"dpulab_targets", c.Endpoints()}, {"dpulab_requests_total", c.Requests},
+		{"dpulab_targets", c.Labels()}, {"dpulab_requests_total", c.Requests},
 		{"dpulab_rate_ops_per_sec", c.Rate}, {"dpulab_warmup_ms", c.Warmup.Milliseconds()},
 	}
 }

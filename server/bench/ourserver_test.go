@@ -87,7 +87,7 @@ func TestEightyTargets(t *testing.T) {
 		addrs = append(addrs, startOurs(t))
 	}
 	cfg := testConfig(addrs[0])
-	cfg.Targets, cfg.Clients, cfg.Requests, cfg.Pipeline = addrs, 2, 16000, 4
+	cfg.Endpoints, cfg.Clients, cfg.Requests, cfg.Pipeline = tcpEndpoints(addrs...), 2, 16000, 4
 	got, err := runCollect(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 	ours := func(depth int, cmd string, n int, client ClientKind, firstReply bool) result {
 		cfg := DefaultConfig()
 		cfg.firstReplyLatency = firstReply
-		cfg.Targets = []string{p.addr}
+		cfg.Endpoints = tcpEndpoints(p.addr)
 		cfg.Client, cfg.Clients, cfg.Pipeline, cfg.DataSize = client, 50, depth, 256
 		cfg.KeyMaximum, cfg.KeyPattern, cfg.Requests = keys-1, KeyRandom, int64(n)
 		cfg.Ratio = Ratio{1, 0}
@@ -99,7 +99,7 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 
 	// Fill both key spaces (redis-benchmark's keys are "key:%012d").
 	cfg := DefaultConfig()
-	cfg.Targets, cfg.KeyMaximum, cfg.Prefill, cfg.Requests = []string{p.addr}, keys-1, true, 1
+	cfg.Endpoints, cfg.KeyMaximum, cfg.Prefill, cfg.Requests = tcpEndpoints(p.addr), keys-1, true, 1
 	if _, err := Run(context.Background(), cfg, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Targets = []string{"127.0.0.1:6379"}
+	cfg.Endpoints = tcpEndpoints("127.0.0.1:6379")
 	cfg.Password = "s3cret"
 	events := []Event{
-		&Start{Config: cfg, Client: "lean", Targets: cfg.Endpoints(), Connections: 50},
+		&Start{Config: cfg, Client: "lean", Targets: cfg.Labels(), Connections: 50},
 		&Sample{Run: 1, T: 1, OpsPerSec: 1000, OpsPerSecByCmd: map[string]float64{"get": 900, "set": 100},
 			LatencyMs: Latency{Avg: 0.1, P50: 0.1, P90: 0.2, P99: 0.3, P999: 0.4, Max: 0.5}},
 		&RunResult{Run: 1, Totals: Totals{Ops: 1000, OpsPerSec: 1000}, Targets: []TargetResult{{Target: "127.0.0.1:6379", Totals: Totals{Ops: 1000}}}},
@@ -80,7 +80,7 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	ok := DefaultConfig()
-	ok.Targets = []string{"127.0.0.1:6379"}
+	ok.Endpoints = tcpEndpoints("127.0.0.1:6379")
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("default config with a target: %v", err)
 	}
@@ -89,9 +89,9 @@ func TestConfigValidate(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{"no target", func(c *Config) { c.Targets = nil }, "no target"},
-		{"bad target", func(c *Config) { c.Targets = []string{"localhost"} }, "HOST:PORT"},
-		{"bad port", func(c *Config) { c.Targets = []string{"h:99999"} }, "port"},
+		{"no target", func(c *Config) { c.Endpoints = nil }, "no target"},
+		{"bad target", func(c *Config) { c.Endpoints = tcpEndpoints("localhost") }, "HOST:PORT"},
+		{"bad port", func(c *Config) { c.Endpoints = tcpEndpoints("h:99999") }, "port"},
 		{"clients", func(c *Config) { c.Clients = 0 }, "--clients"},
 		{"pipeline", func(c *Config) { c.Pipeline = 0 }, "--pipeline"},
 		{"pattern", func(c *Config) { c.KeyPattern = "zipf" }, "--key-pattern"},

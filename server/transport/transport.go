@@ -72,20 +72,24 @@ type Options struct {
 type RDMAOptions struct {
 	// UC selects an unreliable-connected queue pair (dpulab's extension);
 	// false is reliable-connected, Valkey's.
-	UC bool
-	// RxSize is the receive buffer each side registers and announces.
-	RxSize int
-	// InlineSize is the largest send posted inline.
-	InlineSize int
+	UC bool `json:"uc,omitempty"`
+	// RxSize is the receive buffer each side registers and announces, in
+	// bytes.
+	RxSize int `json:"rx_size_bytes,omitempty"`
+	// InlineSize is the largest send posted inline, in bytes.
+	InlineSize int `json:"inline_size_bytes,omitempty"`
 	// SQSize and RQSize are the send and receive queue depths.
-	SQSize, RQSize int
+	SQSize int `json:"sq_size,omitempty"`
+	RQSize int `json:"rq_size,omitempty"`
 	// Poll is how long to spin on the completion queue before sleeping on
 	// the completion channel (0: sleep at once).
-	Poll time.Duration
-	// RetryCount is the RC retry count (0..7).
-	RetryCount int
-	// CompletionVector picks the completion vector (-1 or 0: automatic).
-	CompletionVector int
+	Poll time.Duration `json:"poll_ns,omitempty"`
+	// RetryCount is the RC retry count (0..7; 0 is the transport's default,
+	// 7).
+	RetryCount int `json:"retry_count,omitempty"`
+	// CompletionVector picks the completion vector (0: the first; -1:
+	// automatic).
+	CompletionVector int `json:"completion_vector,omitempty"`
 }
 
 var (
@@ -183,30 +187,24 @@ type notBuilt struct {
 func (e *notBuilt) Error() string        { return fmt.Sprintf("transport %s: %s", e.name, e.reason) }
 func (e *notBuilt) Is(target error) bool { return target == ErrNotBuilt }
 
-// Listen listens on ep through its transport.
+// Listen listens on ep through its transport. A transport's errors name the
+// address as net's do ("listen tcp 127.0.0.1:6379: bind: ...").
 func Listen(ctx context.Context, ep Endpoint, o Options) (net.Listener, error) {
 	t, err := lookup(ep.Transport)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := t.Listen(ctx, ep.Address, o)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", ep, err)
-	}
-	return ln, nil
+	return t.Listen(ctx, ep.Address, o)
 }
 
-// Dial connects to ep through its transport. The error names the endpoint.
+// Dial connects to ep through its transport. A transport's errors name the
+// address as net's do ("dial tcp 127.0.0.1:6379: connect: ...").
 func Dial(ctx context.Context, ep Endpoint, o Options) (net.Conn, error) {
 	t, err := lookup(ep.Transport)
 	if err != nil {
 		return nil, err
 	}
-	c, err := t.Dial(ctx, ep.Address, o)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", ep, err)
-	}
-	return c, nil
+	return t.Dial(ctx, ep.Address, o)
 }
 
 // Endpoint is where a server listens or a client connects: a transport and
@@ -288,7 +286,7 @@ func (ep Endpoint) Validate() error {
 	switch ep.Transport {
 	case Unix:
 		if ep.Address == "" {
-			return errors.New("unix endpoint without a path: want unix:///PATH or a path starting with / or .")
+			return errors.New("unix endpoint without a path: want unix:///PATH, or a path starting with / or ./")
 		}
 		return nil
 	case "":

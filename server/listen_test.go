@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/server/resp"
+	"github.com/dpulab/dpulab/server/transport"
+)
+
+// TestListenSpecs: the config keys stay Redis's and Valkey's, and become
+// endpoints of the transport seam.
+func TestListenSpecs(t *testing.T) {
+	type spec struct {
+		ep       string
+		optional bool
+	}
+	specs := func(c Config) []spec {
+		var out []spec
+		for _, s := range c.listenSpecs() {
+			out = append(out, spec{s.ep.String(), s.optional})
+		}
+		return out
+	}
+	c := DefaultConfig()
+	if got, want := specs(c), []spec{{"tcp://127.0.0.1:6379", false}, {"tcp://[::1]:6379", true}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults: %v, want %v", got, want)
+	}
+	c.Bind, c.UnixSocket, c.RDMA.Port = []string{"*"}, "/run/r.sock", 6380
+	if got, want := specs(c), []spec{{"tcp://:6379", false}, {"unix:///run/r.sock", false}, {"rdma://:6380", false}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("bind *, unixsocket, rdma-port: %v, want %v", got, want)
+	}
+	// rdma-enabled alone serves RDMA on the TCP port number; rdma-bind
+	// picks RDMA's own addresses.
+	c = DefaultConfig()
+	c.Port, c.RDMA.Enabled, c.RDMA.Bind = 7000, true, []string{"10.0.0.2"}
+	if got, want := specs(c), []spec{{"tcp://127.0.0.1:7000", false}, {"tcp://[::1]:7000", true}, {"rdma://10.0.0.2:7000", false}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("rdma-enabled, rdma-bind: %v, want %v", got, want)
+	}
+	c.RDMA.TransportMode, c.RDMA.PollUS, c.RDMA.RxSize = "unreliable-connected", 50, 2<<20
+	if o := c.transportOptions().RDMA; !o.UC || o.Poll != 50*time.Microsecond || o.RxSize != 2<<20 || o.SQSize != 1024 || o.RetryCount != 7 {
+		t.Errorf("rdma options %+v", o)
+	}
+}
+
+// TestListenTCPAndUnix: Listen opens both through the seam and the server
+// answers on each.
+func TestListenTCPAndUnix(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Port = testpeer.FreePorts(t, 1)
+	cfg.Bind = []string{"127.0.0.1", "-::1"}
+	cfg.UnixSocket = filepath.Join(t.TempDir(), "r.sock")
+	cfg.UnixSocketPerm = 0o700
+	var log syncBuffer
+	srv, err := New(cfg.WithLog(&log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lns, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lns...) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	for _, ep := range []transport.Endpoint{transport.TCPEndpoint("127.0.0.1:" + strconv.Itoa(cfg.Port)), transport.UnixEndpoint(cfg.UnixSocket)} {
+		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := transport.Dial(dctx, ep, transport.Options{})
+		dcancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(resp.AppendCommand(nil, "PING"))
+		v, err := resp.NewReader(c).ReadReply()
+		c.Close()
+		if err != nil || v.String() != `"PONG"` {
+			t.Errorf("PING over %s: %v %v", ep, v, err)
+		}
+	}
+}
+
+// TestListenTaken: a port taken is an error naming the endpoint.
+func TestListenTaken(t *testing.T) {
+	taken, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cfg := DefaultConfig()
+	cfg.Bind = []string{"127.0.0.1"}
+	cfg.Port = taken.Addr().(*net.TCPAddr).Port
+	srv, err := New(cfg.WithLog(&syncBuffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Listen(); err == nil || err.Error()[:len("listen on tcp://127.0.0.1:")] != "listen on tcp://127.0.0.1:" {
+		t.Errorf("listen on a taken port: %v", err)
+	}
+}
