@@ -30,13 +30,26 @@ func registerHashCommands(t *commandTable) {
 
 func newHash() *Hash { return &Hash{} }
 
+// getOrCreateHash is getOrCreateObject for a hash, a new one taking the
+// server's encoding thresholds.
+func getOrCreateHash(c *Client, key []byte) (*Hash, error) {
+	h, err := getOrCreateObject(c, key, kindHash, newHash)
+	if err == nil && h.lim == nil {
+		h.lim = c.tuning()
+	}
+	return h, err
+}
+
+// tuning is the server's encoding thresholds, for containers it creates.
+func (c *Client) tuning() *Tuning { return &c.srv.cfg.Tuning }
+
 // cmdHSet is HSET (replies the number of new fields) and HMSET (+OK).
 func cmdHSet(c *Client, args [][]byte) {
 	if len(args)%2 == 1 {
 		c.writeArityError(c.cur.Name)
 		return
 	}
-	h, err := getOrCreateObject(c, args[1], kindHash, newHash)
+	h, err := getOrCreateHash(c, args[1])
 	if err != nil {
 		c.writeErr(err)
 		return
@@ -56,7 +69,7 @@ func cmdHSet(c *Client, args [][]byte) {
 }
 
 func cmdHSetNX(c *Client, args [][]byte) {
-	h, err := getOrCreateObject(c, args[1], kindHash, newHash)
+	h, err := getOrCreateHash(c, args[1])
 	if err != nil {
 		c.writeErr(err)
 		return
@@ -219,7 +232,7 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 		c.writeError(errNotInt)
 		return
 	}
-	h, err := getOrCreateObject(c, args[1], kindHash, newHash)
+	h, err := getOrCreateHash(c, args[1])
 	if err != nil {
 		c.writeErr(err)
 		return
@@ -256,7 +269,7 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 		c.writeError("ERR value is NaN or Infinity")
 		return
 	}
-	h, err := getOrCreateObject(c, args[1], kindHash, newHash)
+	h, err := getOrCreateHash(c, args[1])
 	if err != nil {
 		c.writeErr(err)
 		return

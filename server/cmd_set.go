@@ -30,11 +30,21 @@ func registerSetCommands(t *commandTable) {
 
 func newSet() *Set { return &Set{} }
 
+// getOrCreateSet is getOrCreateObject for a set, a new one taking the
+// server's encoding thresholds.
+func getOrCreateSet(c *Client, key []byte) (*Set, error) {
+	s, err := getOrCreateObject(c, key, kindSet, newSet)
+	if err == nil && s.lim == nil {
+		s.lim = c.tuning()
+	}
+	return s, err
+}
+
 // srandMemberMaxRepeat bounds SRANDMEMBER's negative count (see there).
 const srandMemberMaxRepeat = 10_000_000
 
 func cmdSAdd(c *Client, args [][]byte) {
-	s, err := getOrCreateObject(c, args[1], kindSet, newSet)
+	s, err := getOrCreateSet(c, args[1])
 	if err != nil {
 		c.writeErr(err)
 		return
@@ -301,7 +311,7 @@ func cmdSUnion(c *Client, args [][]byte) {
 	}
 	// Building a Set gives Redis's result order: ascending when every
 	// member is an integer (intset), else hash order.
-	var res Set
+	res := Set{lim: c.tuning()}
 	for _, s := range sets {
 		if s != nil {
 			s.Each(func(m string) bool { res.Add(m); return true })
@@ -315,7 +325,7 @@ func cmdSDiff(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	var res Set
+	res := Set{lim: c.tuning()}
 	if sets[0] != nil {
 		sets[0].Each(func(m string) bool {
 			for _, o := range sets[1:] {

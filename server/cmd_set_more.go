@@ -55,7 +55,7 @@ func cmdSMove(c *Client, args [][]byte) {
 	}
 	c.signalModified(args[1])
 	if !dstFound {
-		if dst, err = getOrCreateObject(c, args[2], kindSet, newSet); err != nil {
+		if dst, err = getOrCreateSet(c, args[2]); err != nil {
 			c.writeErr(err) // cannot happen: the key was just found missing
 			return
 		}
@@ -140,7 +140,7 @@ func cmdSInterStore(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	res := &Set{}
+	res := &Set{lim: c.tuning()}
 	for _, m := range setInter(sets, 0) {
 		res.Add(m)
 	}
@@ -152,7 +152,7 @@ func cmdSUnionStore(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	res := &Set{}
+	res := &Set{lim: c.tuning()}
 	for _, s := range sets {
 		if s != nil {
 			s.Each(func(m string) bool { res.Add(m); return true })
@@ -166,7 +166,7 @@ func cmdSDiffStore(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	res := &Set{}
+	res := &Set{lim: c.tuning()}
 	if sets[0] != nil {
 		sets[0].Each(func(m string) bool {
 			for _, o := range sets[1:] {

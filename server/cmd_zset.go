@@ -111,6 +111,7 @@ parsed:
 	}
 	if !found {
 		z, _ = getOrCreateObject(c, args[1], kindZSet, NewZSet)
+		z.lim = c.tuning()
 	}
 	for j := 0; j < elements; j++ {
 		member := args[i+2*j+1]
@@ -423,7 +424,7 @@ func zrangeInto(c *Client, args [][]byte, kind, dir int, store []byte) {
 	}
 	if !found {
 		if store != nil {
-			storeZSet(c, store, NewZSet())
+			storeZSet(c, store, &ZSet{lim: c.tuning()})
 		} else {
 			c.writeArray(0)
 		}
@@ -452,7 +453,7 @@ func zrangeInto(c *Client, args [][]byte, kind, dir int, store []byte) {
 		}
 	}
 	if store != nil {
-		res := NewZSet()
+		res := &ZSet{lim: c.tuning()}
 		for _, m := range ms {
 			res.Set(m.Member, m.Score)
 		}

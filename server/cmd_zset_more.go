@@ -209,7 +209,7 @@ func zsetOp(c *Client, args [][]byte, dst []byte, numIdx, op int, cardOnly bool)
 	if op != zopDiff {
 		sort.SliceStable(srcs, func(a, b int) bool { return srcs[a].len() < srcs[b].len() })
 	}
-	res := NewZSet()
+	res := &ZSet{lim: c.tuning()}
 	cardinality := int64(0)
 	switch op {
 	case zopInter:

@@ -64,6 +64,9 @@ type Config struct {
 	// RDMA configures the RDMA transport (a later addition; enabling it
 	// fails start-up until then).
 	RDMA RDMAConfig
+	// Tuning holds the encoding thresholds (honoured) and the slowlog and
+	// latency settings (reported); see config_encoding.go.
+	Tuning Tuning
 
 	// Ignored lists the directives that were accepted from a config file but
 	// have no effect here (save, appendonly, ...), for the start-up log.
@@ -114,6 +117,7 @@ func DefaultConfig() Config {
 		MaxMemorySamples:       5,
 		Hz:                     10,
 		LogLevel:               "notice",
+		Tuning:                 DefaultTuning(),
 		RDMA: RDMAConfig{
 			RxSize:           1 << 20,
 			CompletionVector: -1,

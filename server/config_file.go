@@ -114,7 +114,7 @@ func boolStr(b bool) string {
 
 // directives is the table of implemented settings.
 func directives() []directive {
-	return []directive{
+	return append(tuningDirectives(), []directive{
 		{name: "bind", runtime: false,
 			set: func(c *Config, a []string) error {
 				if len(a) == 0 {
@@ -302,7 +302,7 @@ func directives() []directive {
 		{name: "rdma-retry-count",
 			set: func(c *Config, a []string) error { return intArg(&c.RDMA.RetryCount, 0, 7)(c, a) },
 			get: func(c *Config) string { return strconv.Itoa(c.RDMA.RetryCount) }},
-	}
+	}...)
 }
 
 func boolArg(dst *bool, a []string) error {

@@ -7,29 +7,34 @@ import (
 	"unsafe"
 )
 
-// Thresholds under which a hash keeps its fields in insertion order in one
-// packed byte slice, like Redis's listpack encoding
-// (hash-max-listpack-entries and hash-max-listpack-value, with the
-// defaults built into Redis 7.0: 512 entries, though the redis.conf it
-// ships sets 128; OBJECT ENCODING reports the same). Matching them
-// makes HGETALL, HKEYS and HVALS return small hashes in the same order as
-// Redis, and a small hash costs one allocation instead of a slice of
-// string headers plus one allocation per field and value.
-const (
-	hashMaxSmallEntries = 512
-	hashMaxSmallValue   = 64
-)
+// A hash keeps its fields in insertion order in one packed byte slice,
+// like Redis's listpack encoding, while within hash-max-listpack-entries
+// and hash-max-listpack-value (Tuning; Redis 7.0's built-in defaults are
+// 512 and 64, though the redis.conf it ships sets 128 entries). Matching
+// them makes HGETALL, HKEYS and HVALS return small hashes in the same
+// order as Redis, and a small hash costs one allocation instead of a
+// slice of string headers plus one allocation per field and value.
 
 // Hash is the value of a Redis hash key. While small it is lp, fields and
 // values in insertion order, each encoded as a uvarint length and the
 // bytes, scanned linearly as Redis scans its listpack. It becomes a map
-// once it outgrows hashMaxSmallEntries or holds a longer string (and never
+// once it outgrows HashMaxListpackEntries or holds a longer string (and never
 // goes back, as in Redis).
 type Hash struct {
 	lp    []byte
 	n     int // fields in lp
 	m     map[string]string
 	bytes int // sum of field and value lengths, for memUsage
+	// lim is the server's thresholds (nil: Redis's defaults), read when
+	// a field is added, so CONFIG SET applies to later conversions.
+	lim *Tuning
+}
+
+func (h *Hash) limits() *Tuning {
+	if h.lim == nil {
+		return &defaultTuning
+	}
+	return h.lim
 }
 
 // memUsage approximates the bytes the hash holds: the packed slice, or
@@ -126,7 +131,8 @@ func hashSet[T ~string | ~[]byte](h *Hash, field, value T) bool {
 		h.m[string(field)] = string(value)
 		return !exists
 	}
-	if len(field) > hashMaxSmallValue || len(value) > hashMaxSmallValue {
+	lim := h.limits()
+	if int64(len(field)) > lim.HashMaxListpackValue || int64(len(value)) > lim.HashMaxListpackValue {
 		h.toMap()
 		return hashSet(h, field, value)
 	}
@@ -141,7 +147,7 @@ func hashSet[T ~string | ~[]byte](h *Hash, field, value T) bool {
 		h.lp = slices.Replace(h.lp, vo, end, enc...)
 		return false
 	}
-	if h.n+1 > hashMaxSmallEntries {
+	if int64(h.n+1) > lim.HashMaxListpackEntries {
 		h.toMap()
 		return hashSet(h, field, value)
 	}
@@ -218,7 +224,7 @@ func (h *Hash) Each(fn func(field, value string) bool) {
 
 // clone returns an independent copy (COPY).
 func (h *Hash) clone() *Hash {
-	c := &Hash{lp: slices.Clone(h.lp), n: h.n, bytes: h.bytes}
+	c := &Hash{lp: slices.Clone(h.lp), n: h.n, bytes: h.bytes, lim: h.lim}
 	if h.m != nil {
 		c.m = maps.Clone(h.m)
 	}

@@ -12,10 +12,9 @@ import (
 // string when a member is actually stored: redis-benchmark's SADD, for one,
 // adds the same member over and over.
 
-// setMaxIntsetEntries is Redis's set-max-intset-entries: a set of up to this
-// many integers is kept as a sorted array of int64, so SMEMBERS returns it in
-// ascending order exactly like Redis's intset encoding.
-const setMaxIntsetEntries = 512
+// A set of up to set-max-intset-entries integers (Tuning) is kept as a
+// sorted array of int64, so SMEMBERS returns it in ascending order exactly
+// like Redis's intset encoding.
 
 // Set is the value of a Redis set key. While every member is a canonical
 // 64-bit integer and there are few of them it is a sorted []int64 (Redis's
@@ -27,7 +26,15 @@ type Set struct {
 	ints    []int64 // intset encoding, sorted; used while idx == nil
 	members []string
 	idx     map[string]int
-	bytes   int // sum of member lengths in the general encoding
+	bytes   int     // sum of member lengths in the general encoding
+	lim     *Tuning // the server's thresholds (nil: Redis's defaults)
+}
+
+func (s *Set) limits() *Tuning {
+	if s.lim == nil {
+		return &defaultTuning
+	}
+	return s.lim
 }
 
 // memUsage approximates the bytes the set holds.
@@ -77,7 +84,7 @@ func (s *Set) Add(m string) bool {
 			if found {
 				return false
 			}
-			if len(s.ints) < setMaxIntsetEntries {
+			if int64(len(s.ints)) < s.limits().SetMaxIntsetEntries {
 				s.ints = append(s.ints, 0)
 				copy(s.ints[i+1:], s.ints[i:])
 				s.ints[i] = v
@@ -255,7 +262,7 @@ func (s *Set) RandomDistinct(count int) []string {
 
 // clone returns an independent copy (COPY).
 func (s *Set) clone() *Set {
-	c := &Set{ints: slices.Clone(s.ints), members: slices.Clone(s.members), bytes: s.bytes}
+	c := &Set{ints: slices.Clone(s.ints), members: slices.Clone(s.members), bytes: s.bytes, lim: s.lim}
 	if s.idx != nil {
 		c.idx = maps.Clone(s.idx)
 	}

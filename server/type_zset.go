@@ -27,7 +27,8 @@ type ZSet struct {
 	// b is the big encoding, nil while small. The encoding also decides
 	// the sign of a zero score (see normScore).
 	b     *zsetBig
-	bytes int // sum of member lengths, for memUsage
+	bytes int     // sum of member lengths, for memUsage
+	lim   *Tuning // the server's thresholds (nil: Redis's defaults)
 }
 
 // zsetBig is the big encoding, allocated on conversion so that small sets
@@ -40,11 +41,14 @@ type zsetBig struct {
 // isBig reports whether the set uses the skiplist encoding.
 func (z *ZSet) isBig() bool { return z.b != nil }
 
-// Redis's zset-max-listpack-entries and zset-max-listpack-value.
-const (
-	zsetMaxSmallEntries = 128
-	zsetMaxSmallValue   = 64
-)
+// limits returns the server's thresholds (zset-max-listpack-entries and
+// -value), or Redis's defaults for a set made without a server.
+func (z *ZSet) limits() *Tuning {
+	if z.lim == nil {
+		return &defaultTuning
+	}
+	return z.lim
+}
 
 // memUsage approximates the bytes the sorted set holds: member data plus,
 // per member, a slice element (small) or a skiplist node of about 1.33
@@ -437,7 +441,7 @@ func (z *ZSet) Set(member string, score float64) bool {
 	if setExisting(z, member, score) {
 		return false
 	}
-	if !z.isBig() && (len(z.small)+1 > zsetMaxSmallEntries || len(member) > zsetMaxSmallValue) {
+	if lim := z.limits(); !z.isBig() && (int64(len(z.small)+1) > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue) {
 		// Like Redis, convert before inserting the element that does
 		// not fit, so its score keeps the skiplist's sign of zero.
 		z.toBig()
@@ -765,7 +769,7 @@ func (z *ZSet) Pop(count int, max bool) []ZMember {
 
 // clone returns an independent copy (COPY), in the same encoding.
 func (z *ZSet) clone() *ZSet {
-	c := &ZSet{small: slices.Clone(z.small), bytes: z.bytes}
+	c := &ZSet{small: slices.Clone(z.small), bytes: z.bytes, lim: z.lim}
 	if z.isBig() {
 		c.b = &zsetBig{
 			dict: make(map[string]*zslNode, len(z.b.dict)),

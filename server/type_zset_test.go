@@ -66,7 +66,7 @@ func zsetModelCheck(t *testing.T, space int) {
 		if z.bytes != sum {
 			t.Fatalf("step %d: tracked bytes %d, want %d", step, z.bytes, sum)
 		}
-		if z.isBig() != (space > zsetMaxSmallEntries) && step > 5000 {
+		if z.isBig() != (int64(space) > defaultTuning.ZSetMaxListpackEntries) && step > 5000 {
 			t.Fatalf("step %d: big = %v with %d possible members", step, z.isBig(), space)
 		}
 		if z.Len() != len(want) {
@@ -138,7 +138,7 @@ func TestZSetLexAndInfinities(t *testing.T) {
 	if s, _ := z.Score("neg0"); math.Signbit(s) {
 		t.Fatal("-0 stored with its sign in a small set; Redis's listpack prints it as 0")
 	}
-	for i := 0; i < zsetMaxSmallEntries; i++ {
+	for i := 0; i < int(defaultTuning.ZSetMaxListpackEntries); i++ {
 		z.Set(strconv.Itoa(i), 1)
 	}
 	z.Set("neg0b", math.Copysign(0, -1))
