@@ -179,67 +179,33 @@ func (k kindCache) msg(m []byte) string {
 	return s
 }
 
-// replyReader reads replies with its own growable buffer. resp.Reader would
-// do, but starts every connection with 64 KiB: with 80 targets × 50 clients
-// that is 256 MB before a single request. This one starts at 4 KiB and
-// grows to what the pipeline's replies need.
-//
-// It also timestamps replies: a reply arrived when the read that completed
-// it returned (at). Every reply parsed out of one read shares that time,
-// which is both more exact (parsing is not server latency) and cheaper
-// than a clock read per reply.
-type replyReader struct {
-	rd   io.Reader
-	buf  []byte
-	r, w int
-	slab []resp.Value
-	at   int64
+// stampReader timestamps reads: a reply arrived when the read that
+// completed it returned. Every reply resp.Reader parses out of one read
+// shares that time, which is both more exact (parsing is not server
+// latency) and cheaper than a clock read per reply.
+type stampReader struct {
+	rd io.Reader
+	at int64 // nanotime when the last read returned
 }
 
-func (r *replyReader) read() (resp.Value, error) {
-	for {
-		if r.w > r.r {
-			v, n, slab, err := resp.ParseReply(r.buf[r.r:r.w], r.slab)
-			r.slab = slab
-			if err == nil {
-				r.r += n
-				if r.r == r.w {
-					r.r, r.w = 0, 0
-				}
-				return v, nil
-			}
-			if !errors.Is(err, resp.ErrIncomplete) {
-				return resp.Value{}, err
-			}
-		}
-		if r.r > 0 {
-			copy(r.buf, r.buf[r.r:r.w])
-			r.w -= r.r
-			r.r = 0
-		}
-		if r.w == len(r.buf) {
-			nb := make([]byte, 2*len(r.buf))
-			copy(nb, r.buf[:r.w])
-			r.buf = nb
-		}
-		n, err := r.rd.Read(r.buf[r.w:])
-		r.at = nanotime()
-		r.w += n
-		if n == 0 {
-			if err == nil {
-				err = io.ErrNoProgress
-			}
-			return resp.Value{}, err
-		}
-	}
+func (s *stampReader) Read(p []byte) (int, error) {
+	n, err := s.rd.Read(p)
+	s.at = nanotime()
+	return n, err
 }
+
+// replyBuf is where a connection's reply buffer starts: resp.NewReader's
+// 64 KiB for each of 80 targets × 50 clients would be 256 MB before a
+// single request; the buffer doubles to what the pipeline's replies need.
+const replyBuf = 4 << 10
 
 // leanConn is the lean client path: requests are appended into one buffer
 // and written with one syscall per pipeline; replies are parsed in place.
 // Nothing is allocated per request.
 type leanConn struct {
 	nc    net.Conn
-	rd    replyReader
+	stamp stampReader
+	rd    *resp.Reader
 	wbuf  []byte
 	key   []byte // prefix + number, rewritten per request
 	num   []byte // scratch for an expiry's digits
@@ -262,12 +228,13 @@ func dialLean(ctx context.Context, cfg *Config, ep transport.Endpoint, ioc *ioCo
 	}
 	c := &leanConn{
 		nc:    nc,
-		rd:    replyReader{rd: nc, buf: make([]byte, 4<<10)},
+		stamp: stampReader{rd: nc},
 		key:   []byte(cfg.KeyPrefix),
 		plen:  len(cfg.KeyPrefix),
 		val:   val,
 		kinds: newKindCache(),
 	}
+	c.rd = resp.NewReaderSize(&c.stamp, replyBuf)
 	if err := c.handshake(ctx, cfg); err != nil {
 		nc.Close()
 		return nil, err
@@ -310,7 +277,7 @@ func (c *leanConn) handshake(ctx context.Context, cfg *Config) error {
 		if _, err := c.nc.Write(resp.AppendCommand(nil, cmd...)); err != nil {
 			return err
 		}
-		v, err := c.rd.read()
+		v, err := c.rd.ReadReply()
 		if err != nil {
 			return err
 		}
@@ -356,12 +323,12 @@ func (c *leanConn) do(ops []op, res []reply) (int, error) {
 		return 0, err
 	}
 	for i := range ops {
-		v, err := c.rd.read()
+		v, err := c.rd.ReadReply()
 		if err != nil {
 			return i, err
 		}
 		r := &res[i]
-		r.at = c.rd.at
+		r.at = c.stamp.at
 		switch {
 		case v.IsError():
 			r.kind = rErr
