@@ -78,7 +78,6 @@ func firstReady(c *Client, keys [][]byte, k kind, serve func(w *Client, key stri
 }
 
 func nullArrayReply(w *Client) { w.writeNullArray() }
-func nullReply(w *Client)      { w.writeNull() }
 
 func cmdBLPop(c *Client, args [][]byte) { blockingPop(c, args, true) }
 func cmdBRPop(c *Client, args [][]byte) { blockingPop(c, args, false) }
@@ -158,7 +157,14 @@ func blockingMove(c *Client, src, dst []byte, fromLeft, toLeft bool, timeout []b
 		serve(c, string(src))
 		return
 	}
-	blockOn(c, [][]byte{src}, deadline, serve, nullReply)
+	// Inside EXEC the answer is a null bulk, but a real timeout answers
+	// a null array, as for every list command (Redis 7.0's
+	// replyToBlockedClientTimedOut).
+	if c.denyBlocking {
+		c.writeNull()
+		return
+	}
+	blockOn(c, [][]byte{src}, deadline, serve, nullArrayReply)
 }
 
 // cmdBLMPop is BLMPOP timeout numkeys key... LEFT|RIGHT [COUNT n]: the
@@ -249,7 +255,7 @@ func cmdBZMPop(c *Client, args [][]byte) {
 // blocked, else 0.
 func cmdClientUnblock(c *Client, args [][]byte) {
 	if len(args) > 4 {
-		c.writeArityError("client|unblock")
+		c.writeError("ERR unknown subcommand or wrong number of arguments for '" + truncate(args[1], 128) + "'. Try CLIENT HELP.")
 		return
 	}
 	id, ok := parseInt(args[2])

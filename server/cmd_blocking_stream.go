@@ -64,7 +64,7 @@ func cmdXRead(c *Client, args [][]byte) {
 	}
 	n := len(args) - streamsArg
 	if n%2 != 0 {
-		c.writeError("ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.")
+		c.writeError("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 		return
 	}
 	n /= 2

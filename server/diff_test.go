@@ -110,11 +110,11 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 			default:
 				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !sortdeep, !shape, !type, !resp2, !resp3, !c2, !c3, !recv, !send, !blocked)", name, n, marker)
 			}
+			rest = strings.TrimSpace(after)
 			if l.blocked == 0 {
 				// Its argument is a count, not a command.
 				break
 			}
-			rest = strings.TrimSpace(after)
 		}
 		if l.blocked == 0 {
 			v, err := strconv.Atoi(strings.TrimSpace(rest))
