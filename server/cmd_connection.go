@@ -28,6 +28,9 @@ func registerConnectionCommands(t *commandTable) {
 				{Name: "client|list", Fn: cmdClientList, Arity: -2, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Lists open connections.", Since: "2.4.0"},
 				{Name: "client|info", Fn: cmdClientInfo, Arity: 2, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Returns information about the connection.", Since: "6.2.0"},
 				{Name: "client|kill", Fn: cmdClientKill, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Terminates open connections.", Since: "2.4.0"},
+				{Name: "client|pause", Fn: cmdClientPause, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Suspends commands processing.", Since: "2.9.50"},
+				{Name: "client|unpause", Fn: cmdClientUnpause, Arity: 2, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Resumes processing commands from paused clients.", Since: "6.2.0"},
+				{Name: "client|tracking", Fn: cmdClientTracking, Arity: -3, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Controls server-assisted client-side caching for the connection.", Since: "6.0.0"},
 				{Name: "client|no-evict", Fn: cmdClientNoEvict, Arity: 3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Sets the client eviction mode of the connection.", Since: "7.0.0"},
 				{Name: "client|unblock", Fn: cmdClientUnblock, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Unblocks a client blocked by a blocking command from a different connection.", Since: "5.0.0"},
 				{Name: "client|help", Fn: cmdClientHelp, Arity: 2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0"},
@@ -426,6 +429,44 @@ func (c *Client) kill(victims []*Client) {
 		}
 		o.closeConn()
 	}
+}
+
+// cmdClientPause checks its arguments as Redis 7.0 does, then refuses:
+// postponing other clients' commands needs the dispatcher to hold them,
+// which it cannot yet, and answering OK without pausing would let a
+// failover script believe writes had stopped.
+func cmdClientPause(c *Client, args [][]byte) {
+	if len(args) > 4 {
+		c.writeSubcommandArityError(args)
+		return
+	}
+	ms, ok := parseInt(args[2])
+	if !ok {
+		c.writeError("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.writeError("ERR timeout is negative")
+		return
+	}
+	if len(args) == 4 && !equalFold(args[3], "all") && !equalFold(args[3], "write") {
+		c.writeError("ERR CLIENT PAUSE mode must be WRITE or ALL")
+		return
+	}
+	c.writeError("ERR CLIENT PAUSE is not supported by dpulab's server (it cannot hold back other clients' commands); stop the writers themselves")
+}
+
+// cmdClientUnpause: nothing is ever paused.
+func cmdClientUnpause(c *Client, args [][]byte) { c.writeOK() }
+
+// cmdClientTracking refuses client-side caching: the server keeps no
+// invalidation table.
+func cmdClientTracking(c *Client, args [][]byte) {
+	if equalFold(args[2], "off") {
+		c.writeOK() // tracking is off
+		return
+	}
+	c.writeError("ERR CLIENT TRACKING is not supported by dpulab's server (no invalidation messages for client-side caching); turn client-side caching off in the client")
 }
 
 func cmdClientNoEvict(c *Client, args [][]byte) {

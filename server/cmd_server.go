@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"os"
 	"runtime"
@@ -627,8 +628,19 @@ func (s *Server) info(want map[string]bool) string {
 		kv("total_error_replies", st.totalErrors)
 	}
 	if sec("replication") {
+		// A master without replicas or a backlog, as a fresh Redis
+		// reports itself; the replication id is per start, as there.
 		kv("role", "master")
 		kv("connected_slaves", 0)
+		kv("master_failover_state", "no-failover")
+		kv("master_replid", fmt.Sprintf("%x", sha1.Sum([]byte("replid "+s.start.String()))))
+		kv("master_replid2", strings.Repeat("0", 40))
+		kv("master_repl_offset", 0)
+		kv("second_repl_offset", -1)
+		kv("repl_backlog_active", 0)
+		kv("repl_backlog_size", 1048576)
+		kv("repl_backlog_first_byte_offset", 0)
+		kv("repl_backlog_histlen", 0)
 	}
 	if sec("cpu") {
 		var ru syscall.Rusage

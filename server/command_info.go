@@ -19,7 +19,7 @@ var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "l
 // Server commands have none of their own (see extraCategories).
 var groupCategory = map[string]string{
 	"generic": "keyspace", "string": "string", "list": "list", "hash": "hash", "set": "set",
-	"sorted-set": "sortedset", "stream": "stream", "connection": "connection", "bitmap": "bitmap",
+	"sorted-set": "sortedset", "stream": "stream", "connection": "connection", "bitmap": "bitmap", "scripting": "scripting",
 }
 
 // extraCategories are categories Redis gives commands beyond their
@@ -190,6 +190,7 @@ var commandTips = map[string]string{
 // keySpecFlags are the flags of each key spec Redis 7.0 lists, specs
 // separated by "|".
 var keySpecFlags = map[string]string{
+	"memory|usage":     "RO",
 	"lcs":              "RO access",
 	"zremrangebylex":   "RW delete",
 	"zremrangebyscore": "RW delete",

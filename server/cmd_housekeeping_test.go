@@ -1,0 +1,72 @@
+package server
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestScriptingRefusedClearly: every way of running a script gets the
+// same error, naming what is missing and what to do instead, and the
+// connection carries on.
+func TestScriptingRefusedClearly(t *testing.T) {
+	c, _ := newTestServer(t)
+	for _, args := range [][]string{
+		{"EVAL", "return 1", "0"},
+		{"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"},
+		{"EVAL_RO", "return 1", "0"},
+		{"EVALSHA_RO", "x", "0"},
+		{"FCALL", "f", "0"},
+		{"FCALL_RO", "f", "0"},
+		{"FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)"},
+		{"SCRIPT", "LOAD", "return 1"},
+	} {
+		got := c.do(args...)
+		if !strings.HasPrefix(got, "(error) ERR scripting is not supported by dpulab's server") {
+			t.Errorf("%q: %s", args[0], got)
+		}
+	}
+	c.must(`"PONG"`, "PING")
+}
+
+func TestClientPauseAndTrackingRefusedClearly(t *testing.T) {
+	c, _ := newTestServer(t)
+	if got := c.do("CLIENT", "PAUSE", "100"); !strings.Contains(got, "CLIENT PAUSE is not supported") {
+		t.Errorf("CLIENT PAUSE: %s", got)
+	}
+	if got := c.do("CLIENT", "TRACKING", "on"); !strings.Contains(got, "CLIENT TRACKING is not supported") {
+		t.Errorf("CLIENT TRACKING on: %s", got)
+	}
+	c.must(`"OK"`, "CLIENT", "TRACKING", "off")
+	c.must(`"OK"`, "CLIENT", "UNPAUSE")
+}
+
+// TestInfoReplication: the fields harnesses read, with a fresh master's
+// values; the replication id is 40 hex digits and stable while the
+// server runs.
+func TestInfoReplication(t *testing.T) {
+	c, _ := newTestServer(t)
+	info := c.do("INFO", "replication")
+	for _, want := range []string{"# Replication", "role:master", "connected_slaves:0", "master_failover_state:no-failover",
+		"master_replid2:0000000000000000000000000000000000000000", "master_repl_offset:0", "second_repl_offset:-1",
+		"repl_backlog_active:0", "repl_backlog_size:1048576", "repl_backlog_first_byte_offset:0", "repl_backlog_histlen:0"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO replication lacks %q:\n%s", want, info)
+		}
+	}
+	id := regexp.MustCompile(`master_replid:([0-9a-f]{40})\\r\\n`).FindStringSubmatch(info)
+	if id == nil {
+		t.Fatalf("no 40-hex master_replid in %s", info)
+	}
+	if again := c.do("INFO", "replication"); !strings.Contains(again, id[1]) {
+		t.Errorf("master_replid changed between two INFO calls")
+	}
+}
+
+func TestCRC64JonesMatchesRedis(t *testing.T) {
+	// Redis's own test vector (src/crc64.c): crc64(0, "123456789") ==
+	// 0xe9c6d914c4b8d9ca.
+	if got := crc64Jones([]byte("123456789")); got != 0xe9c6d914c4b8d9ca {
+		t.Fatalf("crc64Jones(123456789) = %#x, want 0xe9c6d914c4b8d9ca", got)
+	}
+}
