@@ -192,42 +192,71 @@ func duplicateIDs(ls []*Lab) Problems {
 	return probs
 }
 
-// All returns the embedded labs and those of labDirs. A lab from a
-// directory replaces an embedded lab with the same id, so a trainer can
-// edit a copy of a shipped lab and run it under the same name.
-func All(labDirs ...string) ([]*Lab, error) {
+// Unreadable is a lab directory whose labs could not be loaded. The
+// picker lists it with its error; `dpulab run` refuses to go on.
+type Unreadable struct {
+	Dir string
+	Err error
+}
+
+// Catalogue is every lab dpulab knows: the embedded ones and those of
+// labDirs. A lab of a later directory replaces one with the same id from an
+// earlier directory or from the embedded labs, so a trainer can edit a copy
+// of a shipped lab and run it under the same name, and the folder named
+// last (the command line's --lab-dir) wins. Directories that cannot be read
+// come back in broken, not as the error, which is only for the embedded
+// labs (a build problem). This is the one catalogue: All, Find, the TUI's
+// picker and `dpulab labs` all read it.
+func Catalogue(labDirs ...string) (ls []*Lab, broken []Unreadable, err error) {
 	emb, err := Embedded()
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded labs: %w", err)
+	}
+	byID := map[string]int{}
+	add := func(l *Lab) {
+		if i, ok := byID[l.ID]; ok {
+			ls[i] = l
+			return
+		}
+		byID[l.ID] = len(ls)
+		ls = append(ls, l)
+	}
+	for _, l := range emb {
+		add(l)
+	}
+	for _, d := range labDirs {
+		dl, err := FromDir(d)
+		if err != nil {
+			broken = append(broken, Unreadable{Dir: d, Err: err})
+			continue
+		}
+		for _, l := range dl {
+			add(l)
+		}
+	}
+	sortLabs(ls)
+	return ls, broken, nil
+}
+
+// All returns the catalogue, or the first unreadable lab directory's error.
+func All(labDirs ...string) ([]*Lab, error) {
+	ls, broken, err := Catalogue(labDirs...)
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]*Lab{}
-	var order []string
-	for _, l := range emb {
-		byID[l.ID] = l
-		order = append(order, l.ID)
+	if len(broken) > 0 {
+		return nil, broken[0].Err
 	}
-	for _, d := range labDirs {
-		ls, err := FromDir(d)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range ls {
-			if _, ok := byID[l.ID]; !ok {
-				order = append(order, l.ID)
-			}
-			byID[l.ID] = l
-		}
-	}
-	out := make([]*Lab, 0, len(order))
-	for _, id := range order {
-		out = append(out, byID[id])
-	}
-	sortLabs(out)
-	return out, nil
+	return ls, nil
 }
 
-// Find returns the lab with id from labDirs (searched first, in order) or
-// the embedded labs. id may also be a path to a lab directory or lab.yaml.
+// ErrNoLab is the error Find wraps when no lab has the id asked for.
+var ErrNoLab = errors.New("no lab")
+
+// Find returns the lab with id from the catalogue. id may also be a path to a lab directory
+// or lab.yaml. An unreadable lab directory does not stop Find from finding
+// a lab elsewhere; when the id is nowhere, the error is that directory's
+// (the lab may be the one that did not load), else it wraps ErrNoLab.
 func Find(id string, labDirs ...string) (*Lab, error) {
 	if strings.ContainsRune(id, os.PathSeparator) || strings.HasSuffix(id, ".yaml") {
 		ls, err := FromDir(id)
@@ -239,7 +268,7 @@ func Find(id string, labDirs ...string) (*Lab, error) {
 		}
 		return ls[0], nil
 	}
-	all, err := All(labDirs...)
+	all, broken, err := Catalogue(labDirs...)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +279,16 @@ func Find(id string, labDirs ...string) (*Lab, error) {
 		}
 		ids[i] = l.ID
 	}
-	return nil, fmt.Errorf("no lab %q (available: %s; or give a path to a lab directory)", id, strings.Join(ids, ", "))
+	if len(broken) > 0 {
+		// The lab may be the one that did not load: its problems are the
+		// answer, not "no such lab".
+		errs := make([]error, len(broken))
+		for i, b := range broken {
+			errs[i] = b.Err
+		}
+		return nil, fmt.Errorf("no lab %q among those that load (available: %s): %w", id, strings.Join(ids, ", "), errors.Join(errs...))
+	}
+	return nil, fmt.Errorf("%w %q (available: %s; or give a path to a lab directory)", ErrNoLab, id, strings.Join(ids, ", "))
 }
 
 // Lint checks the labs a path names (a lab directory, a lab.yaml, or a

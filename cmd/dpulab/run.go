@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -136,8 +137,7 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 	if err != nil {
 		// An id that names no lab is a usage error; a lab that exists but
 		// does not load is the lab's (exit status 1, as lint says).
-		// labs.Find has no sentinel for the first: its message is matched.
-		if strings.HasPrefix(err.Error(), "no lab ") {
+		if errors.Is(err, labs.ErrNoLab) {
 			return usageError{err}
 		}
 		return err

@@ -153,7 +153,14 @@ func TestTUISignalsCleanUp(t *testing.T) {
 				shellQuote(filepath.Join(dir, "state")), shellQuote(bin), shellQuote(labDir), shellQuote(filepath.Join(dir, "stderr")))
 			p.run("new-session", "-d", "-s", "sig", "-x", "100", "-y", "30", "-c", dir, "sh", "-c", script)
 			p.waitFor("Signals in the TUI")
-			p.run("send-keys", "-t", "sig", "Down", "Enter")
+			// Pick the lab by filtering for its id: its place in the
+			// list is the catalogue's order, not this test's business.
+			p.run("send-keys", "-t", "sig", "/")
+			p.waitFor("Filter:")
+			p.run("send-keys", "-t", "sig", "-l", "sigtui")
+			p.run("send-keys", "-t", "sig", "Enter")
+			p.waitFor("“sigtui”")
+			p.run("send-keys", "-t", "sig", "Enter")
 			p.waitFor("Step 1/3")
 			p.run("send-keys", "-t", "sig", "a")
 			p.waitFor("Variables for")

@@ -29,35 +29,18 @@ type EngineCatalog struct {
 	Binary string
 }
 
-// all returns every lab: --lab-dir first, then embedded ones not shadowed.
+// all returns the catalogue, with each unreadable lab directory as an
+// entry that shows its error.
 func (c *EngineCatalog) all() ([]*labs.Lab, []LabInfo, error) {
-	var out []*labs.Lab
-	var broken []LabInfo
-	seen := map[string]bool{}
-	for _, d := range c.LabDirs {
-		ls, err := labs.FromDir(d)
-		if err != nil {
-			broken = append(broken, LabInfo{ID: d, Title: d, Err: firstLine(err.Error()), ResumeAt: -1})
-			continue
-		}
-		for _, l := range ls {
-			if !seen[l.ID] {
-				seen[l.ID] = true
-				out = append(out, l)
-			}
-		}
-	}
-	emb, err := labs.Embedded()
+	ls, unreadable, err := labs.Catalogue(c.LabDirs...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("embedded labs: %w", err)
+		return nil, nil, err
 	}
-	for _, l := range emb {
-		if !seen[l.ID] {
-			seen[l.ID] = true
-			out = append(out, l)
-		}
+	var broken []LabInfo
+	for _, u := range unreadable {
+		broken = append(broken, LabInfo{ID: u.Dir, Title: u.Dir, Err: firstLine(u.Err.Error()), ResumeAt: -1})
 	}
-	return out, broken, nil
+	return ls, broken, nil
 }
 
 func firstLine(s string) string {
