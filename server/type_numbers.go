@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/dpulab/dpulab/server/resp"
 )
 
 // Number parsing and formatting that reproduces the C library calls Redis
@@ -14,48 +16,9 @@ import (
 // different inputs and rounds differently.
 
 // parseRedisInt parses b as Redis's string2ll does: an optional '-', no
-// '+', no leading zeros, no spaces, within int64. It takes strings and
-// byte slices alike, without allocating.
-func parseRedisInt[T ~string | ~[]byte](b T) (int64, bool) {
-	n := len(b)
-	if n == 0 || n > 20 {
-		return 0, false
-	}
-	if n == 1 && b[0] == '0' {
-		return 0, true
-	}
-	i, neg := 0, false
-	if b[0] == '-' {
-		neg, i = true, 1
-		if n == 1 {
-			return 0, false
-		}
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for ; i < n; i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > (math.MaxUint64-9)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
+// '+', no leading zeros, no spaces, within int64 (resp.ParseInt). It takes
+// strings and byte slices alike, without allocating.
+func parseRedisInt[T ~string | ~[]byte](b T) (int64, bool) { return resp.ParseInt(b) }
 
 // bytesView returns b as a string without copying, for parsing an argument
 // that is neither modified nor kept during the call (ZADD parses a score

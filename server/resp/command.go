@@ -13,6 +13,7 @@ package resp
 
 import (
 	"errors"
+	"math"
 )
 
 // Limits bound what ParseCommand accepts; zero fields take Redis's defaults.
@@ -185,7 +186,7 @@ func parseLen(buf []byte, i int, errBig, errInvalid error) (n int64, pos int, ok
 			if buf[j+1] != '\n' {
 				return 0, 0, false, errInvalid
 			}
-			v, good := parseInt(buf[start:j])
+			v, good := ParseLength(buf[start:j])
 			if !good {
 				return 0, 0, false, errInvalid
 			}
@@ -201,34 +202,55 @@ func parseLen(buf []byte, i int, errBig, errInvalid error) (n int64, pos int, ok
 	return 0, 0, false, nil
 }
 
-// parseInt parses a strict decimal int64 (optional '-', no '+', no spaces).
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
+// ParseInt parses b as a decimal int64 by Redis's string2ll rules, the
+// ones Redis applies to integer arguments: an optional '-', then digits
+// with no leading zero ("0" itself aside), nothing else (no '+', no
+// spaces), within int64. It takes strings and byte slices alike without
+// allocating. It is the package's one integer parser; ParseLength is its
+// lenient form.
+func ParseInt[T ~string | ~[]byte](b T) (int64, bool) { return parseDecimal(b, false) }
+
+// ParseLength is ParseInt that also accepts leading zeros ("007", "-0"):
+// how this package reads the lengths of a request's multibulk and bulk
+// headers and of replies. (Redis 7.0 itself refuses a leading zero in a
+// request's lengths, "*01" being an invalid multibulk length; ours have
+// always been read leniently, and stay so.)
+func ParseLength[T ~string | ~[]byte](b T) (int64, bool) { return parseDecimal(b, true) }
+
+func parseDecimal[T ~string | ~[]byte](b T, leadingZeros bool) (int64, bool) {
+	n := len(b)
+	if n == 0 || n > 20 {
 		return 0, false
 	}
-	neg := false
+	i, neg := 0, false
 	if b[0] == '-' {
-		neg = true
-		b = b[1:]
-		if len(b) == 0 {
+		neg, i = true, 1
+		if n == 1 {
 			return 0, false
 		}
 	}
+	if !leadingZeros && b[i] == '0' {
+		// "0" is the only number string2ll lets start with a zero.
+		return 0, n == 1
+	}
 	var v uint64
-	for _, c := range b {
+	for ; i < n; i++ {
+		c := b[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		nv := v*10 + uint64(c-'0')
-		if nv < v || nv > 1<<63 {
+		if v > (math.MaxUint64-9)/10 {
 			return 0, false
 		}
-		v = nv
+		v = v*10 + uint64(c-'0')
 	}
 	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
 		return -int64(v), true
 	}
-	if v > 1<<63-1 {
+	if v > math.MaxInt64 {
 		return 0, false
 	}
 	return int64(v), true

@@ -153,7 +153,7 @@ func parseValue(b []byte, pos int, slab []Value, depth int) (Value, int, []Value
 		v.Str = line
 		return v, next, slab, nil
 	case Integer:
-		n, ok := parseInt(line)
+		n, ok := ParseLength(line)
 		if !ok {
 			return Value{}, 0, slab, ErrProtocol
 		}
@@ -171,7 +171,7 @@ func parseValue(b []byte, pos int, slab []Value, depth int) (Value, int, []Value
 		}
 		return v, next, slab, nil
 	case BulkString, BlobError, Verbatim:
-		n, ok := parseInt(line)
+		n, ok := ParseLength(line)
 		if !ok || n < -1 {
 			return Value{}, 0, slab, ErrProtocol
 		}
@@ -189,7 +189,7 @@ func parseValue(b []byte, pos int, slab []Value, depth int) (Value, int, []Value
 		v.Str = b[next:end:end]
 		return v, end + 2, slab, nil
 	case Array, Set, Map, Push, Attribute:
-		n, ok := parseInt(line)
+		n, ok := ParseLength(line)
 		if !ok || n < -1 {
 			return Value{}, 0, slab, ErrProtocol
 		}
