@@ -261,13 +261,11 @@ func (c *Client) release() {
 	c.rbuf, c.out, c.args = nil, nil, nil
 	c.rpos, c.wpos, c.outPos = 0, 0, 0
 	c.touched, c.scanKeys, c.scanDB = nil, nil, nil
-	if len(c.watching) > 0 {
-		c.srv.mu.Lock()
-		c.unwatchAll()
-		c.srv.mu.Unlock()
-	}
-	c.multi = nil
+	// Under the lock: the server's watch, subscription and blocking
+	// tables list the client, and CLIENT LIST reads its state.
 	c.srv.mu.Lock()
+	c.unwatchAll()
+	c.multi = nil
 	c.unblock()
 	c.resetPubSub()
 	c.async = nil

@@ -258,6 +258,12 @@ func (l *eventLoop) run() {
 			l.read(c)
 		}
 		if woken {
+			// Reset the eventfd before taking what it announced: a
+			// wake-up after this read is seen by the next epoll_wait,
+			// while one consumed after the queues were taken would be
+			// lost (and with it, a client's asyncq entry).
+			var b [8]byte
+			unix.Read(l.wakefd, b[:])
 			l.takeNotified()
 		}
 		if len(l.ready) > 0 {
@@ -418,8 +424,6 @@ func (l *eventLoop) watch(c *Client, events uint32) bool {
 // drainQueue registers adopted clients and closes killed ones. It reports
 // whether the loop must stop.
 func (l *eventLoop) drainQueue() (stop bool) {
-	var b [8]byte
-	unix.Read(l.wakefd, b[:])
 	l.mu.Lock()
 	adds, kills, stopped := l.adds, l.kills, l.stopped
 	l.adds, l.kills = nil, nil

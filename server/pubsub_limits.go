@@ -47,7 +47,10 @@ func parseOutputBufferLimits(limits *[obufClasses]OutputBufferLimit, args []stri
 	if len(args) == 1 {
 		args = strings.Fields(args[0])
 	}
-	if len(args)%4 != 0 || len(args) == 0 {
+	if len(args) == 0 {
+		return nil // Redis takes "" as nothing to change
+	}
+	if len(args)%4 != 0 {
 		return errors.New("Wrong number of arguments in buffer limit configuration.")
 	}
 	next := *limits

@@ -1,0 +1,190 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// blockedCount is the number of clients CLIENT LIST shows blocked.
+func blockedCount(tc *testConn) int {
+	n := 0
+	for _, f := range strings.Fields(tc.do("CLIENT", "LIST")) {
+		if flags, ok := strings.CutPrefix(f, "flags="); ok && strings.Contains(flags, "b") {
+			n++
+		}
+	}
+	return n
+}
+
+// waitBlocked waits until n clients are blocked.
+func waitBlocked(t *testing.T, admin *testConn, n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d blocked clients", n), func() bool { return blockedCount(admin) == n })
+}
+
+// TestBlockedAcrossPaths wakes blocked clients of the event loop and of
+// the goroutine path with pushes from either, in arrival order, and lets
+// them time out (a timer's goroutine answers): each gets its reply, then
+// the command it sent while it waited runs.
+func TestBlockedAcrossPaths(t *testing.T) {
+	srv, addr := startServer(t, DefaultConfig())
+	admin := dialTest(t, addr)
+	for _, waiter := range []string{"loop", "pipe"} {
+		for _, pusher := range []string{"loop", "pipe"} {
+			t.Run(waiter+"-woken-by-"+pusher, func(t *testing.T) {
+				key := "q-" + waiter + pusher
+				a := dialKind(t, srv, addr, waiter)
+				b := dialKind(t, srv, addr, waiter)
+				p := dialKind(t, srv, addr, pusher)
+				a.send("BLPOP", key, "0")
+				waitBlocked(t, admin, 1)
+				b.send("BLPOP", key, "0")
+				waitBlocked(t, admin, 2)
+				a.send("ECHO", "a-after")
+				b.send("ECHO", "b-after")
+				p.must("(integer) 2", "RPUSH", key, "first", "second")
+				for _, w := range []struct {
+					c    *testConn
+					want string
+				}{{a, "first"}, {b, "second"}} {
+					if got := w.c.read(); got != fmt.Sprintf(`*["%s" "%s"]`, key, w.want) {
+						t.Errorf("woken client: %s, want %s", got, w.want)
+					}
+				}
+				if got := a.read(); got != `"a-after"` {
+					t.Errorf("command queued behind BLPOP: %s", got)
+				}
+				if got := b.read(); got != `"b-after"` {
+					t.Errorf("command queued behind BLPOP: %s", got)
+				}
+				admin.must("(integer) 0", "EXISTS", key)
+			})
+		}
+		t.Run(waiter+"-timeout", func(t *testing.T) {
+			a := dialKind(t, srv, addr, waiter)
+			a.send("BRPOP", "never", "0.01")
+			a.send("PING")
+			if got := a.read(); got != "(nil)" {
+				t.Errorf("timed out BRPOP: %s", got)
+			}
+			a.must(`"PONG"`, "PING")
+			if got := a.read(); got != `"PONG"` {
+				t.Errorf("command queued behind BRPOP: %s", got)
+			}
+		})
+	}
+}
+
+// TestBlockedClientLeaves: a client that disconnects while blocked is
+// forgotten: the next push stays in the list, and the next waiter is
+// served.
+func TestBlockedClientLeaves(t *testing.T) {
+	srv, addr := startServer(t, DefaultConfig())
+	admin := dialTest(t, addr)
+	for _, kind := range []string{"loop", "pipe"} {
+		t.Run(kind, func(t *testing.T) {
+			key := "gone-" + kind
+			a := dialKind(t, srv, addr, kind)
+			a.send("BLPOP", key, "0")
+			b := dialKind(t, srv, addr, kind)
+			waitBlocked(t, admin, 1)
+			b.send("BLPOP", key, "other", "0")
+			waitBlocked(t, admin, 2)
+			a.conn.Close()
+			waitBlocked(t, admin, 1)
+			admin.must("(integer) 1", "RPUSH", key, "v")
+			if got := b.read(); got != fmt.Sprintf(`*["%s" "v"]`, key) {
+				t.Errorf("second waiter: %s", got)
+			}
+			b.conn.Close()
+			waitBlocked(t, admin, 0)
+			admin.must("(integer) 1", "RPUSH", key, "kept")
+			admin.must(`*["kept"]`, "LRANGE", key, "0", "-1")
+		})
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.blk.blocked != 0 {
+		t.Errorf("blocked count %d after every blocked client left", srv.blk.blocked)
+	}
+	for i, d := range srv.dbs {
+		if d.blocking != nil {
+			t.Errorf("db %d keeps waiters %v after every blocked client left", i, d.blocking.clients)
+		}
+	}
+}
+
+// TestGoRedisBlocking drives BLPOP, BLMOVE, BZPOPMIN and XREAD BLOCK
+// through go-redis v9 while another go-redis client writes.
+func TestGoRedisBlocking(t *testing.T) {
+	addr := StartTest(t, DefaultConfig())
+	for _, proto := range []int{3, 2} {
+		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			opts := &redis.Options{Addr: addr, Protocol: proto, MaxRetries: -1}
+			waiter, writer := redis.NewClient(opts), redis.NewClient(opts)
+			defer waiter.Close()
+			defer writer.Close()
+			admin := dialTest(t, addr)
+			writer.FlushAll(ctx)
+
+			type result struct {
+				v   any
+				err error
+			}
+			run := func(f func() (any, error)) chan result {
+				ch := make(chan result, 1)
+				go func() { v, err := f(); ch <- result{v, err} }()
+				waitBlocked(t, admin, 1)
+				return ch
+			}
+			get := func(ch chan result) any {
+				t.Helper()
+				select {
+				case r := <-ch:
+					if r.err != nil {
+						t.Fatal(r.err)
+					}
+					return r.v
+				case <-ctx.Done():
+					t.Fatal("blocked command never answered")
+				}
+				return nil
+			}
+
+			ch := run(func() (any, error) { return waiter.BLPop(ctx, 0, "l1", "l2").Result() })
+			writer.RPush(ctx, "l2", "x")
+			if v := get(ch).([]string); len(v) != 2 || v[0] != "l2" || v[1] != "x" {
+				t.Errorf("BLPOP = %v", v)
+			}
+			ch = run(func() (any, error) { return waiter.BLMove(ctx, "src", "dst", "LEFT", "RIGHT", 0).Result() })
+			writer.RPush(ctx, "src", "m")
+			if v := get(ch).(string); v != "m" || writer.LIndex(ctx, "dst", 0).Val() != "m" {
+				t.Errorf("BLMOVE = %q", v)
+			}
+			ch = run(func() (any, error) { return waiter.BZPopMin(ctx, 0, "z").Result() })
+			writer.ZAdd(ctx, "z", redis.Z{Score: 2.5, Member: "a"})
+			if v := get(ch).(*redis.ZWithKey); v.Key != "z" || v.Member != "a" || v.Score != 2.5 {
+				t.Errorf("BZPOPMIN = %+v", v)
+			}
+			writer.XAdd(ctx, &redis.XAddArgs{Stream: "s", ID: "1-1", Values: []string{"f", "v"}})
+			ch = run(func() (any, error) {
+				return waiter.XRead(ctx, &redis.XReadArgs{Streams: []string{"s", "$"}, Block: 0}).Result()
+			})
+			writer.XAdd(ctx, &redis.XAddArgs{Stream: "s", ID: "2-1", Values: []string{"g", "w"}})
+			v := get(ch).([]redis.XStream)
+			if len(v) != 1 || v[0].Stream != "s" || len(v[0].Messages) != 1 || v[0].Messages[0].ID != "2-1" || v[0].Messages[0].Values["g"] != "w" {
+				t.Errorf("XREAD BLOCK = %+v", v)
+			}
+			if _, err := waiter.BLPop(ctx, time.Second, "none").Result(); err != redis.Nil {
+				t.Errorf("BLPOP timeout: err %v, want redis.Nil", err)
+			}
+		})
+	}
+}
