@@ -18,6 +18,8 @@ func registerStreamCommands(t *commandTable) {
 		&command{Name: "xadd", Fn: cmdXAdd, Arity: -5, Flags: w | flagDenyOOM | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", Since: "5.0.0"},
 		&command{Name: "xlen", Fn: cmdXLen, Arity: 2, Flags: r | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Return the number of messages in a stream.", Since: "5.0.0"},
 		&command{Name: "xrange", Fn: cmdXRange, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Returns the messages from a stream within a range of IDs.", Since: "5.0.0"},
+		&command{Name: "xdel", Fn: cmdXDel, Arity: -3, Flags: w | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", Since: "5.0.0"},
+		&command{Name: "xtrim", Fn: cmdXTrim, Arity: -4, Flags: w, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Trims the stream to (approximately if '~' is passed) a certain size", Since: "5.0.0"},
 		&command{Name: "xrevrange", Fn: cmdXRevRange, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Returns the messages from a stream within a range of IDs in reverse order.", Since: "5.0.0"},
 	)
 }
@@ -39,14 +41,20 @@ type xaddArgs struct {
 // parseXAddArgs parses XADD's options up to the ID and returns the ID's
 // argument index, or -1 after replying an error.
 func parseXAddArgs(c *Client, args [][]byte, a *xaddArgs) int {
+	return parseAddOrTrimArgs(c, args, a, true)
+}
+
+// parseAddOrTrimArgs is Redis's streamParseAddOrTrimArgsOrReply: XADD's
+// options (xadd) or XTRIM's, which take no ID and no NOMKSTREAM.
+func parseAddOrTrimArgs(c *Client, args [][]byte, a *xaddArgs, xadd bool) int {
 	limitGiven := false
 	i := 2
 	for ; i < len(args); i++ {
 		more := len(args) - 1 - i
 		opt := args[i]
 		switch {
-		case len(opt) == 1 && opt[0] == '*':
-			return a.finish(c, i, limitGiven)
+		case xadd && len(opt) == 1 && opt[0] == '*':
+			return a.finish(c, i, limitGiven, xadd)
 		case equalFold(opt, "maxlen") && more > 0, equalFold(opt, "minid") && more > 0:
 			byMinID := equalFold(opt, "minid")
 			if a.trimming {
@@ -93,8 +101,11 @@ func parseXAddArgs(c *Client, args [][]byte, a *xaddArgs) int {
 			a.trim.Limit = n
 			limitGiven = true
 			i++
-		case equalFold(opt, "nomkstream"):
+		case xadd && equalFold(opt, "nomkstream"):
 			a.noMkStream = true
+		case !xadd:
+			c.writeError(errSyntax)
+			return -1
 		default:
 			id, seqGiven, ok := parseStreamID(string(opt), 0, true, true)
 			if !ok {
@@ -102,15 +113,19 @@ func parseXAddArgs(c *Client, args [][]byte, a *xaddArgs) int {
 				return -1
 			}
 			a.id, a.seqGiven, a.idGiven = id, seqGiven, true
-			return a.finish(c, i, limitGiven)
+			return a.finish(c, i, limitGiven, xadd)
 		}
 	}
-	return a.finish(c, i, limitGiven)
+	return a.finish(c, i, limitGiven, xadd)
 }
 
-func (a *xaddArgs) finish(c *Client, i int, limitGiven bool) int {
-	if limitGiven && !a.trimming {
+func (a *xaddArgs) finish(c *Client, i int, limitGiven, xadd bool) int {
+	if a.trim.Limit != 0 && !a.trimming {
 		c.writeError("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		return -1
+	}
+	if !xadd && !a.trimming {
+		c.writeError("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return -1
 	}
 	if limitGiven && !a.trim.Approx {
@@ -306,4 +321,58 @@ func xrangeGeneric(c *Client, args [][]byte, rev bool) {
 		c.writeArray(e.numFields())
 		e.eachField(c.writeBulk)
 	}
+}
+
+func cmdXTrim(c *Client, args [][]byte) {
+	var a xaddArgs
+	if parseAddOrTrimArgs(c, args, &a, false) < 0 {
+		return
+	}
+	s, found, err := getObject[*Stream](c, args[1], kindStream)
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	if !found {
+		c.writeInt(0)
+		return
+	}
+	// An emptied stream stays: streams are not deleted when empty.
+	n := s.Trim(a.trim)
+	if n > 0 {
+		c.signalModified(args[1])
+	}
+	c.writeInt(n)
+}
+
+func cmdXDel(c *Client, args [][]byte) {
+	s, found, err := getObject[*Stream](c, args[1], kindStream)
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	if !found {
+		c.writeInt(0)
+		return
+	}
+	// Every ID is checked before any is deleted, as in Redis.
+	ids := make([]StreamID, len(args)-2)
+	for i, a := range args[2:] {
+		id, _, ok := parseStreamID(string(a), 0, true, false)
+		if !ok {
+			c.writeError(errInvalidStreamID)
+			return
+		}
+		ids[i] = id
+	}
+	var n int64
+	for _, id := range ids {
+		if s.Delete(id) {
+			n++
+		}
+	}
+	if n > 0 {
+		c.signalModified(args[1])
+	}
+	c.writeInt(n)
 }

@@ -139,6 +139,7 @@ func (c *Client) writeKeySpec(s keySpec) {
 
 // commandTips are Redis's command tips, space-separated in its order.
 var commandTips = map[string]string{
+	"xtrim":           "nondeterministic_output",
 	"zrandmember":     "nondeterministic_output",
 	"hrandfield":      "nondeterministic_output",
 	"client|info":     "nondeterministic_output",
@@ -190,6 +191,8 @@ var commandTips = map[string]string{
 // keySpecFlags are the flags of each key spec Redis 7.0 lists, specs
 // separated by "|".
 var keySpecFlags = map[string]string{
+	"xdel":             "RW delete",
+	"xtrim":            "RW delete",
 	"memory|usage":     "RO",
 	"lcs":              "RO access",
 	"zremrangebylex":   "RW delete",

@@ -133,13 +133,21 @@ const streamNodeMaxEntries = 100
 // a Redis listpack node: the IDs, and the fields of all entries encoded in
 // one byte slice (a count, then length-prefixed strings, per entry), which
 // costs a fraction of a string header per field. The first del entries have
-// been trimmed.
+// been trimmed; XDEL marks others dead in place, as Redis flags them in its
+// listpack, and a node whose entries are all dead is removed.
 type streamNode struct {
-	ids  []StreamID
-	ends []uint32 // end of entry i's fields in data (start: ends[i-1] or 0)
-	data []byte
-	del  int
+	ids   []StreamID
+	ends  []uint32 // end of entry i's fields in data (start: ends[i-1] or 0)
+	data  []byte
+	del   int
+	dead  []bool // entries removed by XDEL; nil until the first one
+	ndead int    // dead entries at or after del
 }
+
+// live returns how many entries of the node are neither trimmed nor dead.
+func (n *streamNode) live() int { return len(n.ids) - n.del - n.ndead }
+
+func (n *streamNode) isDead(i int) bool { return n.dead != nil && n.dead[i] }
 
 func (n *streamNode) entry(i int) StreamEntry {
 	start := uint32(0)
@@ -154,10 +162,12 @@ func (n *streamNode) entry(i int) StreamEntry {
 // moves earlier entries (one big slice would be copied on every growth,
 // which dominated XADD on long streams), and trimming drops whole nodes
 // from the front. Only the first node can be partly trimmed and only the
-// last partly filled, so entry i is found in O(1) (see at).
+// last partly filled, so entry i is found in O(1) (see at) until XDEL
+// leaves holes; then lookups go by ID.
 type Stream struct {
 	nodes  []*streamNode // oldest first
 	length int
+	holes  int      // dead entries still in their nodes (XDEL)
 	lastID StreamID // the top ID ever added, kept after trimming
 	added  uint64   // entries_added, as XINFO reports it
 	bytes  int      // bytes of the nodes' data, for memUsage
@@ -204,6 +214,9 @@ func addEntry[T ~string | ~[]byte](s *Stream, id StreamID, fields []T) {
 		last.data = append(last.data, f...)
 	}
 	last.ids = append(last.ids, id)
+	if last.dead != nil {
+		last.dead = append(last.dead, false)
+	}
 	last.ends = append(last.ends, uint32(len(last.data)))
 	s.bytes += len(last.data) - before
 	s.length++
@@ -214,6 +227,23 @@ func addEntry[T ~string | ~[]byte](s *Stream, id StreamID, fields []T) {
 // at returns the node and index in it of the i-th live entry
 // (0 <= i < Len()).
 func (s *Stream) at(i int) (*streamNode, int) {
+	if s.holes > 0 {
+		for _, n := range s.nodes {
+			if live := n.live(); i >= live {
+				i -= live
+				continue
+			}
+			for j := n.del; ; j++ {
+				if n.isDead(j) {
+					continue
+				}
+				if i == 0 {
+					return n, j
+				}
+				i--
+			}
+		}
+	}
 	first := s.nodes[0]
 	live := len(first.ids) - first.del
 	if i < live {
@@ -248,47 +278,52 @@ func (s *Stream) Trim(t StreamTrim) int64 {
 			break
 		}
 		node := s.nodes[0]
-		live := node.ids[node.del:]
-		inNode := len(live)
+		inNode := node.live()
 		if t.Limit > 0 && deleted+int64(inNode) > t.Limit {
 			break
 		}
 		var removeNode bool
 		if t.ByMinID {
-			removeNode = live[inNode-1].Less(t.MinID)
+			// The node's last ID, dead or not, as Redis reads it.
+			removeNode = node.ids[len(node.ids)-1].Less(t.MinID)
 		} else {
 			removeNode = int64(s.length-inNode) >= t.MaxLen
 		}
 		if removeNode {
-			s.dropHead(inNode)
+			s.dropHead(len(node.ids) - node.del)
 			deleted += int64(inNode)
 			continue
 		}
 		if t.Approx {
 			break
 		}
-		drop := 0
-		for drop < inNode {
-			if t.ByMinID {
-				if !live[drop].Less(t.MinID) {
+		// Single entries: dead ones are passed over (and go with the
+		// live ones trimmed after them).
+		positions, drop := 0, 0
+		for p := node.del; p < len(node.ids); p++ {
+			if !node.isDead(p) {
+				if t.ByMinID {
+					if !node.ids[p].Less(t.MinID) {
+						break
+					}
+				} else if int64(s.length-drop) <= t.MaxLen {
 					break
 				}
-			} else if int64(s.length-drop) <= t.MaxLen {
-				break
+				drop++
 			}
-			drop++
+			positions++
 		}
-		s.dropHead(drop)
+		s.dropHead(positions)
 		deleted += int64(drop)
 		break
 	}
 	return deleted
 }
 
-// dropHead removes n live entries of the first node (all of them drops
-// the node).
-func (s *Stream) dropHead(n int) {
-	if n == 0 {
+// dropHead removes the first k untrimmed entries of the first node, live
+// or dead (all of them drops the node).
+func (s *Stream) dropHead(k int) {
+	if k == 0 {
 		return
 	}
 	node := s.nodes[0]
@@ -296,9 +331,19 @@ func (s *Stream) dropHead(n int) {
 	if node.del > 0 {
 		start = node.ends[node.del-1]
 	}
-	s.bytes -= int(node.ends[node.del+n-1] - start)
-	node.del += n
-	s.length -= n
+	s.bytes -= int(node.ends[node.del+k-1] - start)
+	dead := 0
+	if node.dead != nil {
+		for p := node.del; p < node.del+k; p++ {
+			if node.dead[p] {
+				dead++
+			}
+		}
+	}
+	node.ndead -= dead
+	s.holes -= dead
+	node.del += k
+	s.length -= k - dead
 	if node.del == len(node.ids) {
 		s.nodes[0] = nil
 		s.nodes = s.nodes[1:]
@@ -308,9 +353,50 @@ func (s *Stream) dropHead(n int) {
 	}
 }
 
+// Delete removes the entry with this ID (XDEL) and reports whether it was
+// there. The entry is marked dead in its node; a node left without live
+// entries is removed, as Redis removes an emptied listpack.
+func (s *Stream) Delete(id StreamID) bool {
+	ni := sort.Search(len(s.nodes), func(k int) bool {
+		n := s.nodes[k]
+		return !n.ids[len(n.ids)-1].Less(id)
+	})
+	if ni == len(s.nodes) {
+		return false
+	}
+	n := s.nodes[ni]
+	j := sort.Search(len(n.ids), func(j int) bool { return !n.ids[j].Less(id) })
+	if j == len(n.ids) || n.ids[j] != id || j < n.del || n.isDead(j) {
+		return false
+	}
+	if n.dead == nil {
+		n.dead = make([]bool, len(n.ids), cap(n.ids))
+	}
+	n.dead[j] = true
+	n.ndead++
+	s.holes++
+	s.length--
+	if n.live() == 0 {
+		start := uint32(0)
+		if n.del > 0 {
+			start = n.ends[n.del-1]
+		}
+		s.bytes -= int(n.ends[len(n.ends)-1] - start)
+		s.holes -= n.ndead
+		s.nodes = slices.Delete(s.nodes, ni, ni+1)
+		if len(s.nodes) == 0 {
+			s.nodes = nil
+		}
+	}
+	return true
+}
+
 // Range returns entries with start <= ID <= end, at most count (count < 0:
 // all), descending when rev.
 func (s *Stream) Range(start, end StreamID, count int, rev bool) []StreamEntry {
+	if s.holes > 0 {
+		return s.rangeByID(start, end, count, rev)
+	}
 	lo := sort.Search(s.length, func(i int) bool { return !s.idAt(i).Less(start) })
 	hi := sort.Search(s.length, func(i int) bool { return end.Less(s.idAt(i)) })
 	if lo >= hi || count == 0 {
@@ -337,7 +423,59 @@ func (s *Stream) clone() *Stream {
 	c := *s
 	c.nodes = make([]*streamNode, len(s.nodes))
 	for i, n := range s.nodes {
-		c.nodes[i] = &streamNode{ids: slices.Clone(n.ids), ends: slices.Clone(n.ends), data: slices.Clone(n.data), del: n.del}
+		c.nodes[i] = &streamNode{ids: slices.Clone(n.ids), ends: slices.Clone(n.ends), data: slices.Clone(n.data), del: n.del,
+			dead: slices.Clone(n.dead), ndead: n.ndead}
 	}
 	return &c
+}
+
+// rangeByID is Range for a stream with dead entries: the first node that
+// can hold start (or end, backwards) is found by binary search, then
+// entries are walked in order, skipping the dead ones.
+func (s *Stream) rangeByID(start, end StreamID, count int, rev bool) []StreamEntry {
+	if count == 0 {
+		return nil
+	}
+	var out []StreamEntry
+	full := func() bool { return count > 0 && len(out) >= count }
+	if !rev {
+		ni := sort.Search(len(s.nodes), func(k int) bool {
+			n := s.nodes[k]
+			return !n.ids[len(n.ids)-1].Less(start)
+		})
+		for ; ni < len(s.nodes); ni++ {
+			n := s.nodes[ni]
+			p := max(n.del, sort.Search(len(n.ids), func(j int) bool { return !n.ids[j].Less(start) }))
+			for ; p < len(n.ids); p++ {
+				if end.Less(n.ids[p]) {
+					return out
+				}
+				if !n.isDead(p) {
+					if out = append(out, n.entry(p)); full() {
+						return out
+					}
+				}
+			}
+		}
+		return out
+	}
+	ni := sort.Search(len(s.nodes), func(k int) bool {
+		n := s.nodes[k]
+		return end.Less(n.ids[n.del])
+	}) - 1
+	for ; ni >= 0; ni-- {
+		n := s.nodes[ni]
+		p := sort.Search(len(n.ids), func(j int) bool { return end.Less(n.ids[j]) }) - 1
+		for ; p >= n.del; p-- {
+			if n.ids[p].Less(start) {
+				return out
+			}
+			if !n.isDead(p) {
+				if out = append(out, n.entry(p)); full() {
+					return out
+				}
+			}
+		}
+	}
+	return out
 }
