@@ -23,6 +23,7 @@ import (
 type blockingState struct {
 	ready   []readyKey // keys changed since the last serveReady, each once
 	blocked int        // blocked clients (INFO blocked_clients)
+	timed   int        // of which with a timeout (INFO clients_in_timeout_table)
 	scratch *Client    // see Server.replyWriter
 }
 
@@ -84,6 +85,7 @@ func (c *Client) block(bs *blockState) {
 	c.blocked = bs
 	s.blk.blocked++
 	if bs.deadline > 0 {
+		s.blk.timed++
 		wait := time.Duration(bs.deadline-time.Now().UnixMilli()) * time.Millisecond
 		bs.timer = time.AfterFunc(max(wait, 0), func() { s.blockTimeout(c, bs) })
 	}
@@ -111,6 +113,7 @@ func (c *Client) unblock() {
 	c.blocked = nil
 	c.srv.blk.blocked--
 	if bs.timer != nil {
+		c.srv.blk.timed--
 		bs.timer.Stop()
 	}
 	b := bs.db.blocking

@@ -188,3 +188,48 @@ func TestGoRedisBlocking(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleTimeoutSparesWaiters: with `timeout` set, an idle client is
+// closed but a subscriber and a blocked client idle as long are not, as in
+// Redis; INFO counts the blocked client and the channel.
+func TestIdleTimeoutSparesWaiters(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Timeout = time.Second
+	srv, addr := startServer(t, cfg)
+	for _, kind := range []string{"loop", "pipe"} {
+		t.Run(kind, func(t *testing.T) {
+			sub := dialKind(t, srv, addr, kind)
+			sub.must(`*["subscribe" "idle" (integer) 1]`, "SUBSCRIBE", "idle")
+			waiter := dialKind(t, srv, addr, kind)
+			waiter.send("BLPOP", "idle-list", "0")
+			idle := dialKind(t, srv, addr, kind)
+			idle.must(`"PONG"`, "PING")
+			admin := dialTest(t, addr)
+			waitBlocked(t, admin, 1)
+			info := admin.do("INFO", "clients")
+			for _, want := range []string{`blocked_clients:1\r`, `clients_in_timeout_table:0\r`} {
+				if !strings.Contains(info, want) {
+					t.Errorf("INFO clients lacks %q:\n%s", want, info)
+				}
+			}
+			if info := admin.do("INFO", "stats"); !strings.Contains(info, `pubsub_channels:1\r`) {
+				t.Errorf("INFO stats lacks pubsub_channels:1:\n%s", info)
+			}
+			// Wait for the idle client's end (the admin's too: it idles
+			// meanwhile), then check on the others with a new one.
+			idle.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+			if _, err := idle.r.ReadReply(); err == nil {
+				t.Fatal("the idle client got a reply instead of being closed")
+			}
+			admin = dialTest(t, addr)
+			admin.must("(integer) 1", "PUBLISH", "idle", "still here")
+			if got := sub.read(); got != `*["message" "idle" "still here"]` {
+				t.Errorf("subscriber: %s", got)
+			}
+			admin.must("(integer) 1", "RPUSH", "idle-list", "v")
+			if got := waiter.read(); got != `*["idle-list" "v"]` {
+				t.Errorf("blocked client: %s", got)
+			}
+		})
+	}
+}

@@ -574,9 +574,9 @@ func (s *Server) info(want map[string]bool) string {
 		kv("maxclients", s.cfg.MaxClients)
 		kv("client_recent_max_input_buffer", 0)
 		kv("client_recent_max_output_buffer", 0)
-		kv("blocked_clients", 0)
+		kv("blocked_clients", s.blk.blocked)
 		kv("tracking_clients", 0)
-		kv("clients_in_timeout_table", 0)
+		kv("clients_in_timeout_table", s.blk.timed)
 	}
 	if sec("memory") {
 		used := s.usedMemory()
@@ -623,8 +623,8 @@ func (s *Server) info(want map[string]bool) string {
 		kv("evicted_keys", st.evictedKeys)
 		kv("keyspace_hits", st.keyspaceHits)
 		kv("keyspace_misses", st.keyspaceMisses)
-		kv("pubsub_channels", 0)
-		kv("pubsub_patterns", 0)
+		kv("pubsub_channels", len(s.ps.channels))
+		kv("pubsub_patterns", len(s.ps.patterns))
 		kv("total_error_replies", st.totalErrors)
 	}
 	if sec("replication") {

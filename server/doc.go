@@ -32,6 +32,31 @@
 // never lock anything themselves; they must not block. To close another
 // client use Client.closeConn, which works on both paths.
 //
+// # Output for another client: pub/sub and blocked clients
+//
+// A PUBLISH writes to its subscribers, a push answers the clients a
+// BLPOP blocked, a timer answers one that timed out. Server.deliver (in
+// client.go) appends such output straight to the receiver's out buffer
+// when the caller runs on the goroutine that owns that buffer (the
+// receiver itself, or any client of the same event loop: the loop runs
+// all its clients' commands on its one goroutine, then flushes every
+// client written to, eventLoop.outq). Otherwise (a goroutine-path client,
+// a timer) it appends to the receiver's async buffer under Server.mu and
+// wakes its owner: the loop through its eventfd (eventLoop.notifyAsync),
+// a goroutine-path client by a read deadline in the past that interrupts
+// its Read. runCommands moves async into out before it runs anything, so
+// a client sees everything in the order it happened under the lock. The
+// hot path pays a flag and a length check per command. client-output-
+// buffer-limit's classes bound what waits for a client (pubsub_limits.go).
+//
+// Blocked clients (blocking.go) wait on their keys in arrival order; a
+// blocked client's further input stays in its buffer. db.touch marks a
+// key with waiters ready, and after each command (after EXEC as a whole)
+// Server.serveReady offers the ready keys to their waiters, running the
+// command's serve function as the blocked client through a scratch
+// client (Server.replyWriter) and delivering the reply as above; the
+// client's remaining commands run next. Inside EXEC nothing blocks.
+//
 // # What a client can make the server hold
 //
 // A client's read buffer grows with what has arrived (it doubles when

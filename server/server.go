@@ -528,9 +528,18 @@ func (s *Server) cron(done chan struct{}) {
 
 // closeIdle closes clients idle longer than timeout.
 func (s *Server) closeIdle(now time.Time, timeout time.Duration) {
+	// s.mu first (the order commands take them in): whether a client is
+	// subscribed or blocked is guarded by it.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.clientsMu.Lock()
 	defer s.clientsMu.Unlock()
 	for _, c := range s.clients {
+		// As Redis, a subscriber or a blocked client waits as long as it
+		// likes: idle is what it is meant to be.
+		if c.blocked != nil || c.subscribed() {
+			continue
+		}
 		if now.UnixMilli()-c.lastInteraction.Load() > timeout.Milliseconds() {
 			c.closeConn()
 		}

@@ -28,6 +28,10 @@ type Point struct {
 	NetGbps *float64 `json:"net_gbps,omitempty"`
 	// PowerWatts is the server hosts' RAPL power, when readable.
 	PowerWatts *float64 `json:"power_watts,omitempty"`
+	// Metrics holds, by metric name, the values of metrics that have no
+	// field of their own (a table entry reading them with PointMetric);
+	// absent means not measured that second.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
 // UnmarshalJSON also reads results written before version 3, whose

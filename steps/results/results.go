@@ -11,8 +11,10 @@ import (
 // changes meaning; readers refuse versions newer than theirs. Version 2 added
 // the run's status and each step's outcome (version 1 files read as status
 // "unknown"); version 3 names a point's time "t_seconds" (older files'
-// "t" is still read).
-const ResultsVersion = 3
+// "t" is still read); version 4 adds the metrics carried by name
+// (Point.Metrics, RunResult.Metrics, Stats.Metrics), which a reader of
+// version 3 would drop without a word.
+const ResultsVersion = 4
 
 // Results is what a run of a lab leaves in results/LAB/TIMESTAMP/results.json:
 // enough to re-render the report and to replay the run in the dashboard.
@@ -152,6 +154,9 @@ type RunResult struct {
 	// BusyCores is ServerCPU expressed in cores (for TPS per busy core).
 	BusyCores *float64 `json:"busy_cores,omitempty"`
 	Series    []Point  `json:"series"`
+	// Metrics holds the means over the series of the metrics carried by
+	// name (Point.Metrics).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// Err says why a run ended early; its partial numbers are kept.
 	Err string `json:"error,omitempty"`
 }
@@ -176,6 +181,9 @@ type Stats struct {
 	OpsPerBusyCore *MeanStd `json:"ops_per_busy_core,omitempty"`
 	NetGbps        *MeanStd `json:"net_gbps,omitempty"`
 	WattsPerMOps   *MeanStd `json:"watts_per_million_ops,omitempty"`
+	// Metrics summarises, by name, the metrics without a field of their
+	// own (RunResult.Metrics); read through StatsMetric.
+	Metrics map[string]MeanStd `json:"metrics,omitempty"`
 }
 
 // Reference is a published figure shown beside ours, always with its source.

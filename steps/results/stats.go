@@ -5,26 +5,21 @@ import (
 	"sort"
 )
 
-// Metric names used as keys of SweepPoint.DeltaPct, in report order.
+// Metric names: keys of SweepPoint.DeltaPct and samples.csv's columns.
 const (
 	MetricOps          = "ops_per_sec"
 	MetricLatAvg       = "latency_avg_ms"
+	MetricLatP50       = "latency_p50_ms"
 	MetricLatP99       = "latency_p99_ms"
+	MetricLatMax       = "latency_max_ms"
+	MetricErrors       = "errors"
 	MetricServerCPU    = "server_cpu_pct"
 	MetricNetworkCPU   = "network_cpu_pct"
 	MetricOpsPerCore   = "ops_per_busy_core"
 	MetricNetGbps      = "net_gbps"
 	MetricWattsPerMOps = "watts_per_million_ops"
+	MetricPowerWatts   = "power_watts"
 )
-
-// Metrics lists every metric's name in report order (metricTable's).
-var Metrics = func() []string {
-	out := make([]string, len(metricTable))
-	for i, m := range metricTable {
-		out[i] = m.Name
-	}
-	return out
-}()
 
 // LowerIsBetter says whether a smaller value of metric is an improvement
 // (latency, CPU, watts), so renderers can colour a delta.
@@ -43,7 +38,7 @@ func Neutral(metric string) bool {
 // Metric returns a sweep point's mean of metric, and whether it was measured.
 func (s Stats) Metric(metric string) (MeanStd, bool) {
 	m, ok := LookupMetric(metric)
-	if !ok {
+	if !ok || m.Read == nil {
 		return MeanStd{}, false
 	}
 	if v := m.Read(&s); v != nil {
@@ -133,7 +128,26 @@ func Summarize(runs []RunResult) Stats {
 		}
 		return w / (r.OpsPerSec / 1e6), true
 	})
+	for _, name := range extraNames(runs, func(r RunResult) map[string]float64 { return r.Metrics }) {
+		if m := optMeanStd(runs, func(r RunResult) (float64, bool) { v, ok := r.Metrics[name]; return v, ok }); m != nil {
+			if s.Metrics == nil {
+				s.Metrics = map[string]MeanStd{}
+			}
+			s.Metrics[name] = *m
+		}
+	}
 	return s
+}
+
+// extraNames is every key of the maps get returns for xs, sorted.
+func extraNames[T any](xs []T, get func(T) map[string]float64) []string {
+	seen := map[string]bool{}
+	for _, x := range xs {
+		for k := range get(x) {
+			seen[k] = true
+		}
+	}
+	return sortedKeys(seen)
 }
 
 // ComputeDeltas fills DeltaPct of every variant after the first with the
@@ -156,7 +170,7 @@ func ComputeDeltas(c *Compare) {
 			if !ok {
 				continue
 			}
-			for _, m := range Metrics {
+			for _, m := range MetricNames() {
 				bv, ok1 := b.Metric(m)
 				v, ok2 := p.Stats.Metric(m)
 				if !ok1 || !ok2 || bv.Mean == 0 {
@@ -171,8 +185,8 @@ func ComputeDeltas(c *Compare) {
 	}
 }
 
-// SummarizeSeries averages the sampler columns of the run's series into its
-// summary (the bench's own numbers come from its run event); cores is the
+// SummarizeSeries averages the sampler columns of the run's series (and
+// every metric carried by name in Point.Metrics) into its summary (the bench's own numbers come from its run event); cores is the
 // server hosts' CPU count, for the ops per busy core.
 func (r *RunResult) SummarizeSeries(cores float64) {
 	avg := func(get func(Point) *float64) *float64 {
@@ -192,6 +206,20 @@ func (r *RunResult) SummarizeSeries(cores float64) {
 	r.NetworkCPU = avg(func(p Point) *float64 { return p.NetworkCPU })
 	r.NetGbps = avg(func(p Point) *float64 { return p.NetGbps })
 	r.PowerWatts = avg(func(p Point) *float64 { return p.PowerWatts })
+	r.Metrics = nil
+	for _, name := range extraNames(r.Series, func(p Point) map[string]float64 { return p.Metrics }) {
+		if v := avg(func(p Point) *float64 {
+			if v, ok := p.Metrics[name]; ok {
+				return &v
+			}
+			return nil
+		}); v != nil {
+			if r.Metrics == nil {
+				r.Metrics = map[string]float64{}
+			}
+			r.Metrics[name] = *v
+		}
+	}
 	if r.ServerCPU != nil && cores > 0 {
 		bc := *r.ServerCPU / 100 * cores
 		r.BusyCores = &bc

@@ -18,6 +18,9 @@ type metric struct {
 var metrics = func() []metric {
 	var out []metric
 	for _, d := range results.MetricDescs() {
+		if d.Read == nil {
+			continue // a per-second figure only (p50): no summary to tabulate
+		}
 		label := d.Label
 		if d.Parent != "" {
 			label = "  " + label

@@ -1,0 +1,90 @@
+package results
+
+import (
+	"math"
+	"strings"
+
+	"github.com/dpulab/dpulab/internal/plot"
+)
+
+// Sizes of report.md's plot areas, in characters.
+const (
+	chartWidth       = 60
+	sweepChartHeight = 12
+	chartHeight      = 10
+)
+
+// renderCharts draws, from the metric table, the sweep charts (the mean of
+// each PlotSweep metric against the swept variable) and the per-second
+// charts (each PlotPerSecond metric, first run of the last sweep point per
+// variant), the variants overlaid.
+func renderCharts(b *strings.Builder, c *Compare) {
+	labels := make([]string, len(c.Variants))
+	for i, v := range c.Variants {
+		labels[i] = v.Label
+	}
+	metrics := MetricDescs()
+	if c.Sweep != "" && maxPoints(c) > 1 {
+		for _, m := range metrics {
+			if m.Plots&PlotSweep == 0 {
+				continue
+			}
+			series := make([][]float64, len(c.Variants))
+			for i, v := range c.Variants {
+				for _, p := range v.Points {
+					series[i] = append(series[i], SweepValue(m, p.Stats))
+				}
+			}
+			caption := m.Label + " against " + c.Sweep + " (" + sweepValues(c) + ")"
+			b.WriteString("```\n" + Chart(caption, labels, series, chartWidth, sweepChartHeight) + "```\n\n")
+		}
+	}
+	for _, m := range metrics {
+		if m.Plots&PlotPerSecond == 0 {
+			continue
+		}
+		series := make([][]float64, len(c.Variants))
+		for i, v := range c.Variants {
+			if n := len(v.Points); n > 0 && len(v.Points[n-1].Runs) > 0 {
+				series[i] = PerSecond(m, v.Points[n-1].Runs[0].Series)
+			}
+		}
+		b.WriteString("```\n" + Chart(m.Label+" per second (run 1)", labels, series, chartWidth, chartHeight) + "```\n\n")
+	}
+}
+
+// SweepValue is m's mean at a sweep point, NaN when not measured (a gap).
+func SweepValue(m MetricDesc, s Stats) float64 {
+	if m.Read != nil {
+		if v := m.Read(&s); v != nil {
+			return v.Mean
+		}
+	}
+	return nan
+}
+
+// PerSecond is m's per-second series over points, NaN where a second did
+// not measure it (a gap).
+func PerSecond(m MetricDesc, points []Point) []float64 {
+	out := make([]float64, len(points))
+	for i := range points {
+		out[i] = nan
+		if m.Sample != nil {
+			if v, ok := m.Sample(&points[i]); ok {
+				out[i] = v
+			}
+		}
+	}
+	return out
+}
+
+// Chart plots series (one per label) as plain text for report.md, in a
+// plot area of width×height characters: each value is held over equal
+// columns rather than interpolated, and no data at all says "(no data)".
+func Chart(caption string, labels []string, series [][]float64, width, height int) string {
+	out := plot.Plot(plot.Spec{Series: series, Legends: labels, Caption: caption, Empty: "(no data)", Fill: plot.Hold,
+		Width: width + plot.LabelWidth + 2, Height: height + 4})
+	return strings.TrimRight(out, "\n") + "\n"
+}
+
+var nan = math.NaN()

@@ -1,0 +1,271 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/labs/tco"
+)
+
+// RenderMarkdown is report.md: what ran where, a table per bench or compare
+// with mean ± stddev and deltas against the first variant, ASCII charts, the
+// TCO estimate and the reference figures with their sources.
+func RenderMarkdown(r *Results) string {
+	var b strings.Builder
+	title := r.Title
+	if title == "" {
+		title = r.Lab
+	}
+	fmt.Fprintf(&b, "# %s — results\n\n", title)
+	if r.Status != RunComplete {
+		// Said first, so nobody reads the tables below as a finished run.
+		fmt.Fprintf(&b, "> **Run status: %s**\n\n", r.Describe())
+	}
+	fmt.Fprintf(&b, "- lab: `%s`, run `%s`, status: %s\n", r.Lab, r.RunID, cmp.Or(string(r.Status), "unknown"))
+	if !r.Started.IsZero() {
+		fmt.Fprintf(&b, "- started %s", r.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
+		if !r.Finished.IsZero() {
+			fmt.Fprintf(&b, ", finished %s", r.Finished.UTC().Format("2006-01-02 15:04:05 UTC"))
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Hosts) > 0 {
+		b.WriteString("- hosts:")
+		for _, h := range r.Hosts {
+			fmt.Fprintf(&b, " %s (%s; roles %s", h.Name, h.Address, strings.Join(h.Roles, ","))
+			for _, k := range sortedKeys(h.Labels) {
+				fmt.Fprintf(&b, "; %s=%s", k, h.Labels[k])
+			}
+			if h.OS != "" {
+				fmt.Fprintf(&b, "; %s/%s", h.OS, h.Arch)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Variables) > 0 {
+		b.WriteString("- variables:")
+		for _, k := range sortedKeys(r.Variables) {
+			fmt.Fprintf(&b, " %s=%s", k, r.Variables[k])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for i := range r.Benches {
+		renderCompare(&b, &r.Benches[i])
+		var refs []Reference
+		for _, ref := range r.References {
+			if ref.Step == r.Benches[i].Step {
+				refs = append(refs, ref)
+			}
+		}
+		if len(refs) > 0 {
+			b.WriteString("Published figures for comparison (not measured here):\n\n")
+			for _, ref := range refs {
+				fmt.Fprintf(&b, "- %s: %s (source: %s)\n", ref.Label, ref.Value, ref.Source)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if r.TCO != nil {
+		renderTCO(&b, r.TCO)
+	}
+	if len(r.Steps) > 0 {
+		renderSteps(&b, r.Steps)
+	}
+	if len(r.References) > 0 {
+		b.WriteString("## Reference figures (published, not measured here)\n\n| figure | value | source |\n|---|---|---|\n")
+		for _, ref := range r.References {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(ref.Label), mdCell(ref.Value), mdCell(ref.Source))
+		}
+		b.WriteString("\n")
+	}
+	// Titles, labels, hosts, variables, errors and references came from lab
+	// files, inventories and hosts: a report opened with cat or less must not
+	// carry their escape sequences to the reader's terminal.
+	return termtext.Plain(b.String())
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// renderSteps is the table of each step's outcome.
+func renderSteps(b *strings.Builder, steps []StepOutcome) {
+	b.WriteString("## Steps\n\n| step | kind | outcome | time |\n|---|---|---|---|\n")
+	for _, s := range steps {
+		out := s.Status.String()
+		if s.Error != "" {
+			out += ": " + s.Error
+			if s.Host != "" {
+				out += " (on " + s.Host + ")"
+			}
+		}
+		took := ""
+		switch {
+		case s.DurationSeconds >= 0.1:
+			took = (time.Duration(s.DurationSeconds*1000) * time.Millisecond).Round(100 * time.Millisecond).String()
+		case s.DurationSeconds > 0:
+			took = "<0.1s"
+		}
+		out, _, _ = strings.Cut(out, "\n")
+		fmt.Fprintf(b, "| %s (`%s`) | %s | %s | %s |\n", mdCell(s.Title), s.ID, s.Kind, mdCell(out), took)
+	}
+	b.WriteString("\n")
+}
+
+func renderCompare(b *strings.Builder, c *Compare) {
+	title := c.Title
+	if title == "" {
+		title = c.Step
+	}
+	fmt.Fprintf(b, "## %s (`%s`)\n\n", title, c.Step)
+	if len(c.Variants) == 0 {
+		b.WriteString("No run finished.\n\n")
+		return
+	}
+	for _, v := range c.Variants {
+		fmt.Fprintf(b, "- **%s**", v.Label)
+		if v.Description != "" {
+			fmt.Fprintf(b, ": %s", v.Description)
+		}
+		if len(v.Hosts) > 0 {
+			fmt.Fprintf(b, " (hosts %s)", strings.Join(v.Hosts, ", "))
+		}
+		for _, k := range sortedKeys(v.Settings) {
+			fmt.Fprintf(b, "; %s=%s", k, v.Settings[k])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	// Columns: only the metrics at least one variant measured.
+	var cols []string
+	for _, m := range MetricNames() {
+		if measured(c, m) {
+			cols = append(cols, m)
+		}
+	}
+	b.WriteString("| variant |")
+	if c.Sweep != "" {
+		fmt.Fprintf(b, " %s |", c.Sweep)
+	}
+	b.WriteString(" runs |")
+	for _, m := range cols {
+		fmt.Fprintf(b, " %s |", MetricLabel(m))
+	}
+	b.WriteString("\n|---|")
+	if c.Sweep != "" {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|")
+	for range cols {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, v := range c.Variants {
+		for _, p := range v.Points {
+			fmt.Fprintf(b, "| %s |", mdCell(v.Label))
+			if c.Sweep != "" {
+				fmt.Fprintf(b, " %s |", mdCell(p.Value))
+			}
+			fmt.Fprintf(b, " %d |", len(p.Runs))
+			for _, m := range cols {
+				ms, ok := p.Stats.Metric(m)
+				if !ok {
+					b.WriteString(" – |")
+					continue
+				}
+				cell := FormatMeanStd(ms)
+				if d, ok := p.DeltaPct[m]; ok {
+					cell += " (" + FormatDelta(m, d) + ")"
+				}
+				fmt.Fprintf(b, " %s |", cell)
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\nDeltas are against the first variant at the same point; mean ± sample standard deviation over the runs.\n")
+	if c.Client != "" && measured(c, MetricServerCPU) {
+		for _, v := range c.Variants {
+			if slices.Contains(v.Hosts, c.Client) {
+				fmt.Fprintf(b, "Server CPU is measured on the server hosts; %s also runs the load generator, so its CPU figures include the load generator's work.\n", c.Client)
+				break
+			}
+		}
+	}
+	b.WriteString("\n")
+	var failed []string
+	for _, v := range c.Variants {
+		for _, p := range v.Points {
+			for _, r := range p.Runs {
+				if r.Err != "" {
+					failed = append(failed, fmt.Sprintf("%s %s run %d: %s", v.Label, p.Value, r.Run, r.Err))
+				}
+			}
+		}
+	}
+	if len(failed) > 0 {
+		b.WriteString("Runs that ended early (their partial numbers are kept):\n\n")
+		for _, f := range failed {
+			fmt.Fprintf(b, "- %s\n", f)
+		}
+		b.WriteString("\n")
+	}
+	renderCharts(b, c)
+}
+
+// measured reports whether any variant of c has a value for metric.
+func measured(c *Compare, metric string) bool {
+	for _, v := range c.Variants {
+		for _, p := range v.Points {
+			if _, ok := p.Stats.Metric(metric); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func maxPoints(c *Compare) int {
+	n := 0
+	for _, v := range c.Variants {
+		n = max(n, len(v.Points))
+	}
+	return n
+}
+
+func sweepValues(c *Compare) string {
+	seen := map[string]bool{}
+	var vs []string
+	for _, v := range c.Variants {
+		for _, p := range v.Points {
+			if !seen[p.Value] {
+				seen[p.Value] = true
+				vs = append(vs, p.Value)
+			}
+		}
+	}
+	return strings.Join(vs, ", ")
+}
+
+func renderTCO(b *strings.Builder, t *tco.Estimate) {
+	b.WriteString("## TCO estimate\n\n| input | value |\n|---|---|\n")
+	for _, k := range sortedKeys(t.Inputs) {
+		fmt.Fprintf(b, "| %s | %s |\n", k, FormatNumber(t.Inputs[k]))
+	}
+	b.WriteString("\n| output | value |\n|---|---|\n")
+	outs := sortedKeys(t.Outputs)
+	sort.SliceStable(outs, func(i, j int) bool { return outs[i] == tco.ServersSaved })
+	for _, k := range outs {
+		v := t.Outputs[k]
+		s := FormatNumber(v)
+		if strings.HasSuffix(k, "usd") || strings.HasSuffix(k, "per_year") {
+			s = FormatDollars(v)
+		}
+		fmt.Fprintf(b, "| %s | %s |\n", k, s)
+	}
+	fmt.Fprintf(b, "\n```\n%s\n```\n\n", t.Formula)
+}
