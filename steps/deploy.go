@@ -213,18 +213,6 @@ func (p deployPlan) instances(e *Engine) []Instance {
 	return out
 }
 
-// runDeploy is the deploy step.
-func (e *Engine) runDeploy(ctx context.Context, st *labs.Step) error {
-	if st.Deploy == nil {
-		return errors.New("deploy step without deploy keys")
-	}
-	p, err := e.planDeploy(st, e.Vars(), nil)
-	if err != nil {
-		return err
-	}
-	return e.deploy(ctx, st.ID, p)
-}
-
 // deploy makes exactly p run: it stops the group's servers (from this or
 // an earlier run), starts p's instances on every host in parallel, and
 // waits until each answers PING.

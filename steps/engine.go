@@ -332,7 +332,8 @@ func (e *Engine) Steps() []StepInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]StepInfo, len(e.lab.Steps))
-	for i, s := range e.lab.Steps {
+	for i := range e.lab.Steps {
+		s := &e.lab.Steps[i]
 		out[i] = StepInfo{ID: s.ID, Title: s.Title, Kind: string(s.Kind), Status: e.statusLocked(i)}
 	}
 	return out
@@ -449,11 +450,16 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 	e.runMu.Lock()
 	defer e.runMu.Unlock()
 	st := &e.lab.Steps[i]
-	plan, planErr := e.Plan(i)
+	// The step is resolved once: the commands announced are the ones run.
+	plan, planErr := e.resolve(st, e.Vars())
+	var cmds []PlannedCommand
+	if planErr == nil {
+		cmds = plan.commands()
+	}
 	e.mu.Lock()
 	e.session[i] = results.Running
 	e.mu.Unlock()
-	e.opts.Emit(StepStarted{Step: st.ID, Index: i, Commands: plan})
+	e.opts.Emit(StepStarted{Step: st.ID, Index: i, Commands: cmds})
 	start := time.Now()
 	var err error
 	switch {
@@ -464,7 +470,9 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 	default:
 		e.announce()
 		e.cleanStaleOnce(ctx, st.ID)
-		err = e.runKind(ctx, i, st)
+		if err = e.confirmStep(ctx, st); err == nil {
+			err = plan.run(ctx)
+		}
 	}
 	status := results.Done
 	fin := StepFinished{Step: st.ID, Index: i}

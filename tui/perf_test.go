@@ -17,6 +17,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 	"github.com/dpulab/dpulab/tui/session"
 )
@@ -105,9 +106,9 @@ type measuredSession struct {
 
 func (s *measuredSession) Variables() []session.Variable { return nil }
 
-func (s *measuredSession) RunStep(ctx context.Context, i int) steps.Status {
+func (s *measuredSession) RunStep(ctx context.Context, i int) results.Status {
 	s.c.last.Store(int32(i + 1))
-	if !session.ShowsDashboard(s.Steps()[i].Kind) {
+	if !steps.DescribeKind(s.Steps()[i].Kind).View == steps.ViewDashboard {
 		return s.check(i, s.Session.RunStep(ctx, i))
 	}
 	c0, w0 := selfCPU(s.c.t), time.Now()
@@ -120,8 +121,8 @@ func (s *measuredSession) RunStep(ctx context.Context, i int) steps.Status {
 }
 
 // check ends the wait at the first failure instead of timing out.
-func (s *measuredSession) check(i int, st steps.Status) steps.Status {
-	if st == steps.Failed {
+func (s *measuredSession) check(i int, st results.Status) results.Status {
+	if st == results.Failed {
 		select {
 		case s.c.fail <- fmt.Sprintf("step %d (%s) failed", i+1, s.Steps()[i].ID):
 		default:

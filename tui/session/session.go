@@ -116,12 +116,3 @@ type Session interface {
 	// Options.Restart.
 	Review() bool
 }
-
-// NeedsVars reports whether a step of this kind asks for the variables
-// form before it runs (once per session): deploy consumes instances and
-// ports, bench and compare the load profile.
-func NeedsVars(kind string) bool { return kind == "deploy" || kind == "bench" || kind == "compare" }
-
-// ShowsDashboard reports whether a step of this kind streams samples to
-// the live dashboard.
-func ShowsDashboard(kind string) bool { return kind == "bench" || kind == "compare" }

@@ -200,7 +200,7 @@ func (m *Model) start(i int) tea.Cmd {
 		return nil
 	}
 	s := m.list.Steps()[i]
-	if !m.unattended && session.NeedsVars(s.Kind) && !m.varsSet && len(m.sess.Variables()) > 0 {
+	if !m.unattended && steps.DescribeKind(s.Kind).AsksVars && !m.varsSet && len(m.sess.Variables()) > 0 {
 		m.form = varform.New(m.Common, "Variables for "+s.Title, m.sess.Variables(), m.sess.ValidateVar)
 		m.formFor = i
 		return m.form.Init()
@@ -214,7 +214,7 @@ func (m *Model) start(i int) tea.Cmd {
 	m.list.Select(i)
 	m.out.Clear()
 	m.status = ""
-	if session.ShowsDashboard(s.Kind) {
+	if steps.DescribeKind(s.Kind).View == steps.ViewDashboard {
 		m.dash.Reset()
 		m.view = ViewDashboard
 	}

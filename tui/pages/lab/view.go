@@ -119,16 +119,11 @@ func (m *Model) commandsView(i, w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
+// kindNote is the step kind's own word on what a step does that runs no
+// shell command of the lab's.
 func kindNote(kind string) string {
-	switch kind {
-	case "read":
-		return "read the text"
-	case "deploy":
-		return "uploads dpulab and starts the servers"
-	case "bench", "compare":
-		return "runs dpulab bench and samplers"
-	case "tco":
-		return "arithmetic only"
+	if n := steps.DescribeKind(kind).Note; n != "" {
+		return n
 	}
 	return kind
 }

@@ -1,0 +1,227 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// A bench step runs the load generator against one deployed group; a
+// compare step runs the same profile against each of its variants, at each
+// value of its sweep. Both run `dpulab bench --json` on the first host of
+// the step's role and `dpulab sample` on the server hosts (bench.go), drive
+// the TUI's dashboard, and write the results after every repetition.
+func init() {
+	for _, k := range []labs.Kind{labs.KindBench, labs.KindCompare} {
+		registerKind(k, kind{
+			view:     ViewDashboard,
+			asksVars: true,
+			note:     "runs dpulab bench and samplers",
+			resolve: func(e *Engine, st *labs.Step, vars map[string]string) (stepPlan, error) {
+				return e.resolveLoad(st, vars)
+			},
+		})
+	}
+}
+
+// loadPlan is a bench or compare step resolved: every job in run order
+// (sweep value, then variant), each with its variables, its deployment as
+// planned, its transport and its bench configuration against the planned
+// instances.
+type loadPlan struct {
+	e        *Engine
+	st       *labs.Step
+	spec     *labs.BenchSpec
+	client   hostRef
+	sweepVar string
+	variants []labs.Variant
+	jobs     []loadJob
+	// perJob is how long one job should take, for progress.
+	perJob time.Duration
+}
+
+type loadJob struct {
+	vi        int // index into variants
+	sweep     string
+	label     string
+	group     string
+	vars      map[string]string
+	deploy    deployPlan
+	transport string
+	// planned is the bench configuration against the planned instances;
+	// the run builds it again against the instances that answer.
+	planned bench.Config
+}
+
+func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, error) {
+	spec := st.Bench
+	if spec == nil {
+		return nil, fmt.Errorf("step %s: no bench profile", st.ID)
+	}
+	variants := []labs.Variant{{Label: spec.Target, Transport: spec.Transport}}
+	if st.Kind == labs.KindCompare {
+		if st.Compare == nil || len(st.Compare.Variants) == 0 {
+			return nil, fmt.Errorf("step %s: a compare step needs at least one variant", st.ID)
+		}
+		variants = st.Compare.Variants
+	}
+	client, err := e.clientHost(st)
+	if err != nil {
+		return nil, err
+	}
+	p := &loadPlan{e: e, st: st, spec: spec, client: client, variants: variants}
+	sweepVals := []string{""}
+	if cs := st.Compare; cs != nil && cs.Sweep != nil && len(cs.Sweep.Values) > 0 {
+		p.sweepVar, sweepVals = cs.Sweep.Var, cs.Sweep.Values
+		if def, ok := e.lab.Var(p.sweepVar); ok {
+			for _, v := range sweepVals {
+				if err := def.Check(v); err != nil {
+					return nil, fmt.Errorf("sweep value %s: %w", v, err)
+				}
+			}
+		}
+	}
+	for _, sv := range sweepVals {
+		pv := vars
+		if p.sweepVar != "" {
+			pv = maps.Clone(vars)
+			pv[p.sweepVar] = sv
+		}
+		for vi := range variants {
+			v := &variants[vi]
+			j := loadJob{vi: vi, sweep: sv, label: v.Label, group: v.Group, vars: pv}
+			if p.sweepVar != "" {
+				j.label = fmt.Sprintf("%s, %s=%s", v.Label, p.sweepVar, sv)
+			}
+			if j.group == "" {
+				j.group = spec.Target
+			}
+			dst, err := e.deployStepFor(j.group)
+			if err != nil {
+				return nil, fmt.Errorf("step %s: %w", st.ID, err)
+			}
+			if j.deploy, err = e.planDeploy(dst, pv, v); err != nil {
+				return nil, err
+			}
+			if v.Transport.IsSet() {
+				if j.transport, err = v.Transport.Resolve(pv); err != nil {
+					return nil, fmt.Errorf("variant %s: transport: %w", v.Label, err)
+				}
+			} else if spec.Transport.IsSet() {
+				if j.transport, err = spec.Transport.Resolve(pv); err != nil {
+					return nil, fmt.Errorf("bench transport: %w", err)
+				}
+			}
+			if j.planned, err = benchConfig(spec, pv, j.deploy.instances(e), j.transport); err != nil {
+				return nil, fmt.Errorf("step %s, variant %s: %w", st.ID, v.Label, err)
+			}
+			p.jobs = append(p.jobs, j)
+		}
+	}
+	p.perJob = expectedDuration(p.jobs[0].planned)
+	return p, nil
+}
+
+// commands lists the jobs of the first sweep value: the others differ
+// only in the swept variable.
+func (p *loadPlan) commands() []PlannedCommand {
+	var out []PlannedCommand
+	for _, j := range p.jobs {
+		if j.sweep != p.jobs[0].sweep {
+			break
+		}
+		note := fmt.Sprintf("# variant %q", p.variants[j.vi].Label)
+		if p.st.Kind == labs.KindBench {
+			note = "# load against group " + j.group
+		}
+		out = append(out, PlannedCommand{Host: p.client.Name, Cmd: note})
+		out = append(out, PlannedCommand{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, j.planned, benchPassword(j.vars) != "")})
+		for _, h := range j.deploy.Hosts {
+			out = append(out, PlannedCommand{Host: h.Name, Cmd: p.e.samplerCommand(h, p.client)})
+		}
+	}
+	return out
+}
+
+// run runs every job, writing the results after every finished repetition.
+// A failed variant does not stop the others (their numbers still count),
+// but the step fails.
+func (p *loadPlan) run(ctx context.Context) error {
+	e, st, client := p.e, p.st, p.client
+	res := results.Compare{Step: st.ID, Title: st.Title, Sweep: p.sweepVar, Client: client.Name}
+	for _, v := range p.variants {
+		res.Variants = append(res.Variants, results.VariantResult{Label: v.Label, Description: v.Description})
+	}
+	stepStart := time.Now()
+	var errs []error
+	for n, j := range p.jobs {
+		variant := p.variants[j.vi]
+		dep, err := e.deploymentFor(ctx, st.ID, j.group, j.vars, &variant)
+		if err != nil {
+			return err
+		}
+		if err := reachable(client, dep.Instances, j.transport); err != nil {
+			return fmt.Errorf("variant %s: %w", variant.Label, err)
+		}
+		cfg, err := benchConfig(p.spec, j.vars, dep.Instances, j.transport)
+		if err != nil {
+			return err
+		}
+		settings := map[string]string{"transport": orDefault(j.transport, "tcp"), "instances": fmt.Sprint(len(dep.Instances))}
+		for _, s := range j.deploy.Settings {
+			if SecretSetting(s[0]) {
+				s[1] = "(hidden)"
+			}
+			settings[s[0]] = s[1]
+		}
+		vi := j.vi
+		vr := &res.Variants[vi]
+		vr.Settings = settings
+		vr.Hosts = nil
+		servers := e.serverHosts(dep, j.deploy.Hosts)
+		for _, h := range servers {
+			vr.Hosts = append(vr.Hosts, h.Name)
+		}
+		vr.Points = append(vr.Points, results.SweepPoint{Value: j.sweep})
+		pi := len(vr.Points) - 1
+		job := benchJob{
+			Step: st.ID, Variant: variant.Label, Sweep: j.sweep, Label: j.label,
+			Client: client, Servers: servers, Config: cfg, Password: benchPassword(j.vars),
+			ProgressBase: float64(n) / float64(len(p.jobs)), ProgressSpan: 1 / float64(len(p.jobs)),
+			StepStart: stepStart, StepTotal: time.Duration(len(p.jobs)) * p.perJob,
+		}
+		job.OnRun = func(r results.RunResult) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			pt := &res.Variants[vi].Points[pi]
+			pt.Runs = append(pt.Runs, r)
+			pt.Stats = results.Summarize(pt.Runs)
+			results.ComputeDeltas(&res)
+			e.upsertBenchLocked(cloneCompare(res))
+			if err := e.writeResultsLocked(false); err != nil {
+				e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: client.Name, Stream: runner.Stderr, Text: "results not written: " + err.Error(), Time: time.Now()}})
+			}
+		}
+		if _, err := e.runBench(ctx, job); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			errs = append(errs, err)
+		}
+	}
+	e.mu.Lock()
+	results.ComputeDeltas(&res)
+	e.upsertBenchLocked(cloneCompare(res))
+	werr := e.writeResultsLocked(false)
+	e.mu.Unlock()
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return werr
+}

@@ -1,0 +1,85 @@
+package steps
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// TestEveryLabKindIsRegistered keeps the two halves of a step kind in step:
+// every kind lab.yaml accepts has a kind file here, and no kind file
+// registers a kind that labs does not read.
+func TestEveryLabKindIsRegistered(t *testing.T) {
+	for _, k := range labs.Kinds {
+		if _, ok := kinds[k]; !ok {
+			t.Errorf("labs reads kind %q, but no kind_*.go registers it", k)
+		}
+	}
+	for k, d := range kinds {
+		if !slices.Contains(labs.Kinds, k) {
+			t.Errorf("kind %q is registered, but labs does not read it", k)
+		}
+		if d.resolve == nil {
+			t.Errorf("kind %q has no resolve", k)
+		}
+	}
+	if DescribeKind("bench").View != ViewDashboard || !DescribeKind("deploy").AsksVars || DescribeKind("read").Note == "" || DescribeKind("nonsense") != (KindInfo{}) {
+		t.Error("DescribeKind does not report the kinds' registrations")
+	}
+}
+
+// TestPlanIsWhatRuns: the commands announced when a step starts are Plan's,
+// and each host runs exactly its planned commands.
+func TestPlanIsWhatRuns(t *testing.T) {
+	a := &fakeTarget{name: "a", handle: func(cmd string) ([]string, int) {
+		if cmd == "cat done" {
+			return []string{"ok"}, 0
+		}
+		return nil, 0
+	}}
+	rec := &recorder{}
+	e := fakeLab(t, fakeRunLab, map[string]*fakeTarget{"a": a}, rec)
+	planned, err := e.Plan(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := e.RunStep(testCtx(t, 10*time.Second), 0); st != results.Done {
+		t.Fatalf("status %v: %s", st, rec.finished()["say"].Err)
+	}
+	var announced []PlannedCommand
+	for _, ev := range rec.events() {
+		if s, ok := ev.(StepStarted); ok {
+			announced = s.Commands
+		}
+	}
+	if !slices.Equal(announced, planned) {
+		t.Errorf("announced %+v, planned %+v", announced, planned)
+	}
+	var want []string
+	for _, c := range planned {
+		if c.Host == "a" {
+			want = append(want, c.Cmd)
+		}
+	}
+	if got := userCommands(a.commands()); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("host a ran:\n%s\nplanned:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestPlanReportsWhatTheRunWould: a bad value is the plan's error (the dry
+// run and preflight say it), not only the run's.
+func TestPlanReportsWhatTheRunWould(t *testing.T) {
+	lab := strings.Replace(fakeRunLab, "    hint: the lab's hint", "    timeout: '{{.vars.msg}}'", 1)
+	lab = strings.Replace(lab, "default: hello", "default: 5s", 1)
+	e := fakeLab(t, lab, map[string]*fakeTarget{"a": {name: "a"}}, &recorder{})
+	if err := e.SetVars(map[string]string{"msg": "forever"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Plan(0); err == nil || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("Plan with a timeout that is not a duration: %v", err)
+	}
+}
