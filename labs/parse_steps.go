@@ -16,24 +16,54 @@ import (
 // This file reads the steps: the keys every step has and those of each
 // kind. parse.go holds the parser's helpers and the lab's other keys.
 
-// Keys each kind accepts besides the common ones.
+// The keys every step takes, and those the command kinds share.
 var (
-	commonKeys   = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
-	commandKeys_ = []string{"run", "sudo", "skip_if", "verify"}
-	benchKeys    = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport"}
-	deployKeys   = []string{"group", "instances", "port", "config", "transport", "bind", "settings"}
-	kindKeys     = map[Kind][]string{
-		KindRead:     nil,
-		KindRun:      commandKeys_,
-		KindCleanup:  commandKeys_,
-		KindCheck:    {"verify", "sudo", "skip_if"},
-		KindTemplate: {"template", "dest", "mode", "sudo", "skip_if", "verify"},
-		KindDeploy:   deployKeys,
-		KindBench:    benchKeys,
-		KindCompare:  append(slices.Clone(benchKeys), "variants", "sweep"),
-		KindTCO:      {"inputs", "from"},
-	}
+	commonKeys      = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
+	commandStepKeys = []string{"run", "sudo", "skip_if", "verify"}
+	benchKeys       = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport"}
+	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings"}
 )
+
+// kindSyntax is what lab.yaml says about one step kind: the keys it takes
+// beside the common ones, whether it runs on hosts (on:), and how its own
+// keys are read and checked. Adding a kind is an entry here (and in Kinds)
+// and its engine half, steps/kind_<name>.go; see labs/README.md.
+type kindSyntax struct {
+	keys []string
+	// onHosts: the step runs on the hosts of its roles (on:).
+	onHosts bool
+	// oneRole: it runs on one role only (the load generator's host).
+	oneRole bool
+	// parse reads the kind's own keys into s and checks them; nil for a
+	// kind with none beyond the common and command keys.
+	parse func(p *parser, s *Step, m *mapping, what string)
+}
+
+var kindSyntaxes = map[Kind]kindSyntax{
+	KindRead: {parse: func(p *parser, s *Step, m *mapping, what string) {
+		if m.get("doc") == nil {
+			p.errf(m.node, "%s: a read step needs doc: (the markdown file it shows)", what)
+		}
+	}},
+	KindRun:     {keys: commandStepKeys, onHosts: true, parse: needRun},
+	KindCleanup: {keys: commandStepKeys, onHosts: true, parse: needRun},
+	KindCheck: {keys: []string{"verify", "sudo", "skip_if"}, onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
+		if s.Verify == nil {
+			p.errf(m.node, "%s: a check step needs verify: {run: COMMAND, ...}", what)
+		}
+	}},
+	KindTemplate: {keys: []string{"template", "dest", "mode", "sudo", "skip_if", "verify"}, onHosts: true, parse: (*parser).templateStep},
+	KindDeploy:   {keys: deployKeys, onHosts: true, parse: (*parser).deployStep},
+	KindBench:    {keys: benchKeys, onHosts: true, oneRole: true, parse: (*parser).benchStep},
+	KindCompare:  {keys: append(slices.Clone(benchKeys), "variants", "sweep"), onHosts: true, oneRole: true, parse: (*parser).compareStep},
+	KindTCO:      {keys: []string{"inputs", "from"}, parse: (*parser).tcoStep},
+}
+
+func needRun(p *parser, s *Step, m *mapping, what string) {
+	if len(s.Run) == 0 {
+		p.errf(m.node, "%s: a %s step needs run: (one command or a list)", what, s.Kind)
+	}
+}
 
 func (p *parser) steps(n *yaml.Node) {
 	n = deref(n)
@@ -65,7 +95,7 @@ func (p *parser) steps(n *yaml.Node) {
 		p.require(m, what, "id", "title", "kind")
 		s.Title = p.text(m.get("title"), what+" title")
 		s.Kind = Kind(p.str(m.get("kind"), what+" kind"))
-		extra, known := kindKeys[s.Kind]
+		syn, known := kindSyntaxes[s.Kind]
 		if !known {
 			if s.Kind != "" {
 				msg := fmt.Sprintf("%s: unknown kind %q", what, s.Kind)
@@ -79,8 +109,8 @@ func (p *parser) steps(n *yaml.Node) {
 			p.lab.Steps = append(p.lab.Steps, s)
 			continue
 		}
-		p.allow(m, what, append(slices.Clone(commonKeys), extra...)...)
-		p.step(&s, m, what)
+		p.allow(m, what, append(slices.Clone(commonKeys), syn.keys...)...)
+		p.step(&s, m, what, syn)
 		p.lab.Steps = append(p.lab.Steps, s)
 	}
 }
@@ -94,7 +124,7 @@ func kindNames() []string {
 }
 
 // step fills the common and kind-specific fields of s.
-func (p *parser) step(s *Step, m *mapping, what string) {
+func (p *parser) step(s *Step, m *mapping, what string, syn kindSyntax) {
 	s.On = p.strList(m.get("on"), what+" on")
 	for i, r := range s.On {
 		if !slices.Contains(p.lab.RoleNames(), r) {
@@ -105,7 +135,7 @@ func (p *parser) step(s *Step, m *mapping, what string) {
 			p.errf(node, "%s: unknown role %q (the lab's roles are: %s)", what, r, strings.Join(p.lab.RoleNames(), ", "))
 		}
 	}
-	runsOnHosts := s.Kind != KindRead && s.Kind != KindTCO
+	runsOnHosts := syn.onHosts
 	if len(s.On) == 0 && runsOnHosts {
 		if len(p.lab.Roles) == 1 {
 			s.On = []string{p.lab.Roles[0].Name}
@@ -116,7 +146,7 @@ func (p *parser) step(s *Step, m *mapping, what string) {
 	if !runsOnHosts && m.get("on") != nil {
 		p.errf(m.get("on"), "%s: a %s step runs on no host; remove on:", what, s.Kind)
 	}
-	if (s.Kind == KindBench || s.Kind == KindCompare) && len(s.On) > 1 {
+	if syn.oneRole && len(s.On) > 1 {
 		p.errf(m.get("on"), "%s: the load generator runs on one role (the client); got %s", what, strings.Join(s.On, ", "))
 	}
 
@@ -129,8 +159,6 @@ func (p *parser) step(s *Step, m *mapping, what string) {
 				p.checkDocText(s.Doc, b)
 			}
 		}
-	} else if s.Kind == KindRead {
-		p.errf(m.node, "%s: a read step needs doc: (the markdown file it shows)", what)
 	}
 	s.Hint = strings.TrimSpace(p.text(m.get("hint"), what+" hint"))
 	if n := m.get("confirm"); n != nil {
@@ -157,62 +185,66 @@ func (p *parser) step(s *Step, m *mapping, what string) {
 			p.checkTemplate(p.file, blockLine(cn), c, true, commandKeys, what+" run")
 		}
 	}
-	if (s.Kind == KindRun || s.Kind == KindCleanup) && len(s.Run) == 0 {
-		p.errf(m.node, "%s: a %s step needs run: (one command or a list)", what, s.Kind)
-	}
 	if n := m.get("skip_if"); n != nil {
 		s.SkipIf = p.str(n, what+" skip_if")
 		p.checkTemplate(p.file, blockLine(n), s.SkipIf, true, commandKeys, what+" skip_if")
 	}
 	if n := m.get("verify"); n != nil {
 		s.Verify = p.verify(n, what)
-	} else if s.Kind == KindCheck {
-		p.errf(m.node, "%s: a check step needs verify: {run: COMMAND, ...}", what)
 	}
 
-	switch s.Kind {
-	case KindTemplate:
-		p.require(m, what, "template", "dest")
-		t := &TemplateSpec{Mode: 0o644}
-		t.Source = p.str(m.get("template"), what+" template")
-		if t.Source != "" {
-			p.checkTemplateFile(m.get("template"), t.Source, commandKeys, what)
-		}
-		t.Dest = p.valueWith(m.get("dest"), what+" dest", commandKeys, nil)
-		if n := m.get("mode"); n != nil {
-			ms := p.str(n, what+" mode")
-			mode, err := strconv.ParseUint(ms, 8, 32)
-			if err != nil || mode > 0o777 {
-				p.errf(n, "%s: mode %q: write an octal file mode such as 0644", what, ms)
-			}
-			t.Mode = fs.FileMode(mode)
-		}
-		s.Template = t
-	case KindDeploy:
-		s.Deploy = p.deploy(m, what, false)
-		if s.Deploy.Group == "" {
-			s.Deploy.Group = s.ID
-		}
-		if prev, dup := p.groups[s.Deploy.Group]; dup {
-			p.errf(m.node, "%s: group %q is already deployed by step %s", what, s.Deploy.Group, prev.ID)
-		} else if s.Deploy.Group != "" {
-			p.groups[s.Deploy.Group] = s
-		}
-	case KindBench:
-		p.require(m, what, "target")
-		s.Bench = p.bench(m, what)
-		at := m.get("transport")
-		if at == nil {
-			at = m.get("target")
-		}
-		p.checkReach(at, what, s.On, s.Bench.Transport, s.Bench.Target, nil)
-	case KindCompare:
-		s.Bench = p.bench(m, what)
-		s.Compare = p.compare(m, s, what)
-	case KindTCO:
-		s.TCO = p.tco(m, what)
+	if syn.parse != nil {
+		syn.parse(p, s, m, what)
 	}
 }
+
+func (p *parser) templateStep(s *Step, m *mapping, what string) {
+	p.require(m, what, "template", "dest")
+	t := &TemplateSpec{Mode: 0o644}
+	t.Source = p.str(m.get("template"), what+" template")
+	if t.Source != "" {
+		p.checkTemplateFile(m.get("template"), t.Source, commandKeys, what)
+	}
+	t.Dest = p.valueWith(m.get("dest"), what+" dest", commandKeys, nil)
+	if n := m.get("mode"); n != nil {
+		ms := p.str(n, what+" mode")
+		mode, err := strconv.ParseUint(ms, 8, 32)
+		if err != nil || mode > 0o777 {
+			p.errf(n, "%s: mode %q: write an octal file mode such as 0644", what, ms)
+		}
+		t.Mode = fs.FileMode(mode)
+	}
+	s.Template = t
+}
+
+func (p *parser) deployStep(s *Step, m *mapping, what string) {
+	s.Deploy = p.deploy(m, what, false)
+	if s.Deploy.Group == "" {
+		s.Deploy.Group = s.ID
+	}
+	if prev, dup := p.groups[s.Deploy.Group]; dup {
+		p.errf(m.node, "%s: group %q is already deployed by step %s", what, s.Deploy.Group, prev.ID)
+	} else if s.Deploy.Group != "" {
+		p.groups[s.Deploy.Group] = s
+	}
+}
+
+func (p *parser) benchStep(s *Step, m *mapping, what string) {
+	p.require(m, what, "target")
+	s.Bench = p.bench(m, what)
+	at := m.get("transport")
+	if at == nil {
+		at = m.get("target")
+	}
+	p.checkReach(at, what, s.On, s.Bench.Transport, s.Bench.Target, nil)
+}
+
+func (p *parser) compareStep(s *Step, m *mapping, what string) {
+	s.Bench = p.bench(m, what)
+	s.Compare = p.compare(m, s, what)
+}
+
+func (p *parser) tcoStep(s *Step, m *mapping, what string) { s.TCO = p.tco(m, what) }
 
 // blockLine is the first line of a scalar's text: one below the key for a
 // literal (|) or folded (>) block.
