@@ -68,8 +68,9 @@ type Spec struct {
 // each series' glyph.
 var Glyphs = []string{"─", "•", "x", "o", "+", "#"}
 
-// labelWidth is the room the y labels take with Human and an offset of 2.
-const labelWidth = 9
+// LabelWidth is the room the y labels take with Human and an offset of 2:
+// a chart of Width w has a plot area about w-LabelWidth-2 wide.
+const LabelWidth = 9
 
 // sentinel is the asciigraph colour that marks series i's cells in its
 // output, so Plot can hand each series' text to Paint (8-bit colours from
@@ -118,7 +119,7 @@ func Plot(spec Spec) string {
 		plotH -= 2
 	}
 	plotH = max(plotH, 1)
-	plotW := max(spec.Width-labelWidth-2, 2)
+	plotW := max(spec.Width-LabelWidth-2, 2)
 	longest := 0
 	for _, s := range data {
 		longest = max(longest, len(s))
@@ -295,7 +296,7 @@ func axisColumn(plotted string) int {
 		}
 		col++
 	}
-	return labelWidth
+	return LabelWidth
 }
 
 func anyNonEmpty(ss []string) bool {

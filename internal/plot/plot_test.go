@@ -111,7 +111,7 @@ func TestPaintColoursEachSeries(t *testing.T) {
 func TestLegendAsAsciigraph(t *testing.T) {
 	data := [][]float64{{1, 5, 3, 4, 2, 6}, {2, 2, 3, 3, 1, 1}}
 	ours := Plot(Spec{Series: data, Legends: []string{"p50", "p99"}, Width: 40, Height: 12, Caption: "latency (ms)", Swatch: "■", Fill: Stretch})
-	theirs := asciigraph.PlotMany(data, asciigraph.Height(12-1-1-2), asciigraph.Offset(2), asciigraph.Width(40-labelWidth-2),
+	theirs := asciigraph.PlotMany(data, asciigraph.Height(12-1-1-2), asciigraph.Offset(2), asciigraph.Width(40-LabelWidth-2),
 		asciigraph.YAxisValueFormatter(func(v float64) string { return Human(v) }), asciigraph.LowerBound(0),
 		asciigraph.Caption("latency (ms)"), asciigraph.SeriesChars(charSet(0), charSet(1)),
 		asciigraph.SeriesLegends("─ p50", "• p99"))

@@ -35,7 +35,7 @@ func renderCharts(b *strings.Builder, c *Compare) {
 					series[i] = append(series[i], SweepValue(m, p.Stats))
 				}
 			}
-			caption := m.Label + " against " + c.Sweep + " (" + sweepValues(c) + ")"
+			caption := "mean " + m.Label + " against " + c.Sweep + " (" + sweepValues(c) + ")"
 			b.WriteString("```\n" + Chart(caption, labels, series, chartWidth, sweepChartHeight) + "```\n\n")
 		}
 	}

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/internal/plot"
+	"github.com/muesli/termenv"
 )
 
 func TestRing(t *testing.T) {
@@ -31,43 +34,25 @@ func TestRing(t *testing.T) {
 	}
 }
 
-func TestPlotNeverPanics(t *testing.T) {
-	nan := math.NaN()
-	tests := []struct {
-		name   string
-		series [][]float64
-		want   string
-	}{
-		{"nil", nil, "waiting for data"},
-		{"empty series", [][]float64{{}}, "waiting for data"},
-		{"all NaN", [][]float64{{nan, nan}}, "waiting for data"},
-		{"one value", [][]float64{{42}}, "42"},
-		{"gap", [][]float64{{1, nan, 3, 4}}, "┤"},
-		{"one empty one full", [][]float64{{}, {1, 2, 3}}, "┤"},
-		{"constant", [][]float64{{5, 5, 5}}, "5"},
+// TestPlotColoursThroughStyles: the TUI colours each series with its
+// lipgloss style; without styles the same chart is plain.
+func TestPlotColoursThroughStyles(t *testing.T) {
+	r := lipgloss.NewRenderer(nil)
+	r.SetColorProfile(termenv.ANSI)
+	styles := []lipgloss.Style{r.NewStyle().Foreground(lipgloss.Color("1")), r.NewStyle().Foreground(lipgloss.Color("2"))}
+	spec := plot.Spec{Series: [][]float64{{1, 3, 2}, {2, 1, 3}}, Legends: []string{"a", "b"}, Width: 40, Height: 10}
+	coloured := Plot(spec, styles)
+	plain := Plot(spec, nil)
+	if strings.Contains(plain, "\x1b") {
+		t.Fatalf("no styles, yet colour: %q", plain)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			out := Plot(Spec{Series: tc.series, Legends: []string{"a", "b"}, Width: 40, Height: 8, LowerBound: math.NaN()})
-			if !strings.Contains(out, tc.want) {
-				t.Fatalf("plot lacks %q:\n%s", tc.want, out)
-			}
-			if n := strings.Count(out, "\n") + 1; n != 8 {
-				t.Fatalf("plot has %d lines, want exactly 8:\n%s", n, out)
-			}
-			for _, l := range strings.Split(out, "\n") {
-				if w := ansi.StringWidth(l); w > 40 {
-					t.Fatalf("line %q is %d wide, want <= 40", l, w)
-				}
-			}
-		})
+	if !strings.Contains(coloured, "\x1b[31m") || !strings.Contains(coloured, "\x1b[32m") {
+		t.Fatalf("series not coloured by their styles: %q", coloured)
 	}
-}
-
-func TestHuman(t *testing.T) {
-	for in, want := range map[float64]string{12_750_000: "12.75M", 950_000: "950k", 1500: "1.5k", 3.2: "3.20", 0.051: "0.051", 0: "0.00", -1e-13: "0.00", 0.0004: "0.00", -0.02: "-0.020"} {
-		if got := Human(in); got != want {
-			t.Errorf("Human(%v) = %q, want %q", in, got, want)
-		}
+	if ansi.Strip(coloured) != plain {
+		t.Errorf("colour changed the text:\n%s\nvs\n%s", ansi.Strip(coloured), plain)
+	}
+	if !strings.Contains(plain, Swatch+" ─ a") || !strings.Contains(plain, Swatch+" • b") {
+		t.Errorf("legend lacks the swatch and glyphs:\n%s", plain)
 	}
 }

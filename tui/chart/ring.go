@@ -1,6 +1,8 @@
-// Package chart draws the TUI's line charts with asciigraph and keeps the
-// live series in fixed-size ring buffers, so a bench of any length uses
-// bounded memory and a plot costs the same at second 10 and second 10,000.
+// Package chart is the TUI's side of the charts: it draws internal/plot's
+// charts (the one asciigraph wrapper, shared with report.md) in the TUI's
+// lipgloss colours, and keeps the live series in fixed-size ring buffers,
+// so a bench of any length uses bounded memory and a plot costs the same at
+// second 10 and second 10,000.
 package chart
 
 import "math"

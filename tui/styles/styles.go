@@ -4,7 +4,6 @@ package styles
 
 import (
 	"github.com/charmbracelet/lipgloss"
-	"github.com/guptarohit/asciigraph"
 )
 
 // Styles are the TUI's styles. Components read them from common.Common.
@@ -63,8 +62,13 @@ type Styles struct {
 	TableHeader lipgloss.Style
 	TableCell   lipgloss.Style
 
-	// Chart colours: one per series, in order (asciigraph's ANSI colours).
-	SeriesColors []asciigraph.AnsiColor
+	// SeriesColors colour a chart's series in order (the variants of a
+	// compare); nil with NO_COLOR, when the glyphs tell series apart.
+	SeriesColors []lipgloss.Style
+	// LiveColors colour the dashboard's live metrics in the metric table's
+	// order (TPS, p50, p99, CPU, its network share, Gb/s, then any new
+	// one); nil with NO_COLOR.
+	LiveColors []lipgloss.Style
 	// ProgressFull and ProgressEmpty colour the progress bars.
 	ProgressColor string
 }
@@ -141,7 +145,18 @@ func DefaultStyles(noColor bool) *Styles {
 	s.TableCell = lipgloss.NewStyle()
 
 	if !noColor {
-		s.SeriesColors = []asciigraph.AnsiColor{asciigraph.Red, asciigraph.Green, asciigraph.Blue, asciigraph.Yellow, asciigraph.Magenta, asciigraph.Cyan}
+		// The terminal's own ANSI colours (its theme decides the shades), as
+		// btop and k9s draw their graphs: red, green, bright blue, yellow,
+		// magenta, cyan.
+		ansi := func(cs ...string) []lipgloss.Style {
+			out := make([]lipgloss.Style, len(cs))
+			for i, c := range cs {
+				out[i] = lipgloss.NewStyle().Foreground(lipgloss.Color(c))
+			}
+			return out
+		}
+		s.SeriesColors = ansi("1", "2", "12", "3", "5", "6")
+		s.LiveColors = ansi("2", "12", "1", "3", "5", "6")
 		s.ProgressColor = accent
 	}
 	return s

@@ -45,7 +45,7 @@ func TestNoColorEmitsNoColour(t *testing.T) {
 	if !hasColour(DefaultStyles(false).Better.Render("x")) {
 		t.Fatal("colour detection is broken: the coloured style shows no colour")
 	}
-	if s := DefaultStyles(true); s.SeriesColors != nil || s.ProgressColor != "" {
+	if s := DefaultStyles(true); s.SeriesColors != nil || s.LiveColors != nil || s.ProgressColor != "" {
 		t.Error("charts and progress bars must not be coloured with NO_COLOR")
 	}
 }

@@ -6,70 +6,81 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpulab/dpulab/internal/plot"
 	"github.com/dpulab/dpulab/steps/results"
-
 	"github.com/dpulab/dpulab/tui/chart"
-	"github.com/guptarohit/asciigraph"
 )
 
-func (m *Model) colors(n int) []asciigraph.AnsiColor {
-	cs := m.Styles.SeriesColors
-	if cs == nil {
-		return nil
+// plotted returns the metrics the table says to draw in charts of kind.
+func plotted(kind results.Plots) []results.MetricDesc {
+	var out []results.MetricDesc
+	for _, d := range results.MetricDescs() {
+		if d.Plots&kind != 0 {
+			out = append(out, d)
+		}
 	}
-	out := make([]asciigraph.AnsiColor, n)
-	for i := range out {
-		out[i] = cs[i%len(cs)]
+	return out
+}
+
+// heights shares h lines among n charts, the first weighing first/rest
+// times as much as each other one, plus extra lines (for an x axis).
+func heights(h, n, first, rest, extra int) []int {
+	out := make([]int, n)
+	if n == 0 {
+		return out
+	}
+	out[0] = h*first/(first+rest*(n-1)) + extra
+	if n == 1 {
+		out[0] = h
+	}
+	left := h - out[0]
+	for i := 1; i < n; i++ {
+		out[i] = left * i / (n - 1)
+		out[i] -= left * (i - 1) / (n - 1)
 	}
 	return out
 }
 
 // chartsView overlays the variants' per-second series of the first run at
-// the selected sweep point.
+// the selected sweep point, a chart per PlotPerSecond metric.
 func (m *Model) chartsView(c *results.Compare, h int) string {
-	var tps, p99 [][]float64
+	metrics := plotted(results.PlotPerSecond)
 	var legends []string
 	for _, v := range c.Variants {
 		legends = append(legends, v.Label)
-		var a, b []float64
-		if m.point < len(v.Points) && len(v.Points[m.point].Runs) > 0 {
-			for _, pt := range v.Points[m.point].Runs[0].Series {
-				a = append(a, pt.OpsPerSec)
-				b = append(b, pt.LatencyMs.P99)
-			}
-		}
-		tps = append(tps, a)
-		p99 = append(p99, b)
 	}
 	head := "per-second series, run 1"
 	if l := pointLabel(c, m.point); l != "" {
 		head += " at " + l + " (↑/↓ to change)"
 	}
-	top := (h - 1) / 2
-	w := m.Width
-	return m.Styles.Muted.Render(head) + "\n" +
-		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "TPS (ops/s) per second", Colors: m.colors(len(legends)), LowerBound: 0, Stretch: true}) + "\n" +
-		chart.Plot(chart.Spec{Series: p99, Legends: legends, Width: w, Height: h - 1 - top, Caption: "p99 latency (ms) per second", Colors: m.colors(len(legends)), LowerBound: 0, Stretch: true})
+	out := []string{m.Styles.Muted.Render(head)}
+	hs := heights(h-1, len(metrics), 1, 1, 0)
+	for k, d := range metrics {
+		var series [][]float64
+		for _, v := range c.Variants {
+			var s []float64
+			if m.point < len(v.Points) && len(v.Points[m.point].Runs) > 0 {
+				s = results.PerSecond(d, v.Points[m.point].Runs[0].Series)
+			}
+			series = append(series, s)
+		}
+		out = append(out, chart.Plot(plot.Spec{Series: series, Legends: legends, Width: m.Width, Height: hs[k],
+			Caption: d.Label + " per second", Fill: plot.Stretch}, m.Styles.SeriesColors))
+	}
+	return strings.Join(out, "\n")
 }
 
-// sweepView draws mean TPS (and avg latency) against the swept variable, one
-// line per variant: the whitepaper's figure 3 shape.
+// sweepView draws the mean of each PlotSweep metric (TPS, avg latency)
+// against the swept variable, one line per variant: the whitepaper's
+// figure 3 shape, whose published figures go under the first chart.
 func (m *Model) sweepView(c *results.Compare, h int) string {
 	st := m.Styles
 	if c.Sweep == "" || len(c.Variants[0].Points) < 2 {
 		return st.Muted.Render("This compare has no sweep: the sweep chart needs results at two or more values of one variable (e.g. instances 10..80).")
 	}
-	var tps, lat [][]float64
 	var legends []string
 	for _, v := range c.Variants {
 		legends = append(legends, v.Label)
-		var a, b []float64
-		for _, p := range v.Points {
-			a = append(a, nanIfZero(p.Stats.OpsPerSec))
-			b = append(b, nanIfZero(p.Stats.LatencyAvgMs))
-		}
-		tps = append(tps, a)
-		lat = append(lat, b)
 	}
 	var vals []string
 	for _, p := range c.Variants[0].Points {
@@ -91,23 +102,30 @@ func (m *Model) sweepView(c *results.Compare, h int) string {
 			refs = append(refs, fmt.Sprintf("ref: %s: %s", r.Label, r.Value)+st.Muted.Render(" ("+r.Source+")"))
 		}
 	}
-	h -= len(refs)
-	top := (h-1)*3/5 + 1
-	w := m.Width
-	refBlock := ""
-	if len(refs) > 0 {
-		refBlock = "\n" + strings.Join(refs, "\n")
+	metrics := plotted(results.PlotSweep)
+	hs := heights(h-len(refs)-1, len(metrics), 3, 2, 1)
+	out := []string{st.Muted.Render(note)}
+	for k, d := range metrics {
+		var series [][]float64
+		for _, v := range c.Variants {
+			var s []float64
+			for _, p := range v.Points {
+				s = append(s, results.SweepValue(d, p.Stats))
+			}
+			series = append(series, s)
+		}
+		spec := plot.Spec{Series: series, Legends: legends, Width: m.Width, Height: hs[k],
+			Caption: "mean " + d.Label + " vs " + c.Sweep, Fill: plot.Stretch}
+		if k == 0 {
+			// The first chart carries the x axis for all.
+			spec.XMin, spec.XMax, spec.XTicks = xmin, xmax, len(vals)
+		}
+		out = append(out, chart.Plot(spec, st.SeriesColors))
+		if k == 0 && len(refs) > 0 {
+			out = append(out, refs...)
+		}
 	}
-	return st.Muted.Render(note) + "\n" +
-		chart.Plot(chart.Spec{Series: tps, Legends: legends, Width: w, Height: top, Caption: "mean TPS vs " + c.Sweep + " (cf. whitepaper figure 3)", Colors: m.colors(len(legends)), LowerBound: 0, XMin: xmin, XMax: xmax, XTicks: len(vals), Stretch: true}) + refBlock + "\n" +
-		chart.Plot(chart.Spec{Series: lat, Legends: legends, Width: w, Height: h - 1 - top, Caption: "avg latency (ms) vs " + c.Sweep, Colors: m.colors(len(legends)), LowerBound: 0, Stretch: true})
-}
-
-func nanIfZero(s results.MeanStd) float64 {
-	if s.N == 0 {
-		return math.NaN()
-	}
-	return s.Mean
+	return strings.Join(out, "\n")
 }
 
 // evenRange reports the numeric range of vals and whether they are evenly

@@ -12,6 +12,7 @@ import (
 type metric struct {
 	key   string
 	label string
+	desc  results.MetricDesc
 	get   func(results.Stats) *results.MeanStd
 }
 
@@ -25,7 +26,7 @@ var metrics = func() []metric {
 		if d.Parent != "" {
 			label = "  " + label
 		}
-		out = append(out, metric{key: d.Name, label: label, get: func(s results.Stats) *results.MeanStd { return d.Read(&s) }})
+		out = append(out, metric{key: d.Name, label: label, desc: d, get: func(s results.Stats) *results.MeanStd { return d.Read(&s) }})
 	}
 	return out
 }()

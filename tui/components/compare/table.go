@@ -7,7 +7,6 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/dpulab/dpulab/tui/chart"
 )
 
 // pad right-pads s (which may hold colour escapes) to w columns, cutting it
@@ -64,9 +63,9 @@ func (m *Model) tableView(c *results.Compare, h int) string {
 				b.WriteString(pad("n/a", colW))
 				continue
 			}
-			cell := chart.Human(val.Mean)
+			cell := mt.desc.Human(val.Mean)
 			if val.N > 1 && colW >= 26 {
-				cell += "±" + chart.Human(val.Stddev)
+				cell += "±" + mt.desc.Human(val.Stddev)
 			}
 			if i > 0 {
 				if d, ok := delta(mt, p, base); ok {

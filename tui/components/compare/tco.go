@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/dpulab/dpulab/internal/plot"
 	"github.com/dpulab/dpulab/labs/tco"
-	"github.com/dpulab/dpulab/tui/chart"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/keymap"
 )
@@ -127,7 +127,7 @@ func (f *tcoForm) Update(k tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-func money(v float64) string { return "$" + chart.Human(v) }
+func money(v float64) string { return "$" + plot.Human(v) }
 
 func (f *tcoForm) View() string {
 	st := f.Styles

@@ -1,8 +1,12 @@
 // Package dashboard is the live view of a running bench or compare: big
-// current numbers, elapsed/remaining with a progress bar, and four
-// asciigraph charts (TPS; latency p50 and p99; server CPU with its network
-// share; network Gb/s). Samples go into ring buffers; the charts are drawn
-// only when a sample or the size changed, so redraws cost little.
+// current numbers, elapsed/remaining with a progress bar, and a grid of
+// asciigraph charts, all laid out from the metric table
+// (steps/results.MetricDescs): one ring buffer per metric with a Live entry,
+// one chart per Live.Chart caption (TPS; latency p50 and p99; server CPU
+// with its network share; network Gb/s), one big number per Live.Big. A new
+// metric shows here by its table entry alone. Samples go into the rings; the
+// charts are drawn only when a sample or the size changed, so redraws cost
+// little.
 package dashboard
 
 import (
@@ -16,10 +20,11 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/internal/plot"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/chart"
 	"github.com/dpulab/dpulab/tui/common"
-	"github.com/guptarohit/asciigraph"
 	"github.com/muesli/termenv"
 )
 
@@ -29,21 +34,45 @@ const History = 600
 // Model is the dashboard.
 type Model struct {
 	common.Common
-	tps, p50, p99, cpu, netCPU, gbps *chart.Ring
-	series                           string // variant/sweep/run the rings hold
-	step                             string
-	samples                          int
-	progress                         steps.Progress
-	bar                              progress.Model
+	// live holds a ring per live metric, in table order; groups are the
+	// charts, boxes the big numbers, both indexes into live.
+	live     []liveMetric
+	groups   []group
+	boxes    []box
+	series   string // variant/sweep/run the rings hold
+	step     string
+	samples  int
+	progress steps.Progress
+	bar      progress.Model
 	// charts caches the drawn chart grid; version bumps when data changes.
 	charts         string
 	version, drawn int
 	drawnW, drawnH int
 }
 
+// liveMetric is one metric's ring; seen says it had a value since Reset.
+type liveMetric struct {
+	desc results.MetricDesc
+	ring *chart.Ring
+	seen bool
+}
+
+// group is one chart: the live metrics that share its caption.
+type group struct {
+	caption string
+	metrics []int
+}
+
+// box is one big number: a metric and its parts shown beside it.
+type box struct {
+	metric int
+	parts  []int
+}
+
 var _ common.Component = (*Model)(nil)
 
-// New returns an empty dashboard.
+// New returns an empty dashboard laid out from the metric table as it is
+// now (metrics register before the TUI starts).
 func New(c common.Common) *Model {
 	opts := []progress.Option{progress.WithoutPercentage(), progress.WithFillCharacters('█', '░')}
 	if c.Styles.NoColor {
@@ -52,10 +81,46 @@ func New(c common.Common) *Model {
 		opts = append(opts, progress.WithSolidFill(c.Styles.ProgressColor))
 	}
 	m := &Model{Common: c, bar: progress.New(opts...)}
-	m.tps, m.p50, m.p99 = chart.NewRing(History), chart.NewRing(History), chart.NewRing(History)
-	m.cpu, m.netCPU, m.gbps = chart.NewRing(History), chart.NewRing(History), chart.NewRing(History)
+	m.layout(results.MetricDescs())
 	m.drawn = -1
 	return m
+}
+
+// layout makes a ring per live metric, a chart per caption (in the order of
+// its first metric) and a big number per Live.Big, a part of a boxed metric
+// going into its parent's box.
+func (m *Model) layout(descs []results.MetricDesc) {
+	byName := map[string]int{}
+	byCaption := map[string]int{}
+	for _, d := range descs {
+		if d.Live == nil || d.Sample == nil {
+			continue
+		}
+		i := len(m.live)
+		m.live = append(m.live, liveMetric{desc: d, ring: chart.NewRing(History)})
+		byName[d.Name] = i
+		g, ok := byCaption[d.Live.Chart]
+		if !ok {
+			g = len(m.groups)
+			byCaption[d.Live.Chart] = g
+			m.groups = append(m.groups, group{caption: d.Live.Chart})
+		}
+		m.groups[g].metrics = append(m.groups[g].metrics, i)
+	}
+	boxOf := map[int]int{}
+	for i, l := range m.live {
+		if l.desc.Live.Big == "" {
+			continue
+		}
+		if p, ok := byName[l.desc.Parent]; ok {
+			if b, ok := boxOf[p]; ok {
+				m.boxes[b].parts = append(m.boxes[b].parts, i)
+				continue
+			}
+		}
+		boxOf[i] = len(m.boxes)
+		m.boxes = append(m.boxes, box{metric: i})
+	}
 }
 
 // SetSize implements common.Component.
@@ -63,12 +128,25 @@ func (m *Model) SetSize(w, h int) { m.Common.SetSize(w, h) }
 
 // Reset clears every series (a new bench starts).
 func (m *Model) Reset() {
-	for _, r := range []*chart.Ring{m.tps, m.p50, m.p99, m.cpu, m.netCPU, m.gbps} {
-		r.Reset()
+	for i := range m.live {
+		m.live[i].ring.Reset()
+		m.live[i].seen = false
 	}
 	m.series, m.samples = "", 0
 	m.progress = steps.Progress{}
 	m.version++
+}
+
+// Series returns the live series of the metric named name, oldest first
+// (NaN where a second did not measure it), and whether it is on the
+// dashboard.
+func (m *Model) Series(name string) ([]float64, bool) {
+	for _, l := range m.live {
+		if l.desc.Name == name {
+			return l.ring.Tail(0), true
+		}
+	}
+	return nil, false
 }
 
 // Samples is how many samples the dashboard received since Reset.
@@ -89,13 +167,6 @@ func seriesKey(s steps.Sample) string {
 	return strings.Join(parts, " · ")
 }
 
-func val(p *float64) float64 {
-	if p == nil {
-		return math.NaN()
-	}
-	return *p
-}
-
 // AddSample appends one second of a bench. A sample of another variant,
 // sweep point or run leaves a gap (NaN) in every chart, so a line never
 // joins two different runs while the charts still show them side by side.
@@ -103,20 +174,22 @@ func (m *Model) AddSample(s steps.Sample) {
 	k := seriesKey(s)
 	if k != m.series {
 		if m.series != "" {
-			for _, r := range []*chart.Ring{m.tps, m.p50, m.p99, m.cpu, m.netCPU, m.gbps} {
-				r.Push(math.NaN())
+			for _, l := range m.live {
+				l.ring.Push(math.NaN())
 			}
 		}
 		m.series = k
 	}
 	m.step = s.Step
-	p := s.Point
-	m.tps.Push(p.OpsPerSec)
-	m.p50.Push(p.LatencyMs.P50)
-	m.p99.Push(p.LatencyMs.P99)
-	m.cpu.Push(val(p.ServerCPU))
-	m.netCPU.Push(val(p.NetworkCPU))
-	m.gbps.Push(val(p.NetGbps))
+	for i := range m.live {
+		l := &m.live[i]
+		v, ok := l.desc.Sample(&s.Point)
+		if !ok {
+			v = math.NaN()
+		}
+		l.seen = l.seen || ok
+		l.ring.Push(v)
+	}
 	m.samples++
 	m.version++
 }
@@ -163,20 +236,18 @@ func (m *Model) View() string {
 	b.WriteString(ansi.Truncate(head, m.Width, "…") + "\n")
 
 	// Big numbers: the newest second.
-	bw := m.Width / 4
-	// "100% · net 3.54%": the unit on each number, not after the pair.
-	cpu := chart.Human(m.cpu.Last())
-	cpuUnit := "%"
-	if n := m.netCPU.Last(); !math.IsNaN(n) {
-		cpu += "%"
-		cpuUnit = fmt.Sprintf("· net %s%%", chart.Human(n))
+	if n := len(m.boxes); n > 0 {
+		bw := m.Width / n
+		var row []string
+		for i, bx := range m.boxes {
+			w := bw
+			if i == n-1 {
+				w = m.Width - (n-1)*bw
+			}
+			row = append(row, m.bigBox(bx, w))
+		}
+		b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, row...) + "\n")
 	}
-	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top,
-		m.big("TPS", chart.Human(m.tps.Last()), "ops/s", bw),
-		m.big("p99", chart.Human(m.p99.Last()), "ms", bw),
-		m.big("CPU", cpu, cpuUnit, bw),
-		m.big("net", chart.Human(m.gbps.Last()), "Gb/s", m.Width-3*bw),
-	) + "\n")
 
 	// Progress.
 	p := m.progress
@@ -198,31 +269,89 @@ func (m *Model) View() string {
 	return b.String()
 }
 
-func (m *Model) drawCharts(w, h int) string {
-	cw := w / 2
-	top := h / 2
-	bottom := h - top
-	colors := m.Styles.SeriesColors
-	pick := func(i ...int) []asciigraph.AnsiColor {
-		if colors == nil {
-			return nil
+// bigBox is a metric's newest value with its unit, its parts beside it:
+// "CPU 100% · net 3.54%".
+func (m *Model) bigBox(bx box, w int) string {
+	l := m.live[bx.metric]
+	v := l.ring.Last()
+	value, unit := l.desc.Human(v), l.desc.Unit
+	var parts []string
+	for _, p := range bx.parts {
+		if pv := m.live[p].ring.Last(); !math.IsNaN(pv) {
+			parts = append(parts, m.live[p].desc.Live.Big+" "+m.live[p].desc.WithUnit(pv))
 		}
-		out := make([]asciigraph.AnsiColor, len(i))
-		for k, j := range i {
-			out[k] = colors[j%len(colors)]
-		}
-		return out
 	}
-	n := func(r *chart.Ring) []float64 { return r.Tail(cw - 12) }
-	c1 := chart.Plot(chart.Spec{Series: [][]float64{n(m.tps)}, Width: cw, Height: top, Caption: "TPS (ops/s)", Colors: pick(1), LowerBound: 0})
-	c2 := chart.Plot(chart.Spec{Series: [][]float64{n(m.p50), n(m.p99)}, Legends: []string{"p50", "p99"}, Width: w - cw, Height: top, Caption: "latency (ms)", Colors: pick(2, 0), LowerBound: 0})
-	c3 := chart.Plot(chart.Spec{Series: [][]float64{n(m.cpu), n(m.netCPU)}, Legends: []string{"server CPU", "network share"}, Width: cw, Height: bottom, Caption: "server CPU (%)", Colors: pick(3, 4), LowerBound: 0})
-	c4 := chart.Plot(chart.Spec{Series: [][]float64{n(m.gbps)}, Width: w - cw, Height: bottom, Caption: "network (Gb/s)", Colors: pick(5), LowerBound: 0})
-	col := lipgloss.NewStyle().Width(cw).MaxWidth(cw)
-	col2 := lipgloss.NewStyle().Width(w - cw).MaxWidth(w - cw)
-	row1 := lipgloss.JoinHorizontal(lipgloss.Top, col.Render(c1), col2.Render(c2))
-	row2 := lipgloss.JoinHorizontal(lipgloss.Top, col.Render(c3), col2.Render(c4))
-	return row1 + "\n" + row2
+	if len(parts) > 0 {
+		// The unit on each number, not after the group.
+		value += results.UnitSuffix(unit)
+		unit = "· " + strings.Join(parts, " · ")
+	}
+	return m.big(l.desc.Live.Big, value, unit, w)
+}
+
+// settle is how many seconds a chart whose metrics never had a value keeps
+// its place: a sampler's first figures come a second or two after the
+// bench's, but a host without RAPL or a hypervisor feed should not keep an
+// empty chart for the whole run.
+const settle = 5
+
+// shown is the charts to draw: all of them at first, then those with data.
+func (m *Model) shown() []group {
+	if m.samples < settle {
+		return m.groups
+	}
+	var out []group
+	for _, g := range m.groups {
+		for _, i := range g.metrics {
+			if m.live[i].seen {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// drawCharts lays the charts out two to a row, a last odd one across the
+// whole width, the rows sharing the height.
+func (m *Model) drawCharts(w, h int) string {
+	groups := m.shown()
+	if len(groups) == 0 {
+		return ""
+	}
+	cw := w / 2
+	rows := (len(groups) + 1) / 2
+	var out []string
+	for r := range rows {
+		rh := h*(r+1)/rows - h*r/rows
+		pair := groups[2*r : min(2*r+2, len(groups))]
+		if len(pair) == 1 {
+			out = append(out, lipgloss.NewStyle().Width(w).MaxWidth(w).Render(m.plot(pair[0], w, rh, cw-12)))
+			continue
+		}
+		left := lipgloss.NewStyle().Width(cw).MaxWidth(cw).Render(m.plot(pair[0], cw, rh, cw-12))
+		right := lipgloss.NewStyle().Width(w - cw).MaxWidth(w - cw).Render(m.plot(pair[1], w-cw, rh, cw-12))
+		out = append(out, lipgloss.JoinHorizontal(lipgloss.Top, left, right))
+	}
+	return strings.Join(out, "\n")
+}
+
+// plot draws one chart of w×h from the newest n seconds of its metrics,
+// each in its live colour; a chart of one metric needs no legend.
+func (m *Model) plot(g group, w, h, n int) string {
+	spec := plot.Spec{Width: w, Height: h, Caption: g.caption, Empty: "waiting for data…", LowerBound: 0}
+	var colours []lipgloss.Style
+	for _, i := range g.metrics {
+		l := m.live[i]
+		spec.Series = append(spec.Series, l.ring.Tail(n))
+		if len(g.metrics) > 1 {
+			spec.Legends = append(spec.Legends, l.desc.Live.Legend)
+		}
+		if cs := m.Styles.LiveColors; len(cs) > 0 {
+			colours = append(colours, cs[i%len(cs)])
+		}
+	}
+	return chart.Plot(spec, colours)
 }
 
 // ShortHelp implements help.KeyMap.
