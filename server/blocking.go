@@ -264,3 +264,17 @@ func fitsInt64(f *big.Float) bool {
 	i, _ := f.Int64()
 	return i != math.MinInt64 && i != math.MaxInt64
 }
+
+// signalSwapped marks every key of d that has waiters ready, after SWAPDB
+// gave d another database's keys (Redis's scanDatabaseForReadyKeys):
+// serveReady then finds which of them serve.
+func (d *db) signalSwapped() {
+	if d.blocking == nil {
+		return
+	}
+	for key := range d.blocking.clients {
+		if _, ok := d.keys[key]; ok {
+			d.touchBlocked(key)
+		}
+	}
+}

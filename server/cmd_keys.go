@@ -465,6 +465,8 @@ func cmdSwapDB(c *Client, args [][]byte) {
 		a.expires, b.expires = b.expires, a.expires
 		a.used, b.used = b.used, a.used
 		a.scans, b.scans = b.scans, a.scans
+		a.signalSwapped()
+		b.signalSwapped()
 	}
 	c.srv.stats.dirty++
 	c.writeOK()
