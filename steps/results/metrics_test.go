@@ -54,3 +54,97 @@ func TestEveryStatHasAMetric(t *testing.T) {
 		t.Error("directions do not come from the table")
 	}
 }
+
+// TestMetricTable: every entry is complete and consistent (RegisterMetric
+// refuses the same faults), names are unique, and samples.csv keeps the
+// columns it had before the table drove it.
+func TestMetricTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range MetricDescs() {
+		if err := m.check(); err != nil {
+			t.Error(err)
+		}
+		if seen[m.Name] {
+			t.Errorf("metric %s twice", m.Name)
+		}
+		seen[m.Name] = true
+		if m.Parent != "" && !seen[m.Parent] {
+			t.Errorf("metric %s: parent %s must come first", m.Name, m.Parent)
+		}
+	}
+	b, err := SamplesCSV(&Results{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const header = "step,variant,sweep,run,t_seconds,ops_per_sec,latency_avg_ms,latency_p50_ms,latency_p99_ms,latency_max_ms,errors,server_cpu_pct,network_cpu_pct,net_gbps,power_watts\n"
+	if string(b) != header {
+		t.Errorf("samples.csv header\n%s\nwant\n%s", b, header)
+	}
+	for _, bad := range []MetricDesc{
+		{Name: "x", Label: "x", Unit: "u", Help: "h"},
+		{Name: "x", Label: "x", Unit: "u", Help: "h", Read: StatsMetric("x"), Plots: PlotPerSecond},
+		{Name: "x", Label: "x", Unit: "u", Help: "h", Read: StatsMetric("x"), Live: &Live{Chart: "c"}},
+		{Name: MetricOps, Label: "x", Unit: "u", Help: "h", Read: StatsMetric("x")},
+	} {
+		if remove, err := RegisterMetric(bad); err == nil {
+			remove()
+			t.Errorf("RegisterMetric(%+v) accepted", bad)
+		}
+	}
+}
+
+// TestMetricsByName: a metric without a field of its own goes from
+// Point.Metrics through the run's summary to Stats.Metrics, and from there
+// into deltas, report.md's table and samples.csv once it has an entry.
+func TestMetricsByName(t *testing.T) {
+	const name = "hypervisor_cpu_pct"
+	remove, err := RegisterMetric(MetricDesc{Name: name, Label: "hypervisor CPU %", Unit: "%", Help: "the hypervisor's CPU", Better: Lower,
+		Sample: PointMetric(name), Read: StatsMetric(name), Digits: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	run := func(v ...float64) RunResult {
+		var r RunResult
+		for i, x := range v {
+			r.Series = append(r.Series, Point{T: float64(i), Metrics: map[string]float64{name: x}})
+		}
+		r.Series = append(r.Series, Point{T: 9}) // a second it did not report
+		r.SummarizeSeries(4)
+		return r
+	}
+	c := Compare{Step: "c", Variants: []VariantResult{
+		{Label: "a", Points: []SweepPoint{{Runs: []RunResult{run(10, 20), run(30)}}}},
+		{Label: "b", Points: []SweepPoint{{Runs: []RunResult{run(5, 10), run(15)}}}},
+	}}
+	for i := range c.Variants {
+		c.Variants[i].Points[0].Stats = Summarize(c.Variants[i].Points[0].Runs)
+	}
+	ComputeDeltas(&c)
+	if got, ok := c.Variants[0].Points[0].Stats.Metric(name); !ok || got.Mean != 22.5 || got.N != 2 {
+		t.Fatalf("summary %+v %v, want the mean of the runs' means (15, 30)", got, ok)
+	}
+	if d := c.Variants[1].Points[0].DeltaPct[name]; d != -50 {
+		t.Errorf("delta %v, want -50", d)
+	}
+	r := &Results{Benches: []Compare{c}}
+	if md := RenderMarkdown(r); !strings.Contains(md, "| hypervisor CPU % |") || !strings.Contains(md, "(-50.0% better)") {
+		t.Errorf("report.md lacks the metric or its delta:\n%s", md)
+	}
+	csv, _ := SamplesCSV(r)
+	if !strings.Contains(string(csv), ",power_watts,"+name+"\n") || !strings.Contains(string(csv), ",10.00\n") || !strings.HasSuffix(string(csv), ",\n") {
+		t.Errorf("samples.csv lacks the metric's column, its values or its gaps:\n%s", csv)
+	}
+	// Read back from results.json as written.
+	dir := t.TempDir()
+	if err := WriteResults(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := back.Benches[0].Variants[1].Points[0].Stats.Metric(name); !ok || got.Mean != 11.25 {
+		t.Errorf("after a round trip: %+v %v", got, ok)
+	}
+}
