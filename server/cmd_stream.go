@@ -369,6 +369,9 @@ func cmdXDel(c *Client, args [][]byte) {
 	for _, id := range ids {
 		if s.Delete(id) {
 			n++
+			if s.maxDeleted.Less(id) {
+				s.maxDeleted = id
+			}
 		}
 	}
 	if n > 0 {

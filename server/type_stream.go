@@ -171,6 +171,10 @@ type Stream struct {
 	lastID StreamID // the top ID ever added, kept after trimming
 	added  uint64   // entries_added, as XINFO reports it
 	bytes  int      // bytes of the nodes' data, for memUsage
+	// maxDeleted is the greatest ID XDEL removed (Redis's
+	// max_deleted_entry_id), which consumer groups' lag depends on.
+	maxDeleted StreamID
+	groups     []*streamGroup // by name (type_stream_groups.go)
 }
 
 // memUsage approximates the bytes the stream holds.
@@ -425,6 +429,22 @@ func (s *Stream) clone() *Stream {
 	for i, n := range s.nodes {
 		c.nodes[i] = &streamNode{ids: slices.Clone(n.ids), ends: slices.Clone(n.ends), data: slices.Clone(n.data), del: n.del,
 			dead: slices.Clone(n.dead), ndead: n.ndead}
+	}
+	c.groups = make([]*streamGroup, len(s.groups))
+	for i, g := range s.groups {
+		ng := &streamGroup{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead, consumers: map[string]*streamConsumer{}}
+		for name, cons := range g.consumers {
+			ng.consumers[name] = &streamConsumer{name: name, seenTime: cons.seenTime}
+		}
+		for _, e := range g.pending {
+			ne := &pendingEntry{id: e.id, deliveryTime: e.deliveryTime, deliveryCount: e.deliveryCount}
+			if e.consumer != nil {
+				ne.consumer = ng.consumers[e.consumer.name]
+				ne.consumer.pending = append(ne.consumer.pending, ne)
+			}
+			ng.pending = append(ng.pending, ne)
+		}
+		c.groups[i] = ng
 	}
 	return &c
 }
