@@ -13,7 +13,7 @@ import (
 
 func TestDeltaTextReadsWithoutColour(t *testing.T) {
 	byKey := map[string]metric{}
-	for _, m := range metrics {
+	for _, m := range tableMetrics() {
 		byKey[m.key] = m
 	}
 	tests := []struct {

@@ -16,7 +16,9 @@ type metric struct {
 	get   func(results.Stats) *results.MeanStd
 }
 
-var metrics = func() []metric {
+// tableMetrics reads the table at each call, so a metric registered after
+// this package loaded shows too.
+func tableMetrics() []metric {
 	var out []metric
 	for _, d := range results.MetricDescs() {
 		if d.Read == nil {
@@ -29,7 +31,7 @@ var metrics = func() []metric {
 		out = append(out, metric{key: d.Name, label: label, desc: d, get: func(s results.Stats) *results.MeanStd { return d.Read(&s) }})
 	}
 	return out
-}()
+}
 
 // delta returns the change of metric at point p against the baseline point,
 // preferring the engine's figure and computing it when absent.

@@ -40,7 +40,7 @@ func (m *Model) tableView(c *results.Compare, h int) string {
 		return b.String()
 	}
 	base := c.Variants[0].Points[m.point]
-	for _, mt := range metrics {
+	for _, mt := range tableMetrics() {
 		// Skip rows no variant measured (no sampler, no RAPL).
 		any := false
 		for _, v := range c.Variants {
