@@ -281,7 +281,11 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	for _, ln := range lns {
 		s.wg.Add(1)
 		go s.acceptLoop(ln)
-		s.logf('*', "Ready to accept connections %s on %s", ln.Addr().Network(), ln.Addr())
+		note := ""
+		if sim := transport.Simulated(transport.Name(ln.Addr().Network())); sim != "" {
+			note = " (" + sim + ")"
+		}
+		s.logf('*', "Ready to accept connections %s on %s%s", ln.Addr().Network(), ln.Addr(), note)
 	}
 	cronDone := make(chan struct{})
 	go s.cron(cronDone)

@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 	stop := context.AfterFunc(ctx, set.closeAll)
 	defer stop()
 
-	emit(&Start{Config: cfg, Client: string(kind), Targets: cfg.Labels(), Connections: len(workers)})
+	emit(&Start{Config: cfg, Client: string(kind), Targets: cfg.Labels(), Connections: len(workers), Simulation: cfg.simulation()})
 	col := newCollector(&cfg, workers, eps, ios)
 
 	if cfg.Prefill {

@@ -585,6 +585,17 @@ func (c *Config) Labels() []string {
 	return out
 }
 
+// simulation is what labels figures measured over a simulated transport
+// among the endpoints' ("" when none is).
+func (c *Config) simulation() string {
+	for _, ep := range c.Endpoints {
+		if s := transport.Simulated(ep.Transport); s != "" {
+			return string(ep.Transport) + ": " + s
+		}
+	}
+	return ""
+}
+
 // keyCount is the size of the key space.
 func (c *Config) keyCount() int64 { return c.KeyMaximum - c.KeyMinimum + 1 }
 

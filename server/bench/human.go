@@ -78,10 +78,22 @@ func (h *HumanPrinter) header(s *Start) {
 		len(s.Targets), max(c.Threads, 1), c.Clients, s.Connections, s.Client, c.Protocol)
 	fmt.Fprintf(h.Out, "  pipeline %d, SET:GET %s, %s, keys %s%d..%d %s, %s, %s, %d run(s)\n",
 		c.Pipeline, c.Ratio, sizes, termtext.Line(c.KeyPrefix), c.KeyMinimum, c.KeyMaximum, c.KeyPattern, length, rate, c.Runs)
+	if s.Simulation != "" {
+		fmt.Fprintf(h.Out, "  SIMULATION: %s\n", termtext.Line(s.Simulation))
+	}
+}
+
+// simulated marks a results heading when the start said the transport is
+// simulated.
+func (h *HumanPrinter) simulated() string {
+	if h.start != nil && h.start.Simulation != "" {
+		return " — SIMULATED transport, not real figures"
+	}
+	return ""
 }
 
 func (h *HumanPrinter) run(r *RunResult) {
-	fmt.Fprintf(h.Out, "\nRUN %d RESULTS (%.2f s measured)\n", r.Run, r.Seconds)
+	fmt.Fprintf(h.Out, "\nRUN %d RESULTS (%.2f s measured)%s\n", r.Run, r.Seconds, h.simulated())
 	tw := tabwriter.NewWriter(h.Out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Type\tOps/sec\tHits/sec\tMisses/sec\tAvg ms\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tMax ms\tKB/sec\t")
 	for _, name := range cmdNames {
@@ -151,7 +163,7 @@ func (h *HumanPrinter) summary(s *Summary) {
 	if s.Runs < 2 && s.Err == "" {
 		return
 	}
-	fmt.Fprintf(h.Out, "\nSUMMARY OVER %d RUNS\n", s.Runs)
+	fmt.Fprintf(h.Out, "\nSUMMARY OVER %d RUNS%s\n", s.Runs, h.simulated())
 	fmt.Fprintf(h.Out, "ops/sec: mean %s ± %s (stddev), min %s, max %s\n",
 		thousands(s.OpsPerSec), thousands(s.OpsPerSecStddev), thousands(s.OpsPerSecMin), thousands(s.OpsPerSecMax))
 	l := s.LatencyMs

@@ -94,6 +94,10 @@ type Start struct {
 	Targets []string `json:"targets"`
 	// Connections is the total number of connections (clients × targets).
 	Connections int `json:"connections"`
+	// Simulation, when set, says the targets are reached over a simulated
+	// transport (the rdmasim build's rdma): the figures are not the real
+	// transport's.
+	Simulation string `json:"simulation,omitempty"`
 }
 
 // Sample is one interval (normally one second) of a run.

@@ -32,6 +32,17 @@
 //     at offset 0. The server sends Keepalive every 3 s; a failed send
 //     means a dead peer. Per-message work allocates nothing
 //     (BenchmarkWrite: 0 allocs/op for 64 B and 16 KiB writes).
+//   - wire.go: WireQP, a QP whose peer is in another process: the verbs'
+//     messages over a stream socket, each side enforcing on what arrives
+//     the fabric's rules (regions and rkeys, posted receives, RC holding a
+//     message until a receive is posted and reporting every outcome to
+//     the sender, UC dropping what breaks a rule).
+//   - sim.go: the simulated provider's connection setup (rdma_cm's part):
+//     an address HOST:PORT is a Unix socket in one directory
+//     (DPULAB_RDMASIM_DIR), ListenSim and DialSim give net.Listener and
+//     net.Conn (NetConn: a Conn with *net.TCPAddr addresses, as rdma_cm's
+//     live in the TCP port space). A client of the other queue-pair type
+//     is refused with the reason.
 //
 // # UC: our extension
 //
@@ -56,13 +67,18 @@
 //     window and on a 10 ms tick, and a sender keeps at most 960 writes
 //     unacknowledged.
 //
-// # What waits for the transport seam (issue 11)
+// # Through the transport seam (issue 11)
 //
-// Nothing here is wired into `dpulab server` or `dpulab bench` yet: the
-// listener (rdma-port, rdma-bind), INFO's rdma section (from Counters),
-// `--target rdma://`, and the tuning keys (inline size, queue depths,
-// rdma-poll-us, retry count, completion vector) go through the transport
-// seam of issue 11, which does not exist yet.
+// The rdmasim build registers rdma in server/transport over the simulated
+// provider (server/transport/rdma_sim.go): `dpulab server` listens on
+// rdma-port (rdma-bind, rdma-transport-mode, rdma-rx-size, rdma-sq-size and
+// rdma-rq-size apply; its log says the transport is simulated), and
+// `dpulab bench --target rdma://HOST:PORT --rdma-mode rc|uc` dials it, two
+// processes speaking this protocol; the bench labels its figures as a
+// simulation. Not yet: INFO's rdma section (Counters per listener), and
+// the tuning keys that only hardware gives a meaning (inline size,
+// rdma-poll-us, retry count, completion vector), which the cgo provider
+// will honour.
 //
 // # The cgo provider (build tag rdma, later)
 //
