@@ -59,19 +59,6 @@ const (
 	TypeEnum VarType = "enum"
 )
 
-// Transport is how the bench reaches a server.
-type Transport string
-
-// The transports.
-const (
-	// TransportTCP is TCP (over loopback or the lab network).
-	TransportTCP Transport = "tcp"
-	// TransportUnix is a Unix domain socket (same host only).
-	TransportUnix Transport = "unix"
-	// TransportRDMA is the bundled server's RDMA transport.
-	TransportRDMA Transport = "rdma"
-)
-
 // Lab is one lab as loaded from lab.yaml. Fields that may reference variables
 // are of type Value and are resolved by the engine with the run's variables.
 type Lab struct {

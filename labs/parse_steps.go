@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dpulab/dpulab/labs/tco"
+	"github.com/dpulab/dpulab/server/transport"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -360,34 +361,34 @@ func (p *parser) bench(m *mapping, what string) *BenchSpec {
 // a Unix socket needs servers deployed with transport unix on the client's
 // own host, RDMA needs servers deployed with transport rdma. Only literal
 // transports are checked; templated ones are the engine's to refuse.
-func (p *parser) checkReach(n *yaml.Node, what string, clientRoles []string, transport Value, group string, override *DeploySpec) {
+func (p *parser) checkReach(n *yaml.Node, what string, clientRoles []string, clientTransport Value, group string, override *DeploySpec) {
 	ds, ok := p.groups[group]
 	if !ok || ds.Deploy == nil {
 		return
 	}
-	client := string(transport)
+	client := string(clientTransport)
 	if client == "" {
-		client = string(TransportTCP)
+		client = string(transport.TCP)
 	}
 	server := string(ds.Deploy.Transport)
 	if override != nil && override.Transport != "" {
 		server = string(override.Transport)
 	}
 	if server == "" {
-		server = string(TransportTCP)
+		server = string(transport.TCP)
 	}
 	if strings.Contains(client, "{{") || strings.Contains(server, "{{") {
 		return
 	}
-	switch Transport(client) {
-	case TransportUnix:
-		if server != string(TransportUnix) {
+	switch transport.Name(client) {
+	case transport.Unix:
+		if server != string(transport.Unix) {
 			p.errf(n, "%s: transport unix needs group %q deployed with transport: unix (step %s deploys it with %s)", what, group, ds.ID, server)
 		} else if len(clientRoles) > 0 && !slices.Equal(clientRoles, ds.On) {
 			p.errf(n, "%s: a Unix socket reaches servers on the same host only, but the client runs on %s and group %q on %s", what, strings.Join(clientRoles, ", "), group, strings.Join(ds.On, ", "))
 		}
-	case TransportRDMA:
-		if server != string(TransportRDMA) {
+	case transport.RDMA:
+		if server != string(transport.RDMA) {
 			p.errf(n, "%s: transport rdma needs group %q deployed with transport: rdma (step %s deploys it with %s)", what, group, ds.ID, server)
 		}
 	}

@@ -103,12 +103,12 @@ func endpoints(insts []Instance, name string) ([]transport.Endpoint, error) {
 
 // reachable checks that the client host can reach every instance: a Unix
 // socket or a loopback address only from the same host.
-func reachable(client hostRef, insts []Instance, transport string) error {
+func reachable(client hostRef, insts []Instance, tr string) error {
 	for _, in := range insts {
 		if in.Host == client.Name {
 			continue
 		}
-		if transport == string(labs.TransportUnix) {
+		if tr == string(transport.Unix) {
 			return fmt.Errorf("the load generator on %s cannot use a Unix socket on %s: use transport tcp, or run the client on the server host", client.Name, in.Host)
 		}
 		host, _, err := net.SplitHostPort(in.Address)

@@ -20,6 +20,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // Deploy starts one `dpulab server` process per instance (not one process
@@ -120,7 +121,7 @@ func (e *Engine) planDeploy(st *labs.Step, vars map[string]string, variant *labs
 	if p.Bind, err = spec.Bind.String(vars, "127.0.0.1"); err != nil {
 		return p, fmt.Errorf("deploy %s: bind: %w", st.ID, err)
 	}
-	if p.Transport, err = spec.Transport.String(vars, string(labs.TransportTCP)); err != nil {
+	if p.Transport, err = spec.Transport.String(vars, string(transport.TCP)); err != nil {
 		return p, fmt.Errorf("deploy %s: transport: %w", st.ID, err)
 	}
 	for _, s := range append(append([]labs.Setting{}, spec.Settings...), extra...) {
@@ -165,7 +166,7 @@ func (e *Engine) serverCmd(h hostRef, p deployPlan, port int) string {
 func (e *Engine) groupNeedsSocket(group string, vars map[string]string) bool {
 	isUnix := func(v labs.Value) bool {
 		s, err := v.Resolve(vars)
-		return err == nil && s == string(labs.TransportUnix)
+		return err == nil && s == string(transport.Unix)
 	}
 	for _, st := range e.lab.Steps {
 		switch {

@@ -39,6 +39,9 @@ PATH the labs built into dpulab are checked. Exits 1 when anything is wrong.`,
 				return exitError{code: 1}
 			}
 			fmt.Fprintf(errOut, "%s, no problems\n", plural(n, "lab"))
+			for _, note := range lintNotes(args) {
+				fmt.Fprintln(errOut, termtext.Line("note: "+note))
+			}
 			return nil
 		},
 	}
@@ -50,4 +53,26 @@ func plural(n int, word string) string {
 		return fmt.Sprintf("1 %s", word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// lintNotes are what a valid lab cannot do with this build (a transport it
+// was built without), lab by lab.
+func lintNotes(paths []string) []string {
+	var ls []*labs.Lab
+	if len(paths) == 0 {
+		ls, _ = labs.Embedded()
+	}
+	for _, p := range paths {
+		dl, err := labs.FromDir(p)
+		if err == nil {
+			ls = append(ls, dl...)
+		}
+	}
+	var notes []string
+	for _, l := range ls {
+		for _, n := range labs.TransportNotes(l) {
+			notes = append(notes, l.ID+": "+n)
+		}
+	}
+	return notes
 }

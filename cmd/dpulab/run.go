@@ -147,6 +147,11 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 			return usageError{fmt.Errorf("%s %s: lab %s has no such step (steps: %s)", st.flag, st.id, lab.ID, stepList(lab))}
 		}
 	}
+	// A step this build cannot run is said before anything runs (a dry
+	// run then fails at that step's plan with the same reason).
+	for _, n := range labs.TransportNotes(lab) {
+		fmt.Fprintln(stderr, termtext.Line("note: "+n))
+	}
 	opts := steps.Options{
 		Vars: vars, Yes: f.yes, DryRun: f.dryRun, From: f.from, Only: f.only, Restart: f.restart,
 		ResultsDir: f.results, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew,
