@@ -181,11 +181,6 @@ func (s *Stream) firstLiveID() StreamID {
 	return s.idAt(0)
 }
 
-// has reports whether an entry with this ID exists.
-func (s *Stream) has(id StreamID) bool {
-	return len(s.Range(id, id, 1, false)) == 1
-}
-
 // rangeHasTombstones is Redis's streamRangeHasTombstones: whether the
 // newest XDEL'd ID may lie between start and the end of the stream.
 func (s *Stream) rangeHasTombstones(start StreamID) bool {
