@@ -46,6 +46,35 @@
 //     and each step's outcome; the results folder is checked before the
 //     first step, and a headless run renders every command first.
 //
+// # Where things are
+//
+//   - engine.go: New, RunStep, Run, Cleanup, Finish; state.go the saved
+//     progress; event.go and printer.go the events and their headless
+//     rendering; hosts*.go the inventory and targets; deploy.go and
+//     bench.go the machinery of servers, load generator and samplers.
+//   - kind.go and kind_<name>.go: the step kinds (below).
+//   - The results model (results.json, statistics, deltas, the metric
+//     table, report.md, samples.csv) is package steps/results; the TCO
+//     model is labs/tco; the programs that run on lab hosts are under
+//     server/ (server, server/bench, server/sample, server/resp).
+//
+// # Adding a step kind
+//
+// A kind has two halves, one file or entry each:
+//
+//  1. labs/parse_steps.go: an entry in kindSyntaxes (its lab.yaml keys,
+//     whether it runs on hosts, its own parse and checks) and its name in
+//     labs.Kinds; document its keys in labs/README.md.
+//  2. steps/kind_<name>.go: an init that calls registerKind with how a
+//     step resolves into a stepPlan (the commands it will run, and its
+//     run), what the TUI shows while it runs (View), whether it asks for
+//     the variables, and its one-line note.
+//
+// Plan, the dry run and RunStep all resolve the step through the kind, so
+// what is shown is what runs. TestEveryLabKindIsRegistered and
+// TestEveryKindHasItsSyntax fail until both halves exist. Test the kind
+// with fake targets (below).
+//
 // # Testing a step kind
 //
 // Options.Targets gives the engine each host's runner.Target: a test hands
