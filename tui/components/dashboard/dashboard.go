@@ -236,10 +236,11 @@ func (m *Model) View() string {
 	b.WriteString(ansi.Truncate(head, m.Width, "…") + "\n")
 
 	// Big numbers: the newest second.
-	if n := len(m.boxes); n > 0 {
+	if boxes := m.shownBoxes(); len(boxes) > 0 {
+		n := len(boxes)
 		bw := m.Width / n
 		var row []string
-		for i, bx := range m.boxes {
+		for i, bx := range boxes {
 			w := bw
 			if i == n-1 {
 				w = m.Width - (n-1)*bw
@@ -289,11 +290,26 @@ func (m *Model) bigBox(bx box, w int) string {
 	return m.big(l.desc.Live.Big, value, unit, w)
 }
 
-// settle is how many seconds a chart whose metrics never had a value keeps
-// its place: a sampler's first figures come a second or two after the
+// settle is how many seconds a chart (or big number) whose metrics never
+// had a value keeps its place: a sampler's first figures come a second or two after the
 // bench's, but a host without RAPL or a hypervisor feed should not keep an
 // empty chart for the whole run.
 const settle = 5
+
+// shownBoxes is the big numbers to draw: all of them at first, then those
+// with data.
+func (m *Model) shownBoxes() []box {
+	if m.samples < settle {
+		return m.boxes
+	}
+	var out []box
+	for _, bx := range m.boxes {
+		if m.live[bx.metric].seen {
+			out = append(out, bx)
+		}
+	}
+	return out
+}
 
 // shown is the charts to draw: all of them at first, then those with data.
 func (m *Model) shown() []group {

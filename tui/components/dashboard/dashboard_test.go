@@ -57,3 +57,34 @@ func TestResizesCleanly(t *testing.T) {
 		t.Fatal("below 80 columns the dashboard must say so instead of drawing")
 	}
 }
+
+// TestUnmeasuredMetricGivesWay: every chart and big number waits for data
+// at first; once the samplers have had time to report, one whose metrics
+// never came (no network counters here) leaves its room to the others.
+func TestUnmeasuredMetricGivesWay(t *testing.T) {
+	m := New(common.NewCommon(true, 100, 28))
+	m.AddSample(sample("tcp", 100))
+	v := m.View()
+	for _, want := range []string{"network (Gb/s): waiting for data…", "net – Gb/s", "TPS (ops/s)", "server CPU (%)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("first second: view lacks %q:\n%s", want, v)
+		}
+	}
+	for i := 1; i < settle; i++ {
+		m.AddSample(sample("tcp", float64(100+i)))
+	}
+	v = m.View()
+	for _, gone := range []string{"network (Gb/s)", "net – Gb/s"} {
+		if strings.Contains(v, gone) {
+			t.Errorf("after %d seconds without it, view still shows %q:\n%s", settle, gone, v)
+		}
+	}
+	for _, want := range []string{"TPS (ops/s)", "server CPU (%)", "latency (ms)", "CPU 50.0 %"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("after %d seconds: view lacks %q:\n%s", settle, want, v)
+		}
+	}
+	if lines := strings.Split(v, "\n"); len(lines) > 28 {
+		t.Errorf("%d lines, want at most 28", len(lines))
+	}
+}
