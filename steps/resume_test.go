@@ -175,8 +175,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DPULAB_STEPS_CHILD") == "1" {
 		os.Exit(childRun())
 	}
+	restore := testpeer.IsolateUserDirs()
 	code := m.Run()
 	testpeer.RemoveBuilds()
+	restore()
 	os.Exit(code)
 }
 

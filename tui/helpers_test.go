@@ -34,8 +34,10 @@ import (
 func TestMain(m *testing.M) {
 	// Goldens are plain text: pin the profile so no colour leaks in.
 	lipgloss.SetColorProfile(termenv.Ascii)
+	restore := testpeer.IsolateUserDirs()
 	code := m.Run()
 	testpeer.RemoveBuilds()
+	restore()
 	os.Exit(code)
 }
 

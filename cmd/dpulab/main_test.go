@@ -8,7 +8,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	restore := testpeer.IsolateUserDirs()
 	code := m.Run()
 	testpeer.RemoveBuilds()
+	restore()
 	os.Exit(code)
 }
