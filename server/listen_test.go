@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
 	"reflect"
@@ -105,5 +106,19 @@ func TestListenTaken(t *testing.T) {
 	}
 	if _, err := srv.Listen(); err == nil || err.Error()[:len("listen on tcp://127.0.0.1:")] != "listen on tcp://127.0.0.1:" {
 		t.Errorf("listen on a taken port: %v", err)
+	}
+}
+
+// TestRDMAInfoWithout: a server without RDMA listeners says so in INFO's
+// rdma section, and nothing else.
+func TestRDMAInfoWithout(t *testing.T) {
+	srv, err := New(DefaultConfig().WithLog(&syncBuffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	srv.rdmaInfo(func(k string, v any) { got = append(got, k+":"+fmt.Sprint(v)) })
+	if !reflect.DeepEqual(got, []string{"rdma_enabled:0"}) {
+		t.Errorf("rdma section %q", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dpulab/dpulab/server/rdma"
 	"github.com/dpulab/dpulab/server/resp"
 	"github.com/dpulab/dpulab/server/transport"
 )
@@ -128,8 +129,13 @@ func errKindOf(err error) string {
 		return "closed"
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
-	case errors.Is(err, resp.ErrProtocol):
+	case errors.Is(err, resp.ErrProtocol), errors.Is(err, rdma.ErrProtocol):
 		return "protocol"
+	case errors.Is(err, rdma.ErrLostWrite):
+		// UC: a write lost or truncated on the way, detected (issue 12).
+		return "lost_write"
+	case errors.Is(err, rdma.ErrPeerDead):
+		return "timeout"
 	}
 	return "io"
 }

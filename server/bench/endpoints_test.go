@@ -2,10 +2,12 @@ package bench
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/dpulab/dpulab/server/rdma"
 	"github.com/dpulab/dpulab/server/transport"
 )
 
@@ -102,5 +104,19 @@ func TestConfigJSONEndpoints(t *testing.T) {
 	}
 	if want := append(tcpEndpoints("h:1", "h:2"), unixEndpoints("/s")...); !reflect.DeepEqual(old.Endpoints, want) {
 		t.Errorf("old line: %v, want %v", old.Endpoints, want)
+	}
+}
+
+// TestErrKindOfRDMA: an RDMA connection's failures are counted under
+// kinds of their own, a UC lost write as lost_write.
+func TestErrKindOfRDMA(t *testing.T) {
+	for err, want := range map[error]string{
+		fmt.Errorf("conn: %w", rdma.ErrLostWrite): "lost_write",
+		fmt.Errorf("conn: %w", rdma.ErrProtocol):  "protocol",
+		fmt.Errorf("conn: %w", rdma.ErrPeerDead):  "timeout",
+	} {
+		if got := errKindOf(err); got != want {
+			t.Errorf("errKindOf(%v) = %q, want %q", err, got, want)
+		}
 	}
 }

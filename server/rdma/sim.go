@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,13 @@ type SimOptions struct {
 	Conn Config
 	// Queues are the queue depths.
 	Queues WireOptions
+}
+
+// StatsListener is a listener of RDMA connections that reports, for the
+// server's INFO, its queue-pair type, how many connections it accepted and
+// their counts together.
+type StatsListener interface {
+	RDMAStats() (QPType, uint64, *Counters)
 }
 
 // Addr is an RDMA address.
@@ -160,6 +168,14 @@ type simListener struct {
 	conns chan net.Conn
 	done  chan struct{}
 	once  sync.Once
+
+	counters Counters
+	accepted atomic.Uint64
+}
+
+// RDMAStats implements StatsListener.
+func (l *simListener) RDMAStats() (QPType, uint64, *Counters) {
+	return l.o.Type, l.accepted.Load(), &l.counters
 }
 
 func (l *simListener) acceptLoop() {
@@ -207,12 +223,14 @@ func (l *simListener) setup(c net.Conn) (net.Conn, error) {
 	c.SetDeadline(time.Time{})
 	cfg := l.o.Conn
 	cfg.Role = Server
+	cfg.Counters = &l.counters
 	qp := NewWireQP(c, typ, l.o.Queues, rand.Uint32())
 	conn, err := NewConn(qp, cfg)
 	if err != nil {
 		return nil, err
 	}
 	qp.Establish()
+	l.accepted.Add(1)
 	return &NetConn{Conn: conn, local: tcpAddr(l.addr.Host, l.addr.Port), remote: tcpAddr("127.0.0.1", port)}, nil
 }
 
