@@ -42,7 +42,9 @@ func heights(h, n, first, rest, extra int) []int {
 }
 
 // chartsView overlays the variants' per-second series of the first run at
-// the selected sweep point, a chart per PlotPerSecond metric.
+// the selected sweep point, a chart per PlotPerSecond metric. Each second
+// holds its value over its columns, as in report.md: a line interpolated
+// between seconds would draw values nobody measured.
 func (m *Model) chartsView(c *results.Compare, h int) string {
 	metrics := plotted(results.PlotPerSecond)
 	var legends []string
@@ -65,7 +67,7 @@ func (m *Model) chartsView(c *results.Compare, h int) string {
 			series = append(series, s)
 		}
 		out = append(out, chart.Plot(plot.Spec{Series: series, Legends: legends, Width: m.Width, Height: hs[k],
-			Caption: d.Label + " per second", Fill: plot.Stretch}, m.Styles.SeriesColors))
+			Caption: d.Label + " per second", Fill: plot.Hold}, m.Styles.SeriesColors))
 	}
 	return strings.Join(out, "\n")
 }
