@@ -253,6 +253,9 @@ func (c *Client) writeCommandInfo(cmd *command) {
 			flags = append(flags, f.name)
 		}
 	}
+	if _, movable := movableKeySpecs[cmd.Name]; movable {
+		flags = append(flags, "movablekeys")
+	}
 	c.writeSet(len(flags))
 	for _, f := range flags {
 		c.writeSimple(f)
@@ -420,6 +423,23 @@ func cmdCommandGetKeys(c *Client, args [][]byte) {
 	}
 	if cmd.Arity > 0 && len(sub) != cmd.Arity || cmd.Arity < 0 && len(sub) < -cmd.Arity {
 		c.writeError("ERR Invalid number of arguments specified for command")
+		return
+	}
+	if _, movable := movableKeySpecs[cmd.Name]; movable {
+		pos, ok := keysBySpecs(cmd, sub)
+		if !ok {
+			c.writeError("ERR Invalid arguments specified for command")
+			return
+		}
+		if len(pos) == 0 && cmd.Group != "scripting" {
+			// Scripts may take no keys at all (Redis's no_mandatory_keys).
+			c.writeError("ERR The command has no key arguments")
+			return
+		}
+		c.writeArray(len(pos))
+		for _, p := range pos {
+			c.writeBulk(sub[p])
+		}
 		return
 	}
 	if cmd.FirstKey == 0 {

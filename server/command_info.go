@@ -32,9 +32,28 @@ var extraCategories = map[string]string{
 	"command|list": "connection",
 }
 
+// ownCategories are the categories of commands that Redis gives other
+// than their group's (SORT is in the generic group but not @keyspace).
+var ownCategories = map[string]string{
+	"sort":    "write set sortedset list slow dangerous",
+	"sort_ro": "read set sortedset list slow dangerous",
+}
+
 // categories returns cmd's ACL categories in Redis's order, with '@'.
 func categories(cmd *command) []string {
 	has := map[string]bool{}
+	if own, ok := ownCategories[cmd.Name]; ok {
+		for _, c := range strings.Fields(own) {
+			has[c] = true
+		}
+		var out []string
+		for _, c := range aclCategories {
+			if has[c] {
+				out = append(out, "@"+c)
+			}
+		}
+		return out
+	}
 	// A container (CLIENT, CONFIG, OBJECT) has no category of its own.
 	if cmd.Fn != nil || cmd.Subcommands == nil {
 		has[groupCategory[cmd.Group]] = true
@@ -60,10 +79,15 @@ func categories(cmd *command) []string {
 	return out
 }
 
-// keySpecs returns cmd's key specs: one covering FirstKey..LastKey by Step,
-// or, when Redis lists several (RENAME's source and destination), one
-// per key from FirstKey. Each has Redis's flags (keySpecFlags) and notes.
+// keySpecs returns cmd's key specs: Redis's own for the commands whose
+// keys move with their arguments (movableKeySpecs), else one covering
+// FirstKey..LastKey by Step, or, when Redis lists several (RENAME's source
+// and destination), one per key from FirstKey. Each has Redis's flags
+// (keySpecFlags) and notes.
 func keySpecs(cmd *command) []keySpec {
+	if specs, ok := movableKeySpecs[cmd.Name]; ok {
+		return specs
+	}
 	flags, ok := keySpecFlags[cmd.Name]
 	if !ok || cmd.FirstKey == 0 {
 		return nil
@@ -89,15 +113,154 @@ func keySpecs(cmd *command) []keySpec {
 	return specs
 }
 
-// keySpec is one key spec of the "index" begin_search and "range"
-// find_keys kinds, the only ones dpulab's commands need: keys from
-// argument index to lastKey (relative to index; negative counts from the
-// end) by keyStep.
+// keySpec is one of Redis 7.0's key specs. begin_search is "index" (the
+// key arguments start at index), "keyword" (after keyword, searched from
+// startFrom) or "unknown"; find_keys is "range" (to lastKey, relative to
+// the start, negative from the end, by keyStep; with limit, only that
+// fraction of what remains), "keynum" (the argument at keyNumIdx, relative
+// to the start, gives the number of keys that start at firstKey) or
+// "unknown".
 type keySpec struct {
 	flags            []string
 	notes            string
+	begin            byte // 'i' (also the zero value), 'k', 'u'
 	index            int
+	keyword          string
+	startFrom        int
+	find             byte // 'r' (also the zero value), 'n', 'u'
 	lastKey, keyStep int
+	limit            int
+	keyNumIdx        int
+	firstKey         int
+}
+
+// keynumSpec is the usual spec of a command with a numkeys argument at
+// index: "numkeys key [key ...]".
+func keynumSpec(flags string, index int) keySpec {
+	return keySpec{flags: strings.Fields(flags), index: index, find: 'n', firstKey: 1, keyStep: 1}
+}
+
+// movableKeySpecs are Redis 7.0's key specs of the commands whose keys
+// are not at fixed positions; COMMAND INFO flags them movablekeys and
+// COMMAND GETKEYS follows the specs.
+var movableKeySpecs = map[string][]keySpec{
+	"sort": {
+		{flags: []string{"RO", "access"}, index: 1, keyStep: 1},
+		{flags: []string{"RO", "access"}, begin: 'u', find: 'u', notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"},
+		{flags: []string{"OW", "update"}, begin: 'u', find: 'u', notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"},
+	},
+	"sort_ro": {
+		{flags: []string{"RO", "access"}, index: 1, keyStep: 1},
+		{flags: []string{"RO", "access"}, begin: 'u', find: 'u', notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"},
+	},
+	"zunionstore": {{flags: []string{"OW", "update"}, index: 1, keyStep: 1}, keynumSpec("RO access", 2)},
+	"zinterstore": {{flags: []string{"OW", "update"}, index: 1, keyStep: 1}, keynumSpec("RO access", 2)},
+	"zdiffstore":  {{flags: []string{"OW", "update"}, index: 1, keyStep: 1}, keynumSpec("RO access", 2)},
+	"zunion":      {keynumSpec("RO access", 1)},
+	"zinter":      {keynumSpec("RO access", 1)},
+	"zdiff":       {keynumSpec("RO access", 1)},
+	"zintercard":  {keynumSpec("RO access", 1)},
+	"sintercard":  {keynumSpec("RO access", 1)},
+	"lmpop":       {keynumSpec("RW access delete", 1)},
+	"zmpop":       {keynumSpec("RW access delete", 1)},
+	"blmpop":      {keynumSpec("RW access delete", 2)},
+	"bzmpop":      {keynumSpec("RW access delete", 2)},
+	"xread":       {{flags: []string{"RO", "access"}, begin: 'k', keyword: "STREAMS", startFrom: 1, lastKey: -1, keyStep: 1, limit: 2}},
+	"xreadgroup":  {{flags: []string{"RO", "access"}, begin: 'k', keyword: "STREAMS", startFrom: 4, lastKey: -1, keyStep: 1, limit: 2}},
+	"eval":        {withNotes(keynumSpec("RW access update", 2), "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")},
+	"evalsha":     {keynumSpec("RW access update", 2)},
+	"eval_ro":     {withNotes(keynumSpec("RO access", 2), "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")},
+	"evalsha_ro":  {keynumSpec("RO access", 2)},
+	"fcall":       {withNotes(keynumSpec("RW access update", 2), "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")},
+	"fcall_ro":    {withNotes(keynumSpec("RO access", 2), "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")},
+}
+
+func withNotes(s keySpec, notes string) keySpec {
+	s.notes = notes
+	return s
+}
+
+// keysBySpecs returns the positions of the key arguments in args (args[0]
+// the command name) as Redis's getKeysUsingKeySpecs finds them; ok is
+// false for arguments the specs cannot be applied to.
+func keysBySpecs(cmd *command, args [][]byte) (pos []int, ok bool) {
+	specs := keySpecs(cmd)
+	for _, s := range specs {
+		var first int
+		switch s.begin {
+		case 'u':
+			continue
+		case 'k':
+			first = -1
+			for i := s.startFrom; i < len(args); i++ {
+				if equalFold(args[i], strings.ToLower(s.keyword)) {
+					first = i + 1
+					break
+				}
+			}
+			if first < 0 {
+				return nil, false
+			}
+		default:
+			first = s.index
+		}
+		var last, step int
+		switch s.find {
+		case 'u':
+			continue
+		case 'n':
+			idx := first + s.keyNumIdx
+			if idx >= len(args) {
+				return nil, false
+			}
+			n, good := parseInt(args[idx])
+			if !good || n < 0 || n > int64(len(args)) {
+				return nil, false
+			}
+			first += s.firstKey
+			last, step = first+int(n)-1, s.keyStep
+		default:
+			switch {
+			case s.lastKey >= 0:
+				last = first + s.lastKey
+			case s.limit <= 1:
+				last = len(args) + s.lastKey
+			default:
+				last = first + (len(args)-first)/s.limit + s.lastKey
+			}
+			step = s.keyStep
+		}
+		if last >= len(args) {
+			return nil, false
+		}
+		for i := first; i <= last; i += step {
+			pos = append(pos, i)
+		}
+	}
+	if cmd.Name == "sort" || cmd.Name == "sort_ro" {
+		pos = append(pos, sortStoreKey(args)...)
+	}
+	return pos, true
+}
+
+// sortStoreKey is what Redis's sortGetKeys adds to SORT's key: the last
+// STORE destination, options' own arguments skipped.
+func sortStoreKey(args [][]byte) []int {
+	store := -1
+	for i := 2; i < len(args); i++ {
+		switch {
+		case equalFold(args[i], "limit"):
+			i += 2
+		case equalFold(args[i], "get"), equalFold(args[i], "by"):
+			i++
+		case equalFold(args[i], "store") && i+1 < len(args):
+			store = i + 1
+		}
+	}
+	if store < 0 || equalFold(args[0], "sort_ro") {
+		return nil
+	}
+	return []int{store}
 }
 
 func (c *Client) writeKeySpec(s keySpec) {
@@ -118,23 +281,55 @@ func (c *Client) writeKeySpec(s keySpec) {
 	c.writeBulkString("begin_search")
 	c.writeMap(2)
 	c.writeBulkString("type")
-	c.writeBulkString("index")
-	c.writeBulkString("spec")
-	c.writeMap(1)
-	c.writeBulkString("index")
-	c.writeInt(int64(s.index))
+	switch s.begin {
+	case 'u':
+		c.writeBulkString("unknown")
+		c.writeBulkString("spec")
+		c.writeMap(0)
+	case 'k':
+		c.writeBulkString("keyword")
+		c.writeBulkString("spec")
+		c.writeMap(2)
+		c.writeBulkString("keyword")
+		c.writeBulkString(s.keyword)
+		c.writeBulkString("startfrom")
+		c.writeInt(int64(s.startFrom))
+	default:
+		c.writeBulkString("index")
+		c.writeBulkString("spec")
+		c.writeMap(1)
+		c.writeBulkString("index")
+		c.writeInt(int64(s.index))
+	}
 	c.writeBulkString("find_keys")
 	c.writeMap(2)
 	c.writeBulkString("type")
-	c.writeBulkString("range")
-	c.writeBulkString("spec")
-	c.writeMap(3)
-	c.writeBulkString("lastkey")
-	c.writeInt(int64(s.lastKey))
-	c.writeBulkString("keystep")
-	c.writeInt(int64(s.keyStep))
-	c.writeBulkString("limit")
-	c.writeInt(0)
+	switch s.find {
+	case 'u':
+		c.writeBulkString("unknown")
+		c.writeBulkString("spec")
+		c.writeMap(0)
+	case 'n':
+		c.writeBulkString("keynum")
+		c.writeBulkString("spec")
+		c.writeMap(3)
+		c.writeBulkString("keynumidx")
+		c.writeInt(int64(s.keyNumIdx))
+		c.writeBulkString("firstkey")
+		c.writeInt(int64(s.firstKey))
+		c.writeBulkString("keystep")
+		c.writeInt(int64(s.keyStep))
+	default:
+		c.writeBulkString("range")
+		c.writeBulkString("spec")
+		c.writeMap(3)
+		c.writeBulkString("lastkey")
+		c.writeInt(int64(s.lastKey))
+		c.writeBulkString("keystep")
+		c.writeInt(int64(s.keyStep))
+		c.writeBulkString("limit")
+		c.writeInt(int64(s.limit))
+	}
 }
 
 // commandTips are Redis's command tips, space-separated in its order.

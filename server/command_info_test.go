@@ -24,6 +24,16 @@ func TestKeySpecsCoverKeys(t *testing.T) {
 			}
 		}
 	}
+	for name := range ownCategories {
+		if !seen[name] {
+			t.Errorf("%s: in ownCategories but not a command", name)
+		}
+	}
+	for name := range movableKeySpecs {
+		if !seen[name] {
+			t.Errorf("%s: in movableKeySpecs but not a command", name)
+		}
+	}
 	for _, m := range []map[string]string{keySpecFlags, keySpecNotes, commandTips, extraCategories} {
 		for name := range m {
 			if !seen[name] {
