@@ -1,6 +1,8 @@
 package chart
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/lipgloss"
 	"github.com/dpulab/dpulab/internal/plot"
 )
@@ -19,10 +21,21 @@ func Plot(spec plot.Spec, styles []lipgloss.Style) string {
 }
 
 // Paint returns a plot.Spec.Paint that renders series i with
-// styles[i%len(styles)], or nil (plain) without styles.
+// styles[i%len(styles)], or nil (plain) without styles. Each style is
+// rendered once around a marker and its opening and closing sequences
+// reused, since a chart paints hundreds of short runs: styles of colours
+// and attributes only (no width, padding or border), as chart styles are.
 func Paint(styles []lipgloss.Style) func(series int, s string) string {
 	if len(styles) == 0 {
 		return nil
 	}
-	return func(i int, s string) string { return styles[i%len(styles)].Render(s) }
+	const marker = "\u2063" // invisible separator: no style changes it
+	open, closing := make([]string, len(styles)), make([]string, len(styles))
+	for i, st := range styles {
+		open[i], closing[i], _ = strings.Cut(st.Render(marker), marker)
+	}
+	return func(i int, s string) string {
+		i %= len(styles)
+		return open[i] + s + closing[i]
+	}
 }
