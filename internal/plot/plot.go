@@ -62,11 +62,11 @@ type Spec struct {
 	Swatch string
 }
 
-// Glyphs draw series 0, 1, 2, ...: the first with asciigraph's box-drawing
+// glyphs draw series 0, 1, 2, ...: the first with asciigraph's box-drawing
 // line, the others with a character of their own, so that a chart reads
 // without colour (NO_COLOR, report.md, text captures); the legend names
 // each series' glyph.
-var Glyphs = []string{"─", "•", "x", "o", "+", "#"}
+var glyphs = []string{"─", "•", "x", "o", "+", "#"}
 
 // LabelWidth is the room the y labels take with Human and an offset of 2:
 // a chart of Width w has a plot area about w-LabelWidth-2 wide.
@@ -176,14 +176,14 @@ func charSet(i int) asciigraph.CharSet {
 	if i == 0 {
 		return asciigraph.DefaultCharSet
 	}
-	return asciigraph.CreateCharSet(Glyphs[i%len(Glyphs)])
+	return asciigraph.CreateCharSet(glyphs[i%len(glyphs)])
 }
 
 func glyph(i int) string {
 	if i == 0 {
-		return Glyphs[0]
+		return glyphs[0]
 	}
-	return Glyphs[i%len(Glyphs)]
+	return glyphs[i%len(glyphs)]
 }
 
 // hold repeats each value so that the longest series fills the width in

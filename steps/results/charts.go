@@ -36,7 +36,7 @@ func renderCharts(b *strings.Builder, c *Compare) {
 				}
 			}
 			caption := "mean " + m.Label + " against " + c.Sweep + " (" + sweepValues(c) + ")"
-			b.WriteString("```\n" + Chart(caption, labels, series, chartWidth, sweepChartHeight) + "```\n\n")
+			b.WriteString("```\n" + chart(caption, labels, series, chartWidth, sweepChartHeight) + "```\n\n")
 		}
 	}
 	for _, m := range metrics {
@@ -49,7 +49,7 @@ func renderCharts(b *strings.Builder, c *Compare) {
 				series[i] = PerSecond(m, v.Points[n-1].Runs[0].Series)
 			}
 		}
-		b.WriteString("```\n" + Chart(m.Label+" per second (run 1)", labels, series, chartWidth, chartHeight) + "```\n\n")
+		b.WriteString("```\n" + chart(m.Label+" per second (run 1)", labels, series, chartWidth, chartHeight) + "```\n\n")
 	}
 }
 
@@ -78,10 +78,10 @@ func PerSecond(m MetricDesc, points []Point) []float64 {
 	return out
 }
 
-// Chart plots series (one per label) as plain text for report.md, in a
+// chart plots series (one per label) as plain text for report.md, in a
 // plot area of width×height characters: each value is held over equal
 // columns rather than interpolated, and no data at all says "(no data)".
-func Chart(caption string, labels []string, series [][]float64, width, height int) string {
+func chart(caption string, labels []string, series [][]float64, width, height int) string {
 	out := plot.Plot(plot.Spec{Series: series, Legends: labels, Caption: caption, Empty: "(no data)", Fill: plot.Hold,
 		Width: width + plot.LabelWidth + 2, Height: height + 4})
 	return strings.TrimRight(out, "\n") + "\n"

@@ -1,9 +1,11 @@
 // Package compare is the view of a finished compare: a variants × metrics
 // table with deltas against the first variant, per-second charts of the
-// variants overlaid, the sweep chart (TPS against the swept variable per
-// variant, the shape of the whitepaper's figure 3), the lab's published
-// reference figures with their source, and a TCO estimate with editable
-// inputs.
+// variants overlaid, the sweep charts (each metric's mean against the swept
+// variable per variant, TPS first: the shape of the whitepaper's figure 3),
+// the lab's published reference figures with their source, and a TCO
+// estimate with editable inputs. Rows and charts come from the metric table
+// (steps/results.MetricDescs): a metric's Read puts it in the table, its
+// Plots in the charts.
 package compare
 
 import (
