@@ -53,7 +53,7 @@ func simDpulab(t *testing.T) string {
 
 // simServer starts `dpulab server` serving TCP and RDMA (mode rc or uc)
 // on loopback, and returns both endpoints once RDMA answers PING.
-func simServer(t *testing.T, bin, mode string) (tcp, rdma transport.Endpoint) {
+func simServer(t *testing.T, bin, mode string) (tcp, rdma transport.Endpoint, pid int) {
 	t.Helper()
 	port := testpeer.FreePorts(t, 2)
 	dir := t.TempDir()
@@ -78,7 +78,7 @@ func simServer(t *testing.T, bin, mode string) (tcp, rdma transport.Endpoint) {
 		c, err := simDial(rdma, mode)
 		if err == nil {
 			c.Close()
-			return tcp, rdma
+			return tcp, rdma, cmd.Process.Pid
 		}
 		if try > 500 {
 			t.Fatalf("server never answered over %s: %v", rdma, err)
@@ -155,7 +155,7 @@ func TestSimRepliesMatchTCP(t *testing.T) {
 	}
 	for _, mode := range []string{"reliable-connected", "unreliable-connected"} {
 		t.Run(mode, func(t *testing.T) {
-			tcp, rdma := simServer(t, bin, mode)
+			tcp, rdma, _ := simServer(t, bin, mode)
 			want := run(t, tcp, mode)
 			c, _ := simDial(tcp, mode)
 			c.w(resp.AppendCommand(nil, "FLUSHALL"))
@@ -176,7 +176,7 @@ func TestSimBench(t *testing.T) {
 	bin := simDpulab(t)
 	for _, mode := range []string{"reliable-connected", "unreliable-connected"} {
 		t.Run(mode, func(t *testing.T) {
-			_, rdma := simServer(t, bin, mode)
+			_, rdma, _ := simServer(t, bin, mode)
 			qp := "rc"
 			if mode == "unreliable-connected" {
 				qp = "uc"
@@ -216,5 +216,40 @@ func TestSimBench(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSimLeanPathDoesNotAllocate: the lean hot loop over rdma (the
+// protocol's Conn and the simulated provider's queue pair in this process,
+// the server in another) allocates nothing per request.
+func TestSimLeanPathDoesNotAllocate(t *testing.T) {
+	bin := simDpulab(t)
+	_, ep, _ := simServer(t, bin, "reliable-connected")
+	cfg := DefaultConfig()
+	cfg.Endpoints, cfg.Pipeline, cfg.Clients = []transport.Endpoint{ep}, 16, 1
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	set := &connSet{}
+	defer set.closeAll()
+	c, err := dialLean(context.Background(), &cfg, ep, &ioCounters{}, set, valueBytes(cfg.DataSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(&cfg, 0, 0, 0, 1, c, 1)
+	batch := func() {
+		for i := range w.ops {
+			w.ops[i] = w.nextOp()
+			w.due[i] = nanotime()
+		}
+		got, err := w.c.do(w.ops, w.res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.record(len(w.ops), got, nil, true, false)
+	}
+	batch()
+	if allocs := testing.AllocsPerRun(200, batch); allocs > 0 {
+		t.Errorf("%.1f allocations per 16-request pipeline over rdma, want 0", allocs)
 	}
 }
