@@ -85,11 +85,8 @@ type Engine struct {
 	mu      sync.Mutex
 	state   *State
 	session []results.Status // status of each step in this process (Pending = not touched)
-	lastErr []string         // each step's last error in this process
-	// lastHost and lastDur are each step's last failing host and duration
-	// in this process, for results' step outcomes.
-	lastHost []string
-	lastDur  []time.Duration
+	// last is each step's last finish in this process (zero: not run here).
+	last []StepFinished
 	// interrupted is set when a step or the run was stopped by its context
 	// (Ctrl-C, a signal, the TUI's quit); interruptedStep names the step.
 	interrupted     bool
@@ -152,7 +149,7 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("lab %s has no steps", lab.ID)
 	}
 	n := len(lab.Steps)
-	e := &Engine{lab: lab, opts: opts, session: make([]results.Status, n), lastErr: make([]string, n), lastHost: make([]string, n), lastDur: make([]time.Duration, n)}
+	e := &Engine{lab: lab, opts: opts, session: make([]results.Status, n), last: make([]StepFinished, n)}
 	if e.opts.Emit == nil {
 		e.opts.Emit = func(Event) {}
 	}
@@ -335,6 +332,13 @@ func (e *Engine) Steps() []StepInfo {
 	for i := range e.lab.Steps {
 		s := &e.lab.Steps[i]
 		out[i] = StepInfo{ID: s.ID, Title: s.Title, Kind: string(s.Kind), Status: e.statusLocked(i)}
+		if out[i].Status == results.Failed {
+			if f := e.last[i]; f.Status == results.Failed {
+				out[i].Failure = &Failure{Err: f.Err, Host: f.Host, Cmd: f.Cmd, Hint: f.Hint, Tail: f.Tail}
+			} else if ss := e.state.Steps[s.ID]; ss.Err != "" {
+				out[i].Failure = &Failure{Err: ss.Err, Host: ss.Host, Cmd: ss.Cmd, Hint: ss.Hint, Tail: ss.Tail, Earlier: true}
+			}
+		}
 	}
 	return out
 }
@@ -489,6 +493,7 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 		var se *StepError
 		if errors.As(err, &se) && se.Host != "" {
 			fin.Host = se.Host
+			fin.Cmd = se.Cmd
 			fin.Tail = se.Tail
 			// The host is its own field: say it once.
 			fin.Err = strings.Replace(fin.Err, "on "+se.Host+": ", "", 1)
@@ -510,13 +515,13 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 	fin.Duration = time.Since(start)
 	e.mu.Lock()
 	e.session[i] = status
-	e.lastErr[i] = fin.Err
-	e.lastHost[i] = fin.Host
-	e.lastDur[i] = fin.Duration
+	e.last[i] = fin
 	if !e.opts.DryRun {
 		ss := StepState{Status: status, Finished: time.Now().UTC()}
 		if err != nil && status == results.Failed {
-			ss.Err = err.Error()
+			// What the person needs to see the failure again when
+			// the lab is reopened (the TUI) or resumed.
+			ss.Err, ss.Host, ss.Cmd, ss.Hint, ss.Tail = fin.Err, fin.Host, fin.Cmd, fin.Hint, fin.Tail
 		}
 		e.state.Steps[st.ID] = ss
 		if serr := e.saveStateLocked(); serr != nil && fin.Err == "" {
@@ -567,7 +572,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		if e.RunStep(ctx, i) == results.Failed {
 			e.mu.Lock()
-			msg, host := e.lastErr[i], e.lastHost[i]
+			msg, host := e.last[i].Err, e.last[i].Host
 			e.mu.Unlock()
 			if msg == "" {
 				msg = "failed"
@@ -655,7 +660,7 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 		}
 		if e.RunStep(ctx, i) == results.Failed {
 			e.mu.Lock()
-			errs = append(errs, fmt.Errorf("cleanup step %s: %s", st.ID, e.lastErr[i]))
+			errs = append(errs, fmt.Errorf("cleanup step %s: %s", st.ID, e.last[i].Err))
 			e.mu.Unlock()
 		}
 	}
@@ -712,11 +717,11 @@ func (e *Engine) outcomeLocked(final bool) results.RunStatus {
 	for i, st := range e.lab.Steps {
 		o := results.StepOutcome{ID: st.ID, Title: st.Title, Kind: string(st.Kind), Status: e.statusLocked(i)}
 		if o.Status == results.Failed {
-			o.Error = e.lastErr[i]
+			o.Error, o.Host = e.last[i].Err, e.last[i].Host
 			if o.Error == "" {
-				o.Error = e.state.Steps[st.ID].Err
+				saved := e.state.Steps[st.ID]
+				o.Error, o.Host = saved.Err, saved.Host
 			}
-			o.Host = e.lastHost[i]
 			if r.FailedStep == "" {
 				r.FailedStep, r.Error = st.ID, o.Error
 				if o.Host != "" {
@@ -724,8 +729,8 @@ func (e *Engine) outcomeLocked(final bool) results.RunStatus {
 				}
 			}
 		}
-		if e.lastDur[i] > 0 {
-			o.DurationSeconds = e.lastDur[i].Seconds()
+		if d := e.last[i].Duration; d > 0 {
+			o.DurationSeconds = d.Seconds()
 		}
 		if o.Status != results.Done && o.Status != results.Skipped {
 			complete = false

@@ -24,6 +24,21 @@ type StepInfo struct {
 	Title  string         `json:"title"`
 	Kind   string         `json:"kind"`
 	Status results.Status `json:"status"`
+	// Failure is why the step failed, when it did: in this process, or
+	// in the run whose progress was saved.
+	Failure *Failure `json:"failure,omitempty"`
+}
+
+// Failure is a failed step's reason, as StepFinished gave it.
+type Failure struct {
+	Err  string   `json:"error"`
+	Host string   `json:"host,omitempty"`
+	Cmd  string   `json:"command,omitempty"`
+	Hint string   `json:"hint,omitempty"`
+	Tail []string `json:"tail,omitempty"`
+	// Earlier says the failure is an earlier run's, read from saved
+	// progress.
+	Earlier bool `json:"earlier_run,omitempty"`
 }
 
 // PlannedCommand is a command exactly as it will run: the shell text with
@@ -95,14 +110,16 @@ type Sample struct {
 // StepFinished closes a step. Err is the error's text (empty when done);
 // Hint is the lab's advice for a failure.
 type StepFinished struct {
-	Step     string         `json:"step"`
-	Index    int            `json:"index"`
-	Status   results.Status `json:"status"`
-	Err      string         `json:"error,omitempty"`
-	Hint     string         `json:"hint,omitempty"`
-	Host     string         `json:"host,omitempty"`
-	Tail     []string       `json:"tail,omitempty"`
-	Duration time.Duration  `json:"-"` // "duration_seconds" in JSON
+	Step   string         `json:"step"`
+	Index  int            `json:"index"`
+	Status results.Status `json:"status"`
+	Err    string         `json:"error,omitempty"`
+	Hint   string         `json:"hint,omitempty"`
+	Host   string         `json:"host,omitempty"`
+	// Cmd is the command that failed, when one did.
+	Cmd      string        `json:"command,omitempty"`
+	Tail     []string      `json:"tail,omitempty"`
+	Duration time.Duration `json:"-"` // "duration_seconds" in JSON
 }
 
 // MarshalJSON gives the duration in seconds, named with its unit.

@@ -118,7 +118,7 @@ func (p *commandsPlan) run(ctx context.Context) error {
 				return &StepError{Host: h.Name, Cmd: sc.skipIf, Tail: tailText(res.Tail), Err: fmt.Errorf("skip_if: %w", err)}
 			}
 			if res.ExitCode == 0 {
-				e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: h.Name, Text: "already done (skip_if held): skipped", Time: time.Now()}})
+				e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: h.Name, Text: "skipped here: its skip_if check succeeded (already done, or not needed on this host)", Time: time.Now()}})
 				return errSkipped
 			}
 		}

@@ -83,3 +83,36 @@ func TestPlanReportsWhatTheRunWould(t *testing.T) {
 		t.Errorf("Plan with a timeout that is not a duration: %v", err)
 	}
 }
+
+// TestFailureIsKeptForTheNextSession: a failed step's error, host, command,
+// hint and last lines are in Steps() at once and, from saved progress, in
+// the next engine's (the TUI's reopened lab).
+func TestFailureIsKeptForTheNextSession(t *testing.T) {
+	bad := &fakeTarget{name: "b", handle: func(cmd string) ([]string, int) {
+		if strings.HasPrefix(cmd, "echo \"in quotes") {
+			return []string{"disk full"}, 3
+		}
+		return nil, 0
+	}}
+	e := fakeLab(t, fakeRunLab, map[string]*fakeTarget{"b": bad}, &recorder{})
+	if st := e.RunStep(testCtx(t, 10*time.Second), 0); st != results.Failed {
+		t.Fatalf("status %v, want failed", st)
+	}
+	check := func(who string, f *Failure, earlier bool) {
+		t.Helper()
+		if f == nil {
+			t.Fatalf("%s: no failure for the failed step", who)
+		}
+		if f.Host != "b" || !strings.Contains(f.Err, "exit status 3") || !strings.HasPrefix(f.Cmd, `echo "in quotes`) || f.Hint != "the lab's hint" || strings.Join(f.Tail, "|") != "disk full" || f.Earlier != earlier {
+			t.Errorf("%s: failure = %+v", who, f)
+		}
+	}
+	check("this session", e.Steps()[0].Failure, false)
+	opts := e.opts
+	opts.Emit = func(Event) {}
+	again, err := New(e.lab, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("next session", again.Steps()[0].Failure, true)
+}

@@ -64,6 +64,12 @@ type StepState struct {
 	Status   results.Status `json:"status"`
 	Err      string         `json:"error,omitempty"`
 	Finished time.Time      `json:"finished"`
+	// Host, Cmd, Hint and Tail complete a failure: where and in which
+	// command it happened, the lab's advice, the command's last lines.
+	Host string   `json:"host,omitempty"`
+	Cmd  string   `json:"command,omitempty"`
+	Hint string   `json:"hint,omitempty"`
+	Tail []string `json:"tail,omitempty"`
 }
 
 // Deployment is a group of server instances a deploy step started: where,

@@ -259,3 +259,19 @@ func TestCleanSharesWhatIsClean(t *testing.T) {
 		t.Error("clean modified its argument")
 	}
 }
+
+// TestCleanStepsFiltersAFailure: a failed step's reason (remote output in
+// its tail, its command and error) is cleaned with the step.
+func TestCleanStepsFiltersAFailure(t *testing.T) {
+	in := []steps.StepInfo{{ID: "s", Title: "S", Failure: &steps.Failure{Err: hostile, Host: hostile, Cmd: hostile, Hint: hostile, Tail: []string{hostile}}}}
+	out := cleanSteps(in)
+	f := out[0].Failure
+	for _, s := range []string{f.Err, f.Host, f.Cmd, f.Hint, f.Tail[0]} {
+		if strings.ContainsAny(s, "\x1b\x07\u009b") {
+			t.Errorf("failure text not cleaned: %q", s)
+		}
+	}
+	if in[0].Failure.Err != hostile {
+		t.Error("cleaning changed the engine's copy")
+	}
+}
