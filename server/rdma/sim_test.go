@@ -170,3 +170,100 @@ func TestWireRules(t *testing.T) {
 		})
 	}
 }
+
+// wirePair makes two established WireQPs over a socket pair.
+func wirePair(t *testing.T, typ QPType) (*WireQP, *WireQP) {
+	t.Helper()
+	a, b := net.Pipe()
+	qa, qb := NewWireQP(a, typ, WireOptions{}, 1), NewWireQP(b, typ, WireOptions{}, 2)
+	t.Cleanup(func() { qa.Close(); qb.Close() })
+	return qa, qb
+}
+
+// waitWC waits for q's next completion.
+func waitWC(t *testing.T, q *WireQP) Completion {
+	t.Helper()
+	var wc [1]Completion
+	timeout := time.After(10 * time.Second)
+	for {
+		if n, _ := q.Poll(wc[:]); n == 1 {
+			return wc[0]
+		}
+		select {
+		case <-q.Notify():
+		case <-timeout:
+			t.Fatal("no completion")
+		}
+	}
+}
+
+// TestWireReceiveRules: RC holds a SEND that finds no receive posted until
+// one is (rnr_retry_count 7), then completes it at both ends; UC drops it;
+// an RC SEND longer than the posted receive fails both sides.
+func TestWireReceiveRules(t *testing.T) {
+	t.Run("rc waits for a receive", func(t *testing.T) {
+		qa, qb := wirePair(t, RC)
+		src, _ := qa.Register(64, false)
+		dst, _ := qb.Register(64, false)
+		copy(src.Bytes(), "hello")
+		qa.Establish()
+		qb.Establish()
+		if err := qa.PostSend(1, src, 0, 5, true); err != nil {
+			t.Fatal(err)
+		}
+		var wc [1]Completion
+		if n, _ := qa.Poll(wc[:]); n != 0 {
+			t.Fatalf("completed before the peer posted a receive: %+v", wc[0])
+		}
+		qb.PostRecv(7, dst, 0, 64)
+		if c := waitWC(t, qb); c.WRID != 7 || c.Op != OpRecv || c.ByteLen != 5 || string(dst.Bytes()[:5]) != "hello" {
+			t.Fatalf("receiver: %+v %q", c, dst.Bytes()[:5])
+		}
+		if c := waitWC(t, qa); c.WRID != 1 || c.Status != StatusSuccess {
+			t.Fatalf("sender: %+v", c)
+		}
+	})
+	t.Run("uc drops without a receive", func(t *testing.T) {
+		qa, qb := wirePair(t, UC)
+		src, _ := qa.Register(64, false)
+		dst, _ := qb.Register(64, false)
+		qa.Establish()
+		qb.Establish()
+		copy(src.Bytes(), "first")
+		qa.PostSend(1, src, 0, 5, true)
+		if c := waitWC(t, qa); c.WRID != 1 || c.Status != StatusSuccess {
+			t.Fatalf("UC sender: %+v", c)
+		}
+		// Once the receiver has seen it (and dropped it, not held it), a
+		// message posted after a receive is the one that lands.
+		for deadline := time.Now().Add(10 * time.Second); qb.Dropped() != 1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the receiver dropped %d messages, want 1", qb.Dropped())
+			}
+		}
+		qb.PostRecv(7, dst, 0, 64)
+		copy(src.Bytes()[8:], "second")
+		qa.PostSend(2, src, 8, 6, true)
+		if c := waitWC(t, qb); c.ByteLen != 6 || string(dst.Bytes()[:6]) != "second" {
+			t.Fatalf("UC receiver: %+v %q", c, dst.Bytes()[:6])
+		}
+	})
+	t.Run("rc send too long", func(t *testing.T) {
+		qa, qb := wirePair(t, RC)
+		src, _ := qa.Register(64, false)
+		dst, _ := qb.Register(64, false)
+		qb.PostRecv(7, dst, 0, 8)
+		qa.Establish()
+		qb.Establish()
+		qa.PostSend(1, src, 0, 32, true)
+		if c := waitWC(t, qb); c.Status != StatusLocalLength {
+			t.Fatalf("receiver: %+v", c)
+		}
+		if c := waitWC(t, qa); c.Status != StatusRemoteInvalidRequest {
+			t.Fatalf("sender: %+v", c)
+		}
+		if err := qa.PostSend(2, src, 0, 1, true); !errors.Is(err, ErrQPState) {
+			t.Errorf("post after the failure: %v, want ErrQPState", err)
+		}
+	})
+}

@@ -109,6 +109,7 @@ type WireQP struct {
 	rdone   chan struct{}
 
 	violations int
+	dropped    int
 }
 
 type wireRegion struct {
@@ -180,6 +181,14 @@ func (q *WireQP) Violations() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.violations
+}
+
+// Dropped is how many UC messages found no receive posted and were
+// dropped, as UC hardware drops them.
+func (q *WireQP) Dropped() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.dropped
 }
 
 // Type implements QP.
@@ -415,6 +424,7 @@ func (q *WireQP) deliver(m []byte) {
 	}
 	if q.recvCount == 0 {
 		// UC: dropped at the receiver (RC never gets here: held).
+		q.dropped++
 		return
 	}
 	rw := q.recvs[q.recvHead]
