@@ -22,6 +22,9 @@ const (
 	KindRun Kind = "run"
 	// KindCheck runs only its verify command (a prerequisite check).
 	KindCheck Kind = "check"
+	// KindTask is done by the trainee in a shell on its host; its verify
+	// decides, and its run commands are what "do it for me" runs.
+	KindTask Kind = "task"
 	// KindTemplate renders a file from a template and writes it to hosts.
 	KindTemplate Kind = "template"
 	// KindDeploy starts N instances of the bundled server on each host.
@@ -37,7 +40,7 @@ const (
 )
 
 // Kinds lists every step kind in the order the README documents them.
-var Kinds = []Kind{KindRead, KindRun, KindCheck, KindTemplate, KindDeploy, KindBench, KindCompare, KindTCO, KindCleanup}
+var Kinds = []Kind{KindRead, KindRun, KindCheck, KindTask, KindTemplate, KindDeploy, KindBench, KindCompare, KindTCO, KindCleanup}
 
 // VarType is the type of a lab variable; values given with --set are checked
 // against it before anything runs.

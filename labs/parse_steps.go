@@ -53,6 +53,14 @@ var kindSyntaxes = map[Kind]kindSyntax{
 			p.errf(m.node, "%s: a check step needs verify: {run: COMMAND, ...}", what)
 		}
 	}},
+	KindTask: {keys: commandStepKeys, onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
+		if s.Verify == nil {
+			p.errf(m.node, "%s: a task step needs verify: (how dpulab checks the trainee's work)", what)
+		}
+		if len(s.Run) == 0 {
+			p.errf(m.node, "%s: a task step needs run: (what \"do it for me\", booth mode and headless runs do)", what)
+		}
+	}},
 	KindTemplate: {keys: []string{"template", "dest", "mode", "sudo", "skip_if", "verify"}, onHosts: true, parse: (*parser).templateStep},
 	KindDeploy:   {keys: deployKeys, onHosts: true, parse: (*parser).deployStep},
 	KindBench:    {keys: benchKeys, onHosts: true, oneRole: true, parse: (*parser).benchStep},

@@ -116,3 +116,70 @@ func TestFailureIsKeptForTheNextSession(t *testing.T) {
 	}
 	check("next session", again.Steps()[0].Failure, true)
 }
+
+const fakeTaskLab = `
+id: faketask
+title: Fake task
+summary: a step the trainee does by hand
+duration: 1m
+roles:
+  web: web servers
+steps:
+  - id: edit
+    title: Edit the file
+    kind: task
+    on: [web]
+    run: echo maxmemory 64mb >> conf
+    verify:
+      run: grep -q '^maxmemory 64mb' conf
+`
+
+// TestKindTask: checked by hand, only verify runs (and decides); done for
+// the trainee, the commands run, then verify.
+func TestKindTask(t *testing.T) {
+	done := false
+	a := &fakeTarget{name: "a", handle: func(cmd string) ([]string, int) {
+		switch {
+		case strings.HasPrefix(cmd, "echo maxmemory"):
+			done = true
+		case strings.HasPrefix(cmd, "grep") && !done:
+			return nil, 1
+		}
+		return nil, 0
+	}}
+	rec := &recorder{}
+	e := fakeLab(t, fakeTaskLab, map[string]*fakeTarget{"a": a}, rec)
+	ctx := testCtx(t, 10*time.Second)
+	if st := e.CheckTask(ctx, 0); st != results.Failed {
+		t.Fatalf("checked before the work was done: %v", st)
+	}
+	if got := userCommands(a.commands()); len(got) != 1 || !strings.HasPrefix(got[0], "grep") {
+		t.Errorf("a check by hand ran %q, want verify only", got)
+	}
+	if st := e.RunStep(ctx, 0); st != results.Done {
+		t.Fatalf("do it for me: %v: %s", st, rec.finished()["edit"].Err)
+	}
+	if got := userCommands(a.commands()); len(got) != 3 || !strings.HasPrefix(got[1], "echo maxmemory") {
+		t.Errorf("do it for me ran %q, want the commands then verify", got)
+	}
+	if st := e.CheckTask(ctx, 0); st != results.Done {
+		t.Errorf("checked after the work was done: %v", st)
+	}
+	if DescribeKind("task").Note == "" {
+		t.Error("the task kind has no note")
+	}
+	if _, err := e.Shell(0); err == nil {
+		t.Error("a shell through fake targets")
+	}
+}
+
+// TestShellForALocalLab: without an inventory the step's host is this
+// machine and its shell is $SHELL.
+func TestShellForALocalLab(t *testing.T) {
+	t.Setenv("SHELL", "/bin/sh")
+	e := newEngine(t, loadLab(t, strings.Replace(fakeTaskLab, "    on: [web]\n", "", 1)), Options{}, nil)
+	sh, err := e.Shell(0)
+	if err != nil || len(sh.Argv) != 1 || sh.Argv[0] != "/bin/sh" {
+		t.Errorf("Shell = %+v, %v", sh, err)
+	}
+}
