@@ -69,6 +69,16 @@ func TestRDMAServe(t *testing.T) {
 					t.Errorf("INFO rdma lacks %s:\n%s", want, info)
 				}
 			}
+			// Shutdown with the RDMA client still connected ends its
+			// connection: the client reads EOF or an error, never hangs.
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+			done <- nil
+			if _, err := r.ReadReply(); err == nil {
+				t.Error("the RDMA client still reads after the server stopped")
+			}
 			if !strings.Contains(log.String(), fmt.Sprintf("Ready to accept connections rdma on 127.0.0.1:%d (simulated RDMA", cfg.RDMA.Port)) {
 				t.Errorf("log does not say rdma is simulated:\n%s", log.String())
 			}
