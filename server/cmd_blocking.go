@@ -16,13 +16,10 @@ func init() {
 	for _, name := range []string{"blmove", "brpoplpush"} {
 		keySpecFlags[name] = "RW access delete|RW insert"
 	}
-	for _, name := range []string{"blpop", "brpop", "blmove", "brpoplpush", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "xread"} {
-		extraCategories[name] = "blocking"
-	}
 }
 
 func registerBlockingCommands(t *commandTable) {
-	const w = flagWrite
+	const w = flagWrite | flagBlocking
 	t.add(
 		&command{Name: "blpop", Fn: cmdBLPop, Arity: -3, Flags: w | flagNoScript, FirstKey: 1, LastKey: -2, Group: "list", Summary: "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", Since: "2.0.0"},
 		&command{Name: "brpop", Fn: cmdBRPop, Arity: -3, Flags: w | flagNoScript, FirstKey: 1, LastKey: -2, Group: "list", Summary: "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", Since: "2.0.0"},

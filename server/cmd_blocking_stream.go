@@ -13,7 +13,7 @@ import "math"
 func init() { registerGroup(registerXReadCommand) }
 
 func registerXReadCommand(t *commandTable) {
-	t.add(&command{Name: "xread", Fn: cmdXRead, Arity: -4, Flags: flagReadonly, Group: "stream",
+	t.add(&command{Name: "xread", Fn: cmdXRead, Arity: -4, Flags: flagReadonly | flagBlocking, Group: "stream",
 		Summary: "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", Since: "5.0.0"})
 }
 

@@ -68,6 +68,7 @@ func categories(cmd *command) []string {
 		has["admin"], has["dangerous"] = true, true
 	}
 	has["pubsub"] = has["pubsub"] || f&flagPubSub != 0
+	has["blocking"] = has["blocking"] || f&flagBlocking != 0
 	has["fast"] = has["fast"] || f&flagFast != 0
 	has["slow"] = !has["fast"]
 	var out []string

@@ -27,6 +27,7 @@ const (
 	flagNoScript                       // not in scripts
 	flagAllowBusy                      // allowed while a script is busy
 	flagNoMulti                        // not inside MULTI
+	flagBlocking                       // may block the client (BLPOP, XREAD BLOCK)
 )
 
 // flagNames are the flags' names in the order Redis lists them.
@@ -35,7 +36,7 @@ var flagNames = []struct {
 	name string
 }{
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
-	{flagAdmin, "admin"}, {flagPubSub, "pubsub"}, {flagNoScript, "noscript"},
+	{flagAdmin, "admin"}, {flagPubSub, "pubsub"}, {flagNoScript, "noscript"}, {flagBlocking, "blocking"},
 	{flagLoading, "loading"}, {flagStale, "stale"}, {flagFast, "fast"},
 	{flagNoAuth, "no_auth"}, {flagNoMulti, "no_multi"}, {flagAllowBusy, "allow_busy"},
 }
