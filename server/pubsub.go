@@ -22,10 +22,11 @@ type pubsubState struct {
 	shard    map[string]*subscribers
 }
 
-// subscribers are the clients of one channel or pattern, in the order they
-// subscribed.
+// subscribers are the clients of one channel or pattern. A set: a channel
+// with many subscribers loses each in O(1), and which subscriber gets a
+// message first is nothing a client can observe.
 type subscribers struct {
-	clients []*Client
+	clients map[*Client]struct{}
 	pattern []byte // for patterns: the pattern, matched against channels
 }
 
@@ -115,13 +116,13 @@ func (c *Client) subscribe(k pubsubKind, name []byte) {
 		}
 		subs := (*all)[key]
 		if subs == nil {
-			subs = &subscribers{}
+			subs = &subscribers{clients: make(map[*Client]struct{})}
 			if k == kindPattern {
 				subs.pattern = []byte(key)
 			}
 			(*all)[key] = subs
 		}
-		subs.clients = append(subs.clients, c)
+		subs.clients[c] = struct{}{}
 	}
 	c.writePubsubHeader(3)
 	c.writeBulkString(msgSubscribe[k])
@@ -141,12 +142,7 @@ func (c *Client) unsubscribe(k pubsubKind, name string, notify bool) bool {
 			delete(*mine, name)
 			all := c.srv.ps.of(k)
 			if subs := (*all)[name]; subs != nil {
-				for i, o := range subs.clients {
-					if o == c {
-						subs.clients = append(subs.clients[:i], subs.clients[i+1:]...)
-						break
-					}
-				}
+				delete(subs.clients, c)
 				if len(subs.clients) == 0 {
 					// No empty entries: PUBSUB CHANNELS lists only
 					// channels someone listens to.
@@ -236,12 +232,12 @@ func (c *Client) publishMessage(channel, message []byte, shard bool) int64 {
 		return b
 	}
 	var receivers int64
-	send := func(subs []*Client, kind string, pattern []byte) {
+	send := func(subs map[*Client]struct{}, kind string, pattern []byte) {
 		var have [2]bool
-		// A subscriber closed for its output limit leaves the list
-		// only when its connection is released: copy-free iteration
-		// is safe because deliver never changes subscriptions.
-		for _, to := range subs {
+		// deliver never changes subscriptions (a subscriber closed for
+		// its output limit leaves when its connection is released), so
+		// the set is not modified while it is walked.
+		for to := range subs {
 			p := to.resp - 2
 			if !have[p] {
 				encode(to.resp, kind, pattern)
