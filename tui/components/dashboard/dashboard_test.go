@@ -35,9 +35,24 @@ func TestVariantChangeLeavesGap(t *testing.T) {
 }
 
 func TestResizesCleanly(t *testing.T) {
+	t.Run("built-in metrics", func(t *testing.T) { resizes(t) })
+	// A fifth chart and big number (a metric registered beside the
+	// built-ins) must fit too.
+	remove, err := results.RegisterMetric(results.MetricDesc{Name: "extra", Label: "extra %", Unit: "%", Help: "a test metric", Better: results.Lower,
+		Sample: results.PointMetric("extra"), Live: &results.Live{Chart: "extra (%)", Big: "extra"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	t.Run("a metric more", func(t *testing.T) { resizes(t) })
+}
+
+func resizes(t *testing.T) {
 	m := New(common.NewCommon(true, 100, 28))
 	for i := 0; i < 700; i++ { // more than History
-		m.AddSample(sample("tcp", float64(1000+i)))
+		s := sample("tcp", float64(1000+i))
+		s.Point.Metrics = map[string]float64{"extra": float64(i % 100)}
+		m.AddSample(s)
 	}
 	for _, sz := range [][2]int{{80, 22}, {100, 28}, {200, 60}, {120, 16}} {
 		m.SetSize(sz[0], sz[1])
