@@ -145,6 +145,9 @@ func (c *Config) Validate() error {
 	if c.Port == 0 && c.UnixSocket == "" {
 		bad("port 0 and no unixsocket: nothing to listen on; set a port or a unixsocket")
 	}
+	if c.RDMA.Enabled && c.RDMA.Port == 0 && c.Port == 0 {
+		bad("rdma-enabled with port 0 and no rdma-port: RDMA serves on rdma-port, or on the TCP port when that is unset; set one of them")
+	}
 	for _, b := range c.Bind {
 		if net.ParseIP(strings.TrimPrefix(b, "-")) == nil && strings.TrimPrefix(b, "-") != "*" {
 			bad("bind %q: not an IP address (use e.g. 127.0.0.1, ::1, 0.0.0.0 or *)", b)

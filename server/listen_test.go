@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,19 @@ func TestRDMAInfoWithout(t *testing.T) {
 	srv.rdmaInfo(func(k string, v any) { got = append(got, k+":"+fmt.Sprint(v)) })
 	if !reflect.DeepEqual(got, []string{"rdma_enabled:0"}) {
 		t.Errorf("rdma section %q", got)
+	}
+}
+
+// TestRDMAEnabledNeedsAPort: rdma-enabled alone takes the TCP port number;
+// with neither, the config says what to set.
+func TestRDMAEnabledNeedsAPort(t *testing.T) {
+	c := DefaultConfig()
+	c.Port, c.UnixSocket, c.RDMA.Enabled = 0, "/run/r.sock", true
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "rdma-enabled with port 0 and no rdma-port") {
+		t.Errorf("rdma-enabled, port 0: %v", err)
+	}
+	c.RDMA.Port = 7100
+	if err := c.Validate(); err != nil {
+		t.Errorf("rdma-enabled, port 0, rdma-port 7100: %v", err)
 	}
 }
