@@ -113,6 +113,7 @@ FORMATS.md.`,
 		newReportCmd(),
 		newReplayCmd(),
 		newVersionCmd(),
+		newCleanupCmd(),
 	)
 	// A bad flag or argument anywhere is a usage error (exit status 2).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })

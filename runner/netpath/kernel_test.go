@@ -90,6 +90,20 @@ type server struct {
 
 func startServer(t *testing.T, ctx context.Context, l *runner.Local, p *Path) server {
 	t.Helper()
+	return startServerPinned(t, ctx, l, p, "")
+}
+
+// pinned prefixes argv with taskset for cpu, unless cpu is empty.
+func pinned(cpu string, argv ...string) []string {
+	if cpu == "" {
+		return argv
+	}
+	return append([]string{"taskset", "-c", cpu}, argv...)
+}
+
+// startServerPinned is startServer with the server on cpu ("" = anywhere).
+func startServerPinned(t *testing.T, ctx context.Context, l *runner.Local, p *Path, cpu string) server {
+	t.Helper()
 	bin := testpeer.Dpulab(t)
 	s := server{addr: p.ServerAddr.String(), port: "6399"}
 	dir := t.TempDir()
@@ -102,7 +116,7 @@ func startServer(t *testing.T, ctx context.Context, l *runner.Local, p *Path) se
 	}
 	proc, err := l.Start(ctx, runner.ProcSpec{
 		Name:    "server",
-		Cmd:     p.ServerExec() + " " + runner.QuoteAll(bin, "server", "--config", conf, "--bind", s.addr, "--port", s.port),
+		Cmd:     p.ServerExec() + " " + runner.QuoteAll(pinned(cpu, bin, "server", "--config", conf, "--bind", s.addr, "--port", s.port)...),
 		LogFile: filepath.Join(dir, "server.log"),
 	})
 	if err != nil {
@@ -137,8 +151,14 @@ type benchSummary struct {
 // runBench runs `dpulab bench` in the client namespace with args.
 func runBench(t *testing.T, ctx context.Context, l runner.Target, p *Path, s server, args ...string) benchSummary {
 	t.Helper()
+	return runBenchPinned(t, ctx, l, p, s, "", args...)
+}
+
+// runBenchPinned is runBench with the load generator on cpu ("" = anywhere).
+func runBenchPinned(t *testing.T, ctx context.Context, l runner.Target, p *Path, s server, cpu string, args ...string) benchSummary {
+	t.Helper()
 	bin := testpeer.Dpulab(t)
-	argv := append([]string{bin, "bench", "-s", s.addr, "-p", s.port, "--json"}, args...)
+	argv := pinned(cpu, append([]string{bin, "bench", "-s", s.addr, "-p", s.port, "--json"}, args...)...)
 	r, err := sh(ctx, l, false, p.ClientExec()+" "+runner.QuoteAll(argv...), nil)
 	if err != nil || r.code != 0 {
 		t.Fatalf("bench over %s: err %v, exit %d: %s", p.Variant, err, r.code, said(r))

@@ -47,6 +47,12 @@ func Sweep(ctx context.Context, t runner.Target, sudo bool, prefix string) (Swep
 	if !strings.HasPrefix(prefix, Prefix) {
 		return s, fmt.Errorf("sweep %q: only names starting with %q are dpulab's to remove", prefix, Prefix)
 	}
+	// Without `ip` nothing of ours can exist: Make needs it.
+	if r, err := sh(ctx, t, sudo, "command -v ip", nil); err != nil {
+		return s, fmt.Errorf("sweep %s* on %s: %w", prefix, t.Name(), err)
+	} else if r.code != 0 {
+		return s, nil
+	}
 	var errs []error
 	nss, err := listNamespaces(ctx, t, sudo)
 	if err != nil {
