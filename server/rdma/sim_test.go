@@ -267,3 +267,34 @@ func TestWireReceiveRules(t *testing.T) {
 		}
 	})
 }
+
+// TestWireGarbage: a frame of no known kind fails the queue pair as a
+// broken link would (disconnect, RC requests on their way fail), never a
+// hang or a crash.
+func TestWireGarbage(t *testing.T) {
+	a, b := net.Pipe()
+	q := NewWireQP(a, RC, WireOptions{}, 1)
+	defer q.Close()
+	src, _ := q.Register(64, false)
+	q.Establish()
+	q.PostSend(1, src, 0, 8, true)
+	go io.Copy(io.Discard, b)
+	b.Write(bytes.Repeat([]byte{0xee}, frameHeader))
+	if c := waitWC(t, q); c.WRID != 1 || c.Status == StatusSuccess {
+		t.Fatalf("request on its way: %+v", c)
+	}
+	for {
+		e, ok := q.PollEvent()
+		if !ok {
+			select {
+			case <-q.Notify():
+				continue
+			case <-time.After(10 * time.Second):
+				t.Fatal("no disconnect event")
+			}
+		}
+		if e == EventDisconnected {
+			return
+		}
+	}
+}

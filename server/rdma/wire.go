@@ -399,6 +399,11 @@ func (q *WireQP) reader() {
 		case frameDisconnect:
 			q.toError()
 			q.disconnected()
+		default:
+			// Not our peer, or a broken one: as a link that failed.
+			q.lost()
+			q.mu.Unlock()
+			return
 		}
 		q.mu.Unlock()
 	}
