@@ -86,7 +86,7 @@ const DefaultFirewallRules = 2000
 // MaxFirewallRules bounds Config.FirewallRules: beyond it loading the
 // ruleset takes longer than a lab step should, and the rate falls so far
 // that the comparison says nothing a smaller N would not.
-const MaxFirewallRules = 50000
+const MaxFirewallRules = 20000
 
 // The addresses, all from 198.18.0.0/15 (RFC 2544's benchmarking range).
 // They can be the same for every path at once: each path has its own two
