@@ -82,6 +82,13 @@
 //
 // # The cgo provider (build tag rdma, later)
 //
+// Written so far: its loader (rdmacore.go): libibverbs.so.1 and
+// librdmacm.so.1 opened with dlopen and checked for every entry point the
+// provider needs, and Probe, which says what a host lacks (a library, an
+// entry point, /dev/infiniband/rdma_cm with how to load a driver or add
+// Soft-RoCE). The rest, below, is not written: a -tags rdma build says so
+// when asked for rdma (server/transport/rdma_pending.go).
+//
 // A second implementation of QP over rdma-core, behind the build tag rdma
 // and a small C layer of our own, with libibverbs and librdmacm loaded at
 // run time (dlopen) so a binary built with the tag still starts without

@@ -1,0 +1,44 @@
+//go:build rdma && cgo
+
+package rdma
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProbe: on this host the libraries load (rdma-core is installed
+// wherever this builds: the headers come with it), and the device check
+// says what to do when there is no RDMA device.
+func TestProbe(t *testing.T) {
+	if err := probe(); err != nil {
+		t.Fatalf("rdma-core's libraries: %v", err)
+	}
+	saved := CMDevice
+	defer func() { CMDevice = saved }()
+	CMDevice = filepath.Join(t.TempDir(), "rdma_cm")
+	if err := Probe(); err == nil || !strings.Contains(err.Error(), "no RDMA device: "+CMDevice+" is absent") || !strings.Contains(err.Error(), "rdma link add rxe0 type rxe netdev IF") {
+		t.Errorf("without a device: %v", err)
+	}
+	os.WriteFile(CMDevice, nil, 0o600)
+	if err := Probe(); err != nil {
+		t.Errorf("with the device present: %v", err)
+	}
+}
+
+// TestProbeMissingLibrary: a library that cannot be loaded is named, with
+// what to install.
+func TestProbeMissingLibrary(t *testing.T) {
+	saved := rdmaCore
+	defer func() { rdmaCore = saved }()
+	rdmaCore = append(rdmaCore[:1:1], struct {
+		lib  string
+		syms []string
+	}{"libdpulab-no-such-rdma.so.1", nil})
+	err := probe()
+	if err == nil || !strings.Contains(err.Error(), "cannot load libdpulab-no-such-rdma.so.1") || !strings.Contains(err.Error(), "apt install libibverbs1 librdmacm1") {
+		t.Errorf("missing library: %v", err)
+	}
+}
