@@ -75,7 +75,7 @@ func runCleanup(ctx context.Context, f cleanupFlags, stdout, stderr io.Writer) e
 		target runner.Target
 		sudo   bool
 	}
-	hosts := []host{{target: runner.NewLocal()}}
+	var hosts []host
 	if f.inventory != "" {
 		inv, err := loadInventory(f.inventory)
 		if err != nil {
@@ -96,6 +96,7 @@ func runCleanup(ctx context.Context, f cleanupFlags, stdout, stderr io.Writer) e
 			hosts = append(hosts, host{target: t, sudo: true})
 		}
 	}
+	hosts = append(hosts, host{target: runner.NewLocal()})
 	var failed []string
 	for _, h := range hosts {
 		s, err := netpath.Sweep(ctx, h.target, h.sudo, prefix)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,5 +123,46 @@ func TestCleanupRemovesLeftovers(t *testing.T) {
 	again, err := exec.CommandContext(ctx, bin, "cleanup", "--run", p.RunID).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(again)) != "local: nothing named "+prefix+"* to remove" {
 		t.Errorf("second cleanup: %v\n%s\nwant nothing to remove, exit 0", err, again)
+	}
+}
+
+// TestCleanupInventory cleans a "lab host" reached over real OpenSSH (on
+// 127.0.0.1, so the path it finds is the one this test left here): the
+// lab host's part removes it, this machine's finds nothing after.
+func TestCleanupInventory(t *testing.T) {
+	requireNetRoot(t)
+	testpeer.Require(t, "sshd")
+	bin := testpeer.Dpulab(t)
+	sshd := testpeer.StartSSHD(t)
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := filepath.Join(t.TempDir(), "hosts.yaml")
+	if err := os.WriteFile(inv, []byte(fmt.Sprintf("known_hosts: %s\nhosts:\n  - name: labhost\n    address: 127.0.0.1\n    port: %d\n    user: %s\n    identity: %s\n    roles: [client]\n",
+		sshd.KnownHosts, sshd.Port, u.Username, sshd.UserKey)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	l := runner.NewLocal()
+	p, err := netpath.Make(ctx, l, netpath.Config{Variant: netpath.Firewall, FirewallRules: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Teardown(context.Background(), l) })
+	out, err := exec.CommandContext(ctx, bin, "cleanup", "--inventory", inv, "--run", p.RunID).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dpulab cleanup --inventory: %v\n%s", err, out)
+	}
+	prefix := netpath.RunPrefix(p.RunID)
+	for _, want := range []string{
+		"labhost: removed network namespace " + p.ServerNS,
+		"labhost: removed network namespace " + p.ClientNS,
+		"local: nothing named " + prefix + "* to remove",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("cleanup output lacks %q:\n%s", want, out)
+		}
 	}
 }
