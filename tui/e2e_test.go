@@ -63,6 +63,9 @@ func TestEndToEndQuickstart(t *testing.T) {
 		t.Fatalf("the form refused a value:\n%s", scr)
 	}
 	s.press(km.Enter)
+	// The dashboard opens with d (never on its own) and stays open.
+	s.waitFor(10*time.Second, "running step")
+	s.press(km.Dashboard)
 
 	s.waitFor(90*time.Second, "Live bench: bench", "ops/s")
 	// Capture during the compare's second variant: the charts then hold

@@ -33,6 +33,11 @@ type KeyMap struct {
 	Copy       key.Binding
 	Dashboard  key.Binding
 	Compare    key.Binding
+	// Whole opens the whole-text view: every line the screen cuts with
+	// "…", whole and wrapped.
+	Whole key.Binding
+	// Vars opens the variables form from any step.
+	Vars key.Binding
 
 	// Dialogs and forms.
 	Left, Right key.Binding
@@ -98,6 +103,8 @@ func DefaultKeyMap() *KeyMap {
 		Copy:       b("y", "copy cmds", "y"),
 		Dashboard:  b("d", "dashboard", "d"),
 		Compare:    b("c", "compare view", "c"),
+		Whole:      b("w", "read whole", "w"),
+		Vars:       b("v", "variables", "v"),
 
 		Left:      b("←/h", "left", "left", "h"),
 		Right:     b("→/l", "right", "right", "l"),

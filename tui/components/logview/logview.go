@@ -1,6 +1,10 @@
 // Package logview is the lab screen's live output pane: host-prefixed lines
 // in a scrollable viewport that follows the tail until the person scrolls up,
 // and follows again once they scroll back to the bottom (or press G/end).
+//
+// The pane keeps one buffer per step and shows the selected step's: a step's
+// output never appears under another step, and output of a step that runs
+// while the person reads another one is there when they come back to it.
 package logview
 
 import (
@@ -15,14 +19,19 @@ import (
 	"github.com/dpulab/dpulab/tui/common"
 )
 
-// MaxLines bounds the memory the pane holds; older lines scroll away.
+// MaxLines bounds the memory each step's buffer holds; older lines scroll
+// away.
 const MaxLines = 2000
 
 // Model is the output pane.
 type Model struct {
 	common.Common
-	vp     viewport.Model
-	lines  []string
+	vp viewport.Model
+	// bufs holds each step's lines by step index; shown is the step on
+	// screen. Lines appended without a step go to the shown one.
+	bufs   map[int][]string
+	shown  int
+	lines  []string // bufs[shown], kept in step with it
 	follow bool
 }
 
@@ -30,7 +39,7 @@ var _ common.Component = (*Model)(nil)
 
 // New returns an empty output pane that follows the tail.
 func New(c common.Common) *Model {
-	m := &Model{Common: c, vp: viewport.New(c.Width, c.Height), follow: true}
+	m := &Model{Common: c, vp: viewport.New(c.Width, c.Height), follow: true, bufs: map[int][]string{}}
 	m.vp.KeyMap = viewport.KeyMap{
 		PageDown:     m.KeyMap.PageDn,
 		PageUp:       m.KeyMap.PageUp,
@@ -53,37 +62,79 @@ func (m *Model) SetSize(w, h int) {
 // Following reports whether the pane sticks to the newest line.
 func (m *Model) Following() bool { return m.follow }
 
-// Lines returns the lines held (plain text, for tests and copy).
+// Lines returns the shown step's lines (as drawn, for tests and the
+// whole-text view).
 func (m *Model) Lines() []string { return m.lines }
 
-// Clear empties the pane (a new step starts) and follows the tail again.
-func (m *Model) Clear() {
-	m.lines = m.lines[:0]
+// StepLines returns step i's lines, shown or not.
+func (m *Model) StepLines(i int) []string { return m.bufs[i] }
+
+// Shown is the step whose output the pane shows.
+func (m *Model) Shown() int { return m.shown }
+
+// Show shows step i's output. Switching to another step follows its tail;
+// showing the same step again keeps the scroll position.
+func (m *Model) Show(i int) {
+	if i == m.shown {
+		return
+	}
+	m.shown = i
+	m.lines = m.bufs[i]
 	m.follow = true
 	m.refresh()
 }
 
-// AppendLines adds output lines, each prefixed with its host (see format).
-func (m *Model) AppendLines(ls []runner.Line) {
+// Clear empties the shown step's output (it starts again) and follows the
+// tail again.
+func (m *Model) Clear() { m.ClearStep(m.shown) }
+
+// ClearStep empties step i's output (a new attempt starts).
+func (m *Model) ClearStep(i int) {
+	delete(m.bufs, i)
+	if i == m.shown {
+		m.lines = nil
+		m.follow = true
+		m.refresh()
+	}
+}
+
+// AppendLines adds output lines to the shown step, each prefixed with its
+// host (see format).
+func (m *Model) AppendLines(ls []runner.Line) { m.AppendLinesTo(m.shown, ls) }
+
+// AppendLinesTo adds output lines to step i's buffer.
+func (m *Model) AppendLinesTo(i int, ls []runner.Line) {
+	buf := m.bufs[i]
 	for _, l := range ls {
-		m.lines = append(m.lines, m.format(l)...)
+		buf = append(buf, m.format(l)...)
 	}
-	m.trimAndRefresh()
+	m.put(i, buf)
 }
 
-// AppendText adds a line that came from dpulab itself (a note, an error).
-func (m *Model) AppendText(s string) {
+// AppendText adds a line that came from dpulab itself (a note, an error)
+// to the shown step.
+func (m *Model) AppendText(s string) { m.AppendTextTo(m.shown, s) }
+
+// AppendTextTo adds a line of dpulab's own to step i's buffer.
+func (m *Model) AppendTextTo(i int, s string) {
+	buf := m.bufs[i]
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		m.lines = append(m.lines, m.Styles.Muted.Render("» "+l))
+		buf = append(buf, m.Styles.Muted.Render("» "+l))
 	}
-	m.trimAndRefresh()
+	m.put(i, buf)
 }
 
-func (m *Model) trimAndRefresh() {
-	if over := len(m.lines) - MaxLines; over > 0 {
-		m.lines = append(m.lines[:0], m.lines[over:]...)
+// put stores step i's lines, trimmed to MaxLines, and redraws when they
+// are the ones shown.
+func (m *Model) put(i int, buf []string) {
+	if over := len(buf) - MaxLines; over > 0 {
+		buf = append(buf[:0], buf[over:]...)
 	}
-	m.refresh()
+	m.bufs[i] = buf
+	if i == m.shown {
+		m.lines = buf
+		m.refresh()
+	}
 }
 
 // format draws one output line, prefixed with its host. The text

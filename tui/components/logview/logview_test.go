@@ -81,3 +81,29 @@ func TestOutputKeepsSafeColours(t *testing.T) {
 		}
 	}
 }
+
+// TestEachStepHasItsOwnOutput: a step's lines show under that step only,
+// and output of a step not shown waits in its buffer.
+func TestEachStepHasItsOwnOutput(t *testing.T) {
+	m := New(common.NewCommon(true, 60, 5))
+	m.SetSize(60, 5)
+	m.Show(1)
+	m.AppendLinesTo(1, lines(2, 0))
+	m.Show(2)
+	if len(m.Lines()) != 0 || !strings.Contains(ansi.Strip(m.View()), "no output yet") {
+		t.Fatalf("step 2 shows %q, want nothing of step 1's", m.Lines())
+	}
+	m.AppendLinesTo(1, lines(1, 2)) // step 1 still runs while 2 is read
+	m.AppendTextTo(2, "note")
+	if len(m.Lines()) != 1 || strings.Contains(ansi.Strip(m.View()), "line") {
+		t.Fatalf("step 2 shows %q", m.Lines())
+	}
+	m.Show(1)
+	if got := len(m.Lines()); got != 3 {
+		t.Fatalf("step 1 holds %d lines, want 3", got)
+	}
+	m.ClearStep(1)
+	if len(m.Lines()) != 0 || len(m.StepLines(2)) != 1 {
+		t.Fatalf("clearing step 1 left %d lines in it, %d in step 2", len(m.Lines()), len(m.StepLines(2)))
+	}
+}

@@ -1,6 +1,10 @@
-// Package varform is the variables form shown before a bench or compare
-// step: one field per lab variable, checked against the lab's type and
-// min/max as the person types, submitted only when every field is valid.
+// Package varform is the variables form, shown before a bench or compare
+// step and opened from any step with its key: one field per lab variable,
+// checked against the lab's type and min/max as the person types,
+// submitted only when every field is valid. When a change redoes work
+// already done, the page asks the form to confirm it (Confirm): the form
+// then lists what changes until enter applies it or esc goes back to the
+// fields.
 package varform
 
 import (
@@ -10,6 +14,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/keymap"
 	"github.com/dpulab/dpulab/tui/session"
@@ -20,6 +25,12 @@ type SubmittedMsg struct{ Vars map[string]string }
 
 // CancelledMsg says the form was closed without running.
 type CancelledMsg struct{}
+
+// ConfirmedMsg says the person accepted what Confirm listed.
+type ConfirmedMsg struct{ Vars map[string]string }
+
+// BackToFieldsMsg says the person left the confirmation to edit again.
+type BackToFieldsMsg struct{}
 
 // Validator checks one value; nil error means valid.
 type Validator func(name, value string) error
@@ -33,13 +44,19 @@ type Model struct {
 	focus    int
 	validate Validator
 	title    string
+	// submit words enter ("run with these values", "apply").
+	submit string
+	// notes are shown under the fields (which steps a change affects);
+	// confirming is set while they wait for enter or esc.
+	notes      []string
+	confirming bool
 }
 
 var _ common.Component = (*Model)(nil)
 
 // New builds a form for vars (their Default is the current value).
 func New(c common.Common, title string, vars []session.Variable, validate Validator) *Model {
-	m := &Model{Common: c, vars: vars, validate: validate, title: title}
+	m := &Model{Common: c, vars: vars, validate: validate, title: title, submit: "run with these values"}
 	for i, v := range vars {
 		in := textinput.New()
 		in.SetValue(v.Default)
@@ -55,6 +72,24 @@ func New(c common.Common, title string, vars []session.Variable, validate Valida
 	m.checkAll()
 	return m
 }
+
+// SetSubmit words what enter does ("apply these values").
+func (m *Model) SetSubmit(label string) { m.submit = label }
+
+// Confirm shows what applying vals changes (notes, one per line) and waits:
+// enter sends ConfirmedMsg, esc BackToFieldsMsg and the fields again.
+func (m *Model) Confirm(notes []string) {
+	m.notes, m.confirming = notes, true
+	if len(m.inputs) > 0 {
+		m.inputs[m.focus].Blur()
+	}
+}
+
+// Confirming reports whether the form waits for a confirmation.
+func (m *Model) Confirming() bool { return m.confirming }
+
+// Notes are the lines the form shows under its fields.
+func (m *Model) Notes() []string { return m.notes }
 
 // SetSize implements common.Component.
 func (m *Model) SetSize(w, h int) { m.Common.SetSize(w, h) }
@@ -105,6 +140,20 @@ func (m *Model) Init() tea.Cmd { return textinput.Blink }
 
 // Update edits the focused field; enter submits when all fields are valid.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok && m.confirming {
+		switch {
+		case key.Matches(k, m.KeyMap.Enter):
+			vals := m.Values()
+			return m, func() tea.Msg { return ConfirmedMsg{Vars: vals} }
+		case key.Matches(k, m.KeyMap.Cancel):
+			m.confirming, m.notes = false, nil
+			if len(m.inputs) > 0 {
+				m.inputs[m.focus].Focus()
+			}
+			return m, func() tea.Msg { return BackToFieldsMsg{} }
+		}
+		return m, nil
+	}
 	if k, ok := msg.(tea.KeyMsg); ok {
 		switch {
 		case key.Matches(k, m.KeyMap.Cancel):
@@ -172,20 +221,33 @@ func (m *Model) View() string {
 			b.WriteString("    " + st.Muted.Render(v.Description) + "\n")
 		}
 	}
+	w := min(max(m.Width-8, 50), 90)
+	if len(m.notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range m.notes {
+			// The box's border and padding take 4 columns.
+			b.WriteString(ansi.Wrap(n, w-4, " ") + "\n")
+		}
+	}
 	b.WriteString("\n")
-	if m.Valid() {
-		b.WriteString(st.Muted.Render("enter run with these values · tab next field · esc cancel"))
-	} else {
+	switch {
+	case m.confirming:
+		b.WriteString(st.Muted.Render("enter " + m.submit + " · esc back to the values"))
+	case m.Valid():
+		b.WriteString(st.Muted.Render("enter " + m.submit + " · tab next field · esc cancel"))
+	default:
 		b.WriteString(st.FieldInvalid.Render("fix the fields marked ✘ to continue") + st.Muted.Render(" · esc cancel"))
 	}
-	w := min(max(m.Width-8, 50), 90)
 	return st.Modal.Width(w).Render(b.String())
 }
 
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
+	if m.confirming {
+		return []key.Binding{keymap.Relabel(m.KeyMap.Enter, m.submit), keymap.Relabel(m.KeyMap.Cancel, "back to the values")}
+	}
 	return []key.Binding{m.KeyMap.NextField, m.KeyMap.PrevField,
-		keymap.Relabel(m.KeyMap.Enter, "run with these values"), m.KeyMap.Cancel}
+		keymap.Relabel(m.KeyMap.Enter, m.submit), m.KeyMap.Cancel}
 }
 
 // FullHelp implements help.KeyMap.

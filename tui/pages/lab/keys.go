@@ -13,6 +13,7 @@ import (
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/components/prompt"
+	"github.com/dpulab/dpulab/tui/keymap"
 )
 
 // key handles a key: an open dialog or form takes it first, then the
@@ -27,6 +28,19 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		_, cmd := m.form.Update(k)
 		return cmd
 	}
+	if m.reader != nil {
+		if key.Matches(k, km.Back) || key.Matches(k, km.Whole) || key.Matches(k, km.Quit) {
+			m.reader = nil
+			return nil
+		}
+		_, cmd := m.reader.Update(k)
+		return cmd
+	}
+	if key.Matches(k, km.Whole) {
+		// Reading is safe while cleanup runs or a run is finished.
+		m.openReader()
+		return nil
+	}
 	if m.busy != "" {
 		return nil
 	}
@@ -38,6 +52,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, km.Quit):
 		return m.quit()
+	case key.Matches(k, km.Vars) && !m.review:
+		return m.openVars(m.list.Selected(), false)
 	case key.Matches(k, km.Dashboard):
 		m.view = toggle(m.view, ViewDashboard)
 		return nil
@@ -87,10 +103,12 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(k, km.Next):
 		m.list.Select(sel + 1)
+		m.outHold = -1
 		m.layout()
 		return nil
 	case key.Matches(k, km.Prev):
 		m.list.Select(sel - 1)
+		m.outHold = -1
 		m.layout()
 		return nil
 	case key.Matches(k, km.SwitchPane):
@@ -102,6 +120,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	before := m.list.Selected()
 	_, cmd := m.panes[m.focus].Update(k)
 	if m.list.Selected() != before {
+		m.outHold = -1
 		m.layout()
 	}
 	return cmd
@@ -196,34 +215,84 @@ func (m *Model) ShortHelp() []key.Binding {
 		return m.Prompt().ShortHelp()
 	case m.form != nil:
 		return m.form.ShortHelp()
+	case m.reader != nil:
+		return m.reader.ShortHelp()
 	case m.view == ViewCompare && m.review:
-		return append(m.screens[m.view].ShortHelp(), km.Back, km.Restart, km.Quit, km.Help)
+		return append(m.compareKeys(), km.Back, km.Restart, km.Quit, km.Help)
 	case m.view == ViewCompare:
-		return append(m.screens[m.view].ShortHelp(), km.Back, km.Quit, km.Help)
+		return append(m.compareKeys(), km.Back, km.Quit, km.Help)
 	case m.view == ViewDashboard:
-		return []key.Binding{km.Back, km.Compare, km.Quit, km.Help}
+		return []key.Binding{keymap.Relabel(km.Dashboard, "close dashboard"), km.Back, km.Compare, km.Whole, km.Quit, km.Help}
 	}
 	if m.review {
-		return []key.Binding{km.Restart, km.Compare, km.NextPrev, km.SwitchPane, km.Copy, km.Quit, km.Help}
+		return []key.Binding{km.Restart, km.Compare, km.NextPrev, km.Whole, km.SwitchPane, km.Copy, km.Quit, km.Help}
 	}
 	sel := m.list.Selected()
-	if f, ok := m.failures[sel]; ok && f.Status != 0 {
-		return []key.Binding{km.Retry, km.Skip, km.NextPrev, km.SwitchPane, km.Copy, km.Quit, km.Help}
+	if m.running >= 0 && steps.DescribeKind(m.list.Steps()[m.running].Kind).View == steps.ViewDashboard {
+		return []key.Binding{km.Dashboard, km.NextPrev, km.Whole, km.SwitchPane, km.Quit, km.Help}
 	}
-	return []key.Binding{km.Run, km.RunAll, km.Skip, km.NextPrev, km.SwitchPane, km.Copy, km.Quit, km.Help}
+	if f, ok := m.failureOf(sel); ok && f.Status != 0 {
+		return []key.Binding{km.Retry, km.Skip, km.Whole, km.Vars, km.NextPrev, km.SwitchPane, km.Copy, km.Quit, km.Help}
+	}
+	// In the order they give way when the footer is too narrow: the
+	// last first.
+	return []key.Binding{km.Run, km.RunAll, km.Skip, km.NextPrev, km.Whole, km.Vars, km.SwitchPane, km.Copy, km.Quit, km.Help}
 }
 
-// FullHelp implements help.KeyMap: everything, in columns.
+// compareKeys are the compare view's own keys, with b (next bench) when
+// the view has more than one bench to show and does not list it itself.
+func (m *Model) compareKeys() []key.Binding {
+	ks := m.screens[ViewCompare].ShortHelp()
+	for _, k := range ks {
+		if k.Help().Key == m.KeyMap.NextBench.Help().Key {
+			return ks
+		}
+	}
+	if r := m.cmp.Results(); r != nil && len(r.Benches) > 1 {
+		ks = append(ks, m.KeyMap.NextBench)
+	}
+	return ks
+}
+
+// FullHelp implements help.KeyMap: everything the view shown answers to,
+// in columns: a dialog's, the form's, the whole-text view's, the
+// dashboard's or the compare view's own keys, else the lab screen's.
 func (m *Model) FullHelp() [][]key.Binding {
 	km := m.KeyMap
+	switch {
+	case m.Prompt() != nil:
+		return m.Prompt().FullHelp()
+	case m.form != nil:
+		return m.form.FullHelp()
+	case m.reader != nil:
+		return m.reader.FullHelp()
+	case m.view == ViewCompare:
+		own := m.screens[ViewCompare].FullHelp()
+		bench := []key.Binding{}
+		if len(m.compareKeys()) > len(m.screens[ViewCompare].ShortHelp()) {
+			bench = append(bench, km.NextBench)
+		}
+		page := []key.Binding{km.Compare, km.Dashboard, km.Back, km.Quit}
+		if m.review {
+			page = append(page, km.Restart)
+		}
+		return append(append(own, append(bench, km.Whole)), page, []key.Binding{km.ForceQuit, km.Help})
+	case m.view == ViewDashboard:
+		return [][]key.Binding{
+			{keymap.Relabel(km.Dashboard, "close dashboard"), km.Back, km.Compare},
+			{km.Whole, km.Quit, km.ForceQuit, km.Help},
+		}
+	}
 	run := []key.Binding{km.Run, km.RunAll, km.Retry, km.Skip}
 	if m.review {
 		run = []key.Binding{km.Restart}
+	} else {
+		run = append(run, km.Vars)
 	}
 	return [][]key.Binding{
 		run,
 		{km.Next, km.Prev, km.Up, km.Down},
-		{km.SwitchPane, km.Copy, km.Bottom, km.Top},
+		{km.SwitchPane, km.Whole, km.Copy, km.Bottom, km.Top},
 		{km.Dashboard, km.Compare, km.Tab1, km.Tab2},
 		{km.Back, km.Quit, km.ForceQuit, km.Help},
 	}

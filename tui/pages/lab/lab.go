@@ -114,8 +114,20 @@ type Model struct {
 
 	prompts []*prompt.Model
 	form    *varform.Model
-	// formFor is the step the form was opened for (-1: none).
-	formFor int
+	// reader is the open whole-text view (nil: closed).
+	reader *reader
+	// outHold is the step that just ended when the selection moved on
+	// by itself (-1: none): the output pane keeps showing how it ended,
+	// titled with its number, until the next step has output of its own
+	// or the person moves the selection.
+	outHold int
+	// formFor is the step the form was opened at (-1: none); formRuns
+	// says submitting runs it. formOld holds the values before the form
+	// and pending what they change while the form asks to confirm.
+	formFor  int
+	formRuns bool
+	formOld  map[string]string
+	pending  impact
 
 	focus   Pane
 	view    View
@@ -170,6 +182,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		attempts:   map[int]int{},
 		running:    -1,
 		formFor:    -1,
+		outHold:    -1,
 		tco:        opts.TCO,
 		now:        time.Now(),
 		unattended: opts.Unattended,
@@ -271,6 +284,9 @@ func (m *Model) SetSize(w, h int) {
 	for _, s := range m.screens {
 		s.SetSize(w, h-1) // the status line is the page's
 	}
+	if m.reader != nil {
+		m.reader.SetSize(w, h-1)
+	}
 	m.layout()
 }
 
@@ -286,3 +302,6 @@ func (m *Model) Shutdown() tea.Cmd {
 // Typing reports whether a dialog or form has the keyboard, so the root
 // must not take keys like ? or q for itself.
 func (m *Model) Typing() bool { return m.Prompt() != nil || m.form != nil }
+
+// Reading reports whether the whole-text view is open.
+func (m *Model) Reading() bool { return m.reader != nil }

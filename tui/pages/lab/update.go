@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/steps"
-	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/prompt"
 	"github.com/dpulab/dpulab/tui/components/varform"
 	"github.com/dpulab/dpulab/tui/session"
@@ -68,9 +67,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.answered(msg))
 	case varform.SubmittedMsg:
 		cmds = append(cmds, m.formSubmitted(msg))
+	case varform.ConfirmedMsg:
+		cmds = append(cmds, m.formConfirmed())
+	case varform.BackToFieldsMsg:
+		cmds = append(cmds, m.formBack())
 	case varform.CancelledMsg:
-		m.form, m.formFor, m.runAll = nil, -1, false
-		m.status = "not run: variables form cancelled"
+		m.formCancelled()
 	case spinner.TickMsg:
 		_, cmd := m.list.Update(msg)
 		cmds = append(cmds, cmd)
@@ -111,7 +113,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		}
 		m.layout()
 	case steps.Output:
-		m.out.AppendLines([]runnerLine{e.Line})
+		m.out.AppendLinesTo(m.stepIndex(e.Step), []runnerLine{e.Line})
 	case steps.Progress:
 		m.dash.SetProgress(e)
 	case steps.Sample:
@@ -124,7 +126,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 			if e.Err != "" {
 				msg += ": " + e.Err
 			}
-			m.out.AppendText(msg)
+			m.out.AppendTextTo(e.Index, msg)
 		} else {
 			delete(m.failures, e.Index)
 		}
@@ -141,6 +143,21 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 	return nil
 }
 
+// stepIndex is the index of the step with this id. Output naming no step of
+// the list belongs to the running step (the engine names every step; a
+// note of its own may not), else to the step shown.
+func (m *Model) stepIndex(id string) int {
+	for i, s := range m.list.Steps() {
+		if s.ID == id {
+			return i
+		}
+	}
+	if m.running >= 0 {
+		return m.running
+	}
+	return m.out.Shown()
+}
+
 func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 	if m.cancel != nil {
 		m.cancel()
@@ -150,7 +167,9 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 	// The engine's StepFinished normally set this already; the return
 	// value is the authority when the event was dropped or never sent.
 	m.list.SetStatus(msg.Index, msg.Status)
-	if m.view == ViewDashboard && msg.Status != results.Running {
+	if m.view == ViewDashboard && (m.unattended || msg.Status == results.Failed) {
+		// Booth mode's dashboard goes with its step; a person who opened
+		// it keeps it, except on a failure, which the steps view explains.
 		m.view = ViewSteps
 	}
 	switch msg.Status {
@@ -164,6 +183,7 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 			return m.finish()
 		}
 		m.list.Select(next)
+		m.outHold = msg.Index
 		m.layout()
 		if m.unattended {
 			return nil // the driver sends RunMsg
@@ -201,9 +221,7 @@ func (m *Model) start(i int) tea.Cmd {
 	}
 	s := m.list.Steps()[i]
 	if !m.unattended && steps.DescribeKind(s.Kind).AsksVars && !m.varsSet && len(m.sess.Variables()) > 0 {
-		m.form = varform.New(m.Common, "Variables for "+s.Title, m.sess.Variables(), m.sess.ValidateVar)
-		m.formFor = i
-		return m.form.Init()
+		return m.openVars(i, true)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
@@ -212,31 +230,25 @@ func (m *Model) start(i int) tea.Cmd {
 	delete(m.failures, i)
 	m.list.SetStatus(i, results.Running)
 	m.list.Select(i)
-	m.out.Clear()
+	m.outHold = -1
+	m.out.ClearStep(i)
 	m.status = ""
 	if steps.DescribeKind(s.Kind).View == steps.ViewDashboard {
 		m.dash.Reset()
-		m.view = ViewDashboard
+		if m.unattended {
+			// Nobody is there to press d: booth mode shows it.
+			m.view = ViewDashboard
+		} else {
+			// The person opens it with d and closes it with d: it
+			// never opens on its own under their keys.
+			m.status = "d shows the live dashboard"
+		}
 	}
 	m.layout()
 	sess := m.sess
 	return tea.Batch(m.list.Init(), func() tea.Msg {
 		return StepDoneMsg{Index: i, Status: sess.RunStep(ctx, i)}
 	})
-}
-
-func (m *Model) formSubmitted(msg varform.SubmittedMsg) tea.Cmd {
-	i := m.formFor
-	m.form, m.formFor = nil, -1
-	if err := m.sess.SetVars(msg.Vars); err != nil {
-		m.runAll = false
-		return common.ErrorCmd(fmt.Errorf("variables: %w", err))
-	}
-	m.varsSet = true
-	// Plans depend on the variables.
-	m.plans = map[int][]steps.PlannedCommand{}
-	m.planErr = map[int]string{}
-	return m.start(i)
 }
 
 func (m *Model) finish() tea.Cmd {

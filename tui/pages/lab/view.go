@@ -15,6 +15,7 @@ import (
 // geometry of the steps view, computed from the size and the selected step.
 type geometry struct {
 	leftW, rightW int
+	titleH        int
 	docH, cmdH    int
 	failH, outH   int
 }
@@ -24,10 +25,11 @@ func (m *Model) geometry() geometry {
 	g.leftW = min(max(m.Width/3, 24), 38)
 	g.rightW = max(m.Width-g.leftW-1, 10)
 	h := m.Height - 1 // status line
-	rest := h - 1     // step title line
+	g.titleH = len(m.titleLines(m.list.Selected(), g.rightW))
+	rest := h - g.titleH
 	cmds := m.commands(m.list.Selected())
 	g.cmdH = 1 + min(max(len(cmds), 1), 4)
-	if f, ok := m.failures[m.list.Selected()]; ok {
+	if f, ok := m.failureOf(m.list.Selected()); ok {
 		g.failH = len(m.failureLines(f, g.rightW))
 	}
 	g.outH = max(rest/3, 5)
@@ -43,6 +45,7 @@ func (m *Model) layout() {
 		c.SetSize(size[p][0], size[p][1])
 	}
 	m.doc.SetContent(m.renderDoc(m.list.Selected(), g.rightW))
+	m.out.Show(m.outStep())
 }
 
 // renderDoc renders step i's markdown with glamour, cached per width
@@ -139,6 +142,7 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	if f.Err != "" {
 		head += ": " + f.Err
 	}
+	cut := ansi.StringWidth(head) > inner
 	ls = append(ls, st.Error.Render(ansi.Truncate(head, inner, "…")))
 	tail := f.Tail
 	if len(tail) > 3 {
@@ -146,15 +150,22 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	}
 	for _, t := range tail {
 		// One row per line: a redraw's \r became a line break.
-		ls = append(ls, st.Muted.Render(ansi.Truncate("  "+termtext.Line(t), inner, "…")))
+		l := "  " + termtext.Line(t)
+		cut = cut || ansi.StringWidth(l) > inner
+		ls = append(ls, st.Muted.Render(ansi.Truncate(l, inner, "…")))
 	}
 	if f.Hint != "" {
-		wrapped := lipgloss.NewStyle().Width(inner).Render("Hint: " + f.Hint)
+		wrapped := lipgloss.NewStyle().Width(inner).Render("Hint: " + m.tuiHint(f.Hint))
 		for _, l := range strings.Split(wrapped, "\n") {
 			ls = append(ls, st.Hint.Render(l))
 		}
 	}
-	ls = append(ls, st.Muted.Render("r retry · s skip · n next"))
+	km := m.KeyMap
+	keys := []string{km.Retry.Help().Key + " retry", km.Skip.Help().Key + " skip", km.Next.Help().Key + " next"}
+	if cut || len(f.Tail) > len(tail) {
+		keys = append([]string{km.Whole.Help().Key + " reads it whole"}, keys...)
+	}
+	ls = append(ls, st.Muted.Render(strings.Join(keys, " · ")))
 	return append(append([]string{""}, ls...), "") // border lines
 }
 
@@ -207,7 +218,47 @@ func (m *Model) overlay() string {
 		m.form.SetSize(m.Width, m.Height)
 		return m.form.View()
 	}
+	if m.reader != nil {
+		return m.reader.View()
+	}
 	return ""
+}
+
+// outStep is the step whose output the pane shows: the selected one's,
+// or the step that just ended while the next one has none yet.
+func (m *Model) outStep() int {
+	sel := m.list.Selected()
+	if m.outHold >= 0 && len(m.out.StepLines(sel)) == 0 {
+		return m.outHold
+	}
+	return sel
+}
+
+// titleLines is the selected step's heading: its whole title, wrapped (at
+// most three lines; the whole-text view has the rest), then its kind and
+// status.
+func (m *Model) titleLines(i, w int) []string {
+	if i < 0 || i >= len(m.list.Steps()) {
+		return []string{""}
+	}
+	st := m.Styles
+	s := m.list.Steps()[i]
+	head := fmt.Sprintf("Step %d/%d: %s", i+1, len(m.list.Steps()), s.Title)
+	tag := fmt.Sprintf("[%s · %s]", s.Kind, s.Status)
+	ls := strings.Split(ansi.Wrap(head+"  "+tag, w, " "), "\n")
+	if len(ls) > 3 {
+		ls = ls[:3]
+		ls[2] = ansi.Truncate(ls[2], w-1, "") + "…"
+	}
+	for k, l := range ls {
+		// The tag, wherever the wrap put it, is muted; the title bold.
+		if at := strings.Index(l, tag); at >= 0 {
+			ls[k] = st.Title.Render(l[:at]) + st.Muted.Render(l[at:])
+		} else {
+			ls[k] = st.Title.Render(l)
+		}
+	}
+	return ls
 }
 
 func (m *Model) stepsView() string {
@@ -218,18 +269,17 @@ func (m *Model) stepsView() string {
 	left = common.Fit(left, g.leftW, m.Height-1)
 
 	var right []string
-	if i < len(m.list.Steps()) {
-		s := m.list.Steps()[i]
-		right = append(right, ansi.Truncate(st.Title.Render(fmt.Sprintf("Step %d/%d: %s", i+1, len(m.list.Steps()), s.Title))+
-			st.Muted.Render(fmt.Sprintf("  [%s · %s]", s.Kind, s.Status)), g.rightW, "…"))
-	}
+	right = append(right, m.titleLines(i, g.rightW)...)
 	m.doc.Width, m.doc.Height = g.rightW, g.docH
 	right = append(right, common.Fit(m.doc.View(), g.rightW, g.docH))
 	right = append(right, common.Fit(m.commandsView(i, g.rightW, g.cmdH), g.rightW, g.cmdH))
-	if f, ok := m.failures[i]; ok {
+	if f, ok := m.failureOf(i); ok {
 		right = append(right, m.failureView(f, g.rightW))
 	}
 	outTitle := "Output"
+	if o := m.outStep(); o != i && o >= 0 && o < len(m.list.Steps()) {
+		outTitle += st.Muted.Render(fmt.Sprintf(" of step %d (%s)", o+1, m.list.Status(o)))
+	}
 	if !m.out.Following() {
 		outTitle += st.Muted.Render("  (scrolled: G/end follows again)")
 	}

@@ -1,0 +1,241 @@
+package lab
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/steps/results"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/keymap"
+)
+
+// reader is the whole-text view: everything the steps view shows of the
+// selected step, and cuts with "…" to fit (title, error, commands, hint,
+// output, status line), wrapped to the screen's width in a scrollable
+// overlay. It is built when opened: what arrives later shows on reopening,
+// as in a pager.
+type reader struct {
+	common.Common
+	vp    viewport.Model
+	title string
+	// text holds the sections unwrapped, wrapped again on resize.
+	text []section
+	// start is the section the view opened at (the focused pane's).
+	start string
+}
+
+// section is one titled part of the whole-text view.
+type section struct {
+	title string
+	lines []string
+}
+
+var _ common.Component = (*reader)(nil)
+
+func newReader(c common.Common, title string, text []section, start string) *reader {
+	r := &reader{Common: c, vp: viewport.New(c.Width, c.Height), title: title, text: text, start: start}
+	r.vp.KeyMap = viewport.KeyMap{
+		PageDown:     c.KeyMap.PageDn,
+		PageUp:       c.KeyMap.PageUp,
+		Up:           c.KeyMap.Up,
+		Down:         c.KeyMap.Down,
+		HalfPageUp:   c.KeyMap.HalfPageUp,
+		HalfPageDown: c.KeyMap.HalfPageDn,
+	}
+	r.SetSize(c.Width, c.Height)
+	return r
+}
+
+// inner is the text's width: the box's border and padding take 4 columns.
+func (r *reader) inner() int { return max(r.Width-4-4, 20) }
+
+// SetSize implements common.Component: the overlay leaves a margin of two
+// columns and a line around it, so the screen under it still shows.
+func (r *reader) SetSize(w, h int) {
+	r.Common.SetSize(w, h)
+	r.vp.Width = r.inner()
+	r.vp.Height = max(h-2-4, 3) // margin, border, title line, help line
+	at := 0
+	var b strings.Builder
+	n := 0
+	for k, s := range r.text {
+		if k > 0 {
+			b.WriteString("\n")
+			n++
+		}
+		if s.title == r.start {
+			at = n
+		}
+		b.WriteString(r.Styles.PaneTitle.Render("── "+s.title+" ") + "\n")
+		n++
+		for _, l := range s.lines {
+			w := ansi.Wrap(l, r.inner(), " -/")
+			b.WriteString(w + "\n")
+			n += strings.Count(w, "\n") + 1
+		}
+	}
+	off := r.vp.YOffset
+	r.vp.SetContent(strings.TrimRight(b.String(), "\n"))
+	if r.start != "" {
+		off, r.start = at, ""
+	}
+	r.vp.SetYOffset(off)
+}
+
+// Init implements tea.Model.
+func (r *reader) Init() tea.Cmd { return nil }
+
+// Update scrolls; closing is the page's (it owns the reader).
+func (r *reader) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(k, r.KeyMap.Top):
+			r.vp.GotoTop()
+			return r, nil
+		case key.Matches(k, r.KeyMap.Bottom):
+			r.vp.GotoBottom()
+			return r, nil
+		}
+	}
+	var cmd tea.Cmd
+	r.vp, cmd = r.vp.Update(msg)
+	return r, cmd
+}
+
+// View draws the box.
+func (r *reader) View() string {
+	st := r.Styles
+	head := st.ModalTitle.Render(r.title)
+	if !r.vp.AtTop() || !r.vp.AtBottom() {
+		head += st.Muted.Render(fmt.Sprintf("  %3.f%%", r.vp.ScrollPercent()*100))
+	}
+	body := common.Fit(r.vp.View(), r.inner(), r.vp.Height)
+	foot := st.Muted.Render("↑/↓ pgup/pgdn scroll · g/G top/bottom · esc close")
+	return st.Modal.Width(r.inner() + 4).Render(ansi.Truncate(head, r.inner(), "…") + "\n" + body + "\n" + foot)
+}
+
+// ShortHelp implements help.KeyMap.
+func (r *reader) ShortHelp() []key.Binding {
+	km := r.KeyMap
+	return []key.Binding{km.Up, km.Down, km.PageDn, keymap.Relabel(km.Back, "close"), km.Help}
+}
+
+// FullHelp implements help.KeyMap.
+func (r *reader) FullHelp() [][]key.Binding {
+	km := r.KeyMap
+	return [][]key.Binding{
+		{km.Up, km.Down, km.PageUp, km.PageDn},
+		{km.HalfPageUp, km.HalfPageDn, km.Top, km.Bottom},
+		{keymap.Relabel(km.Back, "close"), keymap.Relabel(km.Whole, "close"), km.Help},
+	}
+}
+
+// Section titles of the whole-text view; the focused pane's opens first.
+const (
+	secStep     = "Step"
+	secFailure  = "Why it failed"
+	secStatus   = "Status"
+	secCommands = "Commands"
+	secOutput   = "Output"
+)
+
+// wholeText gathers everything about step i, unabridged.
+func (m *Model) wholeText(i int) []section {
+	var out []section
+	if i < 0 || i >= len(m.list.Steps()) {
+		return nil
+	}
+	s := m.list.Steps()[i]
+	out = append(out, section{secStep, []string{
+		fmt.Sprintf("Step %d/%d: %s", i+1, len(m.list.Steps()), s.Title),
+		fmt.Sprintf("kind %s · %s", s.Kind, s.Status),
+	}})
+	if f, ok := m.failureOf(i); ok {
+		var ls []string
+		head := "✘ failed"
+		if f.Host != "" {
+			head += " on " + f.Host
+		}
+		if f.Err != "" {
+			head += ": " + f.Err
+		}
+		ls = append(ls, head)
+		if len(f.Tail) > 0 {
+			ls = append(ls, "", "Its last lines of output:")
+			for _, t := range f.Tail {
+				ls = append(ls, "  "+termtext.Line(t))
+			}
+		}
+		if f.Hint != "" {
+			ls = append(ls, "", "Hint: "+m.tuiHint(f.Hint))
+		}
+		out = append(out, section{secFailure, ls})
+	}
+	if st := ansi.Strip(m.statusLine()); strings.TrimSpace(st) != "" && m.status != "" {
+		out = append(out, section{secStatus, []string{ansi.Strip(m.status)}})
+	}
+	var cl []string
+	if e := m.planErr[i]; e != "" {
+		cl = append(cl, "cannot plan: "+e)
+	}
+	for _, c := range m.commands(i) {
+		host := c.Host
+		if host == "" {
+			host = "local"
+		}
+		p := host + " "
+		if c.Sudo {
+			p += "[sudo] "
+		}
+		// A multi-line script keeps its lines, each under the prompt.
+		for k, l := range strings.Split(c.Cmd, "\n") {
+			if k == 0 {
+				cl = append(cl, p+"$ "+l)
+			} else {
+				cl = append(cl, strings.Repeat(" ", ansi.StringWidth(p))+"  "+l)
+			}
+		}
+	}
+	if len(cl) == 0 {
+		cl = append(cl, "(no shell commands of the lab's own: "+kindNote(s.Kind)+")")
+	}
+	out = append(out, section{secCommands, cl})
+	ol := m.out.StepLines(i)
+	if len(ol) == 0 {
+		ol = []string{"(no output yet)"}
+	}
+	out = append(out, section{secOutput, ol})
+	return out
+}
+
+// openReader opens the whole-text view of the selected step, at the
+// section of the focused pane.
+func (m *Model) openReader() {
+	start := secStep
+	i := m.list.Selected()
+	switch {
+	case m.focus == PaneOutput:
+		start = secOutput
+	case m.list.Status(i) == results.Failed:
+		start = secFailure
+	}
+	m.reader = newReader(m.Common, "Step "+fmt.Sprint(i+1)+" in full", m.wholeText(i), start)
+}
+
+// setFlag matches the headless run's advice: --set NAME=VALUE.
+var setFlag = regexp.MustCompile(`(?:--set|-s) ([A-Za-z_][A-Za-z0-9_.-]*)=(\S*[^\s.,;:)])?`)
+
+// tuiHint words a hint for the TUI: the engine's hints are written for
+// the command line (`--set port=NNNN`), where the TUI's way is the
+// variables form.
+func (m *Model) tuiHint(h string) string {
+	k := m.KeyMap.Vars.Help().Key
+	return setFlag.ReplaceAllString(h, "the variables form ("+k+") to set $1")
+}

@@ -1,0 +1,211 @@
+package lab
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/components/varform"
+)
+
+// The variables form opens two ways: before the first step whose kind asks
+// for the variables (enter there runs it), and from any step with its key
+// (enter applies the values to the steps not yet run). Either way, what a
+// change affects is found exactly: every step's plan (Session.Plan) before
+// and after the new values; a step whose commands differ is affected. A
+// step already done that is affected must run again, and the form says so
+// and asks before the values stay.
+
+// openVars opens the variables form from step i; run says that submitting
+// runs step i.
+func (m *Model) openVars(i int, run bool) tea.Cmd {
+	if len(m.sess.Variables()) == 0 {
+		m.status = "this lab has no variables"
+		return nil
+	}
+	if m.running >= 0 {
+		// The running step reads the variables; changing them under it
+		// would make its commands and the plan shown disagree.
+		m.status = "a step is running: change the variables once it ends"
+		return nil
+	}
+	title := "Variables"
+	if i >= 0 && i < len(m.list.Steps()) {
+		title += " (at step " + fmt.Sprint(i+1) + ": " + m.list.Steps()[i].Title + ")"
+	}
+	if run {
+		title = "Variables for " + m.list.Steps()[i].Title
+	}
+	m.form = varform.New(m.Common, title, m.sess.Variables(), m.sess.ValidateVar)
+	if !run {
+		m.form.SetSubmit("apply to the steps not yet run")
+	}
+	m.formFor, m.formRuns = i, run
+	return m.form.Init()
+}
+
+// currentVars are the session's values now, by name.
+func (m *Model) currentVars() map[string]string {
+	out := map[string]string{}
+	for _, v := range m.sess.Variables() {
+		out[v.Name] = v.Default
+	}
+	return out
+}
+
+// planAll plans every step with the session's values now; a step that
+// cannot be planned keeps its error, so a change that fixes or breaks
+// planning counts as a change.
+func (m *Model) planAll() []string {
+	out := make([]string, len(m.list.Steps()))
+	for i := range out {
+		cmds, err := m.sess.Plan(i)
+		if err != nil {
+			out[i] = "error: " + err.Error()
+			continue
+		}
+		var b strings.Builder
+		for _, c := range cmds {
+			fmt.Fprintf(&b, "%s\x00%v\x00%s\n", c.Host, c.Sudo, c.Cmd)
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// impact is what changing the values did to the steps' plans: the steps
+// already done that must run again and those not yet run whose commands
+// changed.
+type impact struct {
+	redo, changed []int
+}
+
+func (m *Model) impactOf(before, after []string) impact {
+	var im impact
+	for i := range min(len(before), len(after)) {
+		if before[i] == after[i] {
+			continue
+		}
+		if m.list.Status(i) == results.Done {
+			im.redo = append(im.redo, i)
+		} else {
+			im.changed = append(im.changed, i)
+		}
+	}
+	return im
+}
+
+// notes words an impact for the form and the status line.
+func (m *Model) notes(im impact) []string {
+	title := func(is []int) string {
+		var ts []string
+		for _, i := range is {
+			ts = append(ts, fmt.Sprintf("%d %s", i+1, m.list.Steps()[i].Title))
+		}
+		return strings.Join(ts, ", ")
+	}
+	var out []string
+	if len(im.redo) > 0 {
+		verb := "will run again"
+		if len(im.redo) == 1 {
+			out = append(out, m.Styles.Countdown.Render("Done, but its commands change: step "+title(im.redo)+" "+verb+"."))
+		} else {
+			out = append(out, m.Styles.Countdown.Render("Done, but their commands change: steps "+title(im.redo)+" "+verb+"."))
+		}
+	}
+	if len(im.changed) > 0 {
+		out = append(out, "New commands for the steps not yet run: "+title(im.changed)+".")
+	}
+	if len(out) == 0 {
+		out = append(out, "No step's commands change.")
+	}
+	return out
+}
+
+// formSubmitted applies the form's values and finds what they change; a
+// change that redoes finished work waits for the person's confirmation.
+func (m *Model) formSubmitted(msg varform.SubmittedMsg) tea.Cmd {
+	m.formOld = m.currentVars()
+	before := m.planAll()
+	if err := m.sess.SetVars(msg.Vars); err != nil {
+		m.form, m.formFor, m.runAll = nil, -1, false
+		return common.ErrorCmd(fmt.Errorf("variables: %w", err))
+	}
+	im := m.impactOf(before, m.planAll())
+	if len(im.redo) > 0 && m.form != nil {
+		m.pending = im
+		m.form.Confirm(m.notes(im))
+		return nil
+	}
+	return m.applied(im)
+}
+
+// formConfirmed keeps the values the person confirmed.
+func (m *Model) formConfirmed() tea.Cmd { return m.applied(m.pending) }
+
+// formBack takes the values back: the person wants to edit them again.
+func (m *Model) formBack() tea.Cmd {
+	old := m.formOld
+	m.pending = impact{}
+	if err := m.sess.SetVars(old); err != nil {
+		m.form, m.formFor, m.runAll = nil, -1, false
+		return common.ErrorCmd(fmt.Errorf("variables: restoring the previous values: %w", err))
+	}
+	return nil
+}
+
+// formCancelled closes the form; the values are the ones before it.
+func (m *Model) formCancelled() {
+	if m.form != nil && m.form.Confirming() {
+		// Not reached through the form (esc there goes back to the
+		// fields), but an abort must not leave trial values behind.
+		_ = m.formBack()
+	}
+	run := m.formRuns
+	m.form, m.formFor, m.formRuns, m.runAll = nil, -1, false, false
+	if run {
+		m.status = "not run: variables form cancelled"
+	} else {
+		m.status = "variables unchanged"
+	}
+}
+
+// applied settles new values: plans are read again, done steps whose
+// commands changed are marked to run again, and the status line says what
+// changed. A form opened before a step runs it, unless work before it must
+// run again first.
+func (m *Model) applied(im impact) tea.Cmd {
+	i, run := m.formFor, m.formRuns
+	m.form, m.formFor, m.formRuns, m.pending = nil, -1, false, impact{}
+	m.varsSet = true
+	// Plans depend on the variables.
+	m.plans = map[int][]steps.PlannedCommand{}
+	m.planErr = map[int]string{}
+	for _, r := range im.redo {
+		m.list.SetStatus(r, results.Pending)
+	}
+	m.status = strings.Join(m.notes(im), " ")
+	if len(im.redo) > 0 {
+		first := slices.Min(im.redo)
+		m.runAll = false
+		m.list.Select(first)
+		m.layout()
+		m.status = fmt.Sprintf("new values set · step %d runs again: enter runs it", first+1)
+		return nil
+	}
+	if run {
+		return m.start(i)
+	}
+	m.layout()
+	if len(im.changed) == 0 {
+		m.status = "new values set · no step's commands change"
+	} else {
+		m.status = "new values set · " + m.notes(im)[0]
+	}
+	return nil
+}
