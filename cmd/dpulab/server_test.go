@@ -150,3 +150,16 @@ func TestServerRDMANotBuilt(t *testing.T) {
 		t.Errorf("exit %d: %s", code, msg)
 	}
 }
+
+// TestBenchRDMANotBuilt: dpulab bench asked for an rdma:// target in a
+// build without RDMA exits with status 2 and the transport seam's message.
+func TestBenchRDMANotBuilt(t *testing.T) {
+	if transport.Available(transport.RDMA) == nil {
+		t.Skip("this build has the rdma transport")
+	}
+	_, _, err := runCmd(t, "bench", "--target", "rdma://127.0.0.1:7100", "-n", "1")
+	code, msg := exitStatus(err)
+	if code != exitUsage || !strings.Contains(msg, "transport rdma: built without RDMA support: rebuild with -tags rdma") {
+		t.Errorf("exit %d: %s", code, msg)
+	}
+}
