@@ -19,7 +19,9 @@
 // --expiry-range (SET key value EX n), --select-db, --protocol resp2|resp3,
 // --json-out-file in memtier's JSON shape and --hdr-file-prefix's
 // HdrHistogram logs (memtier.go). dpulab's own flags fill in what memtier
-// has no word for: --target lists, --duration and --warmup, totals
+// has no word for: --target lists, each target with its transport through
+// server/transport (HOST:PORT is TCP; rdma://HOST:PORT with --rdma-mode
+// rc|uc and the --rdma-* settings; unix:///PATH), --duration and --warmup, totals
 // (--requests-total, --rate), --prefill, --json. -a/--authenticate works
 // for memtier command lines, with a warning: a password in argv is
 // readable by every user of the host (ps), so PasswordEnv is the way.
