@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"strconv"
@@ -391,12 +392,7 @@ func cloneCompare(c results.Compare) results.Compare {
 		for j, p := range v.Points {
 			np := p
 			np.Runs = append([]results.RunResult(nil), p.Runs...)
-			if p.DeltaPct != nil {
-				np.DeltaPct = map[string]float64{}
-				for k, d := range p.DeltaPct {
-					np.DeltaPct[k] = d
-				}
-			}
+			np.DeltaPct, np.DeltaP = maps.Clone(p.DeltaPct), maps.Clone(p.DeltaP)
 			nv.Points[j] = np
 		}
 		out.Variants[i] = nv

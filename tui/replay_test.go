@@ -39,7 +39,7 @@ func TestCompareView(t *testing.T) {
 		tab  compare.Tab
 		want []string
 	}{
-		{"1", km.Tab1, compare.TabTable, []string{"TCP loopback (baseline)", "Unix socket", "better", "Published reference figures", "seed 002"}},
+		{"1", km.Tab1, compare.TabTable, []string{"TCP loopback (baseline)", "Unix socket", "~ +9.3%", "Published reference figures", "seed 002"}},
 		{"3", km.Tab3, compare.TabSweep, []string{"mean TPS vs clients", "x: clients = 1, 2, 3, 4", "• Unix socket"}},
 		{"4", km.Tab4, compare.TabTCO, []string{"servers_saved_pct", "total_savings_usd"}},
 	}

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -68,20 +67,4 @@ func groupThousands(s string) string {
 		return "-" + string(out)
 	}
 	return string(out)
-}
-
-// FormatDelta renders a delta with its sign and whether it is better, so it
-// reads right without colour: "+31.2% better".
-func FormatDelta(metric string, pct float64) string {
-	if Neutral(metric) {
-		return fmt.Sprintf("%+.1f%%", pct)
-	}
-	word := "better"
-	if (pct < 0) != LowerIsBetter(metric) {
-		word = "worse"
-	}
-	if math.Abs(pct) < 0.05 {
-		word = "same"
-	}
-	return fmt.Sprintf("%+.1f%% %s", pct, word)
 }

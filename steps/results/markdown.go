@@ -165,7 +165,7 @@ func renderCompare(b *strings.Builder, c *Compare) {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
-	for _, v := range c.Variants {
+	for vi, v := range c.Variants {
 		for _, p := range v.Points {
 			fmt.Fprintf(b, "| %s |", mdCell(v.Label))
 			if c.Sweep != "" {
@@ -179,15 +179,17 @@ func renderCompare(b *strings.Builder, c *Compare) {
 					continue
 				}
 				cell := FormatMeanStd(ms)
-				if d, ok := p.DeltaPct[m]; ok {
-					cell += " (" + FormatDelta(m, d) + ")"
+				if base := basePoint(c, p.Value); vi > 0 && base != nil {
+					if d, ok := DeltaOf(m, p.Stats, base.Stats); ok {
+						cell += " (" + d.Format(m) + ")"
+					}
 				}
 				fmt.Fprintf(b, " %s |", cell)
 			}
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\nDeltas are against the first variant at the same point; mean ± sample standard deviation over the runs.\n")
+	b.WriteString("\nDeltas are against the first variant at the same point; mean ± sample standard deviation over the runs. A delta is called better or worse only when Welch's t-test over the runs finds it beyond their noise (p < 0.05); with one run a side the noise was not measured.\n")
 	if c.Client != "" && measured(c, MetricServerCPU) {
 		for _, v := range c.Variants {
 			if slices.Contains(v.Hosts, c.Client) {
@@ -268,4 +270,17 @@ func renderTCO(b *strings.Builder, t *tco.Estimate) {
 		fmt.Fprintf(b, "| %s | %s |\n", k, s)
 	}
 	fmt.Fprintf(b, "\n```\n%s\n```\n\n", t.Formula)
+}
+
+// basePoint is the first variant's point at sweep value v.
+func basePoint(c *Compare, v string) *SweepPoint {
+	if len(c.Variants) == 0 {
+		return nil
+	}
+	for i := range c.Variants[0].Points {
+		if c.Variants[0].Points[i].Value == v {
+			return &c.Variants[0].Points[i]
+		}
+	}
+	return nil
 }

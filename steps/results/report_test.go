@@ -58,11 +58,11 @@ func TestSummarizeAndDeltas(t *testing.T) {
 	if d := r.Benches[0].Variants[1].Points[1].DeltaPct[MetricOps]; d != 50 {
 		t.Errorf("second sweep point delta = %v, want against the baseline at the same point", d)
 	}
-	if got := FormatDelta(MetricLatP99, -25); got != "-25.0% better" {
-		t.Errorf("FormatDelta = %q", got)
+	if got := (Delta{Pct: -25, P: 0.001, HasP: true}).Format(MetricLatP99); got != "-25.0% better, p=0.001" {
+		t.Errorf("Format = %q", got)
 	}
-	if got := FormatDelta(MetricOps, -5); got != "-5.0% worse" {
-		t.Errorf("FormatDelta = %q", got)
+	if got := (Delta{Pct: -5, P: 0.01, HasP: true}).Format(MetricOps); got != "-5.0% worse, p=0.010" {
+		t.Errorf("Format = %q", got)
 	}
 }
 
@@ -73,7 +73,7 @@ func TestReportFilesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
-	for _, want := range []string{"| rdma | 10 | 2 | 132.0 ± 0.0 (+20.0% better)", "TPS against instances", "seed 002, TCO section", "• rdma", "- throughput gain: >30% (source: seed 002, results)"} {
+	for _, want := range []string{"| rdma | 10 | 2 | 132.0 ± 0.0 (+20.0% better, p<0.001)", "TPS against instances", "seed 002, TCO section", "• rdma", "- throughput gain: >30% (source: seed 002, results)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}

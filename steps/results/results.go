@@ -139,6 +139,11 @@ type SweepPoint struct {
 	// DeltaPct holds, per metric name (ops_per_sec, latency_avg_ms, ...),
 	// the change in percent against the first variant at the same point.
 	DeltaPct map[string]float64 `json:"delta_pct,omitempty"`
+	// DeltaP holds, per metric, the p-value of Welch's t-test between
+	// this point's runs and the first variant's: the delta is beyond the
+	// run-to-run noise when it is under Alpha. Absent when either side ran
+	// once (the noise was not measured).
+	DeltaP map[string]float64 `json:"delta_p,omitempty"`
 }
 
 // RunResult is one repetition: its summary and its per-second series.

@@ -160,26 +160,31 @@ func ComputeDeltas(c *Compare) {
 	base := map[string]Stats{}
 	for _, p := range c.Variants[0].Points {
 		base[p.Value] = p.Stats
-		p.DeltaPct = nil
+		p.DeltaPct, p.DeltaP = nil, nil
 	}
 	for vi := 1; vi < len(c.Variants); vi++ {
 		for pi := range c.Variants[vi].Points {
 			p := &c.Variants[vi].Points[pi]
-			p.DeltaPct = nil
+			p.DeltaPct, p.DeltaP = nil, nil
 			b, ok := base[p.Value]
 			if !ok {
 				continue
 			}
 			for _, m := range MetricNames() {
-				bv, ok1 := b.Metric(m)
-				v, ok2 := p.Stats.Metric(m)
-				if !ok1 || !ok2 || bv.Mean == 0 {
+				d, ok := DeltaOf(m, p.Stats, b)
+				if !ok {
 					continue
 				}
 				if p.DeltaPct == nil {
 					p.DeltaPct = map[string]float64{}
 				}
-				p.DeltaPct[m] = (v.Mean - bv.Mean) / math.Abs(bv.Mean) * 100
+				p.DeltaPct[m] = d.Pct
+				if d.HasP {
+					if p.DeltaP == nil {
+						p.DeltaP = map[string]float64{}
+					}
+					p.DeltaP[m] = d.P
+				}
 			}
 		}
 	}

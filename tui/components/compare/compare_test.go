@@ -16,22 +16,33 @@ func TestDeltaTextReadsWithoutColour(t *testing.T) {
 	for _, m := range tableMetrics() {
 		byKey[m.key] = m
 	}
+	// Deltas beyond the noise, unless said otherwise.
 	tests := []struct {
 		metric string
 		pct    float64
 		want   string
+		p      float64 // 0: p = 0.01; -1: one run a side
 	}{
-		{"ops_per_sec", 31.24, "+31.2% better"},
-		{"ops_per_sec", -5, "-5.0% worse"},
-		{"latency_p99_ms", -25, "-25.0% better"},
-		{"latency_p99_ms", 12, "+12.0% worse"},
-		{"server_cpu_pct", 0.01, "+0.0% same"},
+		{"ops_per_sec", 31.24, "+31.2% better", 0},
+		{"ops_per_sec", 3.1, "~ +3.1%", 0.4},
+		{"ops_per_sec", 12, "+12.0% ?", -1},
+		{"ops_per_sec", -5, "-5.0% worse", 0},
+		{"latency_p99_ms", -25, "-25.0% better", 0},
+		{"latency_p99_ms", 12, "+12.0% worse", 0},
+		{"server_cpu_pct", 0.01, "+0.0% same", 0},
 		// Less traffic on the wire is neither better nor worse in itself.
-		{"net_gbps", -81.6, "-81.6%"},
+		{"net_gbps", -81.6, "-81.6%", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			got, _, _ := deltaText(byKey[tc.metric], tc.pct)
+			d := results.Delta{Pct: tc.pct, P: 0.01, HasP: true}
+			switch {
+			case tc.p < 0:
+				d.HasP = false
+			case tc.p > 0:
+				d.P = tc.p
+			}
+			got, _, _ := deltaText(byKey[tc.metric], d)
 			if got != tc.want {
 				t.Fatalf("deltaText(%s, %v) = %q, want %q", tc.metric, tc.pct, got, tc.want)
 			}

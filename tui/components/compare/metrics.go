@@ -1,8 +1,6 @@
 package compare
 
 import (
-	"math"
-
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -33,28 +31,24 @@ func tableMetrics() []metric {
 	return out
 }
 
-// delta returns the change of metric at point p against the baseline point,
-// preferring the engine's figure and computing it when absent.
-func delta(mt metric, p, base results.SweepPoint) (float64, bool) {
-	if d, ok := p.DeltaPct[mt.key]; ok {
-		return d, true
-	}
-	v, b := mt.get(p.Stats), mt.get(base.Stats)
-	if v == nil || b == nil || b.Mean == 0 {
-		return 0, false
-	}
-	return (v.Mean - b.Mean) / b.Mean * 100, true
+// delta returns the change of metric at point p against the baseline
+// point, with its significance over the runs.
+func delta(mt metric, p, base results.SweepPoint) (results.Delta, bool) {
+	return results.DeltaOf(mt.key, p.Stats, base.Stats)
 }
 
-// deltaText says the change with its sign and in words, so it reads right
-// without colour: "+31.2% better" (steps.FormatDelta, as in report.md).
-// better reports the direction for colour; same is true for a change too
-// small to matter and for metrics that are neither better nor worse when
-// they move (network Gb/s follows the load and the path).
-func deltaText(mt metric, pct float64) (text string, better, same bool) {
-	text = results.FormatDelta(mt.key, pct)
-	if results.Neutral(mt.key) || math.Abs(pct) < 0.05 {
-		return text, false, true
+// deltaText says the change so it reads right without colour (Delta.Short:
+// "+31.2% better", "~ +3.1%" inside the noise; the table's legend says what
+// the marks mean). better reports the direction for colour; same is true
+// for a change within the noise or too small to matter, one whose noise was
+// not measured, and one of a metric that is neither better nor worse.
+func deltaText(mt metric, d results.Delta) (text string, better, same bool) {
+	text = d.Short(mt.key)
+	switch d.Verdict(mt.key) {
+	case results.Improved:
+		return text, true, false
+	case results.Worsened:
+		return text, false, false
 	}
-	return text, (pct < 0) == results.LowerIsBetter(mt.key), false
+	return text, false, true
 }

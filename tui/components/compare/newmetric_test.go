@@ -81,10 +81,10 @@ func views(t *testing.T, res *results.Results) map[string]string {
 func TestNewMetricShowsEverywhere(t *testing.T) {
 	want := map[string][]string{
 		"dashboard":        {"hypervisor CPU (%)", "hyp 40.0 %"},
-		"compare table":    {"hypervisor CPU %", "-50.0% better"},
+		"compare table":    {"hypervisor CPU %", "-50.0% ?"},
 		"compare charts":   {"hypervisor CPU % per second"},
 		"sweep chart":      {"mean hypervisor CPU % vs instances"},
-		"report.md table":  {"| hypervisor CPU % |", "(-50.0% better)"},
+		"report.md table":  {"| hypervisor CPU % |", "(-50.0%, 1 run a side: noise not measured)"},
 		"report.md charts": {"mean hypervisor CPU % against instances", "hypervisor CPU % per second (run 1)"},
 		"samples.csv":      {",power_watts," + hypervisorCPU + "\n", ",40.00\n"},
 	}
