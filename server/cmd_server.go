@@ -701,6 +701,11 @@ func (s *Server) info(want map[string]bool) string {
 	if sec("cluster") {
 		kv("cluster_enabled", 0)
 	}
+	if sec("rdma") {
+		// Asked for by name only: redis-server has no such section, and
+		// INFO's default and everything stay as its.
+		s.rdmaInfo(kv)
+	}
 	if sec("keyspace") {
 		for i, d := range s.dbs {
 			if len(d.keys) == 0 {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
+	"github.com/dpulab/dpulab/server/transport"
 	"github.com/spf13/cobra"
 )
 
@@ -31,7 +33,15 @@ func versionString() string {
 	if rev != "" {
 		v += " (" + rev + ")"
 	}
-	return fmt.Sprintf("dpulab %s %s/%s %s", v, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	var ts []string
+	for _, n := range transport.Names() {
+		t := string(n)
+		if transport.Simulated(n) != "" {
+			t += " (simulated)"
+		}
+		ts = append(ts, t)
+	}
+	return fmt.Sprintf("dpulab %s %s/%s %s; transports: %s", v, runtime.GOOS, runtime.GOARCH, runtime.Version(), strings.Join(ts, ", "))
 }
 
 func newVersionCmd() *cobra.Command {
