@@ -8,15 +8,19 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/server"
 	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/server/transport"
 )
 
 // benchConfig turns a bench profile into a bench.Config against the
-// instances of a deployment, reached over transport ("" is tcp).
-func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, transport string) (bench.Config, error) {
+// instances of a deployment, reached over transport ("" is tcp). Over rdma
+// the load generator opens the queue pairs the servers' rdma-* settings ask
+// for, so one setting in the lab changes both ends.
+func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, transport string, settings [][2]string) (bench.Config, error) {
 	c := bench.DefaultConfig()
 	var err error
 	fail := func(field string, err error) (bench.Config, error) {
@@ -72,10 +76,39 @@ func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance,
 		return c, fmt.Errorf("bench: %w", err)
 	}
 	c.Endpoints = eps
+	if transport == rdmaName {
+		if c.RDMA, err = rdmaOptions(settings); err != nil {
+			return c, err
+		}
+	}
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("bench profile: %w", err)
 	}
 	return c, nil
+}
+
+// rdmaName is transport.RDMA, which benchConfig's parameter hides.
+const rdmaName = string(transport.RDMA)
+
+// rdmaOptions reads the servers' rdma-* settings with the server's own
+// parser (so a value means to the client what it means to the server) into
+// the client's connection options.
+func rdmaOptions(settings [][2]string) (transport.RDMAOptions, error) {
+	cfg := server.DefaultConfig()
+	for _, s := range settings {
+		if !strings.HasPrefix(s[0], "rdma-") {
+			continue
+		}
+		if err := cfg.Set(s[0], strings.Fields(s[1])); err != nil {
+			return transport.RDMAOptions{}, fmt.Errorf("setting %s: %w", s[0], err)
+		}
+	}
+	r := cfg.RDMA
+	return transport.RDMAOptions{
+		UC:     r.TransportMode == "unreliable-connected",
+		RxSize: int(r.RxSize), InlineSize: r.InlineSize, SQSize: r.SQSize, RQSize: r.RQSize,
+		Poll: time.Duration(r.PollUS) * time.Microsecond, RetryCount: r.RetryCount, CompletionVector: r.CompletionVector,
+	}, nil
 }
 
 // endpoints are the instances as the load generator reaches them over

@@ -118,7 +118,7 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 					return nil, fmt.Errorf("bench transport: %w", err)
 				}
 			}
-			if j.planned, err = benchConfig(spec, pv, j.deploy.instances(e), j.transport); err != nil {
+			if j.planned, err = benchConfig(spec, pv, j.deploy.instances(e), j.transport, j.deploy.Settings); err != nil {
 				return nil, fmt.Errorf("step %s, variant %s: %w", st.ID, v.Label, err)
 			}
 			p.jobs = append(p.jobs, j)
@@ -169,7 +169,7 @@ func (p *loadPlan) run(ctx context.Context) error {
 		if err := reachable(client, dep.Instances, j.transport); err != nil {
 			return fmt.Errorf("variant %s: %w", variant.Label, err)
 		}
-		cfg, err := benchConfig(p.spec, j.vars, dep.Instances, j.transport)
+		cfg, err := benchConfig(p.spec, j.vars, dep.Instances, j.transport, j.deploy.Settings)
 		if err != nil {
 			return err
 		}
