@@ -21,6 +21,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// dpulabBin is the dpulab binary the tests run: DPULAB_TEST_BIN when set
+// (a perf run on a shared tree, built from a known commit), else a build
+// of this tree.
+func dpulabBin(t *testing.T) string {
+	t.Helper()
+	if b := os.Getenv("DPULAB_TEST_BIN"); b != "" {
+		return b
+	}
+	return testpeer.Dpulab(t)
+}
+
 // requireKernel skips (or, with DPULAB_REQUIRE_PEERS=1, fails) a test that
 // makes real namespaces when this machine cannot: not root, or no ip/nft.
 func requireKernel(t *testing.T) *runner.Local {
@@ -104,7 +115,7 @@ func pinned(cpu string, argv ...string) []string {
 // startServerPinned is startServer with the server on cpu ("" = anywhere).
 func startServerPinned(t *testing.T, ctx context.Context, l *runner.Local, p *Path, cpu string) server {
 	t.Helper()
-	bin := testpeer.Dpulab(t)
+	bin := dpulabBin(t)
 	s := server{addr: p.ServerAddr.String(), port: "6399"}
 	dir := t.TempDir()
 	// The client comes from another address than loopback: protected
@@ -157,7 +168,7 @@ func runBench(t *testing.T, ctx context.Context, l runner.Target, p *Path, s ser
 // runBenchPinned is runBench with the load generator on cpu ("" = anywhere).
 func runBenchPinned(t *testing.T, ctx context.Context, l runner.Target, p *Path, s server, cpu string, args ...string) benchSummary {
 	t.Helper()
-	bin := testpeer.Dpulab(t)
+	bin := dpulabBin(t)
 	argv := pinned(cpu, append([]string{bin, "bench", "-s", s.addr, "-p", s.port, "--json"}, args...)...)
 	r, err := sh(ctx, l, false, p.ClientExec()+" "+runner.QuoteAll(argv...), nil)
 	if err != nil || r.code != 0 {
@@ -282,9 +293,12 @@ func TestVariantsCarryTraffic(t *testing.T) {
 				}
 			}
 
-			// Teardown with the server still running: it must be
-			// stopped for the namespace to go.
-			if err := p.Teardown(ctx, l); err != nil {
+			// Teardown with the server still running (it must be
+			// stopped for the namespace to go) and on a cancelled
+			// context, as after Ctrl-C.
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			if err := p.Teardown(cancelled, l); err != nil {
 				t.Fatal(err)
 			}
 			torn = true

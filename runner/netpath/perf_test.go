@@ -3,6 +3,7 @@
 package netpath
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -26,10 +27,13 @@ import (
 // Knobs: DPULAB_PERF_RULES (comma-separated firewall sizes, default
 // DefaultFirewallRules), DPULAB_PERF_RUNS (rounds, default 5),
 // DPULAB_PERF_SECONDS (per run, default 10), DPULAB_PERF_PIN=1 (server on
-// CPU 1, load generator on CPU 0, with taskset).
+// CPU 1, load generator on CPU 0, with taskset), DPULAB_TEST_BIN (a dpulab
+// binary to use instead of building this tree, when others are mid-change
+// in it). The figures behind DefaultFirewallRules are in its comment.
 func TestPerfVariants(t *testing.T) {
 	l := requireKernel(t)
-	ctx := testCtx(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
 	rules := []int{DefaultFirewallRules}
 	if s := os.Getenv("DPULAB_PERF_RULES"); s != "" {
 		rules = nil
