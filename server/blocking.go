@@ -58,7 +58,7 @@ type blockState struct {
 }
 
 // touchBlocked marks key ready when clients wait on it; db.touch calls it
-// for every change to a key.
+// for every change to a key while d has waiters.
 func (d *db) touchBlocked(key string) {
 	b := d.blocking
 	if _, ok := b.clients[key]; !ok || b.ready[key] {

@@ -203,11 +203,20 @@ func (c *Client) watchedKeyExpired() bool {
 // Every change to a key's value or TTL calls it; without watchers it costs
 // a map length check.
 func (d *db) touch(key string) {
+	// Small enough to be inlined into every write: the work is elsewhere.
+	if len(d.watched) == 0 && d.blocking == nil {
+		return
+	}
+	d.touchWaiters(key)
+}
+
+// touchWaiters is touch for a database with watchers or blocked clients
+// (blocking.go's touchBlocked); out of line, or touch would not inline.
+//
+//go:noinline
+func (d *db) touchWaiters(key string) {
 	if d.blocking != nil {
 		d.touchBlocked(key)
-	}
-	if len(d.watched) == 0 {
-		return
 	}
 	for _, c := range d.watched[key] {
 		c.dirtyCAS = true
