@@ -246,8 +246,9 @@ func (m *Model) ShortHelp() []key.Binding {
 	if m.confirming {
 		return []key.Binding{keymap.Relabel(m.KeyMap.Enter, m.submit), keymap.Relabel(m.KeyMap.Cancel, "back to the values")}
 	}
-	return []key.Binding{m.KeyMap.NextField, m.KeyMap.PrevField,
-		keymap.Relabel(m.KeyMap.Enter, m.submit), m.KeyMap.Cancel}
+	// Enter and esc first: they stay when a narrow footer drops keys.
+	return []key.Binding{keymap.Relabel(m.KeyMap.Enter, m.submit), m.KeyMap.Cancel,
+		m.KeyMap.NextField, m.KeyMap.PrevField}
 }
 
 // FullHelp implements help.KeyMap.

@@ -11,7 +11,10 @@ func (m *Model) failureOf(i int) (steps.StepFinished, bool) {
 	if f, ok := m.failures[i]; ok {
 		return f, true
 	}
-	if i < 0 || i >= len(m.list.Steps()) || m.list.Status(i) != results.Failed {
+	// Only a step that had failed before this session opened: one that
+	// failed here has its StepFinished (on its way through the pump when
+	// RunStep's return value comes first).
+	if !m.savedFailed[i] || i >= len(m.list.Steps()) || m.list.Status(i) != results.Failed {
 		return steps.StepFinished{}, false
 	}
 	return savedFailure(i, m.list.Steps()[i]), true
@@ -25,6 +28,7 @@ func savedFailure(i int, s steps.StepInfo) steps.StepFinished {
 		Step:   s.ID,
 		Index:  i,
 		Status: results.Failed,
-		Err:    "failed in an earlier session; that session saved no reason (r runs it again and shows why if it fails)",
+		Err:    "in an earlier session",
+		Hint:   "That session saved no reason: r runs the step again and shows why if it fails.",
 	}
 }

@@ -225,8 +225,10 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{keymap.Relabel(km.Dashboard, "close dashboard"), km.Back, km.Compare, km.Whole, km.Quit, km.Help}
 	}
 	if m.review {
-		return []key.Binding{km.Restart, km.Compare, km.NextPrev, km.Whole, km.SwitchPane, km.Copy, km.Quit, km.Help}
+		return []key.Binding{km.Restart, km.Compare, keymap.Relabel(km.NextPrev, "next/prev"), km.Whole, km.SwitchPane, km.Copy, km.Quit, km.Help}
 	}
+	// n/p's short word, so that w and v fit a 100-column footer.
+	km.NextPrev = keymap.Relabel(km.NextPrev, "next/prev")
 	sel := m.list.Selected()
 	if m.running >= 0 && steps.DescribeKind(m.list.Steps()[m.running].Kind).View == steps.ViewDashboard {
 		return []key.Binding{km.Dashboard, km.NextPrev, km.Whole, km.SwitchPane, km.Quit, km.Help}
@@ -283,17 +285,15 @@ func (m *Model) FullHelp() [][]key.Binding {
 			{km.Whole, km.Quit, km.ForceQuit, km.Help},
 		}
 	}
-	run := []key.Binding{km.Run, km.RunAll, km.Retry, km.Skip}
+	// Three columns of up to seven rows (the help's height), so that all
+	// of it fits 80 columns; the compare view's tabs are in its own help.
+	run := []key.Binding{km.Run, km.RunAll, km.Retry, km.Skip, km.Vars, km.Whole, km.Copy}
 	if m.review {
-		run = []key.Binding{km.Restart}
-	} else {
-		run = append(run, km.Vars)
+		run = []key.Binding{km.Restart, km.Whole, km.Copy}
 	}
 	return [][]key.Binding{
 		run,
-		{km.Next, km.Prev, km.Up, km.Down},
-		{km.SwitchPane, km.Whole, km.Copy, km.Bottom, km.Top},
-		{km.Dashboard, km.Compare, km.Tab1, km.Tab2},
-		{km.Back, km.Quit, km.ForceQuit, km.Help},
+		{km.Next, km.Prev, km.Up, km.Down, km.SwitchPane, km.Top, km.Bottom},
+		{km.Dashboard, km.Compare, km.Back, km.Quit, km.ForceQuit, km.Help},
 	}
 }

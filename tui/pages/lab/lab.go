@@ -110,6 +110,9 @@ type Model struct {
 	plans    map[int][]steps.PlannedCommand
 	planErr  map[int]string
 	failures map[int]steps.StepFinished
+	// savedFailed marks the steps the saved progress says failed, until
+	// they run in this session.
+	savedFailed map[int]bool
 	attempts map[int]int
 
 	prompts []*prompt.Model
@@ -190,6 +193,12 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	m.cmp = compare.New(c, sess.Results(), opts.TCO)
 	m.initParts()
 	m.list.SetSteps(sess.Steps())
+	m.savedFailed = map[int]bool{}
+	for i, s := range m.list.Steps() {
+		if s.Status == results.Failed {
+			m.savedFailed[i] = true
+		}
+	}
 	m.list.Select(sess.Resume())
 	if sess.Review() && !m.unattended {
 		m.review = true

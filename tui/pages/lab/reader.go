@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dpulab/dpulab/internal/termtext"
@@ -53,15 +54,19 @@ func newReader(c common.Common, title string, text []section, start string) *rea
 	return r
 }
 
-// inner is the text's width: the box's border and padding take 4 columns.
-func (r *reader) inner() int { return max(r.Width-4-4, 20) }
+// box is the overlay's frame: the dialogs' border, a column of padding.
+func (r *reader) box() lipgloss.Style { return r.Styles.Modal.Padding(0, 1) }
 
-// SetSize implements common.Component: the overlay leaves a margin of two
-// columns and a line around it, so the screen under it still shows.
+// inner is the text's width: the screen less a column of margin each
+// side and the box's frame.
+func (r *reader) inner() int { return max(r.Width-2-r.box().GetHorizontalFrameSize(), 20) }
+
+// SetSize implements common.Component: the overlay leaves a column and a
+// line of margin, so the screen under it still shows at its edges.
 func (r *reader) SetSize(w, h int) {
 	r.Common.SetSize(w, h)
 	r.vp.Width = r.inner()
-	r.vp.Height = max(h-2-4, 3) // margin, border, title line, help line
+	r.vp.Height = max(h-1-r.box().GetVerticalFrameSize()-2, 3) // margin, frame, title and help lines
 	at := 0
 	var b strings.Builder
 	n := 0
@@ -76,7 +81,7 @@ func (r *reader) SetSize(w, h int) {
 		b.WriteString(r.Styles.PaneTitle.Render("── "+s.title+" ") + "\n")
 		n++
 		for _, l := range s.lines {
-			w := ansi.Wrap(l, r.inner(), " -/")
+			w := wrap(l, r.inner())
 			b.WriteString(w + "\n")
 			n += strings.Count(w, "\n") + 1
 		}
@@ -118,7 +123,8 @@ func (r *reader) View() string {
 	}
 	body := common.Fit(r.vp.View(), r.inner(), r.vp.Height)
 	foot := st.Muted.Render("↑/↓ pgup/pgdn scroll · g/G top/bottom · esc close")
-	return st.Modal.Width(r.inner() + 4).Render(ansi.Truncate(head, r.inner(), "…") + "\n" + body + "\n" + foot)
+	return r.box().Width(r.inner() + r.box().GetHorizontalPadding()).
+		Render(ansi.Truncate(head, r.inner(), "…") + "\n" + body + "\n" + ansi.Truncate(foot, r.inner(), "…"))
 }
 
 // ShortHelp implements help.KeyMap.
@@ -226,7 +232,9 @@ func (m *Model) openReader() {
 	case m.list.Status(i) == results.Failed:
 		start = secFailure
 	}
-	m.reader = newReader(m.Common, "Step "+fmt.Sprint(i+1)+" in full", m.wholeText(i), start)
+	c := m.Common
+	c.Height-- // the status line is the page's
+	m.reader = newReader(c, "Step "+fmt.Sprint(i+1)+" in full", m.wholeText(i), start)
 }
 
 // setFlag matches the headless run's advice: --set NAME=VALUE.
@@ -237,5 +245,46 @@ var setFlag = regexp.MustCompile(`(?:--set|-s) ([A-Za-z_][A-Za-z0-9_.-]*)=(\S*[^
 // variables form.
 func (m *Model) tuiHint(h string) string {
 	k := m.KeyMap.Vars.Help().Key
-	return setFlag.ReplaceAllString(h, "the variables form ("+k+") to set $1")
+	return setFlag.ReplaceAllString(h, "the variables form ("+k+"), field $1")
+}
+
+// wrap breaks l into lines of at most w columns at spaces only (ansi's
+// wrappers also break at hyphens, which splits paths and flags such as
+// /tmp/dpulab-check or --set-name in two); a word longer than a line is
+// cut where the line ends. A line holding SGR ends with a reset, so a
+// colour never runs into the box's border.
+func wrap(l string, w int) string {
+	var out []string
+	cur, curW := "", 0
+	flush := func() {
+		if strings.IndexByte(cur, 0x1b) >= 0 {
+			cur += ansi.ResetStyle
+		}
+		out = append(out, cur)
+		cur, curW = "", 0
+	}
+	for k, word := range strings.Split(l, " ") {
+		ww := ansi.StringWidth(word)
+		switch {
+		case k == 0:
+		case curW+1+ww <= w:
+			cur += " "
+			curW++
+		default:
+			flush()
+		}
+		if ww > w {
+			pieces := strings.Split(ansi.Hardwrap(word, w-curW, true), "\n")
+			for _, p := range pieces[:len(pieces)-1] {
+				cur += p
+				flush()
+			}
+			word = pieces[len(pieces)-1]
+			ww = ansi.StringWidth(word)
+		}
+		cur += word
+		curW += ww
+	}
+	flush()
+	return strings.Join(out, "\n")
 }

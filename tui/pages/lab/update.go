@@ -228,6 +228,7 @@ func (m *Model) start(i int) tea.Cmd {
 	m.running = i
 	m.attempts[i]++
 	delete(m.failures, i)
+	delete(m.savedFailed, i)
 	m.list.SetStatus(i, results.Running)
 	m.list.Select(i)
 	m.outHold = -1

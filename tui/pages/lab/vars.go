@@ -43,7 +43,7 @@ func (m *Model) openVars(i int, run bool) tea.Cmd {
 	}
 	m.form = varform.New(m.Common, title, m.sess.Variables(), m.sess.ValidateVar)
 	if !run {
-		m.form.SetSubmit("apply to the steps not yet run")
+		m.form.SetSubmit("apply")
 	}
 	m.formFor, m.formRuns = i, run
 	return m.form.Init()
@@ -105,18 +105,14 @@ func (m *Model) notes(im impact) []string {
 	title := func(is []int) string {
 		var ts []string
 		for _, i := range is {
-			ts = append(ts, fmt.Sprintf("%d %s", i+1, m.list.Steps()[i].Title))
+			ts = append(ts, fmt.Sprintf("step %d %s", i+1, m.list.Steps()[i].Title))
 		}
 		return strings.Join(ts, ", ")
 	}
 	var out []string
 	if len(im.redo) > 0 {
-		verb := "will run again"
-		if len(im.redo) == 1 {
-			out = append(out, m.Styles.Countdown.Render("Done, but its commands change: step "+title(im.redo)+" "+verb+"."))
-		} else {
-			out = append(out, m.Styles.Countdown.Render("Done, but their commands change: steps "+title(im.redo)+" "+verb+"."))
-		}
+		// What the person must know first leads: the work redone.
+		out = append(out, m.Styles.Countdown.Render(fmt.Sprintf("%s will run again: done, but its commands change.", title(im.redo))))
 	}
 	if len(im.changed) > 0 {
 		out = append(out, "New commands for the steps not yet run: "+title(im.changed)+".")

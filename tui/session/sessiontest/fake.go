@@ -39,7 +39,11 @@ type Fake struct {
 	LabInfo session.LabInfo
 	Script  []Step
 	Vars    []session.Variable
-	Res     *results.Results
+	// PlanVars, when set, plans step i with the values given (the lab's
+	// defaults overlaid with SetVars'), as the engine does: Plan answers
+	// with it, so a test sees which steps a change of values affects.
+	PlanVars func(i int, vars map[string]string) []steps.PlannedCommand
+	Res      *results.Results
 	// ResultsRoot, when set, makes Finish create a real results folder
 	// per run under ResultsRoot/LAB/ (else it names one that does not
 	// exist).
@@ -124,10 +128,30 @@ func (f *Fake) Resume() int {
 func (f *Fake) Doc(i int) string { return f.Script[i].Doc }
 
 // Plan implements session.Session.
-func (f *Fake) Plan(i int) ([]steps.PlannedCommand, error) { return f.Script[i].Plan, nil }
+func (f *Fake) Plan(i int) ([]steps.PlannedCommand, error) {
+	if f.PlanVars != nil {
+		vals := map[string]string{}
+		for _, v := range f.Variables() {
+			vals[v.Name] = v.Default
+		}
+		return f.PlanVars(i, vals), nil
+	}
+	return f.Script[i].Plan, nil
+}
 
-// Variables implements session.Session.
-func (f *Fake) Variables() []session.Variable { return f.Vars }
+// Variables implements session.Session: the lab's, with the values
+// SetVars set as their current value (Default), as the engine's.
+func (f *Fake) Variables() []session.Variable {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := append([]session.Variable(nil), f.Vars...)
+	for i, v := range out {
+		if s, ok := f.SetTo[v.Name]; ok {
+			out[i].Default = s
+		}
+	}
+	return out
+}
 
 // ValidateVar accepts anything but "bad" and the empty string.
 func (f *Fake) ValidateVar(name, value string) error {
