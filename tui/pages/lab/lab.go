@@ -113,7 +113,7 @@ type Model struct {
 	// savedFailed marks the steps the saved progress says failed, until
 	// they run in this session.
 	savedFailed map[int]bool
-	attempts map[int]int
+	attempts    map[int]int
 
 	prompts []*prompt.Model
 	form    *varform.Model
