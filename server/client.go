@@ -453,7 +453,13 @@ func (s *Server) replyWriter(to *Client) *Client {
 		w = &Client{srv: s}
 		s.blk.scratch = w
 	}
+	// A big reply (a long XREAD) is not kept for every later one.
+	if cap(w.out) > maxIdleOut {
+		w.out = nil
+	}
 	w.out = w.out[:0]
+	clear(w.touched[:cap(w.touched)])
+	w.touched = w.touched[:0]
 	w.resp, w.db, w.dbIndex, w.now, w.id = to.resp, to.db, to.dbIndex, to.now, to.id
 	w.errors = 0
 	return w
