@@ -12,13 +12,15 @@ import (
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/glamour/ansi"
 	"github.com/charmbracelet/glamour/styles"
+	xansi "github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 )
 
 // Render renders src wrapped to width columns; if glamour fails, src is
 // returned as it is. Glamour is slow: callers cache the result per width.
 func Render(src string, width int, noColor bool) string {
-	opts := []glamour.TermRendererOption{glamour.WithWordWrap(max(width-2, 20)), glamour.WithStandardStyle("dark")}
+	wrap := max(width-2, 20)
+	opts := []glamour.TermRendererOption{glamour.WithWordWrap(wrap), glamour.WithStyles(darkMarkdownStyle())}
 	if noColor {
 		opts = append(opts[:1], glamour.WithStyles(plainMarkdownStyle()), glamour.WithColorProfile(termenv.Ascii))
 	}
@@ -26,11 +28,139 @@ func Render(src string, width int, noColor bool) string {
 	if err != nil {
 		return src
 	}
-	s, err := r.Render(joinListContinuations(src))
+	s, err := r.Render(keepCodeWhole(joinListContinuations(src), wrap/2))
 	if err != nil {
 		return src
 	}
-	return strings.Trim(s, "\n")
+	s = strings.NewReplacer(nbHyphen, "-", nbSpace, " ").Replace(s)
+	return strings.Trim(hangListItems(s, wrap), "\n")
+}
+
+// darkMarkdownStyle is glamour's dark style with its headings drawn as
+// headings: the dark style prints "## " before a second-level heading
+// (and "### " before a third...), which reads as markdown left unrendered.
+func darkMarkdownStyle() ansi.StyleConfig {
+	s := styles.DarkStyleConfig
+	for _, h := range []*ansi.StyleBlock{&s.H2, &s.H3, &s.H4, &s.H5, &s.H6} {
+		h.Prefix = ""
+	}
+	return s
+}
+
+// nbHyphen (U+2011, a hyphen nobody breaks at) and nbSpace (a private-use
+// character, one column wide, that no wrapper takes for a space) stand in
+// for "-" and " " inside inline code while glamour wraps; they are put
+// back after. Glamour's wrapper breaks at both, even at U+00A0.
+const (
+	nbHyphen = "\u2011"
+	nbSpace  = "\ue000"
+)
+
+// codeSpan is an inline code span (single backticks) outside fences.
+var codeSpan = regexp.MustCompile("`[^`\n]+`")
+
+// keepCodeWhole keeps inline code on one line: glamour wraps at "-" and at
+// spaces, which split `--set pipeline=1` as "`--" and "set pipeline=1`"
+// on two lines. A span longer than long still wraps at its spaces (else
+// the pane would cut it). Fenced code is left alone.
+func keepCodeWhole(src string, long int) string {
+	lines := strings.Split(src, "\n")
+	inFence := false
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		lines[i] = codeSpan.ReplaceAllStringFunc(l, func(c string) string {
+			if xansi.StringWidth(c) <= long {
+				c = strings.ReplaceAll(c, " ", nbSpace)
+			}
+			return strings.ReplaceAll(c, "-", nbHyphen)
+		})
+	}
+	return strings.Join(lines, "\n")
+}
+
+// bullet matches a rendered list item's start: its indent and marker.
+var bullet = regexp.MustCompile(`^( *)(• |\d+\. |- |\* )`)
+
+// hangListItems indents a list item's wrapped lines under its text, as a
+// list reads (glamour puts them under the bullet): each item is wrapped
+// again, at spaces only, to the same width less the marker.
+func hangListItems(s string, width int) string {
+	lines := strings.Split(s, "\n")
+	var out []string
+	for i := 0; i < len(lines); {
+		plain := xansi.Strip(lines[i])
+		m := bullet.FindStringSubmatch(plain)
+		if m == nil {
+			out = append(out, lines[i])
+			i++
+			continue
+		}
+		indent, lead := len(m[1]), xansi.StringWidth(m[0])
+		words := []string{trimStyled(xansi.TruncateLeft(lines[i], lead, ""))}
+		j := i + 1
+		for ; j < len(lines); j++ {
+			p := xansi.Strip(lines[j])
+			t := strings.TrimLeft(p, " ")
+			if t == "" || len(p)-len(t) != indent || bullet.MatchString(p) {
+				break
+			}
+			words = append(words, trimStyled(xansi.TruncateLeft(lines[j], indent, "")))
+		}
+		prefix := xansi.Truncate(lines[i], lead, "")
+		pad := strings.Repeat(" ", lead)
+		for k, l := range strings.Split(wrapSpaces(strings.Join(words, " "), max(width-lead, 10)), "\n") {
+			if k == 0 {
+				out = append(out, prefix+l)
+			} else {
+				out = append(out, pad+l)
+			}
+		}
+		i = j
+	}
+	return strings.Join(out, "\n")
+}
+
+// trimStyled drops a styled line's trailing blanks (glamour pads every
+// line to the wrap width).
+func trimStyled(l string) string {
+	w := xansi.StringWidth(strings.TrimRight(xansi.Strip(l), " "))
+	t := strings.TrimRight(xansi.Truncate(l, w, ""), " ")
+	if strings.IndexByte(t, 0x1b) >= 0 {
+		t += xansi.ResetStyle
+	}
+	return t
+}
+
+// wrapSpaces breaks s into lines of at most w columns at spaces only; a
+// word longer than a line stays whole (the pane cuts it).
+func wrapSpaces(s string, w int) string {
+	var out []string
+	cur, curW := "", 0
+	for _, word := range strings.Split(s, " ") {
+		ww := xansi.StringWidth(word)
+		if ww == 0 && xansi.Strip(word) == "" && word != "" {
+			cur += word // a style sequence alone
+			continue
+		}
+		if curW > 0 && curW+1+ww > w {
+			out = append(out, cur)
+			cur, curW = "", 0
+		}
+		if curW > 0 {
+			cur += " "
+			curW++
+		}
+		cur += word
+		curW += ww
+	}
+	return strings.Join(append(out, cur), "\n")
 }
 
 // plainMarkdownStyle is glamour's ASCII style for NO_COLOR, minus the
