@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +39,19 @@ var defaultOutputBufferLimits = [obufClasses]OutputBufferLimit{
 	obufPubSub:  {Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60},
 }
 
+// obufError is one of Redis's messages for a bad
+// client-output-buffer-limit, which CONFIG SET repeats verbatim (hence
+// capitalised and with a full stop).
+type obufError string
+
+func (e obufError) Error() string { return string(e) }
+
+const (
+	errObufArgs  obufError = "Wrong number of arguments in buffer limit configuration."
+	errObufClass obufError = "Invalid client class specified in buffer limit configuration."
+	errObufValue obufError = "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+)
+
 // parseOutputBufferLimits applies "class hard soft seconds ..." (classes
 // normal, replica or slave, pubsub) to limits, all or nothing, with
 // Redis's messages.
@@ -51,7 +63,7 @@ func parseOutputBufferLimits(limits *[obufClasses]OutputBufferLimit, args []stri
 		return nil // Redis takes "" as nothing to change
 	}
 	if len(args)%4 != 0 {
-		return errors.New("Wrong number of arguments in buffer limit configuration.")
+		return errObufArgs
 	}
 	next := *limits
 	for i := 0; i < len(args); i += 4 {
@@ -65,13 +77,13 @@ func parseOutputBufferLimits(limits *[obufClasses]OutputBufferLimit, args []stri
 			class = obufPubSub
 		}
 		if class < 0 {
-			return errors.New("Invalid client class specified in buffer limit configuration.")
+			return errObufClass
 		}
 		hard, err1 := parseMemory(args[i+1])
 		soft, err2 := parseMemory(args[i+2])
 		secs, err3 := strconv.ParseInt(args[i+3], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil || secs < 0 {
-			return errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+			return errObufValue
 		}
 		next[class] = OutputBufferLimit{Hard: hard, Soft: soft, SoftSeconds: secs}
 	}
