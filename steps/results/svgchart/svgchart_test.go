@@ -1,0 +1,88 @@
+package svgchart
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"image/png"
+	"math"
+	"strings"
+	"testing"
+)
+
+func sample() Chart {
+	nan := math.NaN()
+	return Chart{Title: "TPS against instances", XLabel: "instances", YLabel: "TPS (ops/s)",
+		XTicks: []Tick{{1, "1"}, {2, "2"}, {4, "4"}},
+		Series: []Series{
+			{Label: "TCP <loopback>", X: []float64{1, 2, 4}, Y: []float64{410000, 820000, 1200000}, Err: []float64{1000, 20000, nan}},
+			{Label: "RDMA & co", X: []float64{1, 2, 4}, Y: []float64{500000, nan, 1500000}},
+		}}
+}
+
+// TestSVGWellFormed: the fragment is one well-formed <svg> element naming
+// each series in its legend (escaped), with grouped tick labels.
+func TestSVGWellFormed(t *testing.T) {
+	b, err := SVG(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("<svg")) {
+		t.Errorf("does not start with <svg: %.60q", b)
+	}
+	d := xml.NewDecoder(bytes.NewReader(b))
+	var texts []string
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("not well-formed XML: %v", err)
+			}
+			break
+		}
+		if cd, ok := tok.(xml.CharData); ok {
+			texts = append(texts, strings.TrimSpace(string(cd)))
+		}
+	}
+	all := strings.Join(texts, "|")
+	for _, want := range []string{"TCP <loopback>", "RDMA & co", "1,500,000", "TPS against instances"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("chart text lacks %q: %s", want, all)
+		}
+	}
+	if bytes.Contains(b, []byte("<loopback>")) {
+		t.Error("a label's markup reached the SVG unescaped")
+	}
+}
+
+func TestNoData(t *testing.T) {
+	_, err := SVG(Chart{Title: "x", Series: []Series{{Label: "a", X: []float64{1}, Y: []float64{math.NaN()}}}})
+	if !errors.Is(err, ErrNoData) {
+		t.Errorf("err = %v, want ErrNoData", err)
+	}
+	if _, err := SVG(Chart{Series: []Series{{Label: "a", X: []float64{1, 2}, Y: []float64{1}}}}); err == nil {
+		t.Error("mismatched lengths drew a chart")
+	}
+}
+
+func TestPNGSlideSize(t *testing.T) {
+	b, err := PNG(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := img.Bounds().Size(); s.X != PNGWidth || s.Y != PNGHeight {
+		t.Errorf("PNG is %v, want %dx%d", s, PNGWidth, PNGHeight)
+	}
+}
+
+func TestFormatTick(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 874768: "874,768", 1.2e6: "1,200,000", 0.25: "0.25", 0.1 + 0.2: "0.3", -2500: "-2,500", 12.5: "12.5", 0.001: "0.001"} {
+		if got := FormatTick(v); got != want {
+			t.Errorf("FormatTick(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
