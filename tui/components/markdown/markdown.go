@@ -28,11 +28,11 @@ func Render(src string, width int, noColor bool) string {
 	if err != nil {
 		return src
 	}
-	s, err := r.Render(keepCodeWhole(joinListContinuations(src), wrap/2))
+	s, err := r.Render(keepCodeWhole(joinListContinuations(src)))
 	if err != nil {
 		return src
 	}
-	s = strings.NewReplacer(nbHyphen, "-", nbSpace, " ").Replace(s)
+	s = strings.ReplaceAll(s, nbHyphen, "-")
 	return strings.Trim(hangListItems(s, wrap), "\n")
 }
 
@@ -47,23 +47,18 @@ func darkMarkdownStyle() ansi.StyleConfig {
 	return s
 }
 
-// nbHyphen (U+2011, a hyphen nobody breaks at) and nbSpace (a private-use
-// character, one column wide, that no wrapper takes for a space) stand in
-// for "-" and " " inside inline code while glamour wraps; they are put
-// back after. Glamour's wrapper breaks at both, even at U+00A0.
-const (
-	nbHyphen = "\u2011"
-	nbSpace  = "\ue000"
-)
+// nbHyphen is U+2011, a hyphen no wrapper breaks at: it stands in for "-"
+// inside inline code while glamour wraps, and is put back after.
+const nbHyphen = "\u2011"
 
 // codeSpan is an inline code span (single backticks) outside fences.
 var codeSpan = regexp.MustCompile("`[^`\n]+`")
 
-// keepCodeWhole keeps inline code on one line: glamour wraps at "-" and at
-// spaces, which split `--set pipeline=1` as "`--" and "set pipeline=1`"
-// on two lines. A span longer than long still wraps at its spaces (else
-// the pane would cut it). Fenced code is left alone.
-func keepCodeWhole(src string, long int) string {
+// keepCodeWhole keeps inline code from being cut at its hyphens: glamour
+// wraps at "-", which split `--set pipeline=1` as "`--" and "set
+// pipeline=1`", a flag nobody can read or type. Code still wraps at its
+// spaces, as words do. Fenced code is left alone.
+func keepCodeWhole(src string) string {
 	lines := strings.Split(src, "\n")
 	inFence := false
 	for i, l := range lines {
@@ -76,9 +71,6 @@ func keepCodeWhole(src string, long int) string {
 			continue
 		}
 		lines[i] = codeSpan.ReplaceAllStringFunc(l, func(c string) string {
-			if xansi.StringWidth(c) <= long {
-				c = strings.ReplaceAll(c, " ", nbSpace)
-			}
 			return strings.ReplaceAll(c, "-", nbHyphen)
 		})
 	}

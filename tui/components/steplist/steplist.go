@@ -153,12 +153,25 @@ func (m *Model) View() string {
 	st := m.Styles
 	var b strings.Builder
 	listH := max(m.Height-1, 1) // the progress bar takes the last line
+	// The selected step shows its whole title, wrapped under itself (up
+	// to four rows); the others are cut to one row.
+	textW := max(m.Width-4, 1)
+	var sel []string
+	if m.selected < len(m.steps) {
+		sel = strings.Split(wrapTitle(fmt.Sprintf("%2d %s", m.selected+1, m.steps[m.selected].Title), textW), "\n")
+		if len(sel) > 4 {
+			sel = sel[:4]
+			sel[3] = ansi.Truncate(sel[3], lineW(3, textW)-1, "") + "…"
+		}
+	}
+	rows := max(listH-max(len(sel)-1, 0), 1)
 	// Scroll so the selection stays visible.
 	first := 0
-	if m.selected >= listH {
-		first = m.selected - listH + 1
+	if m.selected >= rows {
+		first = m.selected - rows + 1
 	}
-	for i := first; i < len(m.steps) && i < first+listH; i++ {
+	used := 0
+	for i := first; i < len(m.steps) && used < listH; i++ {
 		s := m.steps[i]
 		icon := icons[s.Status]
 		style := st.StepNormal
@@ -175,17 +188,26 @@ func (m *Model) View() string {
 		case results.Skipped:
 			style = st.StepSkipped
 		}
-		text := ansi.Truncate(fmt.Sprintf("%2d %s", i+1, s.Title), max(m.Width-4, 1), "…")
-		line := style.Render(icon) + " " + text
 		if i == m.selected {
-			line = st.StepSelected.Render("›" + icon + " " + text) // selection marked by › as well as reverse video
-		} else {
-			line = " " + line
+			for k, t := range sel {
+				if used >= listH {
+					break
+				}
+				lead := "›" + icon + " "
+				if k > 0 {
+					lead = strings.Repeat(" ", ansi.StringWidth(lead)) + "   "
+				}
+				// Selection marked by › as well as reverse video.
+				b.WriteString(st.StepSelected.Render(lead+t) + "\n")
+				used++
+			}
+			continue
 		}
-		b.WriteString(line)
-		b.WriteByte('\n')
+		text := ansi.Truncate(fmt.Sprintf("%2d %s", i+1, s.Title), textW, "…")
+		b.WriteString(" " + style.Render(icon) + " " + text + "\n")
+		used++
 	}
-	for i := len(m.steps) - first; i < listH; i++ {
+	for ; used < listH; used++ {
 		b.WriteByte('\n')
 	}
 	frac := 0.0
@@ -204,4 +226,40 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Next, m.KeyMap.Prev, m.KeyMap.Top, m.KeyMap.Bottom}}
+}
+
+// wrapTitle wraps a numbered title ("12 Title") at spaces to w columns,
+// its later lines indented past the number.
+func wrapTitle(t string, w int) string {
+	words := strings.Fields(t)
+	var lines []string
+	cur := ""
+	for _, word := range words {
+		switch {
+		case cur == "":
+			cur = word
+			if len(lines) == 0 && len(t) > 0 && t[0] == ' ' {
+				cur = " " + word // a one-digit number keeps its column
+			}
+		case ansi.StringWidth(cur)+1+ansi.StringWidth(word) <= lineW(len(lines), w):
+			cur += " " + word
+		default:
+			lines = append(lines, cur)
+			cur = word
+		}
+	}
+	lines = append(lines, cur)
+	for k, l := range lines {
+		lines[k] = ansi.Truncate(l, lineW(k, w), "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lineW is the width of a wrapped title's line k: later lines start
+// under the title, past the number's three columns.
+func lineW(k, w int) int {
+	if k == 0 {
+		return w
+	}
+	return max(w-3, 1)
 }
