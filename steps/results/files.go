@@ -50,7 +50,7 @@ func WriteResults(dir string, r *Results) error {
 	return RenderFiles(dir, r)
 }
 
-// RenderFiles (re)writes samples.csv and report.md from r; `dpulab report`
+// RenderFiles (re)writes samples.csv, report.md and report.html from r; `dpulab report`
 // calls it on a loaded results.json.
 func RenderFiles(dir string, r *Results) error {
 	csvb, err := SamplesCSV(r)
@@ -60,5 +60,8 @@ func RenderFiles(dir string, r *Results) error {
 	if err := atomicfile.WriteFile(filepath.Join(dir, SamplesFile), csvb, 0o644); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, ReportFile), []byte(RenderMarkdown(r)), 0o644)
+	if err := atomicfile.WriteFile(filepath.Join(dir, ReportFile), []byte(RenderMarkdown(r)), 0o644); err != nil {
+		return err
+	}
+	return WriteHTML(dir, r)
 }

@@ -1,0 +1,49 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestConclude(t *testing.T) {
+	point := func(v string, runs ...float64) SweepPoint {
+		p := SweepPoint{Value: v}
+		for i, o := range runs {
+			p.Runs = append(p.Runs, RunResult{Run: i + 1, OpsPerSec: o, LatencyMs: Latency{Avg: 1, P99: 2}})
+		}
+		p.Stats = Summarize(p.Runs)
+		return p
+	}
+	cmpOf := func(sweep string, base, acc []SweepPoint) Compare {
+		return Compare{Step: "c", Sweep: sweep, Variants: []VariantResult{{Label: "tcp", Points: base}, {Label: "rdma", Points: acc}}}
+	}
+	for _, tt := range []struct {
+		name    string
+		r       Results
+		want    []string
+		verdict Verdict
+		cmp     bool
+	}{
+		{"significant at the last sweep point", Results{Benches: []Compare{cmpOf("instances",
+			[]SweepPoint{point("1", 100, 102, 98), point("4", 400, 404, 396)},
+			[]SweepPoint{point("1", 100, 100, 100), point("4", 520, 524, 516)})}},
+			[]string{"rdma: TPS +30.0% ± 0.8% against tcp at instances=4, better beyond the run-to-run noise (p<0.001, 3 runs each)"}, Improved, true},
+		{"within the noise", Results{Benches: []Compare{cmpOf("", []SweepPoint{point("", 100, 120)}, []SweepPoint{point("", 105, 125)})}},
+			[]string{"rdma: TPS +4.5% ± 12.9%", "against tcp, within the run-to-run noise (p=0.", "2 runs each)"}, Same, true},
+		{"one run a side", Results{Benches: []Compare{cmpOf("", []SweepPoint{point("", 100)}, []SweepPoint{point("", 150)})}},
+			[]string{"rdma: TPS +50.0% against tcp, not tested against the noise: 1 run a side"}, Untested, true},
+		{"one variant", Results{Benches: []Compare{{Step: "b", Variants: []VariantResult{{Label: "tcp", Points: []SweepPoint{point("", 1000, 1200)}}}}}},
+			[]string{"tcp: TPS 1,100 ± 141 ops/s over 2 runs (one variant: nothing compared)"}, 0, false},
+		{"nothing", Results{}, []string{"No measurement finished"}, 0, false},
+	} {
+		c := Conclude(&tt.r)
+		for _, w := range tt.want {
+			if !strings.Contains(c.Text, w) {
+				t.Errorf("%s: %q lacks %q", tt.name, c.Text, w)
+			}
+		}
+		if c.Compared != tt.cmp || (c.Compared && c.Verdict != tt.verdict) {
+			t.Errorf("%s: compared %v verdict %v, want %v %v", tt.name, c.Compared, c.Verdict, tt.cmp, tt.verdict)
+		}
+	}
+}

@@ -1,0 +1,307 @@
+package results
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/dpulab/dpulab/internal/atomicfile"
+	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/labs/tco"
+	"github.com/dpulab/dpulab/steps/results/svgchart"
+)
+
+// ReportHTMLFile is the self-contained page every run writes beside
+// report.md.
+const ReportHTMLFile = "report.html"
+
+//go:embed html_report.tmpl
+var htmlReportSrc string
+
+var htmlReportTmpl = template.Must(template.New("report").Parse(htmlReportSrc))
+
+// RenderHTML is report.html: one self-contained page (inline CSS, charts as
+// inline SVG, nothing fetched) that a solutions engineer can send. The run's
+// status and a one-line conclusion come first; then the hosts, each step's
+// table with deltas, its charts and the published figures of the same
+// quantity; the TCO with its inputs; every step's outcome. Every text from
+// outside the binary (lab, inventory, hosts, errors) is escaped by
+// html/template and stripped of control characters.
+func RenderHTML(r *Results) ([]byte, error) {
+	d := htmlData(r)
+	var b bytes.Buffer
+	if err := htmlReportTmpl.Execute(&b, d); err != nil {
+		return nil, fmt.Errorf("render %s: %w", ReportHTMLFile, err)
+	}
+	return b.Bytes(), nil
+}
+
+// RunKind says what kind of run r was (real hardware, rehearsal,
+// emulation, replay), for report.html's banner. Results carries no kind
+// yet: issue 14 adds the field, and this hook is where it is read; until
+// then it says nothing rather than guess.
+func RunKind(r *Results) string { return "" }
+
+type htmlPage struct {
+	Title, Lab, RunID string
+	Started, Finished string
+	Status            string
+	StatusText        string
+	StatusClass       string
+	Kind              string
+	Conclusion        string
+	ConclusionClass   string
+	Hosts             []htmlHost
+	Variables         []htmlKV
+	Benches           []htmlBench
+	OtherRefs         []Reference
+	TCO               *htmlTCO
+	Steps             []htmlStep
+	Legend, Generated string
+}
+
+type htmlKV struct{ Key, Value string }
+
+type htmlHost struct {
+	Name, Address, Roles, Labels, Platform string
+}
+
+type htmlBench struct {
+	Title, Step, Sweep, Client string
+	Variants                   []htmlVariant
+	Cols                       []string
+	Rows                       []htmlRow
+	CPUNote                    string
+	Failed                     []string
+	Charts                     []htmlChart
+	Refs                       []Reference
+}
+
+type htmlVariant struct{ Label, Description, Hosts, Settings string }
+
+type htmlRow struct {
+	Variant, Value string
+	Runs           int
+	Cells          []htmlCell
+}
+
+type htmlCell struct{ Value, Delta, Class string }
+
+type htmlChart struct {
+	Title string
+	SVG   template.HTML
+	Err   string
+}
+
+type htmlTCO struct {
+	Inputs, Outputs []htmlKV
+	Formula         string
+}
+
+type htmlStep struct {
+	Title, ID, Kind, Outcome, Class, Took string
+}
+
+func htmlData(r *Results) htmlPage {
+	d := htmlPage{Title: clean(cmpOr(r.Title, r.Lab)), Lab: clean(r.Lab), RunID: clean(r.RunID),
+		Status: clean(cmpOr(string(r.Status), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
+		Legend: Legend}
+	switch r.Status {
+	case RunComplete:
+		d.StatusClass = "ok"
+	case RunFailed, RunInterrupted, RunRunning:
+		d.StatusClass = "bad"
+	default:
+		d.StatusClass = "warn"
+	}
+	if !r.Started.IsZero() {
+		d.Started = r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	if !r.Finished.IsZero() {
+		d.Finished = r.Finished.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	con := Conclude(r)
+	d.Conclusion = clean(con.Text)
+	d.ConclusionClass = "neutral"
+	if con.Compared {
+		d.ConclusionClass = map[Verdict]string{Improved: "better", Worsened: "worse", Same: "neutral", Untested: "untested", Moved: "neutral"}[con.Verdict]
+	}
+	for _, h := range r.Hosts {
+		hh := htmlHost{Name: clean(h.Name), Address: clean(h.Address), Roles: clean(strings.Join(h.Roles, ", "))}
+		var ls []string
+		for _, k := range sortedKeys(h.Labels) {
+			ls = append(ls, k+"="+h.Labels[k])
+		}
+		hh.Labels = clean(strings.Join(ls, ", "))
+		if h.OS != "" {
+			hh.Platform = clean(h.OS + "/" + h.Arch)
+		}
+		d.Hosts = append(d.Hosts, hh)
+	}
+	for _, k := range sortedKeys(r.Variables) {
+		d.Variables = append(d.Variables, htmlKV{clean(k), clean(r.Variables[k])})
+	}
+	steps := map[string]bool{}
+	for i := range r.Benches {
+		steps[r.Benches[i].Step] = true
+		d.Benches = append(d.Benches, htmlBenchOf(&r.Benches[i], r.References))
+	}
+	// Each published figure once: beside its step's measurements when it
+	// names a step of this run, else here.
+	for _, ref := range r.References {
+		if ref.Step == "" || !steps[ref.Step] {
+			d.OtherRefs = append(d.OtherRefs, cleanRef(ref))
+		}
+	}
+	if r.TCO != nil {
+		t := &htmlTCO{Formula: clean(r.TCO.Formula)}
+		for _, k := range sortedKeys(r.TCO.Inputs) {
+			t.Inputs = append(t.Inputs, htmlKV{clean(k), FormatNumber(r.TCO.Inputs[k])})
+		}
+		outs := sortedKeys(r.TCO.Outputs)
+		sort.SliceStable(outs, func(i, j int) bool { return outs[i] == tco.ServersSaved })
+		for _, k := range outs {
+			v := r.TCO.Outputs[k]
+			s := FormatNumber(v)
+			if strings.HasSuffix(k, "usd") || strings.HasSuffix(k, "per_year") {
+				s = FormatDollars(v)
+			}
+			t.Outputs = append(t.Outputs, htmlKV{clean(k), s})
+		}
+		d.TCO = t
+	}
+	for _, s := range r.Steps {
+		hs := htmlStep{Title: clean(s.Title), ID: clean(s.ID), Kind: clean(s.Kind), Outcome: s.Status.String(), Class: s.Status.String()}
+		if s.Error != "" {
+			hs.Outcome += ": " + clean(s.Error)
+			if s.Host != "" {
+				hs.Outcome += " (on " + clean(s.Host) + ")"
+			}
+		}
+		switch {
+		case s.DurationSeconds >= 0.1:
+			hs.Took = (time.Duration(s.DurationSeconds*1000) * time.Millisecond).Round(100 * time.Millisecond).String()
+		case s.DurationSeconds > 0:
+			hs.Took = "<0.1s"
+		}
+		d.Steps = append(d.Steps, hs)
+	}
+	return d
+}
+
+func htmlBenchOf(c *Compare, refs []Reference) htmlBench {
+	b := htmlBench{Title: clean(cmpOr(c.Title, c.Step)), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client)}
+	for _, ref := range refs {
+		if ref.Step != "" && ref.Step == c.Step {
+			b.Refs = append(b.Refs, cleanRef(ref))
+		}
+	}
+	for _, v := range c.Variants {
+		hv := htmlVariant{Label: clean(v.Label), Description: clean(v.Description), Hosts: clean(strings.Join(v.Hosts, ", "))}
+		var ss []string
+		for _, k := range sortedKeys(v.Settings) {
+			ss = append(ss, k+"="+v.Settings[k])
+		}
+		hv.Settings = clean(strings.Join(ss, ", "))
+		b.Variants = append(b.Variants, hv)
+	}
+	var cols []MetricDesc
+	for _, m := range MetricDescs() {
+		if m.Read != nil && measured(c, m.Name) {
+			cols = append(cols, m)
+			b.Cols = append(b.Cols, axisLabel(m))
+		}
+	}
+	for vi, v := range c.Variants {
+		for _, p := range v.Points {
+			row := htmlRow{Variant: clean(v.Label), Value: clean(p.Value), Runs: len(p.Runs)}
+			for _, m := range cols {
+				ms, ok := p.Stats.Metric(m.Name)
+				if !ok {
+					row.Cells = append(row.Cells, htmlCell{Value: "–"})
+					continue
+				}
+				cell := htmlCell{Value: FormatMeanStd(ms)}
+				if base := basePoint(c, p.Value); vi > 0 && base != nil {
+					if dl, ok := DeltaOf(m.Name, p.Stats, base.Stats); ok {
+						cell.Delta = dl.Format(m.Name)
+						cell.Class = map[Verdict]string{Improved: "better", Worsened: "worse", Same: "neutral", Untested: "untested", Moved: "neutral"}[dl.Verdict(m.Name)]
+					}
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+			b.Rows = append(b.Rows, row)
+			for _, run := range p.Runs {
+				if run.Err != "" {
+					b.Failed = append(b.Failed, clean(fmt.Sprintf("%s %s run %d: %s", v.Label, p.Value, run.Run, run.Err)))
+				}
+			}
+		}
+	}
+	if c.Client != "" && measured(c, MetricServerCPU) {
+		for _, v := range c.Variants {
+			if slices.Contains(v.Hosts, c.Client) {
+				b.CPUNote = clean(c.Client) + " also runs the load generator, so its server CPU figures include the load generator's work."
+				break
+			}
+		}
+	}
+	for _, rc := range ReportCharts(c) {
+		hc := htmlChart{Title: rc.Chart.Title}
+		svg, err := svgchart.SVG(rc.Chart)
+		switch {
+		case errors.Is(err, svgchart.ErrNoData):
+			hc.Err = "not measured in this run"
+		case err != nil:
+			hc.Err = "could not be drawn: " + clean(err.Error())
+		default:
+			// svgchart's output: every text in it was escaped by vgsvg
+			// (html.EscapeString) and cleaned of control characters here.
+			hc.SVG = template.HTML(svg)
+		}
+		b.Charts = append(b.Charts, hc)
+	}
+	return b
+}
+
+func cleanRef(r Reference) Reference {
+	return Reference{Label: clean(r.Label), Value: clean(r.Value), Source: clean(r.Source), Step: clean(r.Step)}
+}
+
+// clean is text from outside the binary as the page shows it: escape
+// sequences removed (termtext.Plain) and any other control character but
+// a newline or tab dropped, since HTML and SVG (XML) have no place for
+// them; html/template then escapes what is left.
+func clean(s string) string {
+	s = termtext.Plain(s)
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\uFFFE' || r == '\uFFFF') {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// WriteHTML (re)writes DIR/report.html from r, atomically.
+func WriteHTML(dir string, r *Results) error {
+	b, err := RenderHTML(r)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, ReportHTMLFile), b, 0o644)
+}

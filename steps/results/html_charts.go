@@ -1,0 +1,179 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dpulab/dpulab/internal/atomicfile"
+	"github.com/dpulab/dpulab/steps/results/svgchart"
+)
+
+// ReportChart is one chart of a bench or compare step, as report.html
+// inlines it and `dpulab report --format png` writes it for a slide.
+type ReportChart struct {
+	// Step is the bench or compare step it belongs to.
+	Step string
+	// Name is a file-name stem unique within the run: STEP-METRIC-sweep,
+	// STEP-METRIC-per-second.
+	Name  string
+	Chart svgchart.Chart
+}
+
+// ReportCharts are c's charts, chosen from the metric table as report.md's
+// are (renderCharts): the sweep charts (the mean of each PlotSweep metric
+// against the swept variable, a line per variant, error bars from the runs'
+// standard deviation), then the per-second charts (each PlotPerSecond
+// metric, first run of the last sweep point, the variants overlaid).
+func ReportCharts(c *Compare) []ReportChart {
+	var out []ReportChart
+	stem := fileStem(c.Step)
+	if c.Sweep != "" && maxPoints(c) > 1 {
+		xs, ticks := sweepAxis(c)
+		for _, m := range MetricDescs() {
+			if m.Plots&PlotSweep == 0 || !measured(c, m.Name) {
+				continue
+			}
+			ch := svgchart.Chart{Title: "mean " + clean(m.Label) + " against " + clean(c.Sweep), XLabel: clean(c.Sweep), YLabel: axisLabel(m), XTicks: ticks}
+			for _, v := range c.Variants {
+				s := svgchart.Series{Label: clean(v.Label)}
+				for _, p := range v.Points {
+					s.X = append(s.X, xs[p.Value])
+					s.Y = append(s.Y, SweepValue(m, p.Stats))
+					e := nan
+					if ms, ok := p.Stats.Metric(m.Name); ok && ms.N >= 2 {
+						e = ms.Stddev
+					}
+					s.Err = append(s.Err, e)
+				}
+				ch.Series = append(ch.Series, s)
+			}
+			out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-sweep", Chart: ch})
+		}
+	}
+	for _, m := range MetricDescs() {
+		if m.Plots&PlotPerSecond == 0 {
+			continue
+		}
+		title := clean(m.Label) + " per second (run 1"
+		if c.Sweep != "" && maxPoints(c) > 0 {
+			if n := len(c.Variants[0].Points); n > 0 {
+				title += ", " + clean(c.Sweep) + "=" + clean(c.Variants[0].Points[n-1].Value)
+			}
+		}
+		ch := svgchart.Chart{Title: title + ")", XLabel: "time since the measured part began (s)", YLabel: axisLabel(m)}
+		for _, v := range c.Variants {
+			s := svgchart.Series{Label: clean(v.Label)}
+			if n := len(v.Points); n > 0 && len(v.Points[n-1].Runs) > 0 {
+				pts := v.Points[n-1].Runs[0].Series
+				s.Y = PerSecond(m, pts)
+				for _, p := range pts {
+					s.X = append(s.X, p.T)
+				}
+			}
+			ch.Series = append(ch.Series, s)
+		}
+		out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-per-second", Chart: ch})
+	}
+	return out
+}
+
+// sweepAxis places the swept values on the x axis: at their numbers when
+// every one is a number (instances 1, 2, 4, 8 keep their spacing), else
+// evenly in the order first met (value sizes "64B", "4KB").
+func sweepAxis(c *Compare) (map[string]float64, []svgchart.Tick) {
+	var order []string
+	seen := map[string]bool{}
+	numeric := true
+	for _, v := range c.Variants {
+		for _, p := range v.Points {
+			if seen[p.Value] {
+				continue
+			}
+			seen[p.Value] = true
+			order = append(order, p.Value)
+			if _, err := strconv.ParseFloat(strings.TrimSpace(p.Value), 64); err != nil {
+				numeric = false
+			}
+		}
+	}
+	xs := map[string]float64{}
+	var ticks []svgchart.Tick
+	for i, v := range order {
+		x := float64(i)
+		if numeric {
+			x, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+		xs[v] = x
+		ticks = append(ticks, svgchart.Tick{Value: x, Label: clean(v)})
+	}
+	return xs, ticks
+}
+
+// axisLabel is a metric's label with its unit in brackets: "TPS (ops/s)",
+// "p99 latency (ms)", "server CPU (%)".
+func axisLabel(m MetricDesc) string {
+	l := clean(m.Label)
+	if strings.HasSuffix(l, " "+m.Unit) {
+		l = strings.TrimSuffix(l, " "+m.Unit)
+	}
+	return l + " (" + clean(m.Unit) + ")"
+}
+
+// fileStem keeps letters, digits, '-' and '_' of s (a step id from a lab
+// file), so a chart's file name cannot leave its folder.
+func fileStem(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+	if s == "" {
+		return "step"
+	}
+	return s
+}
+
+// ChartsDir is the folder of a results folder that `dpulab report --format
+// png` writes the charts' images into.
+const ChartsDir = "charts"
+
+// WriteChartPNGs writes every chart of r as DIR/charts/NAME.png at slide
+// resolution (svgchart.PNGWidth × PNGHeight), each atomically, and returns
+// the paths written. A chart with no data at all is left out.
+func WriteChartPNGs(dir string, r *Results) ([]string, error) {
+	out := filepath.Join(dir, ChartsDir)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("create the charts folder: %w", err)
+	}
+	var paths []string
+	seen := map[string]int{}
+	for i := range r.Benches {
+		for _, rc := range ReportCharts(&r.Benches[i]) {
+			b, err := svgchart.PNG(rc.Chart)
+			if errors.Is(err, svgchart.ErrNoData) {
+				continue
+			}
+			if err != nil {
+				return paths, err
+			}
+			name := rc.Name
+			// Two steps whose ids differ only in dropped characters.
+			if n := seen[name]; n > 0 {
+				name = fmt.Sprintf("%s-%d", name, n+1)
+			}
+			seen[rc.Name]++
+			p := filepath.Join(out, name+".png")
+			if err := atomicfile.WriteFile(p, b, 0o644); err != nil {
+				return paths, err
+			}
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
