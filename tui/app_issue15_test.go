@@ -220,20 +220,37 @@ func TestConfirmedChangeRedoesTheDoneStep(t *testing.T) {
 }
 
 // TestReopenedLabShowsFailedStep: a lab reopened with a step that failed
-// in an earlier session shows the failure on that step, not only ✘.
+// in an earlier session shows that failure's error, host, command and
+// hint (StepInfo.Failure, from saved progress) on the step, not only ✘;
+// the hint names the form's key, and w reads it whole.
 func TestReopenedLabShowsFailedStep(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
 			f := trainingFake()
 			f.Script[2].Info.Status = results.Failed
-			tm, _ := openTrainee(t, f, sz.w, sz.h, "failed: in an earlier session")
+			f.Script[2].Info.Failure = &steps.Failure{
+				Err: "exit status 1", Host: "local", Earlier: true,
+				Cmd:  "{ uname -a; ip -o link show dev 'enp3s0f0np0'; ethtool -i 'enp3s0f0np0'; } 2>&1 | tee /tmp/dpulab-check/iface.txt",
+				Hint: "The interface named by iface does not exist on this host: set the right name with --set iface=NAME.",
+				Tail: []string{"Device \"enp3s0f0np0\" does not exist."},
+			}
+			tm, _ := openTrainee(t, f, sz.w, sz.h, "failed in an earlier session on local", "$ { uname -a;", "variables form (v)")
 			app := finish(t, tm)
 			if _, ok := app.Lab().Failure(2); ok {
-				t.Fatal("the page holds a failure it never saw")
+				t.Fatal("the page holds a failure of this session it never saw")
 			}
 			requireGolden(t, app.View())
 		})
 	}
+}
+
+// TestReopenedLabWithoutSavedReason: progress saved before failures were
+// kept says the step failed and that no reason was saved.
+func TestReopenedLabWithoutSavedReason(t *testing.T) {
+	f := trainingFake()
+	f.Script[2].Info.Status = results.Failed
+	tm, _ := openTrainee(t, f, 80, 24, "failed: in an earlier session", "saved no reason")
+	finish(t, tm)
 }
 
 // TestOutputIsPerStep: a step's output shows under it only; the step that

@@ -20,15 +20,22 @@ func (m *Model) failureOf(i int) (steps.StepFinished, bool) {
 	return savedFailure(i, m.list.Steps()[i]), true
 }
 
-// savedFailure is a failure from saved progress. The session's StepInfo
-// carries only the status today; when it carries the error, host, command
-// and hint (issue 15), they go here.
+// savedFailure is a failure from saved progress: the error, host,
+// command, hint and last lines the session reports (StepInfo.Failure), or,
+// from progress saved before they were kept, only that it failed.
 func savedFailure(i int, s steps.StepInfo) steps.StepFinished {
-	return steps.StepFinished{
-		Step:   s.ID,
-		Index:  i,
-		Status: results.Failed,
-		Err:    "in an earlier session",
-		Hint:   "That session saved no reason: r runs the step again and shows why if it fails.",
+	f := steps.StepFinished{Step: s.ID, Index: i, Status: results.Failed}
+	if r := s.Failure; r != nil {
+		f.Err, f.Host, f.Cmd, f.Hint, f.Tail = r.Err, r.Host, r.Cmd, r.Hint, r.Tail
+		return f
 	}
+	f.Err = "in an earlier session"
+	f.Hint = "That session saved no reason: r runs the step again and shows why if it fails."
+	return f
+}
+
+// earlier reports whether f is a failure from an earlier session.
+func (m *Model) earlier(f steps.StepFinished) bool {
+	_, here := m.failures[f.Index]
+	return !here && m.savedFailed[f.Index]
 }

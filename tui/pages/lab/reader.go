@@ -166,6 +166,9 @@ func (m *Model) wholeText(i int) []section {
 	if f, ok := m.failureOf(i); ok {
 		var ls []string
 		head := "✘ failed"
+		if m.earlier(f) && f.Err != "in an earlier session" {
+			head += " in an earlier session"
+		}
 		if f.Host != "" {
 			head += " on " + f.Host
 		}
@@ -173,6 +176,12 @@ func (m *Model) wholeText(i int) []section {
 			head += ": " + f.Err
 		}
 		ls = append(ls, head)
+		if f.Cmd != "" {
+			ls = append(ls, "", "The command that failed:")
+			for _, l := range strings.Split(f.Cmd, "\n") {
+				ls = append(ls, "  "+l)
+			}
+		}
 		if len(f.Tail) > 0 {
 			ls = append(ls, "", "Its last lines of output:")
 			for _, t := range f.Tail {

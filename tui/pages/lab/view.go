@@ -136,6 +136,9 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	inner := max(w-4, 10)
 	var ls []string
 	head := "✘ failed"
+	if m.earlier(f) && f.Err != "in an earlier session" {
+		head += " in an earlier session"
+	}
 	if f.Host != "" {
 		head += " on " + f.Host
 	}
@@ -144,6 +147,11 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	}
 	cut := ansi.StringWidth(head) > inner
 	ls = append(ls, st.Error.Render(ansi.Truncate(head, inner, "…")))
+	if f.Cmd != "" {
+		c := "  $ " + strings.ReplaceAll(f.Cmd, "\n", "⏎ ")
+		cut = cut || ansi.StringWidth(c) > inner
+		ls = append(ls, st.CmdText.Render(ansi.Truncate(c, inner, "…")))
+	}
 	tail := f.Tail
 	if len(tail) > 3 {
 		tail = tail[len(tail)-3:]

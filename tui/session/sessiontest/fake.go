@@ -25,10 +25,10 @@ type Step struct {
 	Plan  []steps.PlannedCommand
 	Emit  []steps.Event
 	Final results.Status
-	// Err, Hint and Tail (the command's last lines) go into the
-	// StepFinished of a failed step.
-	Err, Hint string
-	Tail      []string
+	// Err, Hint, Host, Cmd (the command that failed) and Tail (its last
+	// lines) go into the StepFinished of a failed step.
+	Err, Hint, Host, Cmd string
+	Tail                 []string
 	// Block, when non-nil, keeps the step running until it is closed or
 	// the context ends (to show "a step running").
 	Block chan struct{}
@@ -210,16 +210,20 @@ func (f *Fake) RunStep(ctx context.Context, i int) results.Status {
 			return f.finish(i, results.Failed, "cancelled", "", nil)
 		}
 	}
-	return f.finish(i, s.Final, s.Err, s.Hint, s.Tail)
+	return f.finishStep(i, s)
+}
+
+func (f *Fake) finishStep(i int, s Step) results.Status {
+	f.mu.Lock()
+	f.Script[i].Info.Status = s.Final
+	id := f.Script[i].Info.ID
+	f.mu.Unlock()
+	f.send(steps.StepFinished{Step: id, Index: i, Status: s.Final, Err: s.Err, Hint: s.Hint, Host: s.Host, Cmd: s.Cmd, Tail: s.Tail})
+	return s.Final
 }
 
 func (f *Fake) finish(i int, st results.Status, err, hint string, tail []string) results.Status {
-	f.mu.Lock()
-	f.Script[i].Info.Status = st
-	id := f.Script[i].Info.ID
-	f.mu.Unlock()
-	f.send(steps.StepFinished{Step: id, Index: i, Status: st, Err: err, Hint: hint, Tail: tail})
-	return st
+	return f.finishStep(i, Step{Final: st, Err: err, Hint: hint, Tail: tail})
 }
 
 // Skip implements session.Session.
