@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"html"
 	"image/color"
 	"math"
 	"strconv"
@@ -94,14 +95,14 @@ const maxMarkers = 16
 // the page's CSS can scale it.
 func SVG(c Chart) ([]byte, error) {
 	cv := vgsvg.New(svgWidth, svgHeight)
-	if err := drawChart(c, draw.New(cv), 9); err != nil {
+	if err := drawChart(c, draw.New(cv), 10); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	if _, err := cv.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("svgchart: write %q: %w", c.Title, err)
 	}
-	return tidySVG(buf.Bytes())
+	return tidySVG(buf.Bytes(), c.Title)
 }
 
 // PNG draws c at slide resolution (PNGWidth × PNGHeight pixels).
@@ -131,7 +132,6 @@ func drawChart(c Chart, dc draw.Canvas, size vg.Length) error {
 		ts.Size = size
 	}
 	p.Title.TextStyle.Font.Size = size + 2
-	p.Title.Text = c.Title
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = c.YLabel
 	p.Y.Tick.Marker = groupedTicks{}
@@ -204,10 +204,18 @@ func drawChart(c Chart, dc draw.Canvas, size vg.Length) error {
 		p.Y.Min = 0
 	}
 	p.Y.Max *= 1.04
-	legendH := vg.Length(entries)*(leg.TextStyle.Height("Xg")+leg.Padding) + vg.Points(4)
-	p.Draw(draw.Crop(dc, 0, 0, 0, -legendH))
-	lc := draw.Crop(dc, vg.Points(50), 0, dc.Max.Y-dc.Min.Y-legendH, 0)
-	leg.Draw(lc)
+	// From the top: the title, the legend, then the plot (with a margin
+	// on the right for the last marker and tick label).
+	h := dc.Max.Y - dc.Min.Y
+	titleH := vg.Length(0)
+	if c.Title != "" {
+		ts := p.Title.TextStyle
+		titleH = ts.Height(c.Title) + vg.Points(4)
+		dc.FillText(ts, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - vg.Points(2)}, c.Title)
+	}
+	legendH := vg.Length(entries)*(leg.TextStyle.Height("Xg")+leg.Padding) + vg.Points(6)
+	leg.Draw(draw.Crop(dc, vg.Points(50), 0, h-titleH-legendH, -titleH))
+	p.Draw(draw.Crop(dc, 0, -vg.Points(8), 0, -titleH-legendH))
 	return nil
 }
 
@@ -320,15 +328,17 @@ func decimals(v float64) int {
 }
 
 // tidySVG drops vgsvg's XML prolog and comment (an inline <svg> in HTML
-// has none), and gives its text a fallback font: vgsvg names the font it
-// measured (Liberation Sans), which a reader's browser may lack; Arial and
-// Helvetica have the same metrics.
-func tidySVG(b []byte) ([]byte, error) {
+// has none), names the chart for assistive technology, and gives its text
+// a fallback font: vgsvg names the font it measured (Liberation Sans),
+// which a reader's browser may lack; Arial and Helvetica have the same
+// metrics.
+func tidySVG(b []byte, title string) ([]byte, error) {
 	i := bytes.Index(b, []byte("<svg"))
 	if i < 0 {
 		return nil, errors.New("svgchart: vgsvg wrote no <svg> element")
 	}
-	b = b[i:]
+	// A screen reader reads the chart as one image named by its title.
+	b = append([]byte(`<svg role="img" aria-label="`+html.EscapeString(title)+`"`), b[i+len("<svg"):]...)
 	b = bytes.ReplaceAll(b, []byte("font-family:Liberation Sans;"), []byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
 	return b, nil
 }

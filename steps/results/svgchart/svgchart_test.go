@@ -86,3 +86,19 @@ func TestFormatTick(t *testing.T) {
 		}
 	}
 }
+
+func TestSVGNamedForScreenReaders(t *testing.T) {
+	b, err := SVG(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte(`<svg role="img" aria-label="TPS against instances"`)) {
+		t.Errorf("starts %.80q", b)
+	}
+	c := sample()
+	c.Title = `a "quoted" <title>`
+	b, _ = SVG(c)
+	if !bytes.Contains(b, []byte(`aria-label="a &#34;quoted&#34; &lt;title&gt;"`)) {
+		t.Errorf("title not escaped in its attribute: %.120q", b)
+	}
+}
