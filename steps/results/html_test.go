@@ -305,3 +305,21 @@ func attr(n *html.Node, key string) string {
 	}
 	return ""
 }
+
+// TestReportHTMLSparse: a run killed before it measured anything, a step
+// with no finished run and a variant with no points still give a page.
+func TestReportHTMLSparse(t *testing.T) {
+	for _, r := range []*Results{
+		{},
+		{Status: RunRunning, Benches: []Compare{{Step: "b"}, {Step: "c", Sweep: "instances", Variants: []VariantResult{{Label: "a"}, {Label: "b", Points: []SweepPoint{{Value: "1"}}}}}}},
+	} {
+		p := renderPage(t, r)
+		checkSelfContained(t, p)
+		if con := textOf(byID(t, p, "conclusion")); con != "No measurement finished: nothing to conclude." {
+			t.Errorf("conclusion = %q", con)
+		}
+		if r.Status == RunRunning && !strings.Contains(textOf(byID(t, p, "status")), "NOT FINISHED") {
+			t.Errorf("status = %q", textOf(byID(t, p, "status")))
+		}
+	}
+}
