@@ -236,7 +236,7 @@ func (m *Model) overlay() string {
 // or the step that just ended while the next one has none yet.
 func (m *Model) outStep() int {
 	sel := m.list.Selected()
-	if m.outHold >= 0 && len(m.out.StepLines(sel)) == 0 {
+	if m.outHold >= 0 && len(m.out.StepLines(sel)) == 0 && len(m.out.StepLines(m.outHold)) > 0 {
 		return m.outHold
 	}
 	return sel
