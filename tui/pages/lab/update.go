@@ -114,6 +114,10 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.layout()
 	case steps.Output:
 		m.out.AppendLinesTo(m.stepIndex(e.Step), []runnerLine{e.Line})
+		// The pump hands events over after RunStep's return may have
+		// moved the selection on: the ended step's late lines make it
+		// the one shown.
+		m.out.Show(m.outStep())
 	case steps.Progress:
 		m.dash.SetProgress(e)
 	case steps.Sample:
@@ -145,7 +149,8 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 
 // stepIndex is the index of the step with this id. Output naming no step of
 // the list belongs to the running step (the engine names every step; a
-// note of its own may not), else to the step shown.
+// note of its own may not), else to the one that just ended, else to the
+// step shown.
 func (m *Model) stepIndex(id string) int {
 	for i, s := range m.list.Steps() {
 		if s.ID == id {
@@ -154,6 +159,9 @@ func (m *Model) stepIndex(id string) int {
 	}
 	if m.running >= 0 {
 		return m.running
+	}
+	if m.outHold >= 0 {
+		return m.outHold // the step that just ended, its events still coming
 	}
 	return m.out.Shown()
 }
