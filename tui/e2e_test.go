@@ -82,7 +82,8 @@ func TestEndToEndQuickstart(t *testing.T) {
 	saveCapture(t, "dashboard.txt", dash)
 
 	cmp := s.waitFor(180*time.Second, "Compare:", "TCP loopback (baseline)", "Unix socket", "results written to")
-	if !regexp.MustCompile(`[+-]\d+\.\d% (better|worse|same)`).MatchString(cmp) {
+	// A signed delta in one of the significance rule's forms (results.Delta.Short).
+	if !regexp.MustCompile(`[+-]\d+\.\d% (better|worse|same|\?)|~ [+-]\d+\.\d%`).MatchString(cmp) {
 		t.Fatalf("compare view shows no signed delta:\n%s", cmp)
 	}
 	saveCapture(t, "compare.txt", cmp)

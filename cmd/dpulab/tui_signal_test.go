@@ -167,6 +167,9 @@ func TestTUISignalsCleanUp(t *testing.T) {
 			p.run("send-keys", "-t", "sig", "C-u")
 			p.run("send-keys", "-t", "sig", "-l", fmt.Sprint(testpeer.FreePorts(t, 2)))
 			p.run("send-keys", "-t", "sig", "Enter")
+			// The dashboard opens with its key (d), not by itself.
+			p.waitFor("Long bench  [bench · running]")
+			p.run("send-keys", "-t", "sig", "d")
 			p.waitFor("Live bench: long")
 			pid := pidOf(bin, "--lab-dir", labDir)
 			if pid == 0 {
