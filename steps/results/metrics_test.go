@@ -128,7 +128,7 @@ func TestMetricsByName(t *testing.T) {
 		t.Errorf("delta %v, want -50", d)
 	}
 	r := &Results{Benches: []Compare{c}}
-	if md := RenderMarkdown(r); !strings.Contains(md, "| hypervisor CPU % |") || !strings.Contains(md, "(-50.0%, 1 run a side: noise not measured)") {
+	if md := RenderMarkdown(r); !strings.Contains(md, "| hypervisor CPU % |") || !strings.Contains(md, "(~ no significant difference: -50.0%, p=0.350)") {
 		t.Errorf("report.md lacks the metric or its delta:\n%s", md)
 	}
 	csv, _ := SamplesCSV(r)
