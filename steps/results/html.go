@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -111,8 +112,8 @@ type htmlStep struct {
 }
 
 func htmlData(r *Results) htmlPage {
-	d := htmlPage{Title: clean(cmpOr(r.Title, r.Lab)), Lab: clean(r.Lab), RunID: clean(r.RunID),
-		Status: clean(cmpOr(string(r.Status), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
+	d := htmlPage{Title: clean(cmp.Or(r.Title, r.Lab)), Lab: clean(r.Lab), RunID: clean(r.RunID),
+		Status: clean(cmp.Or(string(r.Status), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
 		Legend: Legend}
 	switch r.Status {
 	case RunComplete:
@@ -132,7 +133,7 @@ func htmlData(r *Results) htmlPage {
 	d.Conclusion = clean(con.Text)
 	d.ConclusionClass = "neutral"
 	if con.Compared {
-		d.ConclusionClass = map[Verdict]string{Improved: "better", Worsened: "worse", Same: "neutral", Untested: "untested", Moved: "neutral"}[con.Verdict]
+		d.ConclusionClass = verdictClass(con.Verdict)
 	}
 	for _, h := range r.Hosts {
 		hh := htmlHost{Name: clean(h.Name), Address: clean(h.Address), Roles: clean(strings.Join(h.Roles, ", "))}
@@ -198,7 +199,7 @@ func htmlData(r *Results) htmlPage {
 }
 
 func htmlBenchOf(c *Compare, refs []Reference) htmlBench {
-	b := htmlBench{Title: clean(cmpOr(c.Title, c.Step)), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client)}
+	b := htmlBench{Title: clean(cmp.Or(c.Title, c.Step)), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client)}
 	for _, ref := range refs {
 		if ref.Step != "" && ref.Step == c.Step {
 			b.Refs = append(b.Refs, cleanRef(ref))
@@ -233,7 +234,7 @@ func htmlBenchOf(c *Compare, refs []Reference) htmlBench {
 				if base := basePoint(c, p.Value); vi > 0 && base != nil {
 					if dl, ok := DeltaOf(m.Name, p.Stats, base.Stats); ok {
 						cell.Delta = dl.Format(m.Name)
-						cell.Class = map[Verdict]string{Improved: "better", Worsened: "worse", Same: "neutral", Untested: "untested", Moved: "neutral"}[dl.Verdict(m.Name)]
+						cell.Class = verdictClass(dl.Verdict(m.Name))
 					}
 				}
 				row.Cells = append(row.Cells, cell)
@@ -272,6 +273,20 @@ func htmlBenchOf(c *Compare, refs []Reference) htmlBench {
 	return b
 }
 
+// verdictClass is the CSS class of a delta: the colour repeats what its
+// words say (better, worse, within the noise, not tested), never replaces it.
+func verdictClass(v Verdict) string {
+	switch v {
+	case Improved:
+		return "better"
+	case Worsened:
+		return "worse"
+	case Untested:
+		return "untested"
+	}
+	return "neutral"
+}
+
 func cleanRef(r Reference) Reference {
 	return Reference{Label: clean(r.Label), Value: clean(r.Value), Source: clean(r.Source), Step: clean(r.Step)}
 }
@@ -288,13 +303,6 @@ func clean(s string) string {
 		}
 		return r
 	}, s)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // WriteHTML (re)writes DIR/report.html from r, atomically.
