@@ -66,7 +66,7 @@ type htmlPage struct {
 	OtherRefs         []Reference
 	TCO               *htmlTCO
 	Steps             []htmlStep
-	Legend, Generated string
+	ConclusionNote    string
 }
 
 type htmlKV struct{ Key, Value string }
@@ -114,7 +114,7 @@ type htmlStep struct {
 func htmlData(r *Results) htmlPage {
 	d := htmlPage{Title: clean(cmp.Or(r.Title, r.Lab)), Lab: clean(r.Lab), RunID: clean(r.RunID),
 		Status: clean(cmp.Or(string(r.Status), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
-		Legend: Legend}
+	}
 	switch r.Status {
 	case RunComplete:
 		d.StatusClass = "ok"
@@ -134,6 +134,7 @@ func htmlData(r *Results) htmlPage {
 	d.ConclusionClass = "neutral"
 	if con.Compared {
 		d.ConclusionClass = verdictClass(con.Verdict)
+		d.ConclusionNote = "The main comparison of the run: its last variant against its first, at its last sweep point. ± is the standard error of the difference of the means (in percent of the baseline's); p is Welch's t-test over the runs, and a difference is called better or worse only when p < 0.05."
 	}
 	for _, h := range r.Hosts {
 		hh := htmlHost{Name: clean(h.Name), Address: clean(h.Address), Roles: clean(strings.Join(h.Roles, ", "))}
