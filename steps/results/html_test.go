@@ -323,3 +323,34 @@ func TestReportHTMLSparse(t *testing.T) {
 		}
 	}
 }
+
+// TestReportHTMLLayout: a phone gets the page at its width with wide tables
+// scrolling inside their box, and printing keeps charts whole.
+func TestReportHTMLLayout(t *testing.T) {
+	p := renderPage(t, loadFixture(t, "testdata/failed-sweep"))
+	var viewport bool
+	for _, m := range all(p, atom.Meta) {
+		if attr(m, "name") == "viewport" && strings.Contains(attr(m, "content"), "width=device-width") {
+			viewport = true
+		}
+	}
+	if !viewport {
+		t.Error("no viewport meta: a phone would show the page zoomed out")
+	}
+	css := textOf(all(p, atom.Style)[0])
+	for _, want := range []string{"max-width:", ".scroll { overflow-x: auto", "@media print", "break-inside: avoid", "figure svg { display: block; width: 100%; height: auto"} {
+		if !strings.Contains(css, want) {
+			t.Errorf("CSS lacks %q", want)
+		}
+	}
+	for _, tb := range all(p, atom.Table) {
+		if tb.Parent == nil || attr(tb.Parent, "class") != "scroll" {
+			t.Error("a table outside a horizontally scrolling box")
+		}
+	}
+	for _, s := range all(p, atom.Svg) {
+		if s.Parent == nil || s.Parent.DataAtom != atom.Figure || attr(s, "viewBox") == "" {
+			t.Errorf("a chart outside a <figure> or without a viewBox to scale by: %v", s.Attr)
+		}
+	}
+}
