@@ -487,7 +487,8 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 		status = results.Failed
 		aborted := ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded)
 		if aborted {
-			err = fmt.Errorf("aborted: %w", err)
+			status = results.Interrupted
+			err = fmt.Errorf("interrupted: %w", err)
 		}
 		fin.Err = err.Error()
 		var se *StepError
@@ -570,7 +571,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			runErr = fmt.Errorf("aborted before step %s: %w", st.ID, ctx.Err())
 			break
 		}
-		if e.RunStep(ctx, i) == results.Failed {
+		if got := e.RunStep(ctx, i); got == results.Failed || got == results.Interrupted {
 			e.mu.Lock()
 			msg, host := e.last[i].Err, e.last[i].Host
 			e.mu.Unlock()
@@ -581,6 +582,9 @@ func (e *Engine) Run(ctx context.Context) error {
 				msg = "on " + host + ": " + msg
 			}
 			err := fmt.Errorf("step %s (%s) failed: %s", st.ID, st.Title, msg)
+			if got == results.Interrupted {
+				err = fmt.Errorf("step %s (%s) was interrupted: %s", st.ID, st.Title, msg)
+			}
 			if e.opts.DryRun {
 				// A dry run shows every step it can plan.
 				runErr = errors.Join(runErr, err)
@@ -658,7 +662,7 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 		if ran {
 			continue
 		}
-		if e.RunStep(ctx, i) == results.Failed {
+		if got := e.RunStep(ctx, i); got == results.Failed || got == results.Interrupted {
 			e.mu.Lock()
 			errs = append(errs, fmt.Errorf("cleanup step %s: %s", st.ID, e.last[i].Err))
 			e.mu.Unlock()

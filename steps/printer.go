@@ -118,6 +118,8 @@ func (p *Printer) Print(ev Event) {
 			if !p.dry {
 				fmt.Fprintf(w, "  skipped: %s\n", clean(ev.Step))
 			}
+		case results.Interrupted:
+			fmt.Fprintf(w, "  interrupted: step %s (stopped mid-way; it runs again when the lab is resumed)\n", clean(ev.Step))
 		case results.Failed:
 			fmt.Fprintf(w, "  FAILED: step %s", clean(ev.Step))
 			if ev.Host != "" {

@@ -156,8 +156,8 @@ func TestCleanupRunsOnAbort(t *testing.T) {
 	}()
 	start := time.Now()
 	err := e.Run(ctx)
-	if err == nil || !strings.Contains(err.Error(), "abort") {
-		t.Errorf("Run after cancel = %v, want an abort", err)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("Run after cancel = %v, want the interrupted step named", err)
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Errorf("cancel did not stop the sleeping step")

@@ -14,9 +14,13 @@ const (
 	Failed
 	// Skipped was skipped by the person, by skip_if, or by --only/--from.
 	Skipped
+	// Interrupted was stopped mid-way by the person or a signal (Ctrl-C,
+	// SIGTERM, quitting the TUI): not a failure of the step, and run again
+	// on resume.
+	Interrupted
 )
 
-var statusNames = [...]string{"pending", "running", "done", "failed", "skipped"}
+var statusNames = [...]string{"pending", "running", "done", "failed", "skipped", "interrupted"}
 
 func (s Status) String() string {
 	if int(s) < len(statusNames) {

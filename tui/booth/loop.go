@@ -55,7 +55,7 @@ func (m *Model) stepDone(msg lab.StepDoneMsg) tea.Cmd {
 			return tea.Batch(cmd, m.forward(lab.FinishMsg{}))
 		}
 		m.schedule(m.cfg.StepDelay)
-	case results.Failed:
+	case results.Failed, results.Interrupted:
 		m.failed()
 	}
 	return cmd

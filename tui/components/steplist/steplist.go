@@ -25,6 +25,8 @@ var icons = map[results.Status]string{
 	results.Done:    "✔",
 	results.Failed:  "✘",
 	results.Skipped: "↷",
+	// Stopped mid-way: not a failure; it runs again on resume.
+	results.Interrupted: "■",
 }
 
 // Model is the step list.
@@ -185,7 +187,7 @@ func (m *Model) View() string {
 			style = st.StepDone
 		case results.Failed:
 			style = st.StepFailed
-		case results.Skipped:
+		case results.Skipped, results.Interrupted:
 			style = st.StepSkipped
 		}
 		if i == m.selected {

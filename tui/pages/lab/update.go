@@ -200,6 +200,12 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 			return m.start(next)
 		}
 		m.status = fmt.Sprintf("step %d %s · enter runs step %d", msg.Index+1, msg.Status, next+1)
+	case results.Interrupted:
+		// Stopped by the person (or a signal), not failed: nothing to
+		// explain, and it runs again like any step not done.
+		m.runAll = false
+		m.list.Select(msg.Index)
+		m.status = fmt.Sprintf("step %d interrupted · enter runs it again", msg.Index+1)
 	case results.Failed:
 		m.runAll = false
 		m.list.Select(msg.Index)
