@@ -41,7 +41,7 @@ func newRunCmd() *cobra.Command {
 		Short: "Run a lab without the TUI (CI, scripting, rehearsal)",
 		Long: `Run a lab headless: every step in order, progress on stderr, results in
 $XDG_DATA_HOME/dpulab/results/LAB/TIMESTAMP (~/.local/share/dpulab/results/...;
-results.json, samples.csv, report.md), shown before the first step.
+results.json, samples.csv, report.md, report.html), shown before the first step.
 
 Progress is saved after every step; running the same lab again resumes at the
 first unfinished step (--restart starts over). Cleanup steps always run at the

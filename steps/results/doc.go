@@ -1,8 +1,11 @@
 // Package results is the results model of a lab run: results.json's schema
 // (Results, Compare, RunResult, Point), the statistics over runs and the
 // deltas against the baseline variant, the metric table, and the files
-// rendered from it all: report.md (markdown.go, charts.go), samples.csv
-// (csv.go) and their number formats (format.go).
+// rendered from it all: report.md (markdown.go, charts.go), report.html
+// (html.go, html_charts.go, conclusion.go; its SVG and PNG charts are
+// package svgchart), samples.csv (csv.go), their number formats
+// (format.go), and whether a delta is beyond the runs' noise
+// (significance.go).
 //
 // # Adding a metric
 //

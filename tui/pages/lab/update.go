@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/dpulab/dpulab/steps/results"
@@ -41,7 +42,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.cmp.Results() != nil {
 			m.view = ViewCompare
 		}
-		m.status = "results written to " + msg.Dir
+		m.status = "results written to " + msg.Dir + " · report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
 	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
 		cmds = append(cmds, m.drive(msg))
 	case CleanupDoneMsg:
