@@ -51,6 +51,11 @@ func TestQuickstartOverSSH(t *testing.T) {
 	in := sshdInventory(t, sshd, "roles: [local]\n    labels: {nic: loopback}")
 	vars := quickVars(t)
 	vars["runs"] = "1"
+	// Three measured seconds: a bench second gets the server's CPU from a
+	// sample the sampler took after the run began, and with one second
+	// the sampler's tick can land after it (seen under -race on a loaded
+	// machine: no CPU at all for a one-second run).
+	vars["duration"] = "3s"
 	rec := &recorder{}
 	resDir := filepath.Join(t.TempDir(), "results")
 	e := newEngine(t, quickstart(t), Options{Binary: bin, Inventory: in, Vars: vars, ResultsDir: resDir, Yes: true}, rec)
