@@ -406,6 +406,14 @@ func (t *SSHTarget) dialNet(ctx context.Context, addr string) (net.Conn, error) 
 			return nil, fmt.Errorf("%s: via jump host: %w", t.cfg.Name, err)
 		}
 		nc, err := jc.client.DialContext(dctx, "tcp", addr)
+		if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) && t.jump.connLost(jc) {
+			// The jump host's connection had just dropped, before its
+			// reader noticed: dial it again, once.
+			if jc, err = t.jump.connect(ctx); err != nil {
+				return nil, fmt.Errorf("%s: via jump host: %w", t.cfg.Name, err)
+			}
+			nc, err = jc.client.DialContext(dctx, "tcp", addr)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("connect to %s: %w", t.cfg.Name, ctx.Err())
