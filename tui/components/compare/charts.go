@@ -78,7 +78,8 @@ func (m *Model) chartsView(c *results.Compare, h int) string {
 func (m *Model) sweepView(c *results.Compare, h int) string {
 	st := m.Styles
 	if c.Sweep == "" || len(c.Variants[0].Points) < 2 {
-		return st.Muted.Render("This compare has no sweep: the sweep chart needs results at two or more values of one variable (e.g. instances 10..80).")
+		// Wrapped, not cut: fit truncates each line to the view's width.
+		return st.Muted.Width(max(m.Width, 20)).Render("This compare has no sweep: the sweep chart needs results at two or more values of one variable (e.g. instances 10..80).")
 	}
 	var legends []string
 	for _, v := range c.Variants {

@@ -157,7 +157,7 @@ func (m *Model) View() string {
 	st := m.Styles
 	c := m.current()
 	if c == nil || len(c.Variants) == 0 {
-		return st.Muted.Render("No compare results yet: run the lab's bench or compare step, or open a results folder with `dpulab replay DIR`.")
+		return st.Muted.Width(max(m.Width, 20)).Render("No compare results yet: run the lab's bench or compare step, or open a results folder with `dpulab replay DIR`.")
 	}
 	var tabs []string
 	for i, n := range tabNames {

@@ -78,3 +78,18 @@ func TestNoResults(t *testing.T) {
 		t.Fatal("an empty compare view must say what to do")
 	}
 }
+
+// TestEmptyStatesWrap: the empty compare's and the sweepless compare's
+// messages wrap to the view instead of ending in "…" (issue 15).
+func TestEmptyStatesWrap(t *testing.T) {
+	m := New(common.NewCommon(true, 40, 20), nil, nil)
+	v := ansi.Strip(m.View())
+	if strings.Contains(v, "…") || !strings.Contains(strings.Join(strings.Fields(v), " "), "open a results folder with `dpulab replay DIR`.") {
+		t.Errorf("empty view at 40 columns:\n%s", v)
+	}
+	for _, l := range strings.Split(v, "\n") {
+		if ansi.StringWidth(l) > 40 {
+			t.Errorf("line wider than the view: %q", l)
+		}
+	}
+}
