@@ -22,10 +22,23 @@ func registerXReadCommand(t *commandTable) {
 // (Redis's XREAD_BLOCKED_DEFAULT_COUNT).
 const xreadBlockedCount = 1000
 
-func cmdXRead(c *Client, args [][]byte) {
-	deadline, block := int64(0), false
-	count := int64(0)
-	streamsArg := 0
+// xreadArgs are the options XREAD and XREADGROUP share (t_stream.c
+// parses both in one loop): BLOCK, COUNT, STREAMS, and for XREADGROUP
+// GROUP and NOACK.
+type xreadArgs struct {
+	deadline        int64
+	block           bool
+	count           int64
+	noack           bool
+	group, consumer []byte
+	// streams is the index of the first key; the keys and the IDs after
+	// them are balanced.
+	streams int
+}
+
+// parseXReadArgs reads the options; it has written the error when ok is
+// false. group says whether GROUP and NOACK are allowed (XREADGROUP).
+func parseXReadArgs(c *Client, args [][]byte, group bool) (a xreadArgs, ok bool) {
 	for i := 1; i < len(args); i++ {
 		more := len(args) - i - 1
 		switch {
@@ -33,40 +46,56 @@ func cmdXRead(c *Client, args [][]byte) {
 			i++
 			d, ok := parseBlockTimeout(c, args[i], false)
 			if !ok {
-				return
+				return a, false
 			}
-			deadline, block = d, true
+			a.deadline, a.block = d, true
 		case equalFold(args[i], "count") && more > 0:
 			i++
 			n, ok := parseInt(args[i])
 			if !ok {
 				c.writeError(errNotInt)
-				return
+				return a, false
 			}
-			count = max(n, 0)
+			a.count = max(n, 0)
 		case equalFold(args[i], "streams") && more > 0:
-			streamsArg = i + 1
+			a.streams = i + 1
 			i = len(args)
 		case equalFold(args[i], "group") && more >= 2:
-			c.writeError("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
-			return
+			if !group {
+				c.writeError("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+				return a, false
+			}
+			a.group, a.consumer = args[i+1], args[i+2]
+			i += 2
 		case equalFold(args[i], "noack"):
-			c.writeError("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
-			return
+			if !group {
+				c.writeError("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+				return a, false
+			}
+			a.noack = true
 		default:
 			c.writeError(errSyntax)
-			return
+			return a, false
 		}
 	}
-	if streamsArg == 0 {
+	if a.streams == 0 {
 		c.writeError(errSyntax)
-		return
+		return a, false
 	}
-	n := len(args) - streamsArg
-	if n%2 != 0 {
+	if (len(args)-a.streams)%2 != 0 {
 		c.writeError("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+		return a, false
+	}
+	return a, true
+}
+
+func cmdXRead(c *Client, args [][]byte) {
+	a, ok := parseXReadArgs(c, args, false)
+	if !ok {
 		return
 	}
+	deadline, block, count, streamsArg := a.deadline, a.block, a.count, a.streams
+	n := len(args) - streamsArg
 	n /= 2
 	keys := args[streamsArg : streamsArg+n]
 	ids := make([]StreamID, n)

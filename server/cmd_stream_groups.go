@@ -197,50 +197,11 @@ func cmdXGroupHelp(c *Client, args [][]byte) {
 }
 
 func cmdXReadGroup(c *Client, args [][]byte) {
-	deadline, block := int64(0), false
-	count := int64(0)
-	noack := false
-	var group, consumer []byte
-	streamsArg := 0
-	for i := 1; i < len(args); i++ {
-		more := len(args) - i - 1
-		switch {
-		case equalFold(args[i], "block") && more > 0:
-			i++
-			d, ok := parseBlockTimeout(c, args[i], false)
-			if !ok {
-				return
-			}
-			deadline, block = d, true
-		case equalFold(args[i], "count") && more > 0:
-			i++
-			n, ok := parseInt(args[i])
-			if !ok {
-				c.writeError(errNotInt)
-				return
-			}
-			count = max(n, 0)
-		case equalFold(args[i], "streams") && more > 0:
-			streamsArg = i + 1
-			i = len(args)
-		case equalFold(args[i], "group") && more >= 2:
-			group, consumer = args[i+1], args[i+2]
-			i += 2
-		case equalFold(args[i], "noack"):
-			noack = true
-		default:
-			c.writeError(errSyntax)
-			return
-		}
-	}
-	if streamsArg == 0 {
-		c.writeError(errSyntax)
+	a, ok := parseXReadArgs(c, args, true)
+	if !ok {
 		return
 	}
-	if (len(args)-streamsArg)%2 != 0 {
-		c.writeError("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
-		return
-	}
+	deadline, block, count, noack, group, consumer, streamsArg := a.deadline, a.block, a.count, a.noack, a.group, a.consumer, a.streams
 	if group == nil {
 		c.writeError("ERR Missing GROUP option for XREADGROUP")
 		return
