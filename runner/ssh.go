@@ -280,6 +280,13 @@ func (t *SSHTarget) connect(ctx context.Context) (*sshConn, error) {
 	return c, nil
 }
 
+// orphanPGIDWait bounds the wait for a dropped command's group id. The id
+// is the wrapper's first line on stderr and is normally there at once; on
+// a loaded machine its reader can lag by seconds (2 s was seen to be too
+// short in CI), and a group not recorded is never killed. Only a dropped
+// connection waits this long.
+const orphanPGIDWait = 6 * time.Second
+
 // killOrphans ends the process groups of commands whose connection
 // dropped while they ran.
 func (t *SSHTarget) killOrphans(orphans []orphan) {
@@ -897,7 +904,7 @@ func (t *SSHTarget) Run(ctx context.Context, cmd Command) (Result, error) {
 					t.mu.Lock()
 					t.orphans = append(t.orphans, orphan{pgid: pgid, nonce: nonce, sudo: cmd.Sudo})
 					t.mu.Unlock()
-				case <-time.After(2 * time.Second):
+				case <-time.After(orphanPGIDWait):
 				}
 			}
 		}
