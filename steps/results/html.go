@@ -45,12 +45,6 @@ func RenderHTML(r *Results) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// RunKind says what kind of run r was (real hardware, rehearsal,
-// emulation, replay), for report.html's banner. Results carries no kind
-// yet: issue 14 adds the field, and this hook is where it is read; until
-// then it says nothing rather than guess.
-func RunKind(r *Results) string { return "" }
-
 type htmlPage struct {
 	Title, Lab, RunID string
 	Started, Finished string
@@ -112,7 +106,11 @@ type htmlStep struct {
 }
 
 func htmlData(r *Results) htmlPage {
-	d := htmlPage{Title: clean(cmp.Or(r.Title, r.Lab)), Lab: clean(r.Lab), RunID: clean(r.RunID),
+	title := cmp.Or(r.Title, r.Lab)
+	if k := RunKindShort(r); k != "" {
+		title = k + ": " + title
+	}
+	d := htmlPage{Title: clean(title), Lab: clean(r.Lab), RunID: clean(r.RunID),
 		Status: clean(cmp.Or(string(r.Status), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
 	}
 	switch r.Status {

@@ -21,7 +21,15 @@ func RenderMarkdown(r *Results) string {
 	if title == "" {
 		title = r.Lab
 	}
+	if k := RunKindShort(r); k != "" {
+		title = k + ": " + title
+	}
 	fmt.Fprintf(&b, "# %s — results\n\n", title)
+	if k := RunKind(r); k != "" {
+		// Said before any number, so no figure below is read as measured
+		// on the hardware the lab is about.
+		fmt.Fprintf(&b, "> **%s**\n\n", k)
+	}
 	if r.Status != RunComplete {
 		// Said first, so nobody reads the tables below as a finished run.
 		fmt.Fprintf(&b, "> **Run status: %s**\n\n", r.Describe())
@@ -65,7 +73,11 @@ func RenderMarkdown(r *Results) string {
 			}
 		}
 		if len(refs) > 0 {
-			b.WriteString("Published figures for comparison (not measured here):\n\n")
+			if r.Measured() {
+				b.WriteString("Published figures for comparison (not measured here):\n\n")
+			} else {
+				fmt.Fprintf(&b, "Published figures (not measured here; this run is %s, so its deltas above are not comparable with them):\n\n", kindArticle(r))
+			}
 			for _, ref := range refs {
 				fmt.Fprintf(&b, "- %s: %s (source: %s)\n", ref.Label, ref.Value, ref.Source)
 			}
@@ -73,6 +85,9 @@ func RenderMarkdown(r *Results) string {
 		}
 	}
 	if r.TCO != nil {
+		if !r.Measured() {
+			fmt.Fprintf(&b, "> The TCO estimate below does not come from this run's hardware: this run is %s.\n\n", kindArticle(r))
+		}
 		renderTCO(&b, r.TCO)
 	}
 	if len(r.Steps) > 0 {

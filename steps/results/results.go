@@ -13,8 +13,10 @@ import (
 // "unknown"); version 3 names a point's time "t_seconds" (older files'
 // "t" is still read); version 4 adds the metrics carried by name
 // (Point.Metrics, RunResult.Metrics, Stats.Metrics), which a reader of
-// version 3 would drop without a word.
-const ResultsVersion = 4
+// version 3 would drop without a word; version 5 adds what the numbers are
+// (rehearsal with its reason, emulation, per variant too), which an older
+// reader would drop and so show a rehearsal as a measurement.
+const ResultsVersion = 5
 
 // Results is what a run of a lab leaves in results/LAB/TIMESTAMP/results.json:
 // enough to re-render the report and to replay the run in the dashboard.
@@ -45,6 +47,17 @@ type Results struct {
 	Error      string    `json:"error,omitempty"`
 	// Steps is every step's outcome in this run, in the lab's order.
 	Steps []StepOutcome `json:"steps,omitempty"`
+
+	// Rehearsal is set when the run could not measure what its lab is
+	// about (the roles it compares ran on one host, or on hosts without
+	// the hardware), with the reason: every output of the run says so.
+	Rehearsal       bool   `json:"rehearsal,omitempty"`
+	RehearsalReason string `json:"rehearsal_reason,omitempty"`
+	// Emulation is set when some variants ran over paths that stand in
+	// for hardware (network namespaces, an overlay and a firewall in this
+	// machine's kernel), saying what was emulated; each such variant says
+	// what its path stands for in VariantResult.Emulation.
+	Emulation string `json:"emulation,omitempty"`
 }
 
 // RunStatus is how a run of a lab ended.
@@ -127,7 +140,11 @@ type VariantResult struct {
 	Description string            `json:"description,omitempty"`
 	Hosts       []string          `json:"hosts,omitempty"`
 	Settings    map[string]string `json:"settings,omitempty"`
-	Points      []SweepPoint      `json:"points"`
+	// Emulation, when set, says what this variant's path stands for and
+	// that it is an emulation ("host does it all: VXLAN overlay and a
+	// 1000-rule stateful firewall in this machine's kernel").
+	Emulation string       `json:"emulation,omitempty"`
+	Points    []SweepPoint `json:"points"`
 }
 
 // SweepPoint is the runs of one variant at one value of the swept variable
