@@ -92,7 +92,7 @@ func (m *Model) commands(i int) []steps.PlannedCommand {
 func (m *Model) commandsView(i, w, h int) string {
 	st := m.Styles
 	title := "Commands"
-	if m.focus == PaneSteps {
+	if m.focus == PaneSteps && m.keyHints() {
 		title += st.Muted.Render("  (y copies)")
 	}
 	lines := []string{m.section(title, false, w)}
@@ -105,7 +105,11 @@ func (m *Model) commandsView(i, w, h int) string {
 	}
 	for k, c := range cmds {
 		if len(lines) >= h {
-			lines[len(lines)-1] = st.Muted.Render(fmt.Sprintf("… %d more (y copies all)", len(cmds)-k+1))
+			more := fmt.Sprintf("… %d more", len(cmds)-k+1)
+			if m.keyHints() {
+				more += " (y copies all)"
+			}
+			lines[len(lines)-1] = st.Muted.Render(more)
 			break
 		}
 		host := c.Host
@@ -168,12 +172,14 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 			ls = append(ls, st.Hint.Render(l))
 		}
 	}
-	km := m.KeyMap
-	keys := []string{km.Retry.Help().Key + " retry", km.Skip.Help().Key + " skip", km.Next.Help().Key + " next"}
-	if cut || len(f.Tail) > len(tail) {
-		keys = append([]string{km.Whole.Help().Key + " reads it whole"}, keys...)
+	if m.keyHints() {
+		km := m.KeyMap
+		keys := []string{km.Retry.Help().Key + " retry", km.Skip.Help().Key + " skip", km.Next.Help().Key + " next"}
+		if cut || len(f.Tail) > len(tail) {
+			keys = append([]string{km.Whole.Help().Key + " reads it whole"}, keys...)
+		}
+		ls = append(ls, st.Muted.Render(strings.Join(keys, " · ")))
 	}
-	ls = append(ls, st.Muted.Render(strings.Join(keys, " · ")))
 	return append(append([]string{""}, ls...), "") // border lines
 }
 
