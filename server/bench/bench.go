@@ -485,6 +485,10 @@ func summarize(results []*RunResult, col *collector) *Summary {
 		if s.Err == "" && r.Err != "" {
 			s.Err = r.Err
 		}
+		s.ClientBound = s.ClientBound || r.ClientBound
+		if h := r.ClientHostBusyPct; h != nil && (s.ClientHostBusyPctMax == nil || *h > *s.ClientHostBusyPctMax) {
+			s.ClientHostBusyPctMax = h
+		}
 	}
 	s.OpsPerSec, s.OpsPerSecStddev = meanStd(ops)
 	s.OpsPerSecMin, s.OpsPerSecMax = minMax(ops)

@@ -47,6 +47,9 @@ type collector struct {
 	ivCmdHist [nCmd]*hdrhistogram.Histogram
 	series    []second
 	records   []*runRecord
+
+	// CPU readings at the start of the measured run and of the interval.
+	cpuRun, cpuIv cpuReading
 }
 
 func newCollector(cfg *Config, workers []*worker, eps []transport.Endpoint, ios []*ioCounters) *collector {
@@ -92,8 +95,10 @@ func (c *collector) startRun() {
 	}
 }
 
-// baselineBytes starts counting bytes from now (the end of warmup).
+// baselineBytes starts counting bytes and CPU from now (the end of warmup).
 func (c *collector) baselineBytes() {
+	c.cpuRun = readCPU()
+	c.cpuIv = c.cpuRun
 	for _, t := range c.targets {
 		t.lastSent, t.lastRecv = t.io.sent.Load(), t.io.recv.Load()
 	}
@@ -191,6 +196,9 @@ func (c *collector) samples(run int, t, dt float64) []*Sample {
 		c.series = append(c.series, c.second(t))
 	}
 	out := []*Sample{c.sample(run, t, dt, "", &c.ivCounts, c.ivHist, c.ivSent, c.ivRecv)}
+	now := readCPU()
+	out[0].ClientCPUPct, out[0].ClientHostBusyPct = cpuBetween(c.cpuIv, now)
+	c.cpuIv = now
 	if c.perTargetInterval {
 		for _, tg := range c.targets {
 			out = append(out, c.sample(run, t, dt, tg.name, &tg.iv, tg.ivHist, tg.ivSent, tg.ivRecv))
@@ -205,6 +213,7 @@ func (c *collector) sample(run int, t, dt float64, target string, k *counts, h *
 		Run: run, T: t, Target: target,
 		OpsPerSecByCmd:  map[string]float64{},
 		LatencyMs:       latencyOf(h),
+		LatencyHDR:      encodeHist(h),
 		Errors:          k.errors(),
 		ErrorsByKind:    k.kindsCopy(),
 		BytesSentPerSec: perSec(sent, dt),
@@ -242,6 +251,7 @@ func (c *collector) totals(k *counts, seconds float64, h *hdrhistogram.Histogram
 		OpsByCmd:        map[string]int64{},
 		OpsPerSecByCmd:  map[string]float64{},
 		LatencyMs:       latencyOf(h),
+		LatencyHDR:      encodeHist(h),
 		Errors:          k.errors(),
 		ErrorsByKind:    k.kindsCopy(),
 		Hits:            k.hits,
@@ -276,6 +286,8 @@ func (c *collector) runResult(run int, seconds float64) *RunResult {
 	c.allHist.Merge(all)
 	r := &RunResult{Run: run, Totals: c.totals(&c.runCounts, seconds, all, c.runSent, c.runRecv)}
 	r.LatencyMsByCmd = byCmd
+	r.ClientCPUPct, r.ClientHostBusyPct = cpuBetween(c.cpuRun, readCPU())
+	r.ClientBound = clientBound(r.ClientHostBusyPct)
 	if c.keep {
 		rec := &runRecord{run: run, res: r, all: all, series: c.series, sent: c.runSent, recv: c.runRecv}
 		for i, h := range c.runCmdHist {

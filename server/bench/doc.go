@@ -48,6 +48,19 @@
 //   - Key patterns run per connection and per side (SET, GET), as memtier's
 //     iterators do; P splits the key range over the connections of each
 //     target, and --prefill writes the whole range to every target.
+//   - Every sample and every run's totals carry their histogram on the wire
+//     ("latency_hdr_us": HdrHistogram's V2 compressed base64, the string of
+//     an HdrHistogram interval log line; hdrlog.go). MergeSamples and
+//     MergeTotals merge several client hosts' lines of the same interval or
+//     run: TPS summed, percentiles read from the merged histogram, never
+//     averaged. Lines without the field (older benches) still parse; their
+//     counts merge and the merge says that it has no latency for them.
+//   - The client saturation guard (cpu.go): every interval and run carries
+//     the bench process's CPU (percent of one core) and its host's busy
+//     share (/proc/stat, percent of all CPUs); a run whose client host was
+//     at least ClientBoundPct (90%) busy is marked client_bound, in the run,
+//     the summary and the human table, since such a run measures the client
+//     as much as the server.
 //   - A run ends early (partial results kept, error stated) when a
 //     connection breaks, when a timed run's replies do not come within
 //     stallGrace of its end, or when a --requests run gets no reply for

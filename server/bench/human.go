@@ -138,6 +138,10 @@ func (h *HumanPrinter) run(r *RunResult) {
 		fmt.Fprint(h.Out, "; errors: 0")
 	}
 	fmt.Fprintln(h.Out)
+	if r.ClientBound && r.ClientHostBusyPct != nil {
+		fmt.Fprintf(h.Out, "CLIENT-BOUND: this client host was %.1f%% busy (from %.0f%%), the bench itself %.0f%% of a core: the figures measure the client as much as the server; add client hosts or connections elsewhere\n",
+			*r.ClientHostBusyPct, ClientBoundPct, deref(r.ClientCPUPct))
+	}
 	if len(r.Targets) > 1 {
 		h.targets(r.Targets)
 	}
@@ -178,6 +182,13 @@ func (h *HumanPrinter) summary(s *Summary) {
 	if s.Partial {
 		fmt.Fprintln(h.Out, "(partial: a run ended early; numbers cover what was measured)")
 	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func ms(v float64) string { return fmt.Sprintf("%.3f", v) }

@@ -122,6 +122,16 @@ type Sample struct {
 	ErrorsByKind    map[string]int64 `json:"errors_by_kind,omitempty"`
 	BytesSentPerSec float64          `json:"bytes_sent_per_sec"`
 	BytesRecvPerSec float64          `json:"bytes_recv_per_sec"`
+	// LatencyHDR is the interval's latency histogram, microseconds, in
+	// HdrHistogram's V2 compressed base64 encoding (hdrlog.go): what
+	// MergeSamples merges across client hosts. Absent when nothing was
+	// measured, and in lines of benches older than the field.
+	LatencyHDR string `json:"latency_hdr_us,omitempty"`
+	// ClientCPUPct is the bench process's CPU over the interval, percent
+	// of one core; ClientHostBusyPct its host's, percent of all CPUs
+	// (cpu.go). Totals samples only; absent when unreadable.
+	ClientCPUPct      *float64 `json:"client_cpu_pct,omitempty"`
+	ClientHostBusyPct *float64 `json:"client_host_busy_pct,omitempty"`
 }
 
 // Totals are the numbers of a run, or of one target of a run.
@@ -150,6 +160,10 @@ type Totals struct {
 	BytesRecv       int64   `json:"bytes_recv"`
 	BytesSentPerSec float64 `json:"bytes_sent_per_sec"`
 	BytesRecvPerSec float64 `json:"bytes_recv_per_sec"`
+	// LatencyHDR is the latency histogram (microseconds) these totals'
+	// figures were read from, encoded as Sample.LatencyHDR: what
+	// MergeTotals merges across client hosts.
+	LatencyHDR string `json:"latency_hdr_us,omitempty"`
 }
 
 // TargetResult is one target's share of a run.
@@ -171,6 +185,13 @@ type RunResult struct {
 	// Err states why the run ended early or failed.
 	Err     string         `json:"error,omitempty"`
 	Targets []TargetResult `json:"targets"`
+	// ClientCPUPct and ClientHostBusyPct are the client's CPU over the
+	// measured run, as in Sample. ClientBound is set when the client host
+	// was at least ClientBoundPct busy: the run then measured the client
+	// as much as the server.
+	ClientCPUPct      *float64 `json:"client_cpu_pct,omitempty"`
+	ClientHostBusyPct *float64 `json:"client_host_busy_pct,omitempty"`
+	ClientBound       bool     `json:"client_bound,omitempty"`
 }
 
 // Summary closes the stream: across all runs. OpsPerSec is the mean of the
@@ -199,6 +220,10 @@ type Summary struct {
 	Partial bool `json:"partial,omitempty"`
 	// Err is the first run error, if any.
 	Err string `json:"error,omitempty"`
+	// ClientBound is set when any run was client_bound;
+	// ClientHostBusyPctMax is the busiest run's client host figure.
+	ClientBound          bool     `json:"client_bound,omitempty"`
+	ClientHostBusyPctMax *float64 `json:"client_host_busy_pct_max,omitempty"`
 }
 
 // EventType implementations.
