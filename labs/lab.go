@@ -299,7 +299,17 @@ type Variant struct {
 	Transport Value
 	// Settings are redis.conf directives for this variant's servers.
 	Settings []Setting
-	Line     int
+	// NetPath, when set, runs this variant over an emulated network path
+	// (runner/netpath: direct, firewall, overlay+firewall): the servers in
+	// one network namespace of their host, the load generator in another,
+	// joined the way the path says. Such a variant is an emulation and is
+	// labelled so; where the path cannot be made (not root, no ip or nft,
+	// no overlay in the kernel) it is skipped with the reason.
+	NetPath string
+	// FirewallRules is the path's N (rules walked before the matching
+	// ones); unset: runner/netpath's default.
+	FirewallRules Value
+	Line          int
 }
 
 // Sweep repeats a comparison for each value of one variable.

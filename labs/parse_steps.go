@@ -428,7 +428,7 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 				continue
 			}
 			vwhat := what + " variant"
-			p.allow(vm, vwhat, "label", "description", "on", "group", "deploy", "transport", "settings")
+			p.allow(vm, vwhat, "label", "description", "on", "group", "deploy", "transport", "settings", "netpath", "firewall_rules")
 			p.require(vm, vwhat, "label")
 			v := Variant{Line: vn.Line}
 			v.Label = p.text(vm.get("label"), vwhat+" label")
@@ -468,6 +468,7 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 			}
 			v.Transport = p.value(vm.get("transport"), vwhat+" transport", checkTransport)
 			v.Settings = p.settings(vm.get("settings"), vwhat)
+			p.netPath(vm, &v, s, vwhat)
 			tr := v.Transport
 			if tr == "" {
 				tr = s.Bench.Transport

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/server/bench"
 )
 
@@ -37,6 +38,13 @@ type benchJob struct {
 	StepTotal                  time.Duration
 	// OnRun is called after every finished repetition.
 	OnRun func(results.RunResult)
+	// Path, when set, is the emulated path the job runs over: the bench in
+	// its client namespace (pinned to ClientCPUs), the sampler in its
+	// server namespace, and its counters read around the bench into
+	// Counters.
+	Path       *netpath.Path
+	ClientCPUs string
+	Counters   *results.PathCounters
 }
 
 // samplerStartTimeout bounds the wait for the samplers' first numbers; a
@@ -58,9 +66,9 @@ func expectedDuration(c bench.Config) time.Duration {
 }
 
 // benchCommand is the client side of a job.
-func (e *Engine) benchCommand(client hostRef, c bench.Config, password bool) string {
+func (e *Engine) benchCommand(client hostRef, c bench.Config, password bool, at placement) string {
 	args := append([]string{e.dpulabOn(client), "bench", "--json"}, c.Args()...)
-	cmd := "exec " + runner.QuoteAll(args...)
+	cmd := at.wrap("exec " + runner.QuoteAll(args...))
 	if password {
 		// The password comes on stdin into the environment, never argv.
 		cmd = "IFS= read -r " + bench.PasswordEnv + " && export " + bench.PasswordEnv + " && " + cmd
@@ -71,12 +79,22 @@ func (e *Engine) benchCommand(client hostRef, c bench.Config, password bool) str
 // samplerCommand is the server side of a job. When the load comes from
 // the same machine (a local lab), the traffic is on the loopback
 // interface, which the sampler leaves out by default: ask for it.
-func (e *Engine) samplerCommand(h hostRef, client hostRef) string {
+// Over an emulated path it runs in the path's server namespace, where the
+// traffic crosses the path's veth end (CPU figures are the host's either
+// way: /proc/stat is not per namespace).
+func (e *Engine) samplerCommand(h hostRef, client hostRef, path *netpath.Path) string {
 	args := []string{e.dpulabOn(h), "sample", "--interval", "1s", "--host", h.Name}
-	if h.Local && client.Local {
+	switch {
+	case path != nil:
+		args = append(args, "--iface", path.ServerLink)
+	case h.Local && client.Local:
 		args = append(args, "--iface", "lo")
 	}
-	return "exec " + runner.QuoteAll(args...)
+	cmd := "exec " + runner.QuoteAll(args...)
+	if path != nil {
+		cmd = placement{NS: path.ServerNS}.wrap(cmd)
+	}
+	return cmd
 }
 
 // cpuCount asks a host how many CPUs are online (0 when it cannot say).
@@ -123,7 +141,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		go func() {
 			defer swg.Done()
 			defer latest.gone(h.Name)
-			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client), Output: func(l runner.Line) {
+			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client, job.Path), Output: func(l runner.Line) {
 				if l.Stream != runner.Stdout {
 					return
 				}
@@ -148,7 +166,15 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	runStart := map[int]time.Time{}
 	total := expectedDuration(job.Config)
 	start := time.Now()
-	cmd := e.benchCommand(job.Client, job.Config, job.Password != "")
+	at := placement{CPUs: job.ClientCPUs}
+	var before netpath.Counters
+	if job.Path != nil {
+		at.NS = job.Path.ClientNS
+		if before, err = job.Path.Counters(ctx, client); err != nil {
+			return nil, &StepError{Host: job.Client.Name, Err: fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, err)}
+		}
+	}
+	cmd := e.benchCommand(job.Client, job.Config, job.Password != "", at)
 	var stdin []byte
 	if job.Password != "" {
 		stdin = []byte(job.Password + "\n")
@@ -209,6 +235,14 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 			}
 		}
 	}})
+	if job.Path != nil && err == nil {
+		after, cerr := job.Path.Counters(ctx, client)
+		if cerr != nil {
+			err = fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, cerr)
+		} else if job.Counters != nil {
+			*job.Counters = *pathPoint(job.Path, after.Sub(before))
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	switch {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/server/transport"
 )
@@ -49,6 +50,11 @@ type deployPlan struct {
 	// group over one).
 	Socket   bool        `json:"socket,omitempty"`
 	Settings [][2]string `json:"settings,omitempty"`
+	// NetNS is the network namespace the instances run in (a compare
+	// variant over an emulated path), and CPUs the cores they are pinned
+	// to there; both empty otherwise.
+	NetNS string `json:"netns,omitempty"`
+	CPUs  string `json:"cpus,omitempty"`
 }
 
 // key identifies a plan in saved progress; a hash, because settings may
@@ -140,7 +146,35 @@ func (e *Engine) planDeploy(st *labs.Step, vars map[string]string, variant *labs
 	if len(p.Hosts) == 0 {
 		return p, fmt.Errorf("deploy %s: no host plays role %s", st.ID, strings.Join(roles, ", "))
 	}
+	if variant != nil && variant.NetPath != "" {
+		if err := e.planOnPath(&p, variant, vars); err != nil {
+			return p, fmt.Errorf("deploy %s: %w", st.ID, err)
+		}
+	}
 	return p, nil
+}
+
+// planOnPath moves a deployment into an emulated path's server namespace:
+// bound to the path's server address (reachable from the path's client
+// namespace only, so protected mode is off there), pinned to the host's
+// server cores.
+func (e *Engine) planOnPath(p *deployPlan, v *labs.Variant, vars map[string]string) error {
+	if len(p.Hosts) != 1 {
+		return fmt.Errorf("variant %s: an emulated network path joins two namespaces of one host, but group %s runs on %d hosts", v.Label, p.Group, len(p.Hosts))
+	}
+	cfg, err := e.pathConfig(v, vars)
+	if err != nil {
+		return err
+	}
+	path, err := netpath.Plan(p.Hosts[0].Name, &cfg)
+	if err != nil {
+		return err
+	}
+	p.NetNS = path.ServerNS
+	p.Bind = path.ServerAddr.String()
+	p.CPUs, _ = splitCPUs(e.hostCPUs(p.Hosts[0].Name))
+	p.Settings = append(p.Settings, [2]string{"protected-mode", "no"})
+	return nil
 }
 
 // instanceDir is an instance's own directory on its host.
@@ -158,7 +192,7 @@ func (e *Engine) serverCmd(h hostRef, p deployPlan, port int) string {
 	if p.Socket {
 		args = append(args, "--unixsocket", path.Join(dir, "redis.sock"))
 	}
-	return "exec " + runner.QuoteAll(args...)
+	return placement{NS: p.NetNS, CPUs: p.CPUs}.wrap("exec " + runner.QuoteAll(args...))
 }
 
 // groupNeedsSocket reports whether the group's deploy or any bench or
@@ -194,6 +228,16 @@ func (e *Engine) groupNeedsSocket(group string, vars map[string]string) bool {
 	return false
 }
 
+// hostSide is instance k on h as the engine pings it from the host: over
+// the host's loopback, or inside the path's namespace.
+func (p deployPlan) hostSide(h hostRef, k int) Instance {
+	port := p.Port + k
+	if p.NetNS != "" {
+		return Instance{Host: h.Name, Port: port, Address: net.JoinHostPort(p.Bind, strconv.Itoa(port)), NetNS: p.NetNS}
+	}
+	return Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+}
+
 // instances lists how clients reach the instances of a plan.
 func (p deployPlan) instances(e *Engine) []Instance {
 	var out []Instance
@@ -204,7 +248,7 @@ func (p deployPlan) instances(e *Engine) []Instance {
 		}
 		for k := 0; k < p.Instances; k++ {
 			port := p.Port + k
-			in := Instance{Host: h.Name, Address: net.JoinHostPort(addr, strconv.Itoa(port)), Port: port, Bind: p.Bind, HostAddress: h.Address}
+			in := Instance{Host: h.Name, Address: net.JoinHostPort(addr, strconv.Itoa(port)), Port: port, Bind: p.Bind, HostAddress: h.Address, NetNS: p.NetNS}
 			if p.Socket {
 				in.Socket = path.Join(e.instanceDir(p.Group, port), "redis.sock")
 			}
@@ -359,8 +403,8 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	// Wait until every instance answers; one that exits meanwhile fails
 	// the step at once, with its log.
 	return forEachInstance(p.Instances, func(k int) error {
-		port := p.Port + k
-		inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+		inst := p.hostSide(h, k)
+		port := inst.Port
 		if err := e.waitInstance(ctx, h, t, inst, procs[k]); err != nil {
 			log, _ := t.ReadFile(ctx, path.Join(e.instanceDir(p.Group, port), "server.log"))
 			return &StepError{Host: h.Name, Cmd: e.serverCmd(h, p, port), Tail: lastLines(string(log), 10),
@@ -373,8 +417,8 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 // startInstance writes instance k's config and starts it, recording the
 // process in saved progress at once.
 func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, k int, tmpl []byte, vars map[string]string) (runner.Proc, error) {
-	port := p.Port + k
-	inst := Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	inst := p.hostSide(h, k)
+	port := inst.Port
 	// Something already answering there would be benchmarked instead of
 	// our server: refuse.
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -516,6 +560,10 @@ func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Inst
 }
 
 func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
+	if inst.NetNS != "" {
+		// Inside a namespace: only a process there can dial it.
+		return e.pingByCommand(ctx, h, t, inst)
+	}
 	var conn net.Conn
 	var err error
 	switch d := t.(type) {
@@ -556,6 +604,9 @@ func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst 
 // targets that cannot dial from the host's side.
 func (e *Engine) pingByCommand(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
 	cmd := runner.QuoteAll(e.dpulabOn(h), "bench", "--json", "--target", inst.Address, "--clients", "1", "--requests", "1", "--connect-timeout", "2s") + " >/dev/null"
+	if inst.NetNS != "" {
+		cmd = runner.QuoteAll("ip", "netns", "exec", inst.NetNS) + " " + cmd
+	}
 	var stdin []byte
 	if pw := benchPassword(e.Vars()); pw != "" {
 		// As for the bench itself: the password on stdin, never argv.
@@ -589,7 +640,9 @@ func (e *Engine) stopAll(ctx context.Context) error {
 		}
 	}
 	e.mu.Unlock()
-	return e.stopProcs(ctx, func(runner.Proc) bool { return true }, !over)
+	err := e.stopProcs(ctx, func(runner.Proc) bool { return true }, !over)
+	// The emulated paths go after the servers that ran inside them.
+	return errors.Join(err, e.teardownPaths(ctx, ""))
 }
 
 // stopProcs stops the recorded processes that match and forgets them; the

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/runner/netpath"
 )
 
 // Options configure a run of a lab. The zero value runs every role on this
@@ -76,6 +77,11 @@ type Engine struct {
 	opts  Options
 	vars  map[string]string
 	runID string
+
+	// cpus and pathProbe cache, per host, its CPU count and which
+	// emulated paths it can make (both asked once per run); under mu.
+	cpus      map[string]int
+	pathProbe map[string]netpath.Report
 
 	statePath string
 
@@ -200,6 +206,7 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 				e.inherited[procKey(p)] = true
 			}
 			e.state.Stale = old.Stale
+			e.state.Paths = old.Paths
 			if old.Workdir != "" && len(old.Hosts) > 0 {
 				e.state.Stale = append(e.state.Stale, StaleRun{Workdir: old.Workdir, Hosts: old.Hosts})
 			}

@@ -2,12 +2,15 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -57,6 +60,10 @@ type loadJob struct {
 	// planned is the bench configuration against the planned instances;
 	// the run builds it again against the instances that answer.
 	planned bench.Config
+	// pathCfg and path are the emulated network path the variant runs
+	// over (netpath), as planned; nil otherwise.
+	pathCfg *netpath.Config
+	path    *netpath.Path
 }
 
 func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, error) {
@@ -118,6 +125,11 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 					return nil, fmt.Errorf("bench transport: %w", err)
 				}
 			}
+			if v.NetPath != "" {
+				if err := e.resolvePath(&j, v, client, pv); err != nil {
+					return nil, fmt.Errorf("step %s: %w", st.ID, err)
+				}
+			}
 			if j.planned, err = benchConfig(spec, pv, j.deploy.instances(e), j.transport, j.deploy.Settings); err != nil {
 				return nil, fmt.Errorf("step %s, variant %s: %w", st.ID, v.Label, err)
 			}
@@ -141,9 +153,15 @@ func (p *loadPlan) commands() []PlannedCommand {
 			note = "# load against group " + j.group
 		}
 		out = append(out, PlannedCommand{Host: p.client.Name, Cmd: note})
-		out = append(out, PlannedCommand{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, j.planned, benchPassword(j.vars) != "")})
+		at := placement{}
+		if j.path != nil {
+			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: pathNote(j.path)})
+			at.NS = j.path.ClientNS
+			_, at.CPUs = splitCPUs(p.e.hostCPUs(p.client.Name))
+		}
+		out = append(out, PlannedCommand{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, j.planned, benchPassword(j.vars) != "", at)})
 		for _, h := range j.deploy.Hosts {
-			out = append(out, PlannedCommand{Host: h.Name, Cmd: p.e.samplerCommand(h, p.client)})
+			out = append(out, PlannedCommand{Host: h.Name, Cmd: p.e.samplerCommand(h, p.client, j.path)})
 		}
 	}
 	return out
@@ -162,53 +180,36 @@ func (p *loadPlan) run(ctx context.Context) error {
 	var errs []error
 	for n, j := range p.jobs {
 		variant := p.variants[j.vi]
-		dep, err := e.deploymentFor(ctx, st.ID, j.group, j.vars, &variant)
-		if err != nil {
-			return err
-		}
-		if err := reachable(client, dep.Instances, j.transport); err != nil {
-			return fmt.Errorf("variant %s: %w", variant.Label, err)
-		}
-		cfg, err := benchConfig(p.spec, j.vars, dep.Instances, j.transport, j.deploy.Settings)
-		if err != nil {
-			return err
-		}
-		settings := map[string]string{"transport": orDefault(j.transport, "tcp"), "instances": fmt.Sprint(len(dep.Instances))}
-		for _, s := range j.deploy.Settings {
-			if SecretSetting(s[0]) {
-				s[1] = "(hidden)"
+		var path *netpath.Path
+		if j.path != nil {
+			var skip string
+			var err error
+			path, skip, err = e.startPath(ctx, st.ID, client, j)
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				errs = append(errs, fmt.Errorf("variant %s: %w", variant.Label, err))
+				continue
 			}
-			settings[s[0]] = s[1]
-		}
-		vi := j.vi
-		vr := &res.Variants[vi]
-		vr.Settings = settings
-		vr.Hosts = nil
-		servers := e.serverHosts(dep, j.deploy.Hosts)
-		for _, h := range servers {
-			vr.Hosts = append(vr.Hosts, h.Name)
-		}
-		vr.Points = append(vr.Points, results.SweepPoint{Value: j.sweep})
-		pi := len(vr.Points) - 1
-		job := benchJob{
-			Step: st.ID, Variant: variant.Label, Sweep: j.sweep, Label: j.label,
-			Client: client, Servers: servers, Config: cfg, Password: benchPassword(j.vars),
-			ProgressBase: float64(n) / float64(len(p.jobs)), ProgressSpan: 1 / float64(len(p.jobs)),
-			StepStart: stepStart, StepTotal: time.Duration(len(p.jobs)) * p.perJob,
-		}
-		job.OnRun = func(r results.RunResult) {
-			e.mu.Lock()
-			defer e.mu.Unlock()
-			pt := &res.Variants[vi].Points[pi]
-			pt.Runs = append(pt.Runs, r)
-			pt.Stats = results.Summarize(pt.Runs)
-			results.ComputeDeltas(&res)
-			e.upsertBenchLocked(cloneCompare(res))
-			if err := e.writeResultsLocked(false); err != nil {
-				e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: client.Name, Stream: runner.Stderr, Text: "results not written: " + err.Error(), Time: time.Now()}})
+			if skip != "" {
+				if !slices.ContainsFunc(res.Unavailable, func(u results.Unavailable) bool { return u.Label == variant.Label }) {
+					res.Unavailable = append(res.Unavailable, results.Unavailable{Label: variant.Label, Reason: skip})
+					e.say(st.ID, client.Name, "variant %q not run: %s", variant.Label, skip)
+				}
+				continue
 			}
 		}
-		if _, err := e.runBench(ctx, job); err != nil {
+		err := p.runJob(ctx, n, j, &variant, path, &res, stepStart)
+		if path != nil {
+			if terr := e.teardownPath(ctx, st.ID, j.group, path); terr != nil && err == nil {
+				err = terr
+			}
+		}
+		if err != nil {
+			if errors.Is(err, errStopStep) {
+				return errors.Unwrap(err)
+			}
 			if ctx.Err() != nil {
 				return err
 			}
@@ -217,11 +218,113 @@ func (p *loadPlan) run(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	results.ComputeDeltas(&res)
-	e.upsertBenchLocked(cloneCompare(res))
+	e.upsertBenchLocked(measuredOnly(res))
 	werr := e.writeResultsLocked(false)
 	e.mu.Unlock()
 	if len(errs) > 0 {
 		return errs[0]
 	}
+	if len(res.Unavailable) == len(p.variants) {
+		e.say(st.ID, client.Name, "no variant of this step can run here: skipped")
+		return errSkipped
+	}
 	return werr
+}
+
+// errStopStep wraps an error that ends the step at once (the deployment
+// or the reachability check failed: every later job would fail the same
+// way).
+var errStopStep = errors.New("stop the step")
+
+type stopStep struct{ err error }
+
+func (s stopStep) Error() string        { return s.err.Error() }
+func (s stopStep) Unwrap() error        { return s.err }
+func (s stopStep) Is(target error) bool { return target == errStopStep }
+
+// runJob runs one job: deploy (again when the variant needs it), the bench
+// with its samplers, and the results after every repetition.
+func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.Variant, path *netpath.Path, res *results.Compare, stepStart time.Time) error {
+	e, st, client := p.e, p.st, p.client
+	dep, err := e.deploymentFor(ctx, st.ID, j.group, j.vars, variant)
+	if err != nil {
+		return stopStep{err}
+	}
+	if err := reachable(client, dep.Instances, j.transport); err != nil {
+		return stopStep{fmt.Errorf("variant %s: %w", variant.Label, err)}
+	}
+	cfg, err := benchConfig(p.spec, j.vars, dep.Instances, j.transport, j.deploy.Settings)
+	if err != nil {
+		return stopStep{err}
+	}
+	settings := map[string]string{"transport": orDefault(j.transport, "tcp"), "instances": fmt.Sprint(len(dep.Instances))}
+	for _, s := range j.deploy.Settings {
+		if SecretSetting(s[0]) {
+			s[1] = "(hidden)"
+		}
+		settings[s[0]] = s[1]
+	}
+	vi := j.vi
+	e.mu.Lock()
+	vr := &res.Variants[vi]
+	vr.Settings = settings
+	vr.Hosts = nil
+	servers := e.serverHosts(dep, j.deploy.Hosts)
+	for _, h := range servers {
+		vr.Hosts = append(vr.Hosts, h.Name)
+	}
+	vr.Points = append(vr.Points, results.SweepPoint{Value: j.sweep})
+	pi := len(vr.Points) - 1
+	if path != nil {
+		vr.Emulation = variantEmulation(path)
+		vr.Points[pi].Path = &results.PathCounters{Path: string(path.Variant)}
+		if e.results != nil {
+			e.results.Emulation = emulationNote
+		}
+	}
+	e.mu.Unlock()
+	job := benchJob{
+		Step: st.ID, Variant: variant.Label, Sweep: j.sweep, Label: j.label,
+		Client: client, Servers: servers, Config: cfg, Password: benchPassword(j.vars),
+		ProgressBase: float64(n) / float64(len(p.jobs)), ProgressSpan: 1 / float64(len(p.jobs)),
+		StepStart: stepStart, StepTotal: time.Duration(len(p.jobs)) * p.perJob,
+	}
+	var counters results.PathCounters
+	if path != nil {
+		job.Path, job.Counters = path, &counters
+		_, job.ClientCPUs = splitCPUs(e.hostCPUs(client.Name))
+	}
+	job.OnRun = func(r results.RunResult) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		pt := &res.Variants[vi].Points[pi]
+		pt.Runs = append(pt.Runs, r)
+		pt.Stats = results.Summarize(pt.Runs)
+		results.ComputeDeltas(res)
+		e.upsertBenchLocked(measuredOnly(*res))
+		if err := e.writeResultsLocked(false); err != nil {
+			e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: client.Name, Stream: runner.Stderr, Text: "results not written: " + err.Error(), Time: time.Now()}})
+		}
+	}
+	_, err = e.runBench(ctx, job)
+	if path != nil && counters.Path != "" {
+		e.mu.Lock()
+		c := counters
+		res.Variants[vi].Points[pi].Path = &c
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// measuredOnly is c as results show it: a copy without the variants that
+// could not run here (listed in c.Unavailable instead).
+func measuredOnly(c results.Compare) results.Compare {
+	c = cloneCompare(c)
+	if len(c.Unavailable) == 0 {
+		return c
+	}
+	c.Variants = slices.DeleteFunc(c.Variants, func(v results.VariantResult) bool {
+		return len(v.Points) == 0 && slices.ContainsFunc(c.Unavailable, func(u results.Unavailable) bool { return u.Label == v.Label })
+	})
+	return c
 }

@@ -71,11 +71,19 @@ func (e *Engine) cleanStaleOnce(ctx context.Context, step string) {
 	e.staleDone = true
 	inherited := e.inherited
 	stale := slices.Clone(e.state.Stale)
+	paths := len(e.state.Paths)
 	e.mu.Unlock()
 	if len(inherited) > 0 {
 		// Recorded servers of the earlier run: stopped by pid.
 		if err := e.stopProcs(ctx, func(p runner.Proc) bool { return inherited[procKey(p)] }, false); err != nil {
 			e.say(step, "", "could not stop what an earlier run started: %v", err)
+		}
+	}
+	if paths > 0 {
+		// Emulated paths of the earlier run: their servers were stopped
+		// above; the namespaces, links and tables go now.
+		if err := e.teardownPaths(ctx, step); err != nil {
+			e.say(step, "", "could not remove a network path an earlier run made: %v", err)
 		}
 	}
 	for _, s := range stale {

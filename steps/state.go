@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpulab/dpulab/internal/atomicfile"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/runner/netpath"
 )
 
 // StateVersion is the schema version of a saved progress file.
@@ -53,6 +54,9 @@ type State struct {
 	// Status is how the run ended, once it did (Engine.Finish); empty while
 	// it is under way or when it was killed.
 	Status results.RunStatus `json:"status,omitempty"`
+	// Paths are the emulated network paths this run made (or was making)
+	// and has not removed; recorded before each is made.
+	Paths []netpath.Path `json:"paths,omitempty"`
 }
 
 // Finished reports whether the run this progress belongs to completed:
@@ -97,6 +101,9 @@ type Instance struct {
 	// cannot reach it.
 	Bind        string `json:"bind,omitempty"`
 	HostAddress string `json:"host_address,omitempty"`
+	// NetNS is the network namespace the instance runs in (an emulated
+	// path); it is reached from inside that path only.
+	NetNS string `json:"netns,omitempty"`
 }
 
 var labIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

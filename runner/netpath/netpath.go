@@ -249,21 +249,33 @@ func names(v Variant, id string) Path {
 // with it removes that run's leftovers only.
 func RunPrefix(id string) string { return Prefix + id + "-" }
 
+// Plan is the path cfg describes on host, as Make would name and address
+// it, without making anything: what a dry run shows. It validates cfg and
+// fills its defaults (a random RunID when empty). Encap stays empty: only
+// the kernel that makes the path knows whether it has Geneve.
+func Plan(host string, cfg *Config) (Path, error) {
+	if err := cfg.Validate(); err != nil {
+		return Path{}, err
+	}
+	p := names(cfg.Variant, cfg.RunID)
+	p.Host, p.Sudo = host, cfg.Sudo
+	if cfg.Variant.HasFirewall() {
+		p.FirewallRules = cfg.FirewallRules
+	}
+	return p, nil
+}
+
 // Make builds the path cfg describes on t. On failure it removes what it
 // had made, so an error leaves nothing behind; the namespaces' names are
 // taken by `ip netns add`, which refuses a name that exists, so a run id
 // in use is an error, never a path shared with another run.
 func Make(ctx context.Context, t runner.Target, cfg Config) (*Path, error) {
-	if err := cfg.Validate(); err != nil {
+	p, err := Plan(t.Name(), &cfg)
+	if err != nil {
 		return nil, err
 	}
-	p := names(cfg.Variant, cfg.RunID)
-	p.Host, p.Sudo = t.Name(), cfg.Sudo
-	if cfg.Variant.HasFirewall() {
-		p.FirewallRules = cfg.FirewallRules
-	}
 	var made []string
-	err := p.build(ctx, t, cfg, &made)
+	err = p.build(ctx, t, cfg, &made)
 	if err == nil {
 		return &p, nil
 	}

@@ -131,6 +131,16 @@ type Compare struct {
 	// Client is the host the load generator ran on.
 	Client   string          `json:"client,omitempty"`
 	Variants []VariantResult `json:"variants"`
+	// Unavailable are the variants this run could not make, with why
+	// (an emulated path on a host that is not root, has no nft, ...): they
+	// are listed, not measured.
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
+}
+
+// Unavailable is a variant that could not run here, and the reason.
+type Unavailable struct {
+	Label  string `json:"label"`
+	Reason string `json:"reason"`
 }
 
 // VariantResult is one variant's results at every sweep point. The first
@@ -161,6 +171,26 @@ type SweepPoint struct {
 	// run-to-run noise when it is under Alpha. Absent when either side ran
 	// once (the noise was not measured).
 	DeltaP map[string]float64 `json:"delta_p,omitempty"`
+	// Path holds an emulated network path's counters over this point's
+	// bench (warmups included): they show which way the traffic went.
+	Path *PathCounters `json:"path,omitempty"`
+}
+
+// PathCounters are an emulated path's packet counts over one bench, read
+// in the server's namespace: its veth end (every path), its overlay device
+// (with an overlay) and its firewall chain (with a firewall).
+type PathCounters struct {
+	// Path is the emulated path (direct, firewall, overlay+firewall).
+	Path string `json:"path"`
+	// Encap is the overlay's encapsulation (geneve, vxlan), if any.
+	Encap         string `json:"encap,omitempty"`
+	FirewallRules int    `json:"firewall_rules,omitempty"`
+	// LinkPackets is what crossed the veth, both ways.
+	LinkPackets uint64 `json:"link_packets"`
+	// EncapPackets is what the overlay device carried; nil without one.
+	EncapPackets *uint64 `json:"encap_packets,omitempty"`
+	// FirewallPackets is what walked the firewall's chain; nil without one.
+	FirewallPackets *uint64 `json:"firewall_packets,omitempty"`
 }
 
 // RunResult is one repetition: its summary and its per-second series.

@@ -1,0 +1,328 @@
+package steps
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/runner/netpath"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// A compare variant with netpath runs over an emulated network path
+// (runner/netpath, issue 13): its servers in one network namespace of the
+// load generator's host, the load generator in another, joined directly,
+// through a stateful firewall, or through an overlay and the firewall. The
+// engine makes the path before the variant's job, deploys the group inside
+// it, runs the bench and the sampler there, reads the path's counters
+// around the bench, and tears it all down after the job, on failure and on
+// cancel too. Each path is recorded in the saved progress before it is
+// made, so a run killed mid-job leaves a record that the next run (or the
+// cleanup step) tears down; `dpulab cleanup` removes what no record names.
+
+// placement says where a process runs: a network namespace and a CPU
+// list for taskset, both empty for "as usual".
+type placement struct {
+	NS   string
+	CPUs string
+}
+
+// wrap prefixes an exec'd command line with the namespace and the CPU
+// pinning. cmd must start with "exec ".
+func (p placement) wrap(cmd string) string {
+	if p.NS == "" && p.CPUs == "" {
+		return cmd
+	}
+	var pre []string
+	if p.NS != "" {
+		pre = append(pre, "ip", "netns", "exec", p.NS)
+	}
+	if p.CPUs != "" {
+		pre = append(pre, "taskset", "-c", p.CPUs)
+	}
+	rest, ok := strings.CutPrefix(cmd, "exec ")
+	if !ok {
+		return runner.QuoteAll(pre...) + " sh -c " + runner.Quote(cmd)
+	}
+	return "exec " + runner.QuoteAll(pre...) + " " + rest
+}
+
+// splitCPUs pins the servers to the first half of a host's cores and the
+// load generator to the rest, so neither steals the other's cycles and
+// the server's CPU share reads cleanly; a host with fewer than two cores
+// (or an unknown count) is not pinned.
+func splitCPUs(n int) (server, client string) {
+	if n < 2 {
+		return "", ""
+	}
+	h := n / 2
+	span := func(a, b int) string {
+		if a == b {
+			return strconv.Itoa(a)
+		}
+		return fmt.Sprintf("%d-%d", a, b)
+	}
+	return span(0, h-1), span(h, n-1)
+}
+
+// pathConfig is the netpath configuration of a variant: its run id comes
+// from the run's unique working directory and the variant's label, so two
+// runs on one host do not share a name, and a plan names exactly what the
+// run makes.
+func (e *Engine) pathConfig(v *labs.Variant, vars map[string]string) (netpath.Config, error) {
+	pv, err := netpath.ParseVariant(v.NetPath)
+	if err != nil {
+		return netpath.Config{}, fmt.Errorf("variant %s: %w", v.Label, err)
+	}
+	cfg := netpath.Config{Variant: pv}
+	if v.FirewallRules.IsSet() {
+		if cfg.FirewallRules, err = v.FirewallRules.Int(vars, 0); err != nil {
+			return cfg, fmt.Errorf("variant %s: firewall_rules: %w", v.Label, err)
+		}
+	}
+	sum := sha256.Sum256([]byte(e.workdir() + "\x00" + v.Label))
+	const digits = "abcdefghijklmnopqrstuvwxyz0123456789"
+	var id [5]byte
+	for i := range id {
+		id[i] = digits[int(sum[i])%len(digits)]
+	}
+	cfg.RunID = string(id[:])
+	return cfg, cfg.Validate()
+}
+
+// hostCPUs is the cached CPU count of a host (0: not asked yet).
+func (e *Engine) hostCPUs(host string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cpus[host]
+}
+
+// learnCPUs asks a host for its CPU count once per run.
+func (e *Engine) learnCPUs(ctx context.Context, host string, t runner.Target) int {
+	if n := e.hostCPUs(host); n > 0 {
+		return n
+	}
+	n := cpuCount(ctx, t)
+	e.mu.Lock()
+	if e.cpus == nil {
+		e.cpus = map[string]int{}
+	}
+	e.cpus[host] = n
+	e.mu.Unlock()
+	return n
+}
+
+// probePaths says which paths can be made on a host, asked once per run.
+func (e *Engine) probePaths(ctx context.Context, host string, t runner.Target) (netpath.Report, error) {
+	e.mu.Lock()
+	r, ok := e.pathProbe[host]
+	e.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := netpath.Probe(ctx, t, false)
+	if err != nil {
+		return r, err
+	}
+	e.mu.Lock()
+	if e.pathProbe == nil {
+		e.pathProbe = map[string]netpath.Report{}
+	}
+	e.pathProbe[host] = r
+	e.mu.Unlock()
+	return r, nil
+}
+
+// makePath makes a planned path, recording it in the saved progress
+// before anything exists, so a run killed during the make is cleaned up
+// after too.
+func (e *Engine) makePath(ctx context.Context, step string, h hostRef, t runner.Target, cfg netpath.Config) (*netpath.Path, error) {
+	planned, err := netpath.Plan(h.Name, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.state.Paths = append(e.state.Paths, planned)
+	serr := e.saveStateLocked()
+	e.mu.Unlock()
+	if serr != nil {
+		return nil, serr
+	}
+	p, err := netpath.Make(ctx, t, cfg)
+	if err != nil {
+		// Make removed what it had made.
+		e.forgetPath(planned)
+		return nil, &StepError{Host: h.Name, Err: err}
+	}
+	e.mu.Lock()
+	for i := range e.state.Paths {
+		if e.state.Paths[i].Host == p.Host && e.state.Paths[i].RunID == p.RunID {
+			e.state.Paths[i] = *p
+		}
+	}
+	serr = e.saveStateLocked()
+	e.mu.Unlock()
+	msg := fmt.Sprintf("made the %s path (namespaces %s and %s, server at %s)", p.Variant, p.ServerNS, p.ClientNS, p.ServerAddr)
+	if p.Encap != "" {
+		msg += ", overlay " + string(p.Encap)
+		if p.EncapNote != "" {
+			msg += " (" + p.EncapNote + ")"
+		}
+	}
+	if p.FirewallRules > 0 {
+		msg += fmt.Sprintf(", %d-rule stateful firewall", p.FirewallRules)
+	}
+	e.say(step, h.Name, "%s", msg)
+	return p, serr
+}
+
+func (e *Engine) forgetPath(p netpath.Path) {
+	e.mu.Lock()
+	e.state.Paths = slices.DeleteFunc(e.state.Paths, func(x netpath.Path) bool { return x.Host == p.Host && x.RunID == p.RunID })
+	_ = e.saveStateLocked()
+	e.mu.Unlock()
+}
+
+// teardownPath stops the group's servers that run inside the path (a
+// namespace lives on while a process is in it), then removes the path. It
+// runs on a context of its own, so a cancelled run still cleans up.
+func (e *Engine) teardownPath(ctx context.Context, step, group string, p *netpath.Path) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if group != "" {
+		if err := e.stopGroup(ctx, group); err != nil {
+			return err
+		}
+	}
+	t, err := e.hosts.target(ctx, p.Host)
+	if err != nil {
+		return &StepError{Host: p.Host, Err: err}
+	}
+	if err := p.Teardown(ctx, t); err != nil {
+		return &StepError{Host: p.Host, Err: fmt.Errorf("remove the %s path: %w (run `dpulab cleanup`)", p.Variant, err)}
+	}
+	e.forgetPath(*p)
+	e.say(step, p.Host, "removed the %s path", p.Variant)
+	return nil
+}
+
+// teardownPaths removes every recorded path (cleanup, or an earlier run's
+// leftovers), after the processes that may hold them are stopped.
+func (e *Engine) teardownPaths(ctx context.Context, step string) error {
+	e.mu.Lock()
+	paths := slices.Clone(e.state.Paths)
+	e.mu.Unlock()
+	var first error
+	for i := range paths {
+		if err := e.teardownPath(ctx, step, "", &paths[i]); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// pathPoint is what a path's counters say about one job, for results.json.
+func pathPoint(p *netpath.Path, d netpath.Counters) *results.PathCounters {
+	pc := &results.PathCounters{Path: string(p.Variant), Encap: string(p.Encap), FirewallRules: p.FirewallRules,
+		LinkPackets: d.Link.RxPackets + d.Link.TxPackets}
+	if d.Encap != nil {
+		n := d.Encap.RxPackets + d.Encap.TxPackets
+		pc.EncapPackets = &n
+	}
+	if d.Firewall != nil {
+		n := d.Firewall.Walked
+		pc.FirewallPackets = &n
+	}
+	return pc
+}
+
+// emulationNote is what results.json and every report say about a run
+// with emulated paths.
+const emulationNote = "no DPU in this run: the compared network paths are emulated in one Linux kernel (network namespaces, an overlay and a stateful nftables firewall on the host, or a direct veth as if a DPU did that work); no PCIe, Arm cores or hypervisor are involved"
+
+// variantEmulation says what a made path stands for.
+func variantEmulation(p *netpath.Path) string {
+	s := p.Variant.Describe()
+	var with []string
+	if p.Encap != "" {
+		with = append(with, string(p.Encap)+" overlay")
+	}
+	if p.FirewallRules > 0 {
+		with = append(with, fmt.Sprintf("%d-rule firewall", p.FirewallRules))
+	}
+	if len(with) > 0 {
+		s += " (" + strings.Join(with, ", ") + ")"
+	}
+	return s
+}
+
+// resolvePath plans job j's emulated path: both namespaces on the load
+// generator's host, which must also be the servers' host.
+func (e *Engine) resolvePath(j *loadJob, v *labs.Variant, client hostRef, vars map[string]string) error {
+	if len(j.deploy.Hosts) != 1 || j.deploy.Hosts[0].Name != client.Name {
+		var on []string
+		for _, h := range j.deploy.Hosts {
+			on = append(on, h.Name)
+		}
+		return fmt.Errorf("variant %s: an emulated network path joins two namespaces of one host, so the load generator (on %s) and the servers (on %s) must share it", v.Label, client.Name, strings.Join(on, ", "))
+	}
+	cfg, err := e.pathConfig(v, vars)
+	if err != nil {
+		return err
+	}
+	path, err := netpath.Plan(client.Name, &cfg)
+	if err != nil {
+		return err
+	}
+	j.pathCfg, j.path = &cfg, &path
+	if j.transport == "" {
+		j.transport = "tcp"
+	}
+	return nil
+}
+
+// pathNote is the dry run's line for a path: what is made, where, how.
+func pathNote(p *netpath.Path) string {
+	s := fmt.Sprintf("# emulated path %s (%s): namespaces %s (servers, at %s) and %s (load generator)", p.Variant, p.Variant.Describe(), p.ServerNS, p.ServerAddr, p.ClientNS)
+	if p.Variant.Overlay() {
+		s += ", a Geneve overlay (VXLAN where the kernel has no Geneve)"
+	}
+	if p.FirewallRules > 0 {
+		s += fmt.Sprintf(", a %d-rule stateful nftables firewall", p.FirewallRules)
+	}
+	return s + "; made with ip and nft as root before the variant, removed after it"
+}
+
+// startPath makes job j's path when the host can, after the CPU count that
+// pins the servers and the load generator is known. skip says why the
+// variant cannot run here (not root, no nft, no overlay module).
+func (e *Engine) startPath(ctx context.Context, step string, client hostRef, j loadJob) (*netpath.Path, string, error) {
+	t, err := e.hosts.target(ctx, client.Name)
+	if err != nil {
+		return nil, "", &StepError{Host: client.Name, Err: err}
+	}
+	if err := e.ensureHost(ctx, client, t); err != nil {
+		return nil, "", err
+	}
+	rep, err := e.probePaths(ctx, client.Name, t)
+	if err != nil {
+		return nil, "", &StepError{Host: client.Name, Err: fmt.Errorf("find out which network paths can be made: %w", err)}
+	}
+	if ok, why := rep.Available(j.pathCfg.Variant); !ok {
+		return nil, why, nil
+	}
+	if n := e.learnCPUs(ctx, client.Name, t); n >= 2 {
+		s, c := splitCPUs(n)
+		e.say(step, client.Name, "servers pinned to CPU %s, the load generator to CPU %s (taskset), so neither takes the other's cores", s, c)
+	} else {
+		e.say(step, client.Name, "not pinned: the host has fewer than two CPUs, so the servers and the load generator share one")
+	}
+	p, err := e.makePath(ctx, step, client, t, *j.pathCfg)
+	return p, "", err
+}
