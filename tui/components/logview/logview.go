@@ -33,6 +33,8 @@ type Model struct {
 	shown  int
 	lines  []string // bufs[shown], kept in step with it
 	follow bool
+	// empty replaces the empty pane's text (SetEmptyText).
+	empty string
 }
 
 var _ common.Component = (*Model)(nil)
@@ -198,10 +200,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
+// SetEmptyText replaces what the pane says before a step has output
+// ("" restores the default, which names the key that runs the step; booth
+// mode has nobody to press it).
+func (m *Model) SetEmptyText(s string) { m.empty = s }
+
 // View draws the pane.
 func (m *Model) View() string {
 	if len(m.lines) == 0 {
-		return m.Styles.Muted.Render("(no output yet — enter runs the step)") + strings.Repeat("\n", max(m.Height-1, 0))
+		empty := m.empty
+		if empty == "" {
+			empty = "(no output yet — enter runs the step)"
+		}
+		return m.Styles.Muted.Render(empty) + strings.Repeat("\n", max(m.Height-1, 0))
 	}
 	return m.vp.View()
 }
