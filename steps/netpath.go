@@ -317,10 +317,11 @@ func (e *Engine) startPath(ctx context.Context, step string, client hostRef, j l
 	if ok, why := rep.Available(j.pathCfg.Variant); !ok {
 		return nil, why, nil
 	}
-	if n := e.learnCPUs(ctx, client.Name, t); n >= 2 {
+	first := e.hostCPUs(client.Name) == 0
+	if n := e.learnCPUs(ctx, client.Name, t); first && n >= 2 {
 		s, c := splitCPUs(n)
 		e.say(step, client.Name, "servers pinned to CPU %s, the load generator to CPU %s (taskset), so neither takes the other's cores", s, c)
-	} else {
+	} else if first {
 		e.say(step, client.Name, "not pinned: the host has fewer than two CPUs, so the servers and the load generator share one")
 	}
 	p, err := e.makePath(ctx, step, client, t, *j.pathCfg)
