@@ -223,4 +223,3 @@ func TestEmulatedPathUnavailable(t *testing.T) {
 		t.Errorf("output does not say why:\n%s", strings.Join(rec.output(), "\n"))
 	}
 }
-
