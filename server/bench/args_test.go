@@ -65,6 +65,10 @@ func TestArgsRoundTrip(t *testing.T) {
 			c.Runs, c.Pipeline, c.Client = 3, 16, ClientGoRedis
 			c.JSONOutFile, c.HDRFilePrefix = "/tmp/out.json", "/tmp/hdr"
 		},
+		"capacity search": func(c *Config) {
+			c.Capacity = &CapacitySpec{Percentile: 99.9, Cap: 500 * time.Microsecond, Precision: 0.02, StartRate: 2500, MaxRate: 1e6}
+			c.Duration, c.Warmup = 5*time.Second, time.Second
+		},
 		"unix only, no percentiles": func(c *Config) {
 			c.Endpoints, c.Percentiles = unixEndpoints("/a.sock", "/b.sock"), nil
 			c.Duration = 90 * time.Second
@@ -156,6 +160,16 @@ func TestMemtierFlags(t *testing.T) {
 			t.Errorf("old spellings: sockets %q runs %d pattern %s protocol %d", c.Endpoints, c.Runs, c.KeyPattern, c.Protocol)
 		}
 	})
+	t.Run("capacity", func(t *testing.T) {
+		c, _ := parse(t, "--capacity", "p99<=1ms", "--duration", "5s")
+		if c.Capacity == nil || *c.Capacity != DefaultCapacity() {
+			t.Errorf("--capacity p99<=1ms: %+v, want %+v", c.Capacity, DefaultCapacity())
+		}
+		c, _ = parse(t, "--capacity=p99.9<=200us", "--capacity-start-rate=50000", "--capacity-precision=0.1")
+		if k := c.Capacity; k == nil || k.Percentile != 99.9 || k.Cap != 200*time.Microsecond || k.StartRate != 50000 || k.Precision != 0.1 {
+			t.Errorf("--capacity=p99.9<=200us ...: %+v", k)
+		}
+	})
 	if _, _, err := ParseArgs([]string{"-P", "16"}); err == nil || !strings.Contains(err.Error(), "--pipeline 16") {
 		t.Errorf("-P 16: %v; want it to say redis-benchmark's -P is --pipeline", err)
 	}
@@ -170,6 +184,15 @@ func TestMemtierFlags(t *testing.T) {
 		{"-a", "x", "--password", "y"},
 		{"--protocol", "memcache_text"},
 		{"-t", "100", "-c", "200"}, // 20,000 connections
+		{"--capacity", "p99<=1ms", "--rate", "1000"},
+		{"--capacity", "p99<=1ms", "-n", "100"},
+		{"--capacity", "p99<=1ms", "-x", "3"},
+		{"--capacity", "p99<=1ms", "--json-out-file", "o.json"},
+		{"--capacity", "p99<=3s", "--duration", "5s"}, // a probe shorter than twice the cap
+		{"--capacity", "p99"},
+		{"--capacity", "p99<=1ms", "--capacity-precision", "0.9"},
+		{"--capacity", "p99<=1ms", "--capacity-start-rate", "5000", "--capacity-max-rate", "1000"},
+		{"--capacity-precision", "0.01"}, // without --capacity
 	} {
 		if _, _, err := ParseArgs(bad); err == nil {
 			t.Errorf("ParseArgs(%q) accepted", bad)

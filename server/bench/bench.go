@@ -62,12 +62,22 @@ const connectParallel = 64
 //
 // cfg.Password is used as given; reading PasswordEnv is the caller's choice
 // (Config.PasswordFromEnv).
+//
+// With cfg.Capacity set, Run runs a capacity search instead (see Capacity):
+// no Summary, a nil one returned.
 func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
+	sum, _, err := run(ctx, cfg, emit)
+	return sum, err
+}
+
+// run is Run and Capacity: a summary, or with cfg.Capacity the search's
+// result.
+func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *CapacityResult, error) {
 	if emit == nil {
 		emit = func(Event) {}
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kind := cfg.Client
 	if kind == ClientAuto {
@@ -91,7 +101,7 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 		defer cl.Close()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Ctrl-C: closing the sockets unblocks every worker at once.
 	stop := context.AfterFunc(ctx, set.closeAll)
@@ -104,11 +114,16 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 		t := time.Now()
 		if err := prefill(ctx, &cfg, workers); err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("interrupted during prefill: %w", ctx.Err())
+				return nil, nil, fmt.Errorf("interrupted during prefill: %w", ctx.Err())
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		emit(&Prefill{Keys: cfg.keyCount(), Seconds: time.Since(t).Seconds()})
+	}
+
+	if cfg.Capacity != nil {
+		res, err := searchCapacity(ctx, &cfg, workers, set, func(pc *Config) *collector { return newCollector(pc, workers, eps, ios) }, emit)
+		return nil, res, err
 	}
 
 	var results []*RunResult
@@ -128,7 +143,7 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 		}
 	}
 	if len(results) == 0 {
-		return nil, fmt.Errorf("interrupted before the first run: %w", ctx.Err())
+		return nil, nil, fmt.Errorf("interrupted before the first run: %w", ctx.Err())
 	}
 	sum := summarize(results, col)
 	emit(sum)
@@ -145,7 +160,7 @@ func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
 	if err := errors.Join(fileErrs...); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("results written to the terminal, but: %w", err))
 	}
-	return sum, runErr
+	return sum, nil, runErr
 }
 
 // connectAll opens every connection (clients per target), authenticated and
@@ -267,6 +282,9 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	base := phase{start: start, t0: t0, stalled: stalledFlag}
 	if cfg.Requests == 0 && cfg.RequestsPerClient == 0 {
 		base.end = t0 + int64(cfg.Duration)
+		if cfg.cutoff > 0 {
+			base.cutoff = base.end + int64(cfg.cutoff)
+		}
 	}
 	switch {
 	case cfg.Rate > 0:
@@ -282,7 +300,7 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	failed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		w.err = nil
+		w.err, w.unsent = nil, 0
 		ph := base
 		switch {
 		case cfg.RequestsPerClient > 0:
@@ -329,7 +347,7 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	}
 	var stall <-chan time.Time
 	if base.end > 0 {
-		st := time.NewTimer(time.Duration(base.end-nanotime()) + stallGrace)
+		st := time.NewTimer(time.Duration(base.end-nanotime()) + cfg.cutoff + stallGrace)
 		defer st.Stop()
 		stall = st.C
 	}
@@ -389,6 +407,9 @@ loop:
 		}
 	}
 	res := col.runResult(run, seconds)
+	for _, w := range workers {
+		res.Unsent += w.unsent
+	}
 	if col.keep {
 		wall := func(ns int64) time.Time { return time.Now().Add(time.Duration(ns - nanotime())) }
 		rec := col.records[len(col.records)-1]

@@ -232,6 +232,9 @@ type Config struct {
 	// its first reply, as redis-benchmark does: the perf test's like-for-
 	// like check of the two tools' latency figures. Never set otherwise.
 	firstReplyLatency bool
+	// cutoff, in a capacity search's probe, is how long after the run's
+	// end a worker behind the rate gives up (phase.cutoff).
+	cutoff time.Duration
 
 	// Endpoints are the servers, each with its transport (tcp://HOST:PORT,
 	// unix:///PATH, rdma://HOST:PORT). Every endpoint gets Threads ×
@@ -340,6 +343,11 @@ type Config struct {
 	// command, _SET_command_run_N, _GET_command_run_N), with a percentile
 	// table PREFIX_FULL_RUN_N.txt, as memtier's --hdr-file-prefix.
 	HDRFilePrefix string `json:"hdr_file_prefix,omitempty"`
+	// Capacity, when set, makes the bench a capacity search (capacity.go,
+	// --capacity p99<=1ms): the highest --rate that keeps the latency
+	// percentile under the cap, probed with this load shape, Duration per
+	// probe.
+	Capacity *CapacitySpec `json:"capacity,omitempty"`
 }
 
 // MarshalJSON writes the Config with its endpoints twice: all of them as
@@ -571,6 +579,26 @@ func (c *Config) Validate() error {
 	}
 	if c.Interval < 10*time.Millisecond {
 		bad("sample interval %s: want at least 10ms", c.Interval)
+	}
+	if k := c.Capacity; k != nil {
+		if err := k.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if c.Rate > 0 || c.RateLimiting > 0 {
+			bad("--capacity searches for the rate: give no --rate or --rate-limiting (--capacity-start-rate sets the first probe's)")
+		}
+		if c.Requests > 0 || c.RequestsPerClient > 0 {
+			bad("--capacity probes for --duration each: give no request count")
+		}
+		if c.Runs != 1 {
+			bad("--capacity runs probes, not --run-count runs: leave --run-count at 1 and repeat the search")
+		}
+		if c.JSONOutFile != "" || c.HDRFilePrefix != "" {
+			bad("--capacity writes no --json-out-file or --hdr-file-prefix files: use --json for the probes and the result")
+		}
+		if k.Cap*2 > c.Duration {
+			bad("--capacity cap %s with --duration %s: probes must last at least twice the cap", k.Cap, c.Duration)
+		}
 	}
 	return errors.Join(errs...)
 }

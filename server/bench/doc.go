@@ -5,7 +5,9 @@
 // JSON lines (the contract in result.go, read back with Decode or ParseLine
 // by the step engine; FORMATS.md at the repository's root).
 //
-// Entry points: DefaultConfig, Config.Validate, Run(ctx, cfg, emit), the
+// Entry points: DefaultConfig, Config.Validate, Run(ctx, cfg, emit),
+// Capacity(ctx, cfg, spec, emit) for a capacity search, MergeSamples and
+// MergeTotals for several client hosts' lines, the
 // command line (NewFlags on a pflag.FlagSet, or ParseArgs), and Config.Args
 // to build the argv of a remote `dpulab bench --json`, which ParseArgs reads
 // back into the same Config (the password travels in the PasswordEnv
@@ -61,6 +63,16 @@
 //     at least ClientBoundPct (90%) busy is marked client_bound, in the run,
 //     the summary and the human table, since such a run measures the client
 //     as much as the server.
+//   - Capacity search (capacity.go; --capacity p99<=1ms, Config.Capacity):
+//     probes at fixed rates over the same connections, latency counted from
+//     when each request was due (coordinated omission corrected); doubling
+//     while probes pass, halving while they fail, then bisection until the
+//     lowest failing rate is within --capacity-precision (5%) of the highest
+//     passing one, which is the answer. Each probe lasts --duration and at
+//     least long enough for ten replies beyond the percentile (1,000 for
+//     p99); a probe still behind its schedule half a probe after its end is
+//     cut and fails. The stream: start, each probe's samples ("run" = the
+//     probe) and a capacity_probe line, then a capacity line.
 //   - A run ends early (partial results kept, error stated) when a
 //     connection breaks, when a timed run's replies do not come within
 //     stallGrace of its end, or when a --requests run gets no reply for

@@ -31,6 +31,8 @@ type Flags struct {
 	oldRuns                                int
 	rdmaMode                               string
 	rdmaPollUS                             int
+	capacity                               string
+	capPrecision, capStart, capMax         float64
 }
 
 // NewFlags registers the bench flags on fs, with DefaultConfig's defaults.
@@ -86,6 +88,11 @@ func NewFlags(fs *pflag.FlagSet) *Flags {
 	fs.DurationVar(&c.Interval, "interval", c.Interval, "sampling interval")
 	fs.BoolVar(&c.TargetSamples, "target-samples", false, "with --json, also print a sample per target per interval")
 	fs.Int64Var(&c.Seed, "seed", 0, "seed for key and size choices (0 = from the clock)")
+	dc := DefaultCapacity()
+	fs.StringVar(&f.capacity, "capacity", "", "capacity search: the highest --rate that keeps a latency percentile under a cap, e.g. p99<=1ms (quote it in a shell); --duration per probe")
+	fs.Float64Var(&f.capPrecision, "capacity-precision", dc.Precision, "capacity search: stop when the lowest failing rate is within this fraction of the highest passing one")
+	fs.Float64Var(&f.capStart, "capacity-start-rate", dc.StartRate, "capacity search: the first probe's rate in ops/s (then doubled or halved)")
+	fs.Float64Var(&f.capMax, "capacity-max-rate", 0, "capacity search: the highest rate to probe, ops/s (0 = no limit)")
 	// Spellings of earlier versions that collide with nothing of memtier's.
 	fs.StringVar(&f.oldSockets, "unixsocket", "", "same as --unix-socket")
 	fs.IntVar(&f.oldRuns, "runs", 0, "same as --run-count")
@@ -230,6 +237,17 @@ func (f *Flags) Config() (Config, []string, error) {
 	if f.password != "" {
 		c.Password = f.password
 		warns = append(warns, "--password puts the password on the command line, where other users of this host can read it (ps); set "+PasswordEnv+" instead")
+	}
+	c.Capacity = nil
+	if changed("capacity") {
+		spec, err := ParseCapacity(f.capacity)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--capacity: %w", err))
+		}
+		spec.Precision, spec.StartRate, spec.MaxRate = f.capPrecision, f.capStart, f.capMax
+		c.Capacity = &spec
+	} else if changed("capacity-precision") || changed("capacity-start-rate") || changed("capacity-max-rate") {
+		errs = append(errs, errors.New("--capacity-precision, --capacity-start-rate and --capacity-max-rate go with --capacity OBJECTIVE (e.g. p99<=1ms)"))
 	}
 	if err := errors.Join(append(errs, c.Validate())...); err != nil {
 		return c, warns, err
@@ -401,6 +419,14 @@ func (c *Config) Args() []string {
 	}
 	if c.HDRFilePrefix != "" {
 		a = append(a, "--hdr-file-prefix", c.HDRFilePrefix)
+	}
+	if k := c.Capacity; k != nil {
+		a = append(a, "--capacity", k.Objective(),
+			"--capacity-precision", strconv.FormatFloat(k.Precision, 'g', -1, 64),
+			"--capacity-start-rate", strconv.FormatFloat(k.StartRate, 'g', -1, 64))
+		if k.MaxRate > 0 {
+			a = append(a, "--capacity-max-rate", strconv.FormatFloat(k.MaxRate, 'g', -1, 64))
+		}
 	}
 	return a
 }

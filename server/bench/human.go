@@ -42,6 +42,51 @@ func (h *HumanPrinter) Event(ev Event) {
 		h.run(e)
 	case *Summary:
 		h.summary(e)
+	case *CapacityProbe:
+		h.probe(e)
+	case *CapacityResult:
+		h.capacity(e)
+	}
+}
+
+func (h *HumanPrinter) probe(p *CapacityProbe) {
+	verdict := "pass"
+	if !p.Pass {
+		verdict = "fail: " + termtext.Line(p.Reason)
+	}
+	bound := ""
+	if p.ClientBound && p.ClientHostBusyPct != nil {
+		bound = fmt.Sprintf("  CLIENT-BOUND (host %.1f%% busy)", *p.ClientHostBusyPct)
+	}
+	fmt.Fprintf(h.Out, "probe %d: rate %s ops/s for %.1f s: answered %s ops/s, p50 %s  p99 %s  max %s ms, objective's percentile %s ms: %s%s\n",
+		p.Probe, thousands(p.RateOpsPerSec), p.DurationSeconds, thousands(p.OpsPerSec), ms(p.LatencyMs.P50), ms(p.LatencyMs.P99), ms(p.LatencyMs.Max),
+		ms(p.PercentileMs), verdict, bound)
+}
+
+func (h *HumanPrinter) capacity(r *CapacityResult) {
+	fmt.Fprintf(h.Out, "\nCAPACITY AT %s%s\n", termtext.Line(r.Objective), h.simulated())
+	switch {
+	case r.RateOpsPerSec == 0:
+		fmt.Fprintf(h.Out, "no probed rate met the objective (lowest tried %s ops/s)\n", thousands(r.FailedRateOpsPerSec))
+	default:
+		fmt.Fprintf(h.Out, "highest rate that met it: %s ops/s (answered %s ops/s, objective's percentile %s ms, p99 %s ms)\n",
+			thousands(r.RateOpsPerSec), thousands(r.OpsPerSec), ms(r.PercentileMs), ms(r.LatencyMs.P99))
+		if r.FailedRateOpsPerSec > 0 {
+			fmt.Fprintf(h.Out, "lowest rate that missed it: %s ops/s: the capacity is in between (precision %.0f%%)\n", thousands(r.FailedRateOpsPerSec), 100*r.Precision)
+		}
+	}
+	switch r.Limit {
+	case "max_rate":
+		fmt.Fprintln(h.Out, "(the search stopped at --capacity-max-rate: the capacity may be higher)")
+	case "min_rate":
+		fmt.Fprintln(h.Out, "(the search stopped at the lowest rate a probe of this --duration can measure)")
+	}
+	if r.ClientBound {
+		fmt.Fprintln(h.Out, "CLIENT-BOUND: the decisive probes saturated this client host's CPU: the capacity found may be the client's")
+	}
+	fmt.Fprintf(h.Out, "%d probes\n", r.Probes)
+	if r.Err != "" {
+		fmt.Fprintf(h.Out, "the search did not complete: %s\n", termtext.Line(r.Err))
 	}
 }
 
@@ -74,10 +119,17 @@ func (h *HumanPrinter) header(s *Start) {
 	case c.RateLimiting > 0:
 		rate = fmt.Sprintf("fixed rate %d ops/s per connection (latency from when each request was due)", c.RateLimiting)
 	}
+	if c.Capacity != nil {
+		rate = "rate set by the capacity search, probe by probe"
+	}
 	fmt.Fprintf(h.Out, "dpulab bench: %d target(s) × %d threads × %d clients = %d connections, %s client, RESP%d\n",
 		len(s.Targets), max(c.Threads, 1), c.Clients, s.Connections, s.Client, c.Protocol)
 	fmt.Fprintf(h.Out, "  pipeline %d, SET:GET %s, %s, keys %s%d..%d %s, %s, %s, %d run(s)\n",
 		c.Pipeline, c.Ratio, sizes, termtext.Line(c.KeyPrefix), c.KeyMinimum, c.KeyMaximum, c.KeyPattern, length, rate, c.Runs)
+	if k := c.Capacity; k != nil {
+		fmt.Fprintf(h.Out, "  capacity search: the highest rate with %s, from %s ops/s, precision %.0f%%, probes of at least %s\n",
+			k.Objective(), thousands(k.StartRate), 100*k.Precision, c.Duration)
+	}
 	if s.Simulation != "" {
 		fmt.Fprintf(h.Out, "  SIMULATION: %s\n", termtext.Line(s.Simulation))
 	}

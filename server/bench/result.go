@@ -192,6 +192,10 @@ type RunResult struct {
 	ClientCPUPct      *float64 `json:"client_cpu_pct,omitempty"`
 	ClientHostBusyPct *float64 `json:"client_host_busy_pct,omitempty"`
 	ClientBound       bool     `json:"client_bound,omitempty"`
+	// Unsent counts requests that fell due under the fixed rate but were
+	// never sent: only a capacity search's probes cut a run that falls
+	// behind (capacity.go); other runs send every request that fell due.
+	Unsent int64 `json:"unsent,omitempty"`
 }
 
 // Summary closes the stream: across all runs. OpsPerSec is the mean of the
@@ -298,6 +302,10 @@ func ParseLine(line []byte) (Event, error) {
 		ev = &Summary{}
 	case TypePrefill:
 		ev = &Prefill{}
+	case TypeCapacityProbe:
+		ev = &CapacityProbe{}
+	case TypeCapacity:
+		ev = &CapacityResult{}
 	default:
 		return nil, fmt.Errorf("bench output: %w %q", ErrUnknownType, head.Type)
 	}

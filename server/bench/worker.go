@@ -33,6 +33,10 @@ type worker struct {
 	// last is the nanotime of the last recorded reply (under mu).
 	last int64
 
+	// unsent counts requests due before the run's end that were still
+	// unsent at its cutoff (set before run returns).
+	unsent int64
+
 	// err is the connection error that stopped the worker (set before it
 	// returns, read after the run's WaitGroup).
 	err error
@@ -97,6 +101,10 @@ type phase struct {
 	// interval is the time between this worker's requests under --rate
 	// (0 = as fast as possible) and offset staggers workers over it.
 	interval, offset int64
+	// cutoff, when set (capacity probes only), is when a worker still
+	// behind the rate schedule gives up on what it has not sent: those
+	// requests would wait longer than any latency cap.
+	cutoff int64
 	// stalled is set when the run closed the connections on a stalled
 	// server: requests cut off then count as "timeout", not "closed".
 	stalled *atomic.Bool
@@ -122,6 +130,10 @@ func (w *worker) run(ctx, user context.Context, ph phase) {
 			// Send everything that is due by now, up to the pipeline depth:
 			// a late schedule catches up and its latency counts from due.
 			n = int(min(int64(P), 1+(now-due)/ph.interval))
+			if ph.cutoff > 0 && now >= ph.cutoff && due < ph.end {
+				w.unsent = (ph.end - due + ph.interval - 1) / ph.interval
+				return
+			}
 		} else {
 			due = now
 		}
