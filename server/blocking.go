@@ -55,6 +55,9 @@ type blockState struct {
 	// timedOut writes the reply for a timeout (and CLIENT UNBLOCK
 	// TIMEOUT).
 	timedOut func(w *Client)
+	// postponed: held back by CLIENT PAUSE (client_pause.go), waiting
+	// for no key; cmd is the command that waits.
+	postponed bool
 }
 
 // touchBlocked marks key ready when clients wait on it; db.touch calls it
@@ -112,6 +115,10 @@ func (c *Client) unblock() {
 	}
 	c.blocked = nil
 	c.srv.blk.blocked--
+	if bs.postponed {
+		c.srv.leavePause(c)
+		return
+	}
 	if bs.timer != nil {
 		c.srv.blk.timed--
 		bs.timer.Stop()
@@ -192,7 +199,7 @@ func (s *Server) serveReady(from *Client) {
 // or with withError the UNBLOCKED error. It reports whether c was blocked.
 func (s *Server) unblockByClient(from, c *Client, withError bool) bool {
 	bs := c.blocked
-	if bs == nil {
+	if bs == nil || bs.postponed {
 		return false
 	}
 	c.unblock()

@@ -431,34 +431,6 @@ func (c *Client) kill(victims []*Client) {
 	}
 }
 
-// cmdClientPause checks its arguments as Redis 7.0 does, then refuses:
-// postponing other clients' commands needs the dispatcher to hold them,
-// which it cannot yet, and answering OK without pausing would let a
-// failover script believe writes had stopped.
-func cmdClientPause(c *Client, args [][]byte) {
-	if len(args) > 4 {
-		c.writeSubcommandArityError(args)
-		return
-	}
-	ms, ok := parseInt(args[2])
-	if !ok {
-		c.writeError("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		c.writeError("ERR timeout is negative")
-		return
-	}
-	if len(args) == 4 && !equalFold(args[3], "all") && !equalFold(args[3], "write") {
-		c.writeError("ERR CLIENT PAUSE mode must be WRITE or ALL")
-		return
-	}
-	c.writeError("ERR CLIENT PAUSE is not supported by dpulab's server (it cannot hold back other clients' commands); stop the writers themselves")
-}
-
-// cmdClientUnpause: nothing is ever paused.
-func cmdClientUnpause(c *Client, args [][]byte) { c.writeOK() }
-
 // cmdClientTracking refuses client-side caching: the server keeps no
 // invalidation table.
 func cmdClientTracking(c *Client, args [][]byte) {
@@ -491,6 +463,10 @@ var clientHelp = []string{
 	"    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, USER <username>, TYPE normal, SKIPME (YES|NO).",
 	"LIST [options ...]",
 	"    Return information about client connections. Options: TYPE (NORMAL|MASTER|REPLICA|PUBSUB), ID id [id ...].",
+	"UNPAUSE",
+	"    Stop the current client pause, resuming traffic.",
+	"PAUSE <timeout> [WRITE|ALL]",
+	"    Suspend all, or just write, clients for <timeout> milliseconds.",
 	"SETNAME <name>",
 	"    Assign the name <name> to the current connection.",
 	"SETINFO <LIB-NAME|LIB-VER> <value>",

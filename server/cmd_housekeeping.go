@@ -9,7 +9,7 @@ import (
 
 // The housekeeping commands test harnesses and client libraries call:
 // FUNCTION and SCRIPT with an empty library set, EVAL/FCALL refused,
-// LATENCY and SLOWLOG with nothing recorded, MEMORY.
+// LATENCY with nothing recorded, SLOWLOG (slowlog.go), MEMORY.
 //
 // Why no Lua VM: dpulab's server is what a lab host runs to measure
 // Redis-compatible throughput over TCP and RDMA. Scripts would put a
@@ -304,44 +304,6 @@ func cmdLatencyHelp(c *Client, args [][]byte) {
 		"RESET [<event> ...]",
 		"    Reset latency data of one or more <event> classes.",
 		"    (default: reset all data for all event classes)",
-		"HELP",
-		"    Print this help.",
-	})
-}
-
-// SLOWLOG: commands are timed per batch of pipelined commands, not one by
-// one (a clock read per command would cost the hot path), so no entry is
-// ever recorded; slowlog-log-slower-than and slowlog-max-len are kept
-// and reported.
-
-func cmdSlowlogGet(c *Client, args [][]byte) {
-	if len(args) > 3 {
-		c.writeSubcommandArityError(args)
-		return
-	}
-	if len(args) == 3 {
-		if _, ok := rangeLong(c, args[2], -1, 1<<63-1, "ERR count should be greater than or equal to -1"); !ok {
-			return
-		}
-	}
-	c.writeArray(0)
-}
-
-func cmdSlowlogLen(c *Client, args [][]byte)   { c.writeInt(0) }
-func cmdSlowlogReset(c *Client, args [][]byte) { c.writeOK() }
-
-func cmdSlowlogHelp(c *Client, args [][]byte) {
-	c.writeHelp([]string{
-		"SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"GET [<count>]",
-		"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-		"    Entries are made of:",
-		"    id, timestamp, time in microseconds, arguments array, client IP and port,",
-		"    client name",
-		"LEN",
-		"    Return the length of the slowlog.",
-		"RESET",
-		"    Reset the slowlog.",
 		"HELP",
 		"    Print this help.",
 	})

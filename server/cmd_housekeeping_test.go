@@ -29,11 +29,8 @@ func TestScriptingRefusedClearly(t *testing.T) {
 	c.must(`"PONG"`, "PING")
 }
 
-func TestClientPauseAndTrackingRefusedClearly(t *testing.T) {
+func TestClientTrackingRefusedClearly(t *testing.T) {
 	c, _ := newTestServer(t)
-	if got := c.do("CLIENT", "PAUSE", "100"); !strings.Contains(got, "CLIENT PAUSE is not supported") {
-		t.Errorf("CLIENT PAUSE: %s", got)
-	}
 	if got := c.do("CLIENT", "TRACKING", "on"); !strings.Contains(got, "CLIENT TRACKING is not supported") {
 		t.Errorf("CLIENT TRACKING on: %s", got)
 	}

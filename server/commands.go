@@ -61,6 +61,9 @@ type command struct {
 	Subcommands []*command
 
 	id int // index into per-server statistics
+	// slowTimed: timed on its own for the slow log at a positive
+	// slowlog-log-slower-than (slowlog.go's slowTimedCmd).
+	slowTimed bool
 }
 
 // commandTable maps lowercase names to commands.
@@ -122,6 +125,7 @@ var table = sync.OnceValue(func() *commandTable {
 	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Name < t.list[j].Name })
 	for _, c := range t.list {
 		c.id = len(t.all)
+		c.slowTimed = slowTimedCmd(c)
 		t.all = append(t.all, c)
 		for _, sc := range c.Subcommands {
 			sc.Name = strings.ToLower(sc.Name)
@@ -129,6 +133,7 @@ var table = sync.OnceValue(func() *commandTable {
 				sc.Step = 1
 			}
 			sc.id = len(t.all)
+			sc.slowTimed = slowTimedCmd(sc)
 			t.all = append(t.all, sc)
 		}
 	}

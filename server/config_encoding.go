@@ -34,8 +34,9 @@ type Tuning struct {
 	// nodes; ours hold 100 entries each (type_stream.go): reported only.
 	StreamNodeMaxBytes   int64
 	StreamNodeMaxEntries int64
-	// SlowlogLogSlowerThan and SlowlogMaxLen: reported only; commands are
-	// timed per batch, not one by one (SLOWLOG stays empty).
+	// SlowlogLogSlowerThan (microseconds; negative: off, 0: every
+	// command) and SlowlogMaxLen: the slow log's (slowlog.go, which says
+	// which commands are timed on their own).
 	SlowlogLogSlowerThan int64
 	SlowlogMaxLen        int64
 	// LatencyMonitorThreshold: reported only (LATENCY has no samples).

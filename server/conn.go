@@ -476,6 +476,10 @@ func (c *Client) exec(args [][]byte) int {
 		c.writeError("ERR Can't execute '" + cmd.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return -1
 	}
+	if s.pause.mode != pauseOff && c.postpone(cmd) {
+		// Held back by CLIENT PAUSE: it runs again when the pause ends.
+		return -1
+	}
 	if c.multi != nil {
 		if !runsInMulti(cmd) {
 			c.multi.queue(cmd, args)
@@ -519,7 +523,13 @@ func (c *Client) call(cmd *command, args [][]byte) {
 	c.cur = cmd
 	c.lastCmd = cmd.Name
 	c.errors = 0
-	cmd.Fn(c, args)
+	// The slow log times a command on its own only when asked to
+	// (slowlog.go): the hot path pays these two comparisons.
+	if t := c.srv.cfg.Tuning.SlowlogLogSlowerThan; t == 0 || t > 0 && cmd.slowTimed {
+		c.callTimed(cmd, args)
+	} else {
+		cmd.Fn(c, args)
+	}
 	c.cur = nil
 	if len(c.touched) > 0 {
 		c.accountTouched()

@@ -12,6 +12,8 @@ package server
 //	!sortdeep SCAN 0 COUNT 1000         sort nested aggregates too
 //	!shape SPOP s 2                     compare only the reply's type and size
 //	!type RANDOMKEY                     compare only the reply's type
+//	!slowlog SLOWLOG GET                compare SLOWLOG GET's entries without
+//	                                    their id, time, duration and address
 //	!resp2 HGETALL h                    run only in the RESP2 pass (!resp3 too)
 //	!c2 SET k v                         send on a second connection (!c3: a third),
 //	                                    dialled on first use, in the pass's protocol
@@ -62,8 +64,9 @@ type diffLine struct {
 	deep   bool // sort nested aggregates too
 	shape  bool
 	typ    bool
-	only   int // 0: both passes, 2 or 3: only that protocol
-	conn   int // 0: the first connection, 1 and 2: !c2, !c3
+	slow   bool // SLOWLOG GET: see renderSlowlog
+	only   int  // 0: both passes, 2 or 3: only that protocol
+	conn   int  // 0: the first connection, 1 and 2: !c2, !c3
 	recv   bool
 	send   bool // write only; the reply is read by a later !recv
 	// blocked >= 0: wait for that many blocked clients (no command).
@@ -93,6 +96,8 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 				l.shape = true
 			case "!type":
 				l.typ = true
+			case "!slowlog":
+				l.slow = true
 			case "!resp2":
 				l.only = 2
 			case "!resp3":
@@ -108,7 +113,7 @@ func parseDiffScript(name string, data []byte) ([]diffLine, error) {
 			case "!blocked":
 				l.blocked = 0
 			default:
-				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !sortdeep, !shape, !type, !resp2, !resp3, !c2, !c3, !recv, !send, !blocked)", name, n, marker)
+				return nil, fmt.Errorf("%s:%d: unknown marker %q (want !sort, !sortdeep, !shape, !type, !slowlog, !resp2, !resp3, !c2, !c3, !recv, !send, !blocked)", name, n, marker)
 			}
 			rest = strings.TrimSpace(after)
 			if l.blocked == 0 {
@@ -241,6 +246,32 @@ func renderType(v resp.Value) string {
 	return fmt.Sprintf("%c", v.Type)
 }
 
+// renderSlowlog renders SLOWLOG GET's entries with only what two servers
+// can agree on: each entry's arguments and client name, and the types of
+// its id, timestamp, duration and client address (ids count from the
+// server's start, redis-server's is shared by every script, and it listens
+// on a unix socket where ours is on TCP).
+func renderSlowlog(v resp.Value) string {
+	if v.Type != resp.Array || v.Null {
+		return renderReply(v)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d[", len(v.Elems))
+	for i, e := range v.Elems {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if e.Type != resp.Array || len(e.Elems) != 6 {
+			b.WriteString(renderReply(e))
+			continue
+		}
+		f := e.Elems
+		fmt.Fprintf(&b, "entry(%c %c %c %s %c %s)", f[0].Type, f[1].Type, f[2].Type, renderReply(f[3]), f[4].Type, renderReply(f[5]))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
 // diffConn is a raw RESP connection for the differential tests.
 type diffConn struct {
 	c  net.Conn
@@ -341,6 +372,8 @@ func (l diffLine) renderFor() func(resp.Value) string {
 	switch {
 	case l.typ:
 		return renderType
+	case l.slow:
+		return renderSlowlog
 	case l.shape:
 		return renderShape
 	case l.sort:

@@ -56,6 +56,13 @@
 // command's serve function as the blocked client through a scratch
 // client (Server.replyWriter) and delivering the reply as above; the
 // client's remaining commands run next. Inside EXEC nothing blocks.
+// CLIENT PAUSE holds commands back the same way (client_pause.go): the
+// dispatcher rewinds the client to the start of the command it postpones,
+// the client waits as a blocked one, and the pause's end runs it again.
+//
+// INFO commandstats is charged per batch (one clock read per batch, not
+// per command); the slow log times a command on its own only when it can
+// be slow (slowlog.go).
 //
 // # What a client can make the server hold
 //

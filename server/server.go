@@ -61,8 +61,10 @@ type Server struct {
 
 	// Pub/sub subscriptions and blocked clients (pubsub.go, blocking.go),
 	// guarded by mu.
-	ps  pubsubState
-	blk blockingState
+	ps    pubsubState
+	blk   blockingState
+	pause pauseState   // CLIENT PAUSE (client_pause.go)
+	slow  slowlogState // SLOWLOG (slowlog.go)
 	// Every key's 24 clock bits record its last access, as in Redis
 	// (OBJECT IDLETIME, LRU eviction), or under an LFU policy its access
 	// frequency (OBJECT FREQ, LFU eviction); see Client.lookup.
@@ -511,7 +513,9 @@ func (s *Server) cron(done chan struct{}) {
 		// Redis spends up to 25% of a cron period on active expiry.
 		budget := time.Second / time.Duration(s.cfg.Hz) / 4 / time.Duration(len(s.dbs))
 		for _, d := range s.dbs {
-			if len(d.expires) > 0 {
+			// Nothing is deleted while clients are paused (Redis
+			// pauses active expiry with them).
+			if len(d.expires) > 0 && s.pause.mode == pauseOff {
 				s.stats.expiredKeys += int64(d.activeExpire(ms, budget))
 			}
 		}
