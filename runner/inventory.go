@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"regexp"
 	"sort"
@@ -25,6 +26,13 @@ import (
 //	    roles: [client]
 //	    labels: {nic: ConnectX-5}
 //	    proxy_jump: jumper@bastion:2022    # else ~/.ssh/config's
+//	    esxi: esx01.lab.example            # the ESXi host this VM runs on (vcenter needed)
+//	    vm: redis-dpu-vm                   # its name in vCenter (default: name)
+//	vcenter:                               # optional: hypervisor metrics and checks
+//	  url: https://vcenter.lab.example/sdk
+//	  user: lab@vsphere.local
+//	  password_env: DPULAB_VCENTER_PASSWORD  # else asked for; never in this file
+//	  thumbprint: 3F:A1:...                # optional pin (SHA-256 or SHA-1)
 //
 // An Ansible inventory (INI, YAML, or `ansible-inventory --list` JSON) is
 // read too, told apart by content: see ansible.go for the mapping.
@@ -35,6 +43,11 @@ type Inventory struct {
 	// ~/.ssh/known_hosts (or UserKnownHostsFile from ~/.ssh/config).
 	KnownHosts string `yaml:"known_hosts" json:"known_hosts,omitempty"`
 	Hosts      []Host `yaml:"hosts" json:"hosts"`
+	// VCenter, when set, is where hypervisor metrics and the vSphere
+	// checks come from (runner/vsphere); hosts name their ESXi host.
+	VCenter *VCenter `yaml:"vcenter" json:"vcenter,omitempty"`
+	// vcenterLine is the line of the vcenter key, for errors.
+	vcenterLine int
 	// Warnings list what an Ansible inventory held that could not be
 	// mapped (ansible_password, ansible_become, ...): shown, not
 	// ignored.
@@ -59,8 +72,77 @@ type Host struct {
 	Roles []string `yaml:"roles" json:"roles"`
 	// Labels describe the host in results (nic, mode, ...).
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
+	// ESXi is the name vCenter knows the ESXi host by on which this
+	// host (a VM) runs; empty when the host is not a vSphere VM.
+	ESXi string `yaml:"esxi" json:"esxi,omitempty"`
+	// VM is this host's virtual machine name in vCenter (default: Name)
+	// when ESXi is set.
+	VM string `yaml:"vm" json:"vm,omitempty"`
 	// Line is where the host is defined in the inventory file.
 	Line int `yaml:"-" json:"-"`
+}
+
+// VCenter is the inventory's optional vcenter section. The password is
+// never part of it: it comes from the environment variable PasswordEnv
+// when that is set and non-empty, else it is asked for.
+type VCenter struct {
+	// URL is the vCenter (or ESXi) SDK address, https://HOST[:PORT][/sdk].
+	URL string `yaml:"url" json:"url"`
+	// User logs in, e.g. administrator@vsphere.local.
+	User string `yaml:"user" json:"user"`
+	// PasswordEnv names the environment variable holding the password.
+	PasswordEnv string `yaml:"password_env" json:"password_env,omitempty"`
+	// Thumbprint pins the server's certificate (SHA-256 or SHA-1 hex,
+	// colons optional); empty means the known-thumbprints file decides.
+	Thumbprint string `yaml:"thumbprint" json:"thumbprint,omitempty"`
+	// PasswordInFile catches `password:` written into the file, which is
+	// refused; its value is never shown or kept.
+	PasswordInFile string `yaml:"password" json:"-"`
+}
+
+// VMName is the host's VM name in vCenter.
+func (h Host) VMName() string {
+	if h.VM != "" {
+		return h.VM
+	}
+	return h.Name
+}
+
+var (
+	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	thumbprintRe = regexp.MustCompile(`^(?:[0-9A-Fa-f]{40}|[0-9A-Fa-f]{64})$`)
+)
+
+// validate checks the vcenter section; at is "file:line" of the section.
+func (v *VCenter) validate(at string) []string {
+	var errs []string
+	if v.PasswordInFile != "" {
+		errs = append(errs, fmt.Sprintf("%s: vcenter: a password is never read from the inventory: remove `password:` and set `password_env: VAR` (or leave it out to be asked)", at))
+		v.PasswordInFile = ""
+	}
+	u, err := url.Parse(v.URL)
+	shown := "(unparsable)"
+	if err == nil {
+		shown = u.Redacted() // a password in the url is not echoed
+	}
+	switch {
+	case v.URL == "":
+		errs = append(errs, fmt.Sprintf("%s: vcenter: add `url: https://VCENTER/sdk`", at))
+	case err != nil || u.Scheme != "https" || u.Host == "":
+		errs = append(errs, fmt.Sprintf("%s: vcenter: url %q: use https://HOST[:PORT][/sdk]", at, shown))
+	case u.User != nil:
+		errs = append(errs, fmt.Sprintf("%s: vcenter: url: put the user under `user:` and the password in the variable `password_env` names, not in the url", at))
+	}
+	if v.User == "" {
+		errs = append(errs, fmt.Sprintf("%s: vcenter: add `user: ...`", at))
+	}
+	if v.PasswordEnv != "" && !envNameRe.MatchString(v.PasswordEnv) {
+		errs = append(errs, fmt.Sprintf("%s: vcenter: password_env must name an environment variable (letters, digits, '_'), not hold the password", at))
+	}
+	if v.Thumbprint != "" && !thumbprintRe.MatchString(strings.ReplaceAll(v.Thumbprint, ":", "")) {
+		errs = append(errs, fmt.Sprintf("%s: vcenter: thumbprint %q: give the certificate's SHA-256 (or SHA-1) fingerprint in hex, as vCenter shows it", at, v.Thumbprint))
+	}
+	return errs
 }
 
 // IsLocal reports whether the host is this machine.
@@ -115,6 +197,7 @@ func ParseInventory(path string, b []byte) (*Inventory, error) {
 				inv.Hosts[i].Line = lines[i]
 			}
 		}
+		inv.vcenterLine = keyLine(&doc, "vcenter")
 	}
 	if err := inv.validate(); err != nil {
 		return nil, err
@@ -180,6 +263,20 @@ func hostLines(doc *yaml.Node) []int {
 	return nil
 }
 
+// keyLine is the line of a top-level key, 0 when absent.
+func keyLine(doc *yaml.Node, key string) int {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return 0
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i].Line
+		}
+	}
+	return 0
+}
+
 var yamlLineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // yamlErr rewrites yaml.v3's "line N: msg" errors as "file:N: msg".
@@ -236,6 +333,15 @@ func (inv *Inventory) validate() error {
 				errs = append(errs, fmt.Sprintf("%s: host %q: empty role", at, h.Name))
 			}
 		}
+		if (h.ESXi != "" || h.VM != "") && inv.VCenter == nil {
+			errs = append(errs, fmt.Sprintf("%s: host %q: esxi/vm are read through vCenter: add a `vcenter:` section (url, user, password_env)", at, h.Name))
+		}
+		if h.VM != "" && h.ESXi == "" {
+			errs = append(errs, fmt.Sprintf("%s: host %q: vm is set without esxi: add `esxi: HOST` (the ESXi host name as vCenter shows it)", at, h.Name))
+		}
+	}
+	if inv.VCenter != nil {
+		errs = append(errs, inv.VCenter.validate(fmt.Sprintf("%s:%d", inv.Path, inv.vcenterLine))...)
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "\n"))

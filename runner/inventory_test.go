@@ -196,3 +196,73 @@ func TestParseJump(t *testing.T) {
 		})
 	}
 }
+
+func TestInventoryVCenter(t *testing.T) {
+	good := `vcenter:
+  url: https://vc.lab.example/sdk
+  user: lab@vsphere.local
+  password_env: DPULAB_VCENTER_PASSWORD
+  thumbprint: 3f:a1:00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff:00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd
+hosts:
+  - name: esx-dpu-vm
+    address: 10.0.0.7
+    roles: [accelerated]
+    esxi: esx02.lab.example
+    vm: redis-dpu
+  - name: esx-std-vm
+    address: 10.0.0.6
+    roles: [baseline]
+    esxi: esx01.lab.example
+  - name: client1
+    address: 10.0.0.5
+    roles: [client]
+`
+	inv, err := ParseInventory("hosts.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc := inv.VCenter
+	if vc == nil || vc.URL != "https://vc.lab.example/sdk" || vc.User != "lab@vsphere.local" || vc.PasswordEnv != "DPULAB_VCENTER_PASSWORD" || !strings.HasPrefix(vc.Thumbprint, "3f:a1") {
+		t.Fatalf("vcenter = %+v", vc)
+	}
+	if h := inv.Hosts[0]; h.ESXi != "esx02.lab.example" || h.VMName() != "redis-dpu" {
+		t.Fatalf("host %+v", h)
+	}
+	if h := inv.Hosts[1]; h.ESXi != "esx01.lab.example" || h.VMName() != "esx-std-vm" {
+		t.Fatalf("host %+v (the VM name defaults to the host's)", h)
+	}
+	if inv.Hosts[2].ESXi != "" {
+		t.Fatalf("client1 is no VM: %+v", inv.Hosts[2])
+	}
+
+	bad := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"password in file", "vcenter:\n  url: https://vc/sdk\n  user: u\n  password: s3cr3t-Pw\nhosts:\n  - name: a\n", []string{"hosts.yaml:1: vcenter: a password is never read from the inventory", "password_env"}},
+		{"http url", "vcenter:\n  url: http://vc/sdk\n  user: u\nhosts:\n  - name: a\n", []string{`url "http://vc/sdk": use https://`}},
+		{"password in http url", "vcenter:\n  url: http://u:s3cr3t-Pw@vc/sdk\n  user: u\nhosts:\n  - name: a\n", []string{"use https://"}},
+		{"user in url", "vcenter:\n  url: https://u:s3cr3t-Pw@vc/sdk\n  user: u\nhosts:\n  - name: a\n", []string{"not in the url"}},
+		{"no user", "hosts:\n  - name: a\nvcenter:\n  url: https://vc/sdk\n", []string{"hosts.yaml:3: vcenter: add `user: ...`"}},
+		{"password as env name", "vcenter:\n  url: https://vc/sdk\n  user: u\n  password_env: s3cr3t-Pw!\nhosts:\n  - name: a\n", []string{"password_env must name an environment variable"}},
+		{"bad thumbprint", "vcenter:\n  url: https://vc/sdk\n  user: u\n  thumbprint: AB:CD\nhosts:\n  - name: a\n", []string{`thumbprint "AB:CD"`}},
+		{"esxi without vcenter", "hosts:\n  - name: a\n    esxi: esx01\n", []string{"hosts.yaml:2: host \"a\": esxi/vm are read through vCenter"}},
+		{"vm without esxi", "vcenter:\n  url: https://vc/sdk\n  user: u\nhosts:\n  - name: a\n    vm: x\n", []string{"vm is set without esxi"}},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseInventory("hosts.yaml", []byte(tc.yaml))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "s3cr3t-Pw") {
+				t.Errorf("the password is in the error: %q", err)
+			}
+		})
+	}
+}
