@@ -22,9 +22,12 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return planFunc{
-				cmds: func() []PlannedCommand { return e.planServers(p) },
-				do:   func(ctx context.Context) error { return e.deploy(ctx, st.ID, p) },
+			return renderingPlan{
+				planFunc: planFunc{
+					cmds: func() []PlannedCommand { return e.planServers(p) },
+					do:   func(ctx context.Context) error { return e.deploy(ctx, st.ID, p) },
+				},
+				files: func() ([]RenderedFile, error) { return e.deployFiles(st.ID, p, vars) },
 			}, nil
 		},
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
@@ -35,6 +36,11 @@ type byHandKey struct{}
 
 func (p taskPlan) run(ctx context.Context) error {
 	if ctx.Value(byHandKey{}) == nil {
+		// Said first, so that a headless log or the TUI's output shows
+		// that dpulab did the trainee's part (its commands, then verify).
+		for _, h := range p.hosts {
+			p.e.opts.Emit(Output{Step: p.st.ID, Line: runner.Line{Host: h.Name, Text: "a task step, done for you: its commands, then its check (in the TUI you can do it yourself in a shell)", Time: time.Now()}})
+		}
 		return p.commandsPlan.run(ctx)
 	}
 	e, st := p.e, p.st
@@ -78,4 +84,35 @@ func (e *Engine) Shell(i int) (runner.Shell, error) {
 		pool = runner.NewPool(nil, runner.SSHOptions{}) // every role is this machine
 	}
 	return pool.Shell(hosts[0].Name, e.workdir())
+}
+
+// TaskSolution is a task step's answer on one host ("show me"): the
+// commands "do it for me" runs there, and the check that decides.
+type TaskSolution struct {
+	Host   string
+	Sudo   bool
+	Run    []string
+	Verify string
+}
+
+// Solution returns task step i's solution per host, rendered with the
+// lab's current variables.
+func (e *Engine) Solution(i int) ([]TaskSolution, error) {
+	if i < 0 || i >= len(e.lab.Steps) || e.lab.Steps[i].Kind != labs.KindTask {
+		return nil, fmt.Errorf("step %d is not a task step", i+1)
+	}
+	st := &e.lab.Steps[i]
+	p, err := e.resolveCommands(st, e.Vars(), false)
+	if err != nil {
+		return nil, err
+	}
+	var out []TaskSolution
+	for _, h := range p.hosts {
+		sc, err := p.script(h)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, TaskSolution{Host: h.Name, Sudo: st.Sudo, Run: sc.run, Verify: sc.verify})
+	}
+	return out, nil
 }

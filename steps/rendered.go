@@ -1,0 +1,144 @@
+package steps
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+
+	"github.com/dpulab/dpulab/labs"
+)
+
+// RenderedFile is a file a step writes on a host, rendered as the step
+// renders it: a template step's dest, a deploy step's redis.conf per
+// instance. Front ends show it ("what did this step write?"); the text
+// comes from the lab's templates and variables, so it is outside text to
+// be filtered before it is drawn.
+type RenderedFile struct {
+	Step string
+	Host string
+	// Path is where the step writes it on Host.
+	Path string
+	// Source is the template it is rendered from ("" for a deploy step
+	// without one: dpulab's minimal config).
+	Source string
+	// Content is the file's text, with the values of secret directives
+	// (requirepass, masterauth, a user's >password) replaced by
+	// HiddenSecret: a screen is no place for a password.
+	Content string
+}
+
+// HiddenSecret stands in for a password in RenderedFile.Content.
+const HiddenSecret = "(hidden)"
+
+// maxRenderedFiles bounds what Rendered returns: a deploy of hundreds of
+// instances has as many configs, alike but for their port.
+const maxRenderedFiles = 64
+
+// renderer is a stepPlan that can say what the files it writes hold
+// without writing them.
+type renderer interface {
+	rendered() ([]RenderedFile, error)
+}
+
+// renderingPlan adds the files it writes to a planFunc (deploy).
+type renderingPlan struct {
+	planFunc
+	files func() ([]RenderedFile, error)
+}
+
+func (p renderingPlan) rendered() ([]RenderedFile, error) { return p.files() }
+
+// Rendered returns the files step i writes, rendered with the lab's
+// current variables, as RunStep would write them (nil for a step that
+// writes none). more is how many further files it writes that were left
+// out (a deploy of many instances).
+func (e *Engine) Rendered(i int) (files []RenderedFile, more int, err error) {
+	if i < 0 || i >= len(e.lab.Steps) {
+		return nil, 0, fmt.Errorf("no step %d", i)
+	}
+	p, err := e.resolve(&e.lab.Steps[i], e.Vars())
+	if err != nil {
+		return nil, 0, err
+	}
+	r, ok := p.(renderer)
+	if !ok {
+		return nil, 0, nil
+	}
+	files, err = r.rendered()
+	if len(files) > maxRenderedFiles {
+		more = len(files) - maxRenderedFiles
+		files = files[:maxRenderedFiles]
+	}
+	for k := range files {
+		files[k].Content = hideSecrets(files[k].Content)
+	}
+	return files, more, err
+}
+
+// rendered implements renderer: the template rendered for each host.
+func (p *templatePlan) rendered() ([]RenderedFile, error) {
+	var out []RenderedFile
+	for k, h := range p.hosts {
+		body, err := labs.RenderText(string(p.src), p.e.cmdData(h, p.vars))
+		if err != nil {
+			return out, fmt.Errorf("render %s: %w", p.st.Template.Source, err)
+		}
+		out = append(out, RenderedFile{Step: p.st.ID, Host: h.Name, Path: p.dests[k], Source: p.st.Template.Source, Content: body})
+	}
+	return out, nil
+}
+
+// deployFiles are the redis.conf of every instance of p, as deploy
+// writes them.
+func (e *Engine) deployFiles(step string, p deployPlan, vars map[string]string) ([]RenderedFile, error) {
+	var tmpl []byte
+	if p.Config != "" {
+		b, err := e.lab.ReadFile(p.Config)
+		if err != nil {
+			return nil, fmt.Errorf("read config template %s: %w", p.Config, err)
+		}
+		tmpl = b
+	}
+	var out []RenderedFile
+	for _, h := range p.Hosts {
+		for k := 0; k < p.Instances; k++ {
+			if len(out) > maxRenderedFiles {
+				// Enough to show; count the rest without rendering them.
+				out = append(out, RenderedFile{})
+				continue
+			}
+			conf, err := e.renderConfig(p, h, k, tmpl, vars)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, RenderedFile{Step: step, Host: h.Name, Path: path.Join(e.instanceDir(p.Group, p.Port+k), "redis.conf"), Source: p.Config, Content: conf})
+		}
+	}
+	return out, nil
+}
+
+// secretLine matches a redis.conf line whose value is a password:
+// requirepass and masterauth, quoted or not.
+var secretLine = regexp.MustCompile(`(?im)^(\s*(?:requirepass|masterauth|masteruser-password)\s+).*$`)
+
+// userPassword matches an ACL rule that sets a password (>secret) or its
+// hash (#hex) on a "user" line.
+var userPassword = regexp.MustCompile(`(?m)(^\s*user\s.*?\s)[>#]\S+`)
+
+// hideSecrets replaces the passwords of a redis.conf with HiddenSecret.
+func hideSecrets(s string) string {
+	s = secretLine.ReplaceAllString(s, "${1}"+HiddenSecret)
+	for {
+		t := userPassword.ReplaceAllString(s, "${1}"+HiddenSecret)
+		if t == s {
+			return s
+		}
+		s = t
+	}
+}
+
+// KindWritesFiles reports whether steps of the kind named kind write
+// files that Rendered shows.
+func KindWritesFiles(kind string) bool {
+	return kind == string(labs.KindTemplate) || kind == string(labs.KindDeploy)
+}
