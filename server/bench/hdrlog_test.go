@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -340,5 +341,56 @@ func BenchmarkEncodeHist(b *testing.B) {
 		if encodeHist(h) == "" {
 			b.Fatal("empty")
 		}
+	}
+}
+
+// TestClientBoundOnABusyHost: the real /proc/stat, with every CPU of this
+// host kept busy by spinning goroutines while the bench runs: the run is
+// marked client_bound. (Where a CPU quota keeps this process from filling
+// the host's CPUs, the host is not saturated and the test says so.)
+func TestClientBoundOnABusyHost(t *testing.T) {
+	if _, err := hostCPUTimes(); err != nil {
+		t.Skipf("no host CPU counters here: %v", err)
+	}
+	addr := startOurs(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < runtime.NumCPU(); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for j := 0; j < 1_000_000; j++ {
+					_ = j * j
+				}
+			}
+		}()
+	}
+	cfg := testConfig(addr)
+	cfg.Rate, cfg.Duration, cfg.Clients = 500, time.Second, 2
+	got, err := runCollect(t, context.Background(), cfg)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := got.runs[0]
+	if r.ClientHostBusyPct == nil || r.ClientCPUPct == nil {
+		t.Fatalf("no client CPU figures: %+v", r)
+	}
+	t.Logf("spinning %d goroutines: host %.1f%% busy, the bench's process %.0f%% of a core", runtime.NumCPU(), *r.ClientHostBusyPct, *r.ClientCPUPct)
+	if *r.ClientHostBusyPct < ClientBoundPct {
+		if *r.ClientCPUPct < 0.8*100*float64(runtime.NumCPU()) {
+			t.Skipf("this process got %.0f%% of a core for %d spinning goroutines: a CPU quota, the host stays at %.1f%%", *r.ClientCPUPct, runtime.NumCPU(), *r.ClientHostBusyPct)
+		}
+		t.Errorf("host %.1f%% busy with every CPU spinning, want ≥ %.0f%%", *r.ClientHostBusyPct, ClientBoundPct)
+	}
+	if !r.ClientBound || !got.summary.ClientBound {
+		t.Errorf("run client_bound %v, summary %v at %.1f%% busy", r.ClientBound, got.summary.ClientBound, *r.ClientHostBusyPct)
 	}
 }
