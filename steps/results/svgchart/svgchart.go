@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -42,6 +43,13 @@ type Chart struct {
 	// values, which are few and may not be evenly spaced).
 	XTicks []Tick
 	Series []Series
+	// Refs are published figures drawn as markers of their own (hollow
+	// diamonds, no line), each a legend entry after the series.
+	Refs []Series
+	// Notes are the legend's last lines, without a marker (a published
+	// figure off the chart's scale; that the published figures are not
+	// comparable with this run's).
+	Notes []string
 }
 
 // Tick is a labelled x value.
@@ -85,6 +93,29 @@ var dashes = [][]vg.Length{
 var glyphs = []draw.GlyphDrawer{
 	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
 	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{},
+}
+
+// refPalette colours the published figures' markers: dark, apart from
+// the series' palette, so a reference never passes for a variant.
+var refPalette = []color.RGBA{
+	{0x33, 0x33, 0x33, 0xff},
+	{0x80, 0x40, 0x00, 0xff},
+	{0x55, 0x22, 0x77, 0xff},
+}
+
+// diamondGlyph is a published figure's marker: a diamond, which no series
+// uses (their glyphs are gonum's circles, squares, triangles, crosses and
+// pluses), hollow or filled.
+type diamondGlyph struct{ filled bool }
+
+func (g diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	pts := []vg.Point{{X: pt.X, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y}, {X: pt.X, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}, {X: pt.X, Y: pt.Y + r}}
+	if g.filled {
+		c.FillPolygon(sty.Color, pts)
+		return
+	}
+	c.StrokeLines(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.5)}, pts)
 }
 
 // maxMarkers is about how many markers a series gets: a marker on each of
@@ -150,6 +181,11 @@ func drawChart(c Chart, dc draw.Canvas, size vg.Length) error {
 	leg.TextStyle.Font = p.Legend.TextStyle.Font
 	leg.Top, leg.Left = true, true
 	leg.ThumbnailWidth = vg.Points(28)
+	// Every legend line fits the width beside its marker.
+	legendLeft := vg.Points(24)
+	fit := func(label string) string {
+		return fitText(leg.TextStyle, label, dc.Max.X-dc.Min.X-legendLeft-leg.ThumbnailWidth-leg.Padding-vg.Points(4))
+	}
 
 	any, entries := false, 0
 	for i, s := range c.Series {
@@ -191,12 +227,33 @@ func drawChart(c Chart, dc draw.Canvas, size vg.Length) error {
 			p.Add(eb)
 		}
 		if len(thumbs) > 0 {
-			leg.Add(s.Label, thumbs...)
+			leg.Add(fit(s.Label), thumbs...)
 			entries++
 		}
 	}
+	for i, s := range c.Refs {
+		if len(s.X) != len(s.Y) {
+			return fmt.Errorf("svgchart: reference %q has %d x and %d y values", s.Label, len(s.X), len(s.Y))
+		}
+		marks := markers(s)
+		if len(marks) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(marks)
+		if err != nil {
+			return fmt.Errorf("svgchart: reference %q: %w", s.Label, err)
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: refPalette[i%len(refPalette)], Radius: vg.Points(3.5), Shape: diamondGlyph{filled: i%2 == 1}}
+		p.Add(sc)
+		leg.Add(fit(s.Label), sc)
+		entries++
+	}
 	if !any {
 		return ErrNoData
+	}
+	for _, n := range c.Notes {
+		leg.Add(fit(n))
+		entries++
 	}
 	// Throughput and CPU start at zero: a chart whose axis starts at 870k
 	// makes a 1% change look like a doubling.
@@ -214,9 +271,28 @@ func drawChart(c Chart, dc draw.Canvas, size vg.Length) error {
 		dc.FillText(ts, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - vg.Points(2)}, c.Title)
 	}
 	legendH := vg.Length(entries)*(leg.TextStyle.Height("Xg")+leg.Padding) + vg.Points(6)
-	leg.Draw(draw.Crop(dc, vg.Points(50), 0, h-titleH-legendH, -titleH))
+	leg.Draw(draw.Crop(dc, legendLeft, 0, h-titleH-legendH, -titleH))
 	p.Draw(draw.Crop(dc, 0, -vg.Points(8), 0, -titleH-legendH))
 	return nil
+}
+
+// fitText is s, cut at a word with "…" when it is wider than width in
+// style ts.
+func fitText(ts text.Style, s string, width vg.Length) string {
+	if ts.Width(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	for n := len(r) - 1; n > 0; n-- {
+		cut := strings.TrimRight(string(r[:n]), " ,;:(")
+		if i := strings.LastIndex(cut, " "); i > len(cut)*2/3 {
+			cut = strings.TrimRight(cut[:i], " ,;:(")
+		}
+		if t := cut + "…"; ts.Width(t) <= width {
+			return t
+		}
+	}
+	return "…"
 }
 
 // segments splits s at its gaps into the runs of measured points a line

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"image/png"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -100,5 +101,59 @@ func TestSVGNamedForScreenReaders(t *testing.T) {
 	b, _ = SVG(c)
 	if !bytes.Contains(b, []byte(`aria-label="a &#34;quoted&#34; &lt;title&gt;"`)) {
 		t.Errorf("title not escaped in its attribute: %.120q", b)
+	}
+}
+
+// TestRefsDrawnApart: published figures are markers of their own colour
+// (no series uses it), each with its legend entry, the note after them,
+// and the y axis reaches them.
+func TestRefsDrawnApart(t *testing.T) {
+	c := sample()
+	c.Refs = []Series{{Label: "published (paper <2>)", X: []float64{4}, Y: []float64{3000000}}}
+	c.Notes = []string{"published figures: not comparable", "a note far too long to fit the width of the chart beside its legend's markers, which it would run past, so it is cut"}
+	b, err := SVG(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := chartText(t, b)
+	for _, want := range []string{"published (paper <2>)", "published figures: not comparable", "3,000,000"} {
+		if !strings.Contains(texts, want) {
+			t.Errorf("chart text lacks %q: %s", want, texts)
+		}
+	}
+	if !strings.Contains(texts, "|a note far too long to fit") || strings.Contains(texts, "so it is cut") || !strings.Contains(texts, "…|") {
+		t.Errorf("a legend line wider than the chart is not cut: %s", texts)
+	}
+	plain, err := SVG(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := "stroke:#333333"; !bytes.Contains(b, []byte(ref)) || bytes.Contains(plain, []byte(ref)) {
+		t.Errorf("the reference's colour %s: in the chart with it %v, without %v", ref, bytes.Contains(b, []byte(ref)), bytes.Contains(plain, []byte(ref)))
+	}
+	if _, err := PNG(c); err != nil {
+		t.Fatal(err)
+	}
+	c.Refs[0].Y = nil
+	if _, err := SVG(c); err == nil {
+		t.Error("a reference with mismatched lengths drew a chart")
+	}
+}
+
+func chartText(t *testing.T, b []byte) string {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	var texts []string
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("not well-formed XML: %v", err)
+			}
+			return strings.Join(texts, "|")
+		}
+		if cd, ok := tok.(xml.CharData); ok && strings.TrimSpace(string(cd)) != "" {
+			texts = append(texts, strings.TrimSpace(string(cd)))
+		}
 	}
 }
