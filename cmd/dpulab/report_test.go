@@ -103,7 +103,7 @@ func TestReportOlderVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="conclusion">Unix socket: TPS`, "<svg", "TCP loopback"} {
+	for _, want := range []string{`id="conclusion"><span class="kind" data-kind="MEASURED">MEASURED</span> Unix socket: TPS`, "<svg", "TCP loopback"} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("report.html lacks %q", want)
 		}
@@ -123,5 +123,53 @@ func TestReportBadInput(t *testing.T) {
 	}
 	if got := files(t, dir); !slices.Equal(got, []string{"results.json"}) {
 		t.Errorf("a refused format still wrote %v", got)
+	}
+}
+
+// TestReportPublishedFigures: `dpulab report` of a rehearsal shaped like
+// redis-dpu-uptv2 (made-up numbers) tags its conclusion REHEARSAL and names
+// the whitepaper's figures, a hundred times its TPS, in the TPS chart's
+// legend instead of drawing them; of a run swept over clients with a
+// published figure per point, it draws them in the slide image too.
+func TestReportPublishedFigures(t *testing.T) {
+	dir := copyResults(t, "../../steps/results/testdata/rehearsal-uptv2")
+	if _, _, err := runCmd(t, "report", "--format", "html", dir); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, results.ReportHTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<span class="kind" data-kind="REHEARSAL">REHEARSAL</span> BlueField UPTv2: TPS`,
+		"off the scale: almost 20M at instances=80", "published figures: not comparable, this run is a rehearsal"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+
+	dir = copyResults(t, "../../steps/results/testdata/sweep-refs")
+	if _, _, err := runCmd(t, "report", "--format", "png", dir); err != nil {
+		t.Fatal(err)
+	}
+	withRefs, err := os.ReadFile(filepath.Join(dir, "charts", "connections-ops_per_sec-sweep.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same run without its published figures draws another image.
+	r, err := results.LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.References = nil
+	bare := t.TempDir()
+	if _, err := results.WriteChartPNGs(bare, r); err != nil {
+		t.Fatal(err)
+	}
+	without, err := os.ReadFile(filepath.Join(bare, "charts", "connections-ops_per_sec-sweep.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(withRefs, without) {
+		t.Error("the slide image of the TPS sweep chart does not show the published figures")
 	}
 }

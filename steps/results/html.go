@@ -54,13 +54,17 @@ type htmlPage struct {
 	Kind              string
 	Conclusion        string
 	ConclusionClass   string
-	Hosts             []htmlHost
-	Variables         []htmlKV
-	Benches           []htmlBench
-	OtherRefs         []Reference
-	TCO               *htmlTCO
-	Steps             []htmlStep
-	ConclusionNote    string
+	// ConclusionKind tags the conclusion line with what its numbers are
+	// (MEASURED, REHEARSAL, EMULATION), so the line cannot be quoted
+	// without it.
+	ConclusionKind string
+	Hosts          []htmlHost
+	Variables      []htmlKV
+	Benches        []htmlBench
+	OtherRefs      []Reference
+	TCO            *htmlTCO
+	Steps          []htmlStep
+	ConclusionNote string
 }
 
 type htmlKV struct{ Key, Value string }
@@ -92,8 +96,10 @@ type htmlCell struct{ Value, Delta, Class string }
 
 type htmlChart struct {
 	Title string
-	SVG   template.HTML
-	Err   string
+	// RefNote says what the published figures' markers are, when drawn.
+	RefNote string
+	SVG     template.HTML
+	Err     string
 }
 
 type htmlTCO struct {
@@ -116,6 +122,11 @@ func htmlData(r *Results) htmlPage {
 	switch r.Status {
 	case RunComplete:
 		d.StatusClass = "ok"
+		// A rehearsal or an emulation that went well is still not a
+		// measurement of the lab's subject: no green box for it.
+		if !r.Measured() {
+			d.StatusClass = "warn"
+		}
 	case RunFailed, RunInterrupted, RunRunning:
 		d.StatusClass = "bad"
 	default:
@@ -130,6 +141,9 @@ func htmlData(r *Results) htmlPage {
 	con := Conclude(r)
 	d.Conclusion = clean(con.Text)
 	d.ConclusionClass = "neutral"
+	if anyRun(r) {
+		d.ConclusionKind = cmp.Or(RunKindShort(r), "MEASURED")
+	}
 	if con.Compared {
 		d.ConclusionClass = verdictClass(con.Verdict)
 		d.ConclusionNote = "The main comparison of the run: its last variant against its first, at its last sweep point. ± is the standard error of the difference of the means (in percent of the baseline's); p is Welch's t-test over the runs, and a difference is called better or worse only when p < 0.05."
@@ -152,7 +166,7 @@ func htmlData(r *Results) htmlPage {
 	steps := map[string]bool{}
 	for i := range r.Benches {
 		steps[r.Benches[i].Step] = true
-		d.Benches = append(d.Benches, htmlBenchOf(&r.Benches[i], r.References))
+		d.Benches = append(d.Benches, htmlBenchOf(r, &r.Benches[i]))
 	}
 	// Each published figure once: beside its step's measurements when it
 	// names a step of this run, else here.
@@ -197,9 +211,9 @@ func htmlData(r *Results) htmlPage {
 	return d
 }
 
-func htmlBenchOf(c *Compare, refs []Reference) htmlBench {
+func htmlBenchOf(r *Results, c *Compare) htmlBench {
 	b := htmlBench{Title: clean(cmp.Or(c.Title, c.Step)), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client)}
-	for _, ref := range refs {
+	for _, ref := range r.References {
 		if ref.Step != "" && ref.Step == c.Step {
 			b.Refs = append(b.Refs, cleanRef(ref))
 		}
@@ -254,8 +268,17 @@ func htmlBenchOf(c *Compare, refs []Reference) htmlBench {
 			}
 		}
 	}
-	for _, rc := range ReportCharts(c) {
+	for _, rc := range ReportCharts(r, c) {
 		hc := htmlChart{Title: rc.Chart.Title}
+		if len(rc.Chart.Refs) > 0 || len(rc.Chart.Notes) > 0 {
+			hc.RefNote = "◇ published figures, listed above: not measured here."
+			if len(rc.Chart.Refs) == 0 {
+				hc.RefNote = "The published figures of this quantity, listed above, are off this chart's scale: its legend names them."
+			}
+			if !r.Measured() {
+				hc.RefNote += " They are not comparable with this run, which is " + kindArticle(r) + "."
+			}
+		}
 		svg, err := svgchart.SVG(rc.Chart)
 		switch {
 		case errors.Is(err, svgchart.ErrNoData):
@@ -270,6 +293,21 @@ func htmlBenchOf(c *Compare, refs []Reference) htmlBench {
 		b.Charts = append(b.Charts, hc)
 	}
 	return b
+}
+
+// anyRun reports whether a bench of r has a finished run, so that its
+// conclusion is about numbers.
+func anyRun(r *Results) bool {
+	for _, c := range r.Benches {
+		for _, v := range c.Variants {
+			for _, p := range v.Points {
+				if len(p.Runs) > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // verdictClass is the CSS class of a delta: the colour repeats what its

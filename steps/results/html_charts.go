@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,16 +24,31 @@ type ReportChart struct {
 	Chart svgchart.Chart
 }
 
-// ReportCharts are c's charts, chosen from the metric table as report.md's
-// are (renderCharts): the sweep charts (the mean of each PlotSweep metric
-// against the swept variable, a line per variant, error bars from the runs'
-// standard deviation), then the per-second charts (each PlotPerSecond
-// metric, first run of the last sweep point, the variants overlaid).
-func ReportCharts(c *Compare) []ReportChart {
+// ReportCharts are the charts of c, a bench or compare step of r, chosen
+// from the metric table as report.md's are (renderCharts): the sweep charts
+// (the mean of each PlotSweep metric against the swept variable, a line per
+// variant, error bars from the runs' standard deviation, and r's published
+// figures of that metric at a point of the sweep as markers of their own),
+// then the per-second charts (each PlotPerSecond metric, first run of the
+// last sweep point, the variants overlaid).
+func ReportCharts(r *Results, c *Compare) []ReportChart {
 	var out []ReportChart
 	stem := fileStem(c.Step)
 	if c.Sweep != "" && maxPoints(c) > 1 {
 		xs, ticks := sweepAxis(c)
+		var at []string
+		for _, t := range ticks {
+			at = append(at, t.Label)
+		}
+		var refs []refPoint
+		for _, ref := range r.References {
+			if ref.Step != c.Step {
+				continue
+			}
+			if rp, ok := readRefPoint(ref, c.Sweep, at); ok {
+				refs = append(refs, rp)
+			}
+		}
 		for _, m := range MetricDescs() {
 			if m.Plots&PlotSweep == 0 || !measured(c, m.Name) {
 				continue
@@ -50,6 +66,11 @@ func ReportCharts(c *Compare) []ReportChart {
 					s.Err = append(s.Err, e)
 				}
 				ch.Series = append(ch.Series, s)
+			}
+			var shown int
+			ch.Refs, ch.Notes, shown = refSeries(refs, m.Name, xs, ch.Series, clean(c.Sweep))
+			if shown > 0 && !r.Measured() {
+				ch.Notes = append(ch.Notes, "published figures: not comparable, this run is "+kindArticle(r))
 			}
 			out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-sweep", Chart: ch})
 		}
@@ -79,6 +100,51 @@ func ReportCharts(c *Compare) []ReportChart {
 		out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-per-second", Chart: ch})
 	}
 	return out
+}
+
+// offScale is how far above a chart's highest measured value a published
+// figure may be and still be drawn: further up, it would flatten the
+// measurements into a line along the bottom (a rehearsal's 200k TPS under a
+// whitepaper's 20M), so it is named in the legend instead.
+const offScale = 4
+
+// refSeries groups the published points of metric into series (one per
+// label stem and source, in the order first met), leaving as notes those
+// off the scale of the measured series; shown counts the figures of
+// metric either way.
+func refSeries(refs []refPoint, metric string, xs map[string]float64, measured []svgchart.Series, sweep string) (series []svgchart.Series, notes []string, shown int) {
+	top := 0.0
+	for _, s := range measured {
+		for i, y := range s.Y {
+			if e := 0.0; !math.IsNaN(y) {
+				if s.Err != nil && !math.IsNaN(s.Err[i]) {
+					e = s.Err[i]
+				}
+				top = max(top, y+e)
+			}
+		}
+	}
+	index := map[[2]string]int{}
+	for _, rp := range refs {
+		if rp.metric != metric {
+			continue
+		}
+		shown++
+		if top > 0 && rp.y > offScale*top {
+			notes = append(notes, clean("off the scale: "+rp.value+" at "+sweep+"="+rp.at+", "+refLegend(rp.stem, rp.source)))
+			continue
+		}
+		k := [2]string{rp.stem, rp.source}
+		i, ok := index[k]
+		if !ok {
+			i = len(series)
+			index[k] = i
+			series = append(series, svgchart.Series{Label: clean(refLegend(rp.stem, rp.source))})
+		}
+		series[i].X = append(series[i].X, xs[rp.at])
+		series[i].Y = append(series[i].Y, rp.y)
+	}
+	return series, notes, shown
 }
 
 // sweepAxis places the swept values on the x axis: at their numbers when
@@ -154,7 +220,7 @@ func WriteChartPNGs(dir string, r *Results) ([]string, error) {
 	var paths []string
 	seen := map[string]int{}
 	for i := range r.Benches {
-		for _, rc := range ReportCharts(&r.Benches[i]) {
+		for _, rc := range ReportCharts(r, &r.Benches[i]) {
 			b, err := svgchart.PNG(rc.Chart)
 			if errors.Is(err, svgchart.ErrNoData) {
 				continue

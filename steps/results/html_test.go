@@ -269,7 +269,7 @@ func TestReportHTMLRecordedQuickstart(t *testing.T) {
 		t.Errorf("status of a version 1 file = %q, want unknown", got)
 	}
 	con := textOf(byID(t, p, "conclusion"))
-	if !strings.HasPrefix(con, "Unix socket: TPS ") || !strings.Contains(con, "against TCP loopback at clients=") || !strings.Contains(con, "runs each)") {
+	if !strings.HasPrefix(con, "MEASURED Unix socket: TPS ") || !strings.Contains(con, "against TCP loopback at clients=") || !strings.Contains(con, "runs each)") {
 		t.Errorf("conclusion = %q", con)
 	}
 	texts := svgTexts(p)
