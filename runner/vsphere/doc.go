@@ -49,6 +49,8 @@
 //     arrive per second (each 20 s value held over its seconds, Interval
 //     saying so) and merge by T into the run's per-second series beside
 //     the guests' samples, under Source.
+//  4. Dry run: Plan(url, targets, hosts, vms) lists every vSphere query
+//     above, per object, without connecting.
 //
 // Tests run against govmomi's simulator package (an in-process vCenter):
 // the simulator is the only vCenter these tests see, so every figure they
