@@ -30,6 +30,9 @@ func registerConnectionCommands(t *commandTable) {
 				{Name: "client|kill", Fn: cmdClientKill, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Terminates open connections.", Since: "2.4.0"},
 				{Name: "client|pause", Fn: cmdClientPause, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Suspends commands processing.", Since: "2.9.50"},
 				{Name: "client|unpause", Fn: cmdClientUnpause, Arity: 2, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Resumes processing commands from paused clients.", Since: "6.2.0"},
+				{Name: "client|trackinginfo", Fn: cmdClientTrackingInfo, Arity: 2, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Returns information about server-assisted client-side caching for the connection.", Since: "6.2.0"},
+				{Name: "client|getredir", Fn: cmdClientGetRedir, Arity: 2, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Returns the client ID to which the connection's tracking notifications are redirected.", Since: "6.0.0"},
+				{Name: "client|caching", Fn: cmdClientCaching, Arity: 3, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Instructs the server whether to track the keys in the next request.", Since: "6.0.0"},
 				{Name: "client|tracking", Fn: cmdClientTracking, Arity: -3, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Controls server-assisted client-side caching for the connection.", Since: "6.0.0"},
 				{Name: "client|no-evict", Fn: cmdClientNoEvict, Arity: 3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Sets the client eviction mode of the connection.", Since: "7.0.0"},
 				{Name: "client|unblock", Fn: cmdClientUnblock, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Unblocks a client blocked by a blocking command from a different connection.", Since: "5.0.0"},
@@ -439,6 +442,27 @@ func cmdClientTracking(c *Client, args [][]byte) {
 		return
 	}
 	c.writeError("ERR CLIENT TRACKING is not supported by dpulab's server (no invalidation messages for client-side caching); turn client-side caching off in the client")
+}
+
+// cmdClientTrackingInfo: tracking is always off.
+func cmdClientTrackingInfo(c *Client, args [][]byte) {
+	c.writeMap(3)
+	c.writeBulkString("flags")
+	c.writeSet(1)
+	c.writeBulkString("off")
+	c.writeBulkString("redirect")
+	c.writeInt(-1)
+	c.writeBulkString("prefixes")
+	c.writeArray(0)
+}
+
+// cmdClientGetRedir: no tracking, so no redirection (-1).
+func cmdClientGetRedir(c *Client, args [][]byte) { c.writeInt(-1) }
+
+// cmdClientCaching is refused as Redis refuses it outside OPTIN/OPTOUT
+// tracking, which is never on here.
+func cmdClientCaching(c *Client, args [][]byte) {
+	c.writeError("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
 }
 
 func cmdClientNoEvict(c *Client, args [][]byte) {

@@ -71,6 +71,7 @@ func registerHousekeepingCommands(t *commandTable) {
 				{Name: "slowlog|reset", Fn: cmdSlowlogReset, Arity: 2, Flags: flagAdmin | flagLoading | flagStale, Group: "server", Summary: "Clear all entries from the slow log", Since: "2.2.12"},
 				{Name: "slowlog|help", Fn: cmdSlowlogHelp, Arity: 2, Flags: flagLoading | flagStale, Group: "server", Summary: "Show helpful text about the different subcommands", Since: "6.2.0"},
 			}},
+		&command{Name: "debug", Fn: cmdDebug, Arity: -2, Flags: flagAdmin | ns | flagLoading | flagStale, Group: "server", Summary: "A container for debugging commands", Since: "1.0.0"},
 		&command{Name: "memory", Arity: -2, Group: "server", Summary: "A container for memory diagnostics commands", Since: "4.0.0",
 			Subcommands: []*command{
 				{Name: "memory|usage", Fn: cmdMemoryUsage, Arity: -3, Flags: flagReadonly, FirstKey: 2, LastKey: 2, Group: "server", Summary: "Estimate the memory usage of a key", Since: "4.0.0"},
@@ -82,6 +83,14 @@ func registerHousekeepingCommands(t *commandTable) {
 			}},
 	)
 }
+
+// errDebugRefused is Redis 7.0's refusal of DEBUG under its default
+// enable-debug-command no, which is what dpulab's server always answers:
+// none of its subcommands is worth a lab's while (DEBUG SLEEP would stall
+// every client, DEBUG RELOAD needs RDB persistence).
+const errDebugRefused = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+
+func cmdDebug(c *Client, args [][]byte) { c.writeError(errDebugRefused) }
 
 // errNoScripting is the refusal of every command that would run a script.
 const errNoScripting = "ERR scripting is not supported by dpulab's server (no Lua VM: EVAL, EVALSHA, FCALL and FUNCTION LOAD are refused); run the commands from the client, or use MULTI/EXEC for atomicity"

@@ -18,6 +18,7 @@ func registerStreamCommands(t *commandTable) {
 		&command{Name: "xadd", Fn: cmdXAdd, Arity: -5, Flags: w | flagDenyOOM | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", Since: "5.0.0"},
 		&command{Name: "xlen", Fn: cmdXLen, Arity: 2, Flags: r | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Return the number of messages in a stream.", Since: "5.0.0"},
 		&command{Name: "xrange", Fn: cmdXRange, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Returns the messages from a stream within a range of IDs.", Since: "5.0.0"},
+		&command{Name: "xsetid", Fn: cmdXSetID, Arity: -3, Flags: w | flagDenyOOM | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "An internal command for replicating stream values", Since: "5.0.0"},
 		&command{Name: "xdel", Fn: cmdXDel, Arity: -3, Flags: w | flagFast, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", Since: "5.0.0"},
 		&command{Name: "xtrim", Fn: cmdXTrim, Arity: -4, Flags: w, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Trims the stream to (approximately if '~' is passed) a certain size", Since: "5.0.0"},
 		&command{Name: "xrevrange", Fn: cmdXRevRange, Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Group: "stream", Summary: "Returns the messages from a stream within a range of IDs in reverse order.", Since: "5.0.0"},
@@ -378,4 +379,76 @@ func cmdXDel(c *Client, args [][]byte) {
 		c.signalModified(args[1])
 	}
 	c.writeInt(n)
+}
+
+// cmdXSetID is XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id], as
+// Redis 7.0's xsetidCommand: the options are checked before the key, and
+// the last ID may not go below the top live entry (7.0.15 does not hold
+// it to the stream's own greatest deleted ID; later versions do).
+func cmdXSetID(c *Client, args [][]byte) {
+	id, _, ok := parseStreamID(string(args[2]), 0, true, false)
+	if !ok {
+		c.writeError(errInvalidStreamID)
+		return
+	}
+	added := int64(-1)
+	var maxDel StreamID
+	for i := 3; i < len(args); i += 2 {
+		more := i+1 < len(args)
+		switch {
+		case more && equalFold(args[i], "entriesadded"):
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				c.writeError(errNotInt)
+				return
+			}
+			if n < 0 {
+				c.writeError("ERR entries_added must be positive")
+				return
+			}
+			added = n
+		case more && equalFold(args[i], "maxdeletedid"):
+			d, _, ok := parseStreamID(string(args[i+1]), 0, true, false)
+			if !ok {
+				c.writeError(errInvalidStreamID)
+				return
+			}
+			if id.Less(d) {
+				c.writeError("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+				return
+			}
+			maxDel = d
+		default:
+			c.writeError(errSyntax)
+			return
+		}
+	}
+	s, found, err := getObject[*Stream](c, args[1], kindStream)
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	if !found {
+		c.writeError(errNoSuchKey)
+		return
+	}
+	if s.length > 0 {
+		if top := s.Range(StreamID{}, StreamID{math.MaxUint64, math.MaxUint64}, 1, true); len(top) == 1 && id.Less(top[0].ID) {
+			c.writeError("ERR The ID specified in XSETID is smaller than the target stream top item")
+			return
+		}
+		if added != -1 && int64(s.length) > added {
+			c.writeError("ERR The entries_added specified in XSETID is smaller than the target stream length")
+			return
+		}
+	}
+	s.lastID = id
+	if added != -1 {
+		s.added = uint64(added)
+	}
+	if maxDel != (StreamID{}) {
+		s.maxDeleted = maxDel
+	}
+	c.signalModified(args[1])
+	c.writeOK()
 }

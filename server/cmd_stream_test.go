@@ -65,3 +65,20 @@ func TestStreamAutoIDsAndTrimming(t *testing.T) {
 		t.Fatalf("first entry after MAXLEN 120 = %s, want i=132", r)
 	}
 }
+
+// TestXSetIDFields: XSETID sets what XINFO STREAM reports as
+// last-generated-id, entries-added and max-deleted-entry-id (xsetid.txt
+// checks the replies against redis-server, whose XINFO differs in
+// radix-tree-nodes only).
+func TestXSetIDFields(t *testing.T) {
+	c, _ := newTestServer(t)
+	c.must(`"1-1"`, "XADD", "s", "1-1", "f", "v")
+	c.must(`"OK"`, "XSETID", "s", "50-0", "ENTRIESADDED", "7", "MAXDELETEDID", "40-0")
+	got := c.do("XINFO", "STREAM", "s")
+	for _, want := range []string{`"last-generated-id" "50-0"`, `"max-deleted-entry-id" "40-0"`, `"entries-added" (integer) 7`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("XINFO STREAM lacks %s: %s", want, got)
+		}
+	}
+	c.must("(error) ERR The ID specified in XADD is equal or smaller than the target stream top item", "XADD", "s", "50-0", "f", "v")
+}

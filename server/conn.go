@@ -481,6 +481,14 @@ func (c *Client) exec(args [][]byte) int {
 		return -1
 	}
 	if c.multi != nil {
+		if cmd.Name == "debug" {
+			// Refused before it is queued, as Redis refuses a
+			// protected command (EXECABORT follows).
+			s.stats.cmd[cmd.id].rejected++
+			c.rejectInMulti()
+			c.writeError(errDebugRefused)
+			return -1
+		}
 		if !runsInMulti(cmd) {
 			c.multi.queue(cmd, args)
 			c.writeSimple("QUEUED")
