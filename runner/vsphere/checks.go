@@ -25,6 +25,10 @@ const (
 	// Unknown: vSphere did not say (older API, a backing this package
 	// cannot follow); Hint says what to look at in vCenter.
 	Unknown Status = "unknown"
+	// Info: not set up, but another adapter of the same VM passes (a VM
+	// often has a management adapter beside its data path): shown, not a
+	// failure.
+	Info Status = "info"
 )
 
 // Check names, for results and for the engine to pick by.
@@ -46,7 +50,7 @@ type Result struct {
 
 func (r Result) String() string {
 	s := fmt.Sprintf("%s %s: %s: %s", r.Check, r.Subject, r.Status, r.Detail)
-	if r.Hint != "" && r.Status != Pass {
+	if r.Hint != "" && (r.Status == Fail || r.Status == Unknown) {
 		s += " (" + r.Hint + ")"
 	}
 	return s
@@ -134,7 +138,27 @@ func (c *Client) CheckUPTv2(ctx context.Context, vmName string) ([]Result, error
 		out = append(out, Result{Check: CheckUPTv2, Subject: "VM " + termtext.Line(vmName), Status: Fail,
 			Detail: "the VM has no network adapter", Hint: hintUPTType})
 	}
-	return out, nil
+	return othersInfo(out, "another adapter of this VM has UPT active: the lab's traffic must go through that one"), nil
+}
+
+// othersInfo turns a VM's failed adapters into Info when one of its
+// adapters passes: which adapter carries the lab's traffic is the lab's
+// to say, and a management adapter without offload is normal.
+func othersInfo(rs []Result, why string) []Result {
+	pass := false
+	for _, r := range rs {
+		pass = pass || r.Status == Pass
+	}
+	if !pass {
+		return rs
+	}
+	for i := range rs {
+		if rs[i].Status == Fail {
+			rs[i].Status = Info
+			rs[i].Detail += "; " + why
+		}
+	}
+	return rs
 }
 
 // CheckDPUs lists the DPUs an ESXi host reports: physical NICs backed by a
@@ -274,7 +298,7 @@ func (c *Client) CheckNetworkOffload(ctx context.Context, vmName string) ([]Resu
 	if len(out) == 0 {
 		out = append(out, Result{Check: CheckNetworkOffload, Subject: "VM " + termtext.Line(vmName), Status: Fail, Detail: "the VM has no network adapter", Hint: hintOffload})
 	}
-	return out, nil
+	return othersInfo(out, "another adapter of this VM is on a switch with offload: the lab's traffic must go through that one"), nil
 }
 
 // Target is one lab VM and the ESXi host it runs on.

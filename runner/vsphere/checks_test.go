@@ -166,3 +166,40 @@ func TestChecksTurnErrorsIntoUnknown(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestOtherAdaptersAreInfoWhenOnePasses(t *testing.T) {
+	s := newSim(t)
+	// DC0_H0_VM0: its E1000 stays (management), a VMXNET3 with UPT active
+	// is added beside it.
+	s.edit(t, "VirtualMachine", "DC0_H0_VM0", func(obj mo.Entity) {
+		vm := obj.(*simulator.VirtualMachine)
+		var card *types.VirtualEthernetCard
+		for _, d := range vm.Config.Hardware.Device {
+			if c, ok := d.(types.BaseVirtualEthernetCard); ok {
+				card = c.GetVirtualEthernetCard()
+			}
+		}
+		data := *card
+		data.Key = card.Key + 1
+		data.DeviceInfo = &types.Description{Label: "Network adapter 2", Summary: "data"}
+		v3 := &types.VirtualVmxnet3{VirtualVmxnet: types.VirtualVmxnet{VirtualEthernetCard: data}, Uptv2Enabled: types.NewBool(true)}
+		vm.Config.Hardware.Device = append(vm.Config.Hardware.Device, v3)
+		vm.Runtime.Device = []types.VirtualMachineDeviceRuntimeInfo{{Key: v3.Key, RuntimeState: &types.VirtualMachineDeviceRuntimeInfoVirtualEthernetCardRuntimeState{Uptv2Active: types.NewBool(true)}}}
+	})
+	c := s.dial(t)
+	rs, err := c.CheckUPTv2(context.Background(), "DC0_H0_VM0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.Subject+": "+string(r.Status))
+	}
+	want := "VM DC0_H0_VM0, ethernet-0: info\nVM DC0_H0_VM0, Network adapter 2: ok"
+	if strings.Join(got, "\n") != want {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+	if !strings.Contains(rs[0].Detail, "another adapter of this VM has UPT active") {
+		t.Errorf("detail %q", rs[0].Detail)
+	}
+}

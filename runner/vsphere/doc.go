@@ -38,8 +38,9 @@
 //  2. Checks: c.Checks(ctx, targets), one Target{Host: h.ESXi, VM:
 //     h.VMName()} per inventory host with ESXi set, gives one Result per
 //     DPU host, per VM adapter for UPTv2 and for network offload; show
-//     each with its Status and, when not Pass, its Hint. Fail stops a
-//     real run; a rehearsal shows them as notes.
+//     each with its Status and, when Fail or Unknown, its Hint. Fail
+//     stops a real run; a rehearsal shows them as notes. Info marks a
+//     VM's other adapters (management) when one of its adapters passes.
 //  3. Bench: run a Sampler{Client: c, Hosts: distinct ESXi hosts of the
 //     server roles, VMs: their VM names, Since: the bench's start, Note:
 //     a once-per-message notice} in a goroutine. vSphere's real-time
