@@ -38,6 +38,16 @@ type KeyMap struct {
 	Whole key.Binding
 	// Vars opens the variables form from any step.
 	Vars key.Binding
+	// Files opens the rendered-files view: what the template and deploy
+	// steps write, where, with what in it.
+	Files key.Binding
+
+	// Task steps (done by the trainee by hand): Shell hands the terminal
+	// to a shell on the step's host (enter does too), Check runs the
+	// step's verify, ShowMe shows the commands that would do it, DoIt has
+	// dpulab run them. Check shares c with Compare: on a task step c
+	// checks.
+	Shell, Check, ShowMe, DoIt key.Binding
 
 	// Dialogs and forms.
 	Left, Right key.Binding
@@ -105,6 +115,12 @@ func DefaultKeyMap() *KeyMap {
 		Compare:    b("c", "compare view", "c"),
 		Whole:      b("w", "read whole", "w"),
 		Vars:       b("v", "variables", "v"),
+		Files:      b("F", "rendered files", "F"),
+
+		Shell:  b("t", "open a shell", "t"),
+		Check:  b("c", "check my work", "c"),
+		ShowMe: b("m", "show me", "m"),
+		DoIt:   b("f", "do it for me", "f"),
 
 		Left:      b("←/h", "left", "left", "h"),
 		Right:     b("→/l", "right", "right", "l"),

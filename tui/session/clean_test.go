@@ -182,6 +182,19 @@ func TestSanitizeCatalog(t *testing.T) {
 		"Cleanup": s.Cleanup(context.Background())} {
 		assertClean(t, what, err.Error())
 	}
+	files, _, ferr := s.Rendered(0)
+	sol, serr := s.Solution(0)
+	_, sherr := s.Shell(0)
+	for what, v := range map[string]any{"Rendered": files, "Solution": sol} {
+		walkStrings(reflect.ValueOf(v), func(s string) { assertClean(t, what, s) })
+	}
+	for what, err := range map[string]error{"Rendered": ferr, "Solution": serr, "Shell": sherr} {
+		assertClean(t, what, err.Error())
+	}
+	// A file keeps its lines and tabs: the rendered-files view shows them.
+	if len(files) != 1 || !strings.Contains(files[0].Content, "\nline two\tcell") {
+		t.Errorf("rendered content lost its layout: %q", files)
+	}
 	s.RunStep(context.Background(), 0)
 	if len(got) != 1 {
 		t.Fatalf("%d events emitted, want 1", len(got))
@@ -236,6 +249,18 @@ func (c *hostileCatalog) Results() *results.Results {
 }
 func (c *hostileCatalog) Close() error { return nil }
 func (c *hostileCatalog) Review() bool { return false }
+func (c *hostileCatalog) Shell(int) (runner.Shell, error) {
+	return runner.Shell{Argv: []string{hostile}}, errors.New(hostile)
+}
+func (c *hostileCatalog) CheckTask(ctx context.Context, i int) results.Status {
+	return c.RunStep(ctx, i)
+}
+func (c *hostileCatalog) Solution(int) ([]steps.TaskSolution, error) {
+	return []steps.TaskSolution{{Host: hostile, Run: []string{hostile}, Verify: hostile}}, errors.New(hostile)
+}
+func (c *hostileCatalog) Rendered(int) ([]steps.RenderedFile, int, error) {
+	return []steps.RenderedFile{{Step: hostile, Host: hostile, Path: hostile, Source: hostile, Content: hostile + "\nline two\tcell"}}, 0, errors.New(hostile)
+}
 
 // TestCleanSharesWhatIsClean: clean data comes back as it is (the same
 // pointer, no copy); a change copies only its path, arrays included.

@@ -183,6 +183,15 @@ func (s *engineSession) RunStep(ctx context.Context, i int) results.Status {
 func (s *engineSession) Cleanup(ctx context.Context) error          { return s.e.Cleanup(ctx) }
 func (s *engineSession) Finish(ctx context.Context) (string, error) { return s.e.Finish(ctx) }
 
+func (s *engineSession) Shell(i int) (runner.Shell, error) { return s.e.Shell(i) }
+func (s *engineSession) CheckTask(ctx context.Context, i int) results.Status {
+	return s.e.CheckTask(ctx, i)
+}
+func (s *engineSession) Solution(i int) ([]steps.TaskSolution, error) { return s.e.Solution(i) }
+func (s *engineSession) Rendered(i int) ([]steps.RenderedFile, int, error) {
+	return s.e.Rendered(i)
+}
+
 // Close releases nothing more: Cleanup closes the engine's connections.
 func (s *engineSession) Close() error { return nil }
 

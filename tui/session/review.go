@@ -8,6 +8,7 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 )
 
@@ -129,3 +130,28 @@ func (s *reviewSession) Finish(context.Context) (string, error) { return s.info.
 func (s *reviewSession) Results() *results.Results { return s.res }
 
 func (s *reviewSession) Close() error { return nil }
+
+// Shell opens nothing: the run is finished.
+func (s *reviewSession) Shell(int) (runner.Shell, error) { return runner.Shell{}, errFinished }
+
+// CheckTask checks nothing: the step keeps the finished run's outcome.
+func (s *reviewSession) CheckTask(ctx context.Context, i int) results.Status {
+	return s.RunStep(ctx, i)
+}
+
+// Solution is the task step's answer with the run's variables.
+func (s *reviewSession) Solution(i int) ([]steps.TaskSolution, error) {
+	if s.plan == nil {
+		return nil, s.planErr
+	}
+	return s.plan.Solution(i)
+}
+
+// Rendered are the files the step wrote, rendered again with the run's
+// variables.
+func (s *reviewSession) Rendered(i int) ([]steps.RenderedFile, int, error) {
+	if s.plan == nil {
+		return nil, 0, s.planErr
+	}
+	return s.plan.Rendered(i)
+}

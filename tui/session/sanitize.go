@@ -6,6 +6,7 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 )
 
@@ -76,6 +77,27 @@ func (s cleanSession) Finish(ctx context.Context) (string, error) {
 func (s cleanSession) Results() *results.Results { return CleanResults(s.s.Results()) }
 func (s cleanSession) Close() error              { return cleanErr(s.s.Close()) }
 func (s cleanSession) Review() bool              { return s.s.Review() }
+
+// Shell is run, not drawn: its argv stays as it is (cleaning could change
+// a path); its error is drawn.
+func (s cleanSession) Shell(i int) (runner.Shell, error) {
+	sh, err := s.s.Shell(i)
+	return sh, cleanErr(err)
+}
+func (s cleanSession) CheckTask(ctx context.Context, i int) results.Status {
+	return s.s.CheckTask(ctx, i)
+}
+func (s cleanSession) Solution(i int) ([]steps.TaskSolution, error) {
+	sol, err := s.s.Solution(i)
+	return clean(sol), cleanErr(err)
+}
+
+// Rendered files come from the lab's templates and variables: their
+// paths, hosts and content are Plain (content keeps its newlines and tabs).
+func (s cleanSession) Rendered(i int) ([]steps.RenderedFile, int, error) {
+	files, more, err := s.s.Rendered(i)
+	return clean(files), more, cleanErr(err)
+}
 
 // cleanErr returns err with a message safe to draw (remote stderr and lab
 // text end up in errors); errors.Is and As still see the original.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpulab/dpulab/steps/results"
 
+	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 )
 
@@ -110,6 +111,20 @@ type Session interface {
 	Results() *results.Results
 	// Close releases connections; the session is unusable afterwards.
 	Close() error
+	// Shell is how to open an interactive shell on step i's host, in the
+	// lab's working directory: the TUI hands it the terminal for a task
+	// step. It is run, never drawn.
+	Shell(i int) (runner.Shell, error)
+	// CheckTask runs only task step i's verify, after the trainee did the
+	// work by hand, and reports like RunStep.
+	CheckTask(ctx context.Context, i int) results.Status
+	// Solution is task step i's answer per host ("show me"): what "do it
+	// for me" (RunStep) runs, and the check.
+	Solution(i int) ([]steps.TaskSolution, error)
+	// Rendered are the files step i writes (a template step's file, a
+	// deploy step's redis.conf per instance), rendered with the current
+	// variables; more counts those left out.
+	Rendered(i int) (files []steps.RenderedFile, more int, err error)
 	// Review reports whether the session shows a finished run without
 	// running anything: RunStep and Skip change nothing, Cleanup has
 	// nothing to stop, and starting over means opening the lab again with

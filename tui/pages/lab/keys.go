@@ -29,7 +29,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	if m.reader != nil {
-		if key.Matches(k, km.Back) || key.Matches(k, km.Whole) || key.Matches(k, km.Quit) {
+		if key.Matches(k, km.Back) || key.Matches(k, m.reader.close) || key.Matches(k, km.Quit) {
 			m.reader = nil
 			return nil
 		}
@@ -41,11 +41,26 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		m.openReader()
 		return nil
 	}
+	if m.view == ViewSteps {
+		switch {
+		case key.Matches(k, km.Files):
+			m.openFiles(m.list.Selected())
+			return nil
+		case key.Matches(k, km.ShowMe):
+			m.openShowMe(m.list.Selected())
+			return nil
+		}
+	}
 	if m.busy != "" {
 		return nil
 	}
 	if m.review {
 		if cmd, done := m.reviewKey(k); done {
+			return cmd
+		}
+	}
+	if m.view == ViewSteps && !m.review && m.isTask(m.list.Selected()) {
+		if cmd, done := m.taskKey(k, m.list.Selected()); done {
 			return cmd
 		}
 	}
@@ -135,7 +150,8 @@ func (m *Model) reviewKey(k tea.KeyMsg) (tea.Cmd, bool) {
 		id := m.info.ID
 		return func() tea.Msg { return StartOverMsg{ID: id} }, true
 	case m.view == ViewSteps && (key.Matches(k, km.Run) && m.focus != PaneOutput ||
-		key.Matches(k, km.RunAll) || key.Matches(k, km.Retry) || key.Matches(k, km.Skip)):
+		key.Matches(k, km.RunAll) || key.Matches(k, km.Retry) || key.Matches(k, km.Skip) ||
+		key.Matches(k, km.Shell) || key.Matches(k, km.DoIt)):
 		m.status = m.Styles.Countdown.Render("this run is finished: R starts the lab over to run it again")
 		return nil, true
 	}
@@ -233,11 +249,18 @@ func (m *Model) ShortHelp() []key.Binding {
 	if m.running >= 0 && steps.DescribeKind(m.list.Steps()[m.running].Kind).View == steps.ViewDashboard {
 		return []key.Binding{km.Dashboard, km.NextPrev, km.Whole, km.SwitchPane, km.Quit, km.Help}
 	}
+	if m.isTask(sel) {
+		// Short words, so that all four fit 80 columns.
+		return []key.Binding{keymap.Relabel(km.Shell, "shell"), keymap.Relabel(km.Check, "check"), km.ShowMe, km.DoIt, km.Skip, km.NextPrev, km.Whole, km.Quit, km.Help}
+	}
 	if f, ok := m.failureOf(sel); ok && f.Status != 0 {
 		return []key.Binding{km.Retry, km.Skip, km.Whole, km.Vars, km.NextPrev, km.SwitchPane, km.Copy, km.Quit, km.Help}
 	}
 	// In the order they give way when the footer is too narrow: the
 	// last first.
+	if steps.KindWritesFiles(m.list.Steps()[sel].Kind) {
+		return []key.Binding{km.Run, km.RunAll, km.Skip, km.NextPrev, km.Files, km.Whole, km.Vars, km.SwitchPane, km.Copy, km.Quit, km.Help}
+	}
 	return []key.Binding{km.Run, km.RunAll, km.Skip, km.NextPrev, km.Whole, km.Vars, km.SwitchPane, km.Copy, km.Quit, km.Help}
 }
 
@@ -288,12 +311,19 @@ func (m *Model) FullHelp() [][]key.Binding {
 	// Three columns of up to seven rows (the help's height), so that all
 	// of it fits 80 columns; the compare view's tabs are in its own help.
 	run := []key.Binding{km.Run, km.RunAll, km.Retry, km.Skip, km.Vars, km.Whole, km.Copy}
-	if m.review {
+	views := []key.Binding{km.Files, km.Dashboard, km.Compare, km.Back, km.Quit, km.ForceQuit, km.Help}
+	switch {
+	case m.review:
 		run = []key.Binding{km.Restart, km.Whole, km.Copy}
+	case m.isTask(m.list.Selected()):
+		// A task step's own keys; c checks here, so the compare view
+		// is not among them.
+		run = []key.Binding{keymap.Relabel(km.Shell, "open a shell (enter too)"), km.Check, km.ShowMe, km.DoIt, km.Skip, km.Vars, km.Whole}
+		views = []key.Binding{km.Files, km.Copy, km.Dashboard, km.Back, km.Quit, km.ForceQuit, km.Help}
 	}
 	return [][]key.Binding{
 		run,
 		{km.Next, km.Prev, km.Up, km.Down, km.SwitchPane, km.Top, km.Bottom},
-		{km.Dashboard, km.Compare, km.Back, km.Quit, km.ForceQuit, km.Help},
+		views,
 	}
 }

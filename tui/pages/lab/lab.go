@@ -136,10 +136,13 @@ type Model struct {
 	view    View
 	running int // index of the running step, -1 when none
 	runAll  bool
-	varsSet bool
-	cancel  context.CancelFunc
-	busy    string // "cleaning up", "writing results": blocks new runs
-	status  string
+	// allAfter is the task step where "run all" waits for the trainee
+	// (-1: none): once it passes, the run goes on by itself.
+	allAfter int
+	varsSet  bool
+	cancel   context.CancelFunc
+	busy     string // "cleaning up", "writing results": blocks new runs
+	status   string
 	// resultsDir is where this run's results go (lab_started), shown
 	// on the status line when nothing else is.
 	resultsDir string
@@ -184,6 +187,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		failures:   map[int]steps.StepFinished{},
 		attempts:   map[int]int{},
 		running:    -1,
+		allAfter:   -1,
 		formFor:    -1,
 		outHold:    -1,
 		tco:        opts.TCO,

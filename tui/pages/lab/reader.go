@@ -30,6 +30,9 @@ type reader struct {
 	text []section
 	// start is the section the view opened at (the focused pane's).
 	start string
+	// close is the key that opened the view and closes it again (esc and
+	// q close every one).
+	close key.Binding
 }
 
 // section is one titled part of the whole-text view.
@@ -41,7 +44,7 @@ type section struct {
 var _ common.Component = (*reader)(nil)
 
 func newReader(c common.Common, title string, text []section, start string) *reader {
-	r := &reader{Common: c, vp: viewport.New(c.Width, c.Height), title: title, text: text, start: start}
+	r := &reader{Common: c, vp: viewport.New(c.Width, c.Height), title: title, text: text, start: start, close: c.KeyMap.Whole}
 	r.vp.KeyMap = viewport.KeyMap{
 		PageDown:     c.KeyMap.PageDn,
 		PageUp:       c.KeyMap.PageUp,
@@ -139,7 +142,7 @@ func (r *reader) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{km.Up, km.Down, km.PageUp, km.PageDn},
 		{km.HalfPageUp, km.HalfPageDn, km.Top, km.Bottom},
-		{keymap.Relabel(km.Back, "close"), keymap.Relabel(km.Whole, "close"), km.Help},
+		{keymap.Relabel(km.Back, "close"), keymap.Relabel(r.close, "close"), km.Help},
 	}
 }
 

@@ -43,6 +43,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.view = ViewCompare
 		}
 		m.status = "results written to " + msg.Dir + " · report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
+	case ShellDoneMsg:
+		cmds = append(cmds, m.shellDone(msg))
 	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
 		cmds = append(cmds, m.drive(msg))
 	case CleanupDoneMsg:
@@ -181,6 +183,12 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 		// it keeps it, except on a failure, which the steps view explains.
 		m.view = ViewSteps
 	}
+	if m.allAfter == msg.Index && msg.Status == results.Done {
+		// The task step "run all" waited at passed: on from here. (A
+		// failed check waits on: the trainee tries again.)
+		m.allAfter = -1
+		m.runAll = true
+	}
 	switch msg.Status {
 	case results.Done, results.Skipped:
 		next := msg.Index + 1
@@ -196,6 +204,14 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 		m.layout()
 		if m.unattended {
 			return nil // the driver sends RunMsg
+		}
+		if m.runAll && m.isTask(next) {
+			// The trainee's to do: the run waits, and goes on when it
+			// passes.
+			m.runAll = false
+			m.allAfter = next
+			m.status = fmt.Sprintf("step %d is yours to do: enter opens a shell, and the run goes on when your work passes its check", next+1)
+			return nil
 		}
 		if m.runAll {
 			return m.start(next)
@@ -219,6 +235,11 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 			m.status = m.Styles.Error.Render(what)
 			return nil
 		}
+		if km := m.KeyMap; m.isTask(msg.Index) {
+			m.status = m.Styles.Error.Render(what) + fmt.Sprintf(" · %s opens the shell again · %s checks again · %s shows how · %s does it for you",
+				km.Shell.Help().Key, km.Check.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)
+			return nil
+		}
 		m.status = m.Styles.Error.Render(what) + " · r retry · s skip"
 	}
 	return nil
@@ -238,6 +259,24 @@ func (m *Model) start(i int) tea.Cmd {
 	if !m.unattended && steps.DescribeKind(s.Kind).AsksVars && !m.varsSet && len(m.sess.Variables()) > 0 {
 		return m.openVars(i, true)
 	}
+	sess := m.sess
+	return m.begin(i, func(ctx context.Context) results.Status { return sess.RunStep(ctx, i) })
+}
+
+// begin runs step i with run (RunStep, or CheckTask for a task step the
+// trainee did by hand) in the background; StepDoneMsg follows.
+func (m *Model) begin(i int, run func(context.Context) results.Status) tea.Cmd {
+	if m.running >= 0 || m.busy != "" {
+		m.status = "a step is already running; wait for it or press q"
+		return nil
+	}
+	if i < 0 || i >= len(m.list.Steps()) {
+		return nil
+	}
+	if m.allAfter != i {
+		m.allAfter = -1
+	}
+	s := m.list.Steps()[i]
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.running = i
@@ -261,9 +300,8 @@ func (m *Model) start(i int) tea.Cmd {
 		}
 	}
 	m.layout()
-	sess := m.sess
 	return tea.Batch(m.list.Init(), func() tea.Msg {
-		return StepDoneMsg{Index: i, Status: sess.RunStep(ctx, i)}
+		return StepDoneMsg{Index: i, Status: run(ctx)}
 	})
 }
 

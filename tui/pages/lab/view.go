@@ -97,6 +97,12 @@ func (m *Model) commandsView(i, w, h int) string {
 	}
 	lines := []string{m.section(title, false, w)}
 	cmds := m.commands(i)
+	if m.isTask(i) && m.keyHints() {
+		// The answer stays hidden until asked for (show me).
+		km := m.KeyMap
+		return strings.Join(append(lines[:1:1], st.Muted.Render(ansi.Truncate(fmt.Sprintf("yours to do in a shell (%s) · %s shows how · %s does it for you",
+			km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key), w, "…"))), "\n")
+	}
 	switch {
 	case m.planErr[i] != "":
 		lines = append(lines, st.Error.Render("cannot plan: ")+m.planErr[i])

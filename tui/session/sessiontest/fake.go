@@ -58,6 +58,8 @@ type Fake struct {
 	Cleaned  int
 	Finished int
 	Answers  []steps.Answer
+	// Tasks scripts task steps and rendered files (task.go).
+	Tasks
 }
 
 // Catalog serves Fakes by id.
