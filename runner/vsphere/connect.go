@@ -168,8 +168,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 // Close logs out. The session would otherwise stay open on vCenter until
-// it times out.
+// it times out. It runs even when ctx is already cancelled (an interrupted
+// run cleans up too), for at most 10 seconds.
 func (c *Client) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	err := session.NewManager(c.vim).Logout(ctx)
 	c.ka.Stop()
 	c.vim.CloseIdleConnections()

@@ -147,7 +147,7 @@ func (s *Sampler) Run(ctx context.Context, emit func(Point)) error {
 	pm := performance.NewManager(c.vim)
 	byName, err := pm.CounterInfoByName(ctx)
 	if err != nil {
-		return fmt.Errorf("vCenter %s: read the performance counter list: %w", c.addr, err)
+		return stopped(ctx, fmt.Errorf("vCenter %s: read the performance counter list: %w", c.addr, err))
 	}
 	byKey := map[int32]*types.PerfCounterInfo{}
 	for _, ci := range byName {
@@ -157,14 +157,14 @@ func (s *Sampler) Run(ctx context.Context, emit func(Point)) error {
 	for _, h := range s.Hosts {
 		e, err := s.setup(ctx, pm, byName, "HostSystem", h, "", note)
 		if err != nil {
-			return err
+			return stopped(ctx, err)
 		}
 		ents = append(ents, e)
 	}
 	for _, v := range s.VMs {
 		e, err := s.setup(ctx, pm, byName, "VirtualMachine", "", v, note)
 		if err != nil {
-			return err
+			return stopped(ctx, err)
 		}
 		ents = append(ents, e)
 	}
@@ -201,6 +201,15 @@ func (s *Sampler) Run(ctx context.Context, emit func(Point)) error {
 		case <-t.C:
 		}
 	}
+}
+
+// stopped is nil when ctx ended (a cancel is how Run is stopped, even
+// while it is still setting up), else err.
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // setup finds one host or VM, its real-time interval and which of the

@@ -130,3 +130,28 @@ func TestSamplerUnknownHost(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestSamplerCancelledWhileSettingUp(t *testing.T) {
+	s := newSim(t)
+	c := s.dial(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := (&Sampler{Client: c, Hosts: []string{"DC0_H0"}}).Run(ctx, func(Point) { t.Error("a point after cancel") }); err != nil {
+		t.Fatalf("a cancelled sampler returns nil, got %v", err)
+	}
+}
+
+func TestCloseAfterCancel(t *testing.T) {
+	s := newSim(t)
+	cfg := s.config(nil)
+	cfg.AcceptNew = true
+	c, err := Dial(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Close(ctx); err != nil {
+		t.Fatalf("close with a cancelled context (an interrupted run) must still log out: %v", err)
+	}
+}
