@@ -6,15 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dpulab/dpulab/steps/results"
 
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/booth"
+	"github.com/dpulab/dpulab/tui/components/headline/headlinetest"
 	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 	"github.com/dpulab/dpulab/tui/session"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
@@ -61,22 +65,24 @@ func TestBoothNeverAcceptsHostKeys(t *testing.T) {
 	f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptHostKey, Host: "server1", KeyType: kt, Fingerprint: fp}}
 	tm := boothApp(t, f)
 	waitFor(t, tm, `answering "refuse" on its own`)
-	// Refused, said why, cleaned up, started over: no results this loop.
+	// Refused, said why, cleaned up, its record written (how it ended),
+	// started over without holding results.
 	waitFor(t, tm, "refused the unknown host key of server1", "starting over in")
 	waitFor(t, tm, "next: step 1")
 	finish(t, tm)
 	if len(f.Answers) == 0 || f.Answers[0].Choice != "refuse" {
 		t.Fatalf("answers %+v: booth mode must refuse unknown host keys by itself", f.Answers)
 	}
-	if cleaned, finished := f.Counts(); cleaned < 1 || finished != 0 {
-		t.Fatalf("cleanup %d, finish %d: a refused host key ends the loop (cleanup, no results)", cleaned, finished)
+	if cleaned, finished := f.Counts(); cleaned < 1 || finished < 1 {
+		t.Fatalf("cleanup %d, finish %d: a refused host key ends the loop (cleanup, then its record)", cleaned, finished)
 	}
 }
 
 // TestBoothConfirmOnlyWhenAllowed: a confirmation of a step the lab lists
 // in booth: auto_confirm is answered yes after the countdown and the loop
 // goes on to its results; one the lab does not list (or another step's) is
-// refused after the timeout, the reason shown, and the loop starts over.
+// refused after the timeout, the reason shown, and the loop starts over
+// (after cleanup and its record, whose folder is pruned like the others).
 func TestBoothConfirmOnlyWhenAllowed(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -107,11 +113,8 @@ func TestBoothConfirmOnlyWhenAllowed(t *testing.T) {
 				t.Fatalf("answers %+v, want %q", f.Answers, tc.want)
 			}
 			cleaned, finished := f.Counts()
-			if cleaned < 1 {
-				t.Fatal("every loop ends with cleanup")
-			}
-			if (finished > 0) != (tc.want == "yes") {
-				t.Fatalf("finished %d times: results only when the confirmation was allowed", finished)
+			if cleaned < 1 || finished < 1 {
+				t.Fatalf("cleanup %d, finish %d: every loop ends with cleanup and its record", cleaned, finished)
 			}
 		})
 	}
@@ -253,5 +256,138 @@ func TestBoothKeysNeverAnswerDialogs(t *testing.T) {
 	finish(t, tm)
 	if len(f.Answers) != 1 || f.Answers[0].Choice != "refuse" {
 		t.Fatalf("answers %+v: a key pressed in booth mode must not answer a host-key dialog", f.Answers)
+	}
+}
+
+// traineeHints are the key hints a trainee's screen shows (the lab page's
+// footer, its status line, its failure box and panes): none of them may
+// show in booth mode, where a visitor's key only pauses.
+func traineeHints() []string {
+	var hs []string
+	for _, b := range []key.Binding{km.Run, km.RunAll, km.Skip, km.Retry, km.Next, km.NextPrev, km.Whole, km.Vars, km.SwitchPane, km.Copy, km.Dashboard, km.Compare, km.Quit, km.Help} {
+		hs = append(hs, b.Help().Key+" "+b.Help().Desc)
+	}
+	return append(hs, "r retry", "s skip", "(y copies)", "enter runs step", "q stops it", "↑/↓")
+}
+
+func noTraineeHints(t *testing.T, screen string) {
+	t.Helper()
+	for _, h := range traineeHints() {
+		if i := strings.Index(screen, h); i >= 0 {
+			t.Errorf("booth mode shows the trainee's key hint %q: …%s…", h, screen[max(i-300, 0):min(i+100, len(screen))])
+		}
+	}
+}
+
+// TestBoothHeadline: the results of a loop open on the headline screen,
+// the deltas in big digits with their significance under the run's label,
+// the cycle's indicator above; paused by a key, so that nothing on it
+// moves (goldens at 80x24 and 120x40 over a fixed fixture).
+func TestBoothHeadline(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			f := shortFake(t)
+			f.Res = headlinetest.Fixture()
+			app := testApp(Config{
+				Catalog:  &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}},
+				BoothLab: f.LabInfo.ID,
+				Booth:    booth.Config{StepDelay: 50 * time.Millisecond, CompareHold: time.Hour, Cycle: time.Hour},
+				Clock:    20 * time.Millisecond,
+			})
+			tm := start(t, app, sz[0], sz[1])
+			waitFor(t, tm, "[headline]", "next: compare table in")
+			tm.Send(keymaptest.Msg("x"))
+			waitFor(t, tm, "next: compare table (paused)")
+			app = finish(t, tm)
+			if s, ok := app.Booth().Screen(); !ok || s != booth.ScreenHeadline {
+				t.Fatalf("screen %v (%v), want the headline", s, ok)
+			}
+			view := ansi.Strip(app.View())
+			for _, want := range []string{"EMULATION: network namespaces", "TPS", "network CPU %", "p99 latency ms",
+				"+39.0% better, p<0.001", "~ no significant", "██"} {
+				if !strings.Contains(view, want) {
+					t.Errorf("the headline lacks %q", want)
+				}
+			}
+			noTraineeHints(t, view)
+			requireGolden(t, app.View())
+		})
+	}
+}
+
+// TestBoothFailedLoopsArePruned: a loop whose step fails is cleaned up,
+// then written (its record says how it ended), marked as the booth's and
+// pruned like a finished loop's; a folder the booth did not write stays.
+// The failure's screen shows no retry or skip keys.
+func TestBoothFailedLoopsArePruned(t *testing.T) {
+	root := t.TempDir()
+	mine := filepath.Join(root, "quickstart", "20260101T000000Z")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := shortFake(t)
+	f.ResultsRoot = root
+	f.Script[1].Final = results.Failed
+	f.Script[1].Err = "exit status 1"
+	f.Script[1].Hint = "Check the port."
+	app := testApp(Config{
+		Catalog:  &sessiontest.Catalog{Fakes: []*sessiontest.Fake{f}},
+		BoothLab: f.LabInfo.ID,
+		Booth:    booth.Config{StepDelay: 50 * time.Millisecond, ErrorHold: 300 * time.Millisecond, KeepResults: 2},
+		Clock:    20 * time.Millisecond,
+	})
+	tm := start(t, app, 100, 30)
+	var failure string
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		if s := ansi.Strip(string(b)); failure == "" && strings.Contains(s, "Check the port.") {
+			failure = s
+		}
+		_, finished := f.Counts()
+		return finished >= 5
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	app = finish(t, tm)
+	if failure == "" {
+		t.Fatal("the failure never showed")
+	}
+	noTraineeHints(t, failure)
+	noTraineeHints(t, ansi.Strip(app.View()))
+	ents, err := os.ReadDir(filepath.Join(root, "quickstart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Fatalf("a folder the booth did not write was removed: %v (left: %v)", err, names)
+	}
+	// The person's folder plus the newest two (a third while the last
+	// loop's prune was under way when the program stopped).
+	if len(names) < 3 || len(names) > 4 || slices.Contains(names, "run0001") || slices.Contains(names, "run0002") {
+		t.Fatalf("left %v: failed loops' folders must be pruned like the others", names)
+	}
+	if _, err := os.Stat(filepath.Join(root, "quickstart", "run0003", booth.Marker)); err != nil && slices.Contains(names, "run0003") {
+		t.Errorf("a failed loop's folder is not marked as the booth's: %v", err)
+	}
+}
+
+// TestBoothInterruptedLoopIsRecorded: Ctrl+C in the middle of a loop stops
+// the step and cleans up; the loop's record is written and marked as the
+// booth's before the program quits, so a later booth prunes it.
+func TestBoothInterruptedLoopIsRecorded(t *testing.T) {
+	f := shortFake(t)
+	f.ResultsRoot = t.TempDir()
+	f.Script[1].Block = make(chan struct{}) // runs until stopped
+	tm := boothApp(t, f)
+	waitFor(t, tm, "running step 2")
+	press(tm, km.ForceQuit)
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	cleaned, finished := f.Counts()
+	if cleaned != 1 || finished != 1 {
+		t.Fatalf("cleanup %d, finish %d: an interrupted loop is cleaned up, then written", cleaned, finished)
+	}
+	if _, err := os.Stat(filepath.Join(f.ResultsRoot, "quickstart", "run0001", booth.Marker)); err != nil {
+		t.Fatalf("the interrupted loop's folder is not marked as the booth's: %v", err)
 	}
 }

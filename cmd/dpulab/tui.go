@@ -34,7 +34,7 @@ type tuiFlags struct {
 	acceptNew bool
 	stateDir  string
 	// Booth timing, hidden: the defaults suit a booth; tests shorten them.
-	boothStepDelay, boothHold, boothPromptTimeout time.Duration
+	boothStepDelay, boothHold, boothPromptTimeout, boothCycle time.Duration
 }
 
 var rootTUIFlags tuiFlags
@@ -51,7 +51,9 @@ func addTUIFlags(root *cobra.Command) {
 	fl.DurationVar(&f.boothStepDelay, "booth-step-delay", 0, "booth mode: countdown before each step (default 5s)")
 	fl.DurationVar(&f.boothHold, "booth-hold", 0, "booth mode: how long results stay on screen before starting over (default 60s)")
 	fl.DurationVar(&f.boothPromptTimeout, "booth-prompt-timeout", 0, "booth mode: how long a prompt waits before its safe answer (default 20s)")
+	fl.DurationVar(&f.boothCycle, "booth-cycle", 0, "booth mode: how long each results screen (headline, dashboard, table, charts) stays (default 10s)")
 	_ = fl.MarkHidden("booth-step-delay")
+	_ = fl.MarkHidden("booth-cycle")
 	_ = fl.MarkHidden("booth-hold")
 	_ = fl.MarkHidden("booth-prompt-timeout")
 }
@@ -107,7 +109,7 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 	app := tui.New(tui.Config{
 		Catalog:   cat,
 		BoothLab:  f.booth,
-		Booth:     booth.Config{StepDelay: f.boothStepDelay, CompareHold: f.boothHold, PromptTimeout: f.boothPromptTimeout},
+		Booth:     booth.Config{StepDelay: f.boothStepDelay, CompareHold: f.boothHold, PromptTimeout: f.boothPromptTimeout, Cycle: f.boothCycle},
 		NoColor:   noColor(),
 		Clipboard: clipboard(),
 		TCO:       computeTCO,

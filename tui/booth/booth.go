@@ -1,9 +1,23 @@
 // Package booth is booth mode's controller: it plays a lab page unattended
 // on a loop (a visible countdown before each step, dialogs answered by
-// their deadline, the compare view held, cleanup, start over). It drives
-// the lab page only through the page's messages (lab.RunMsg, FinishMsg,
+// their deadline, the results held, cleanup, start over). It drives the
+// lab page only through the page's messages (lab.RunMsg, FinishMsg,
 // CleanupMsg, NoteMsg, StatusMsg, BannerMsg) and what it reads back; the
 // page knows nothing of booth timing.
+//
+// While a loop's results are held, booth mode shows screens of its own in
+// the page's place (lab.Model.Frame), one after another on a timer
+// (Config.Cycle, cycle.go): the headline deltas in big digits for a
+// passer-by (package headline), the live dashboard of the last bench, the
+// compare table and the charts, with a line saying what comes next. No
+// screen names a key to press: a visitor's key only pauses.
+//
+// Every loop leaves its results folder, marked as the booth's, and the
+// oldest are pruned (config.go's PruneResults): a loop that failed or
+// ended on a refused dialog is cleaned up and then written too, saying how
+// it ended, before the restart; one interrupted by Ctrl+C or a signal is
+// written before the program quits. So no loop leaves a folder that pruning
+// cannot tell for the booth's.
 package booth
 
 import (
@@ -43,12 +57,32 @@ type Model struct {
 	note string
 	// armed are the dialogs given their automatic answer.
 	armed map[*prompt.Model]bool
+	// cyc rotates the screens over the loop's results (nil before them).
+	cyc *cycle
+	// finished is set once the loop's results were written (or writing
+	// them failed): Finish runs once a loop.
+	finished bool
+	// closing says what follows the record of a loop that did not
+	// complete (closeNone while the loop goes on).
+	closing closing
 }
+
+// closing is how a loop that did not complete ends: its cleanup, its
+// record written (Finish), then a restart or the quit.
+type closing int
+
+const (
+	closeNone closing = iota
+	closeRestart
+	closeQuit
+)
 
 var _ common.Component = (*Model)(nil)
 
 // New drives page in booth mode with cfg (zero fields take the defaults).
 func New(c common.Common, page *lab.Model, cfg Config) *Model {
+	// Nobody at a booth presses enter to run a step: no key hint.
+	page.Output().SetEmptyText("(no output yet)")
 	return &Model{Common: c, cfg: cfg.WithDefaults(), page: page, now: time.Now(), armed: map[*prompt.Model]bool{}}
 }
 
@@ -71,8 +105,14 @@ func (m *Model) SetSize(w, h int) {
 	m.page.SetSize(w, h)
 }
 
-// View is the page's, whose status line shows booth mode's banner.
-func (m *Model) View() string { return m.page.View() }
+// View is the page's, whose status line shows booth mode's banner; while
+// the loop's results are held, the screen of the cycle in its place.
+func (m *Model) View() string {
+	if s, ok := m.Screen(); ok {
+		return m.page.Frame(m.screenView(s))
+	}
+	return m.page.View()
+}
 
 // ShortHelp implements help.KeyMap: in booth mode every key pauses.
 func (m *Model) ShortHelp() []key.Binding { return []key.Binding{m.KeyMap.AnyKey, m.KeyMap.ForceQuit} }
@@ -95,13 +135,29 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.stepDone(msg))
 	case lab.FinishedMsg:
 		cmds = append(cmds, m.forward(msg))
+		m.finished = true
+		if m.closing != closeNone {
+			cmds = append(cmds, m.recorded(msg))
+			break
+		}
 		if msg.Err != nil {
 			m.failed()
 			break
 		}
 		m.phase, m.until = phaseCompare, m.now.Add(m.cfg.CompareHold)
+		m.startCycle(m.page.Compare().Results())
 		// A booth runs for hours: keep only its newest folders.
 		cmds = append(cmds, pruneResults(msg.Dir, m.cfg.KeepResults))
+	case lab.CleanupDoneMsg:
+		if msg.Then == lab.ThenQuit && !m.finished {
+			// Ctrl+C or a signal mid-loop: the loop's record (which
+			// says it was interrupted) is written before the quit.
+			m.closing, msg.Then = closeQuit, lab.ThenStay
+		}
+		cmds = append(cmds, m.forward(msg))
+		if m.closing != closeNone && msg.Then == lab.ThenStay && !m.finished {
+			cmds = append(cmds, m.forward(lab.FinishMsg{}))
+		}
 	case PrunedMsg:
 		if msg.Err != nil {
 			cmds = append(cmds, m.forward(lab.NoteMsg{Text: "booth mode: removing old results: " + msg.Err.Error()}))

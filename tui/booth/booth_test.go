@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/components/headline/headlinetest"
 	"github.com/dpulab/dpulab/tui/components/prompt"
 	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 	"github.com/dpulab/dpulab/tui/pages/lab"
@@ -192,7 +193,9 @@ func TestAnyKeyPauses(t *testing.T) {
 
 // TestConfirmOnlyWhatTheLabAllows: a confirmation the lab lists is
 // answered yes; any other is refused after the timeout, the reason shown,
-// and the loop ends (cleanup, restart, no results).
+// and the loop ends: cleanup, then its record written (saying how it
+// ended, so that its folder is marked and pruned like every booth
+// folder), no results held, the restart.
 func TestConfirmOnlyWhatTheLabAllows(t *testing.T) {
 	for _, tc := range []struct {
 		name, want, status string
@@ -221,8 +224,11 @@ func TestConfirmOnlyWhatTheLabAllows(t *testing.T) {
 				return
 			}
 			d.until("the restart", func() bool { return d.restarts == 1 })
-			if cleaned, finished := f.Counts(); cleaned != 1 || finished != 0 {
-				t.Fatalf("cleanup %d, finish %d: a refusal ends the loop without results", cleaned, finished)
+			if cleaned, finished := f.Counts(); cleaned != 1 || finished != 1 {
+				t.Fatalf("cleanup %d, finish %d: a refusal ends the loop with one cleanup, then its record", cleaned, finished)
+			}
+			if d.b.phase == phaseCompare {
+				t.Fatal("a refused loop's results must not be held as if it had completed")
 			}
 		})
 	}
@@ -272,5 +278,92 @@ func TestPruneResults(t *testing.T) {
 func TestMarkerIsTheBrowsers(t *testing.T) {
 	if Marker != session.BoothMarker {
 		t.Fatalf("booth.Marker %q, session.BoothMarker %q", Marker, session.BoothMarker)
+	}
+}
+
+// benchLab is twoSteps whose second step is a bench that draws the live
+// dashboard, over the headline's fixture results.
+func benchLab(t *testing.T) *sessiontest.Fake {
+	f := twoSteps(t)
+	f.Script[1].Info.Kind = "bench"
+	for i := range 3 {
+		f.Script[1].Emit = append(f.Script[1].Emit, steps.Sample{Step: "deploy", Variant: "full offload", Run: 1,
+			Point: results.Point{T: float64(i + 1), OpsPerSec: 1000 * float64(i+1)}})
+	}
+	f.Res = headlinetest.Fixture()
+	return f
+}
+
+// TestCycle: while the results are held, the screens come one after
+// another every Cycle (headline, live dashboard, compare table, charts,
+// headline again), the indicator names the next and when; a visitor's key
+// stops the cycle with the rest of the loop, and it goes on with the time
+// that was left.
+func TestCycle(t *testing.T) {
+	f := benchLab(t)
+	d := newDriver(t, f, Config{StepDelay: time.Minute, CompareHold: 24 * time.Hour, Cycle: time.Minute})
+	if _, ok := d.b.Screen(); ok {
+		t.Fatal("no screen of the cycle before the results")
+	}
+	d.at(1)
+	d.until("step 1", func() bool { return d.idle() && d.b.phase == phaseCountdown })
+	d.at(2)
+	d.until("the results", func() bool { return d.b.phase == phaseCompare && d.idle() })
+	start := d.base.Add(2 * time.Hour)
+	at := func(min, sec int) {
+		d.send(lab.ClockMsg(start.Add(time.Duration(min)*time.Minute + time.Duration(sec)*time.Second)))
+	}
+	want := func(s Screen, onScreen ...string) {
+		t.Helper()
+		got, ok := d.b.Screen()
+		if !ok || got != s {
+			t.Fatalf("screen %v (shown %v), want %v", got, ok, s)
+		}
+		v := ansi.Strip(d.b.View())
+		for _, w := range append(onScreen, "["+s.String()+"]") {
+			if !strings.Contains(v, w) {
+				t.Fatalf("the %v screen lacks %q:\n%s", s, w, v)
+			}
+		}
+		for _, hint := range []string{"↑/↓", "1 table", "r retry", "q quit", "enter run"} {
+			if strings.Contains(v, hint) {
+				t.Fatalf("the %v screen names a key (%q):\n%s", s, hint, v)
+			}
+		}
+	}
+	want(ScreenHeadline, "next: live dashboard in 1m0s", "EMULATION:", "TPS", "~ no significant difference")
+	at(0, 30)
+	want(ScreenHeadline, "next: live dashboard in 30s")
+	at(1, 0)
+	want(ScreenDashboard, "Live bench", "next: compare table in 1m0s")
+	at(2, 0)
+	want(ScreenTable, "Compare:", "partial offload", "next: charts in 1m0s")
+	at(3, 0)
+	want(ScreenCharts, "next: headline in 1m0s")
+	at(4, 0)
+	want(ScreenHeadline, "next: live dashboard")
+	at(4, 20)
+	d.send(keymaptest.Msg("x")) // a visitor's key pauses
+	at(30, 0)
+	want(ScreenHeadline, "next: live dashboard (paused)")
+	d.send(keymaptest.Msg("x"))
+	at(30, 39)
+	want(ScreenHeadline, "next: live dashboard in 1s")
+	at(30, 40)
+	want(ScreenDashboard)
+}
+
+// TestCycleWithoutDashboard: results whose steps drew no dashboard cycle
+// through the other screens.
+func TestCycleWithoutDashboard(t *testing.T) {
+	f := twoSteps(t)
+	f.Res = headlinetest.Fixture()
+	d := newDriver(t, f, Config{StepDelay: time.Minute, CompareHold: 24 * time.Hour, Cycle: time.Minute})
+	d.at(1)
+	d.until("step 1", func() bool { return d.idle() && d.b.phase == phaseCountdown })
+	d.at(2)
+	d.until("the results", func() bool { return d.b.phase == phaseCompare && d.idle() })
+	if next, _ := d.b.NextScreen(); next != ScreenTable {
+		t.Fatalf("next %v, want the compare table (no dashboard was drawn)", next)
 	}
 }

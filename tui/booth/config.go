@@ -19,8 +19,14 @@ type Config struct {
 	StepDelay time.Duration
 	// PromptTimeout bounds every dialog: booth mode never waits forever.
 	PromptTimeout time.Duration
-	// CompareHold is how long the compare view stays before the restart.
+	// CompareHold is how long a loop's results stay on screen before the
+	// restart.
 	CompareHold time.Duration
+	// Cycle is how long each screen stays while the results are held
+	// (the headline, the live dashboard, the compare table, the charts)
+	// before the next one comes (default 10s: the default hold shows the
+	// headline twice).
+	Cycle time.Duration
 	// ErrorHold is how long a failure stays on screen before cleanup and
 	// restart.
 	ErrorHold time.Duration
@@ -48,6 +54,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CompareHold <= 0 {
 		c.CompareHold = 60 * time.Second
+	}
+	if c.Cycle <= 0 {
+		c.Cycle = 10 * time.Second
 	}
 	if c.ErrorHold <= 0 {
 		c.ErrorHold = 15 * time.Second

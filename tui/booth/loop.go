@@ -28,6 +28,7 @@ func (m *Model) togglePause() {
 	m.paused = !m.paused
 	if m.paused {
 		m.left = max(m.until.Sub(m.now), 0)
+		m.pauseCycle()
 	} else {
 		m.until = m.now.Add(m.left)
 	}
@@ -64,6 +65,7 @@ func (m *Model) stepDone(msg lab.StepDoneMsg) tea.Cmd {
 // clock advances the page's dialog deadlines and booth mode's timers.
 func (m *Model) clock(t lab.ClockMsg) tea.Cmd {
 	m.now = time.Time(t)
+	m.turn()
 	open := map[*prompt.Model]bool{}
 	for _, p := range m.page.Prompts() {
 		open[p] = !p.Done()
@@ -96,9 +98,41 @@ func (m *Model) clock(t lab.ClockMsg) tea.Cmd {
 	case phaseCompare, phaseError:
 		// Also stops a step still running after a refused dialog.
 		m.phase = phaseRunning // until the restart
-		cmds = append(cmds, m.forward(lab.CleanupMsg{Then: lab.ThenRestart}))
+		if m.finished {
+			cmds = append(cmds, m.forward(lab.CleanupMsg{Then: lab.ThenRestart}))
+			break
+		}
+		// A loop that did not complete: cleanup, then its record (which
+		// says how it ended), then the restart (recorded).
+		m.closing = closeRestart
+		cmds = append(cmds, m.forward(lab.CleanupMsg{Then: lab.ThenStay}))
 	}
 	return tea.Batch(cmds...)
+}
+
+// recorded goes on after the record of a loop that did not complete was
+// written: it is marked and pruned like every booth folder, then the lab
+// starts over, or the program quits.
+func (m *Model) recorded(msg lab.FinishedMsg) tea.Cmd {
+	// The page opened its compare view on the written results, with its
+	// tabs' keys: the steps view, which shows how the loop ended, stays.
+	note := "booth mode: this loop's results say how it ended"
+	if msg.Dir != "" && msg.Err == nil {
+		note += " (" + msg.Dir + ")"
+	}
+	m.forward(lab.NoteMsg{Text: note, Show: true})
+	if m.closing == closeQuit {
+		if msg.Err == nil {
+			// The program ends now: no time for a background prune.
+			_, _ = PruneResults(msg.Dir, m.cfg.KeepResults, time.Now())
+		}
+		return func() tea.Msg { return lab.QuitMsg{} }
+	}
+	restart := func() tea.Msg { return lab.RestartMsg{} }
+	if msg.Err != nil {
+		return restart
+	}
+	return tea.Batch(pruneResults(msg.Dir, m.cfg.KeepResults), restart)
 }
 
 // allows reports whether the lab lets booth mode answer p with yes.
