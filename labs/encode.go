@@ -147,6 +147,8 @@ func encodeStep(s *Step) *yaml.Node {
 			if len(v.Settings) > 0 {
 				vm.add("settings", encodeSettings(v.Settings))
 			}
+			vm.opt("netpath", v.NetPath)
+			vm.opt("firewall_rules", string(v.FirewallRules))
 			vs.Content = append(vs.Content, vm.node)
 		}
 		m.add("variants", vs)

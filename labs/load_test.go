@@ -310,8 +310,9 @@ func TestLoadTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]time.Duration{
-		// bench 1 × (1s + 5s), compare 2 variants × 2 runs × (1s + 5s)
-		"quickstart": 30 * time.Second,
+		// bench 1 × (1s + 5s), compare 2 variants × 3 runs × (1s + 5s),
+		// offload 3 variants × 3 runs × (1s + 5s)
+		"quickstart": 6*time.Second + 2*3*6*time.Second + 3*3*6*time.Second,
 		// smoke 1 × (2s + 10s), compare 8 points × 2 variants × 3 runs × (5s + 30s)
 		"redis-dpu-uptv2": 12*time.Second + 8*2*3*35*time.Second,
 		// smoke 1 × (1s + 5s), sizes 6 × 3 × 5 × 12s, connections 4 × 3 × 5 × 12s
