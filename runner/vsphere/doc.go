@@ -29,7 +29,9 @@
 //
 //  1. With inv.VCenter set, before the first step that needs it:
 //     cfg := vsphere.FromInventory(inv.VCenter, askSecret);
-//     cfg.AcceptNew = acceptNewHostKeys; c, err := vsphere.Dial(ctx, cfg).
+//     cfg.AcceptNew = acceptNewHostKeys (and, with --state-dir,
+//     cfg.KnownThumbprints = filepath.Join(stateDir,
+//     vsphere.KnownThumbprintsName)); c, err := vsphere.Dial(ctx, cfg).
 //     On a *ThumbprintError with Unknown(), the TUI may show Got and ask,
 //     then Dial again with cfg.Approved = Got; headless, the error stops
 //     the run as an unknown SSH host key does. Close(ctx) when the run
