@@ -161,15 +161,63 @@ func (m *Model) View() string {
 	figs := Figures(c)
 	room := h - len(head) - 1
 	body, _ := plainLayout(m, figs, w)
+	var foot []string
 	for _, l := range layouts {
 		if b, ok := l.draw(m, figs, w, room); ok {
 			body = b
+			// The other variants' lines, when they fit beside the
+			// largest digits that fit without them.
+			if o := m.others(c, w); len(o) > 0 && fits(b, w, room-len(o)-1) {
+				foot = o
+			}
 			break
 		}
 	}
 	// The figures in the middle of the room under the header.
-	pad := max((room-strings.Count(body, "\n")-1)/2, 0)
+	n := strings.Count(body, "\n") + 1
+	if len(foot) > 0 {
+		n += len(foot) + 1
+		body += "\n\n" + strings.Join(foot, "\n")
+	}
+	pad := max((room-n)/2, 0)
 	return common.Fit(strings.Join(head, "\n")+"\n\n"+strings.Repeat("\n", pad)+body, w, h)
+}
+
+// others are the lines of the variants between the baseline and the one
+// in big digits (the whitepaper's partial offload between its standard NIC
+// and its full offload): each headline delta in the compare table's short
+// form, then the legend of its marks.
+func (m *Model) others(c Comparison, w int) []string {
+	st := m.Styles
+	var ls []string
+	for vi := 1; vi < len(c.Bench.Variants)-1; vi++ {
+		v := &c.Bench.Variants[vi]
+		var p *results.SweepPoint
+		for pi := range v.Points {
+			if v.Points[pi].Value == c.Point.Value {
+				p = &v.Points[pi]
+			}
+		}
+		if p == nil {
+			continue
+		}
+		var parts []string
+		for _, name := range Metrics {
+			d, ok := results.DeltaOf(name, p.Stats, c.BasePoint.Stats)
+			desc, known := results.LookupMetric(name)
+			if !ok || !known {
+				continue
+			}
+			parts = append(parts, desc.Label+" "+d.Short(name))
+		}
+		if len(parts) > 0 {
+			ls = append(ls, wrap(st.Bold, v.Label+" against "+c.Base.Label+": "+strings.Join(parts, " · "), w)...)
+		}
+	}
+	if len(ls) > 0 {
+		ls = append(ls, wrap(st.Muted, results.Legend, w)...)
+	}
+	return ls
 }
 
 // nothing is the screen of results that compare nothing: the report's

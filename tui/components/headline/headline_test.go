@@ -154,3 +154,18 @@ func TestWrapWords(t *testing.T) {
 		t.Fatalf("a word longer than the line is cut: %q", got)
 	}
 }
+
+// TestOtherVariants: the variants between the baseline and the one in big
+// digits get a line each, in the compare table's short form with its
+// legend, where there is room.
+func TestOtherVariants(t *testing.T) {
+	v := view(headlinetest.Fixture(), 120, 40)
+	for _, want := range []string{"partial offload against host does it all: TPS +15.0% better", "~ no significant difference (Welch"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("lacks %q:\n%s", want, v)
+		}
+	}
+	if v := view(headlinetest.Fixture(), 80, 21); strings.Contains(v, "partial offload against") {
+		t.Errorf("80x21 has no room for the other variants beside the digits:\n%s", v)
+	}
+}
