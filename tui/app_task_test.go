@@ -219,3 +219,15 @@ func TestRenderedFilesSanitised(t *testing.T) {
 		t.Fatalf("the rendered-files view draws outside text unfiltered:\n%q", screen)
 	}
 }
+
+// TestTaskWholeTextKeepsTheAnswer: w on a task step shows everything but
+// the answer, which waits for show me as in the commands pane.
+func TestTaskWholeTextKeepsTheAnswer(t *testing.T) {
+	tm, _ := openTask(t, taskFake(), 100, 30)
+	press(tm, km.Whole)
+	waitFor(t, tm, "Step 3 in full", "yours to do in a shell: t opens one, m shows the commands")
+	screen := ansi.Strip(finish(t, tm).View())
+	if strings.Contains(screen, "sed -i") {
+		t.Fatalf("the whole-text view of a task step gives its answer away:\n%s", screen)
+	}
+}

@@ -200,6 +200,13 @@ func (m *Model) wholeText(i int) []section {
 		out = append(out, section{secStatus, []string{ansi.Strip(m.status)}})
 	}
 	var cl []string
+	if m.isTask(i) && m.keyHints() {
+		// As the commands pane: the answer waits for show me.
+		km := m.KeyMap
+		out = append(out, section{secCommands, []string{fmt.Sprintf("(yours to do in a shell: %s opens one, %s shows the commands that do it, %s runs them for you)",
+			km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)}})
+		return append(out, section{secOutput, m.outputLines(i)})
+	}
 	if e := m.planErr[i]; e != "" {
 		cl = append(cl, "cannot plan: "+e)
 	}
@@ -225,12 +232,16 @@ func (m *Model) wholeText(i int) []section {
 		cl = append(cl, "(no shell commands of the lab's own: "+kindNote(s.Kind)+")")
 	}
 	out = append(out, section{secCommands, cl})
+	return append(out, section{secOutput, m.outputLines(i)})
+}
+
+// outputLines are step i's output lines, or a line saying there are none.
+func (m *Model) outputLines(i int) []string {
 	ol := m.out.StepLines(i)
 	if len(ol) == 0 {
 		ol = []string{"(no output yet)"}
 	}
-	out = append(out, section{secOutput, ol})
-	return out
+	return ol
 }
 
 // openReader opens the whole-text view of the selected step, at the
