@@ -33,6 +33,7 @@ func registerConnectionCommands(t *commandTable) {
 				{Name: "client|trackinginfo", Fn: cmdClientTrackingInfo, Arity: 2, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Returns information about server-assisted client-side caching for the connection.", Since: "6.2.0"},
 				{Name: "client|getredir", Fn: cmdClientGetRedir, Arity: 2, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Returns the client ID to which the connection's tracking notifications are redirected.", Since: "6.0.0"},
 				{Name: "client|caching", Fn: cmdClientCaching, Arity: 3, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Instructs the server whether to track the keys in the next request.", Since: "6.0.0"},
+				{Name: "client|reply", Fn: cmdClientReply, Arity: 3, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Instructs the server whether to reply to commands.", Since: "3.2.0"},
 				{Name: "client|tracking", Fn: cmdClientTracking, Arity: -3, Flags: flagLoading | flagStale | flagNoScript, Group: g, Summary: "Controls server-assisted client-side caching for the connection.", Since: "6.0.0"},
 				{Name: "client|no-evict", Fn: cmdClientNoEvict, Arity: 3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Sets the client eviction mode of the connection.", Since: "7.0.0"},
 				{Name: "client|unblock", Fn: cmdClientUnblock, Arity: -3, Flags: flagAdmin | flagLoading | flagStale | flagNoScript, Group: g, Summary: "Unblocks a client blocked by a blocking command from a different connection.", Since: "5.0.0"},
@@ -442,6 +443,20 @@ func cmdClientTracking(c *Client, args [][]byte) {
 		return
 	}
 	c.writeError("ERR CLIENT TRACKING is not supported by dpulab's server (no invalidation messages for client-side caching); turn client-side caching off in the client")
+}
+
+// cmdClientReply accepts ON (replies are on) and refuses OFF and SKIP:
+// dropping a client's replies would cost every command a check on the
+// hot path, and no lab or client library needs it.
+func cmdClientReply(c *Client, args [][]byte) {
+	switch {
+	case equalFold(args[2], "on"):
+		c.writeOK()
+	case equalFold(args[2], "off"), equalFold(args[2], "skip"):
+		c.writeError("ERR CLIENT REPLY OFF and SKIP are not supported by dpulab's server (every command is answered); read and discard the replies in the client")
+	default:
+		c.writeError(errSyntax)
+	}
 }
 
 // cmdClientTrackingInfo: tracking is always off.

@@ -67,3 +67,24 @@ func TestCRC64JonesMatchesRedis(t *testing.T) {
 		t.Fatalf("crc64Jones(123456789) = %#x, want 0xe9c6d914c4b8d9ca", got)
 	}
 }
+
+// TestRefusedClearly: what dpulab's server does not do is refused with an
+// error that says so and what to use instead, and the connection carries
+// on.
+func TestRefusedClearly(t *testing.T) {
+	c, _ := newTestServer(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"CLIENT", "REPLY", "OFF"}, "(error) ERR CLIENT REPLY OFF and SKIP are not supported"},
+		{[]string{"CLIENT", "REPLY", "skip"}, "(error) ERR CLIENT REPLY OFF and SKIP are not supported"},
+		{[]string{"LATENCY", "HISTOGRAM"}, "(error) ERR LATENCY HISTOGRAM is not supported"},
+		{[]string{"LATENCY", "HISTOGRAM", "set"}, "(error) ERR LATENCY HISTOGRAM is not supported"},
+	} {
+		if got := c.do(tc.args...); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q: %s", tc.args, got)
+		}
+	}
+	c.must(`"PONG"`, "PING")
+}

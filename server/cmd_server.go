@@ -39,6 +39,7 @@ func registerServerCommands(t *commandTable) {
 				{Name: "command|info", Fn: cmdCommandInfo, Arity: -2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13"},
 				{Name: "command|docs", Fn: cmdCommandDocs, Arity: -2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0"},
 				{Name: "command|list", Fn: cmdCommandList, Arity: -2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns a list of command names.", Since: "7.0.0"},
+				{Name: "command|getkeysandflags", Fn: cmdCommandGetKeysAndFlags, Arity: -4, Flags: flagLoading | flagStale, Group: g, Summary: "Extracts the key names and access flags for an arbitrary command.", Since: "7.0.0"},
 				{Name: "command|getkeys", Fn: cmdCommandGetKeys, Arity: -4, Flags: flagLoading | flagStale, Group: g, Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13"},
 				{Name: "command|help", Fn: cmdCommandHelp, Arity: 2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0"},
 			}},
@@ -411,7 +412,14 @@ func cmdCommandList(c *Client, args [][]byte) {
 	}
 }
 
-func cmdCommandGetKeys(c *Client, args [][]byte) {
+func cmdCommandGetKeys(c *Client, args [][]byte) { commandGetKeys(c, args, false) }
+
+// cmdCommandGetKeysAndFlags is COMMAND GETKEYSANDFLAGS: each key with its
+// key spec's flags, as Redis 7.0 replies.
+func cmdCommandGetKeysAndFlags(c *Client, args [][]byte) { commandGetKeys(c, args, true) }
+
+// commandGetKeys is Redis's getKeysSubcommandImpl.
+func commandGetKeys(c *Client, args [][]byte, withFlags bool) {
 	sub := args[2:]
 	cmd := c.srv.cmds.lookup(sub[0])
 	if cmd != nil && cmd.Subcommands != nil && len(sub) > 1 {
@@ -425,8 +433,10 @@ func cmdCommandGetKeys(c *Client, args [][]byte) {
 		c.writeError("ERR Invalid number of arguments specified for command")
 		return
 	}
+	var pos, spec []int
 	if _, movable := movableKeySpecs[cmd.Name]; movable {
-		pos, ok := keysBySpecs(cmd, sub)
+		var ok bool
+		pos, spec, ok = keysAndSpecs(cmd, sub)
 		if !ok {
 			c.writeError("ERR Invalid arguments specified for command")
 			return
@@ -436,28 +446,75 @@ func cmdCommandGetKeys(c *Client, args [][]byte) {
 			c.writeError("ERR The command has no key arguments")
 			return
 		}
-		c.writeArray(len(pos))
+	} else {
+		if cmd.FirstKey == 0 {
+			c.writeError("ERR The command has no key arguments")
+			return
+		}
+		last := cmd.LastKey
+		if last < 0 {
+			last = len(sub) + last
+		}
+		nspecs := max(len(keySpecs(cmd)), 1)
+		for i := cmd.FirstKey; i <= last && i < len(sub); i += cmd.Step {
+			pos = append(pos, i)
+			// Several specs cover one key each from FirstKey, the last
+			// one the rest (keySpecs).
+			spec = append(spec, min((i-cmd.FirstKey)/cmd.Step, nspecs-1))
+		}
+	}
+	c.writeArray(len(pos))
+	if !withFlags {
 		for _, p := range pos {
 			c.writeBulk(sub[p])
 		}
 		return
 	}
-	if cmd.FirstKey == 0 {
-		c.writeError("ERR The command has no key arguments")
-		return
+	specs := keySpecs(cmd)
+	for i, p := range pos {
+		c.writeArray(2)
+		c.writeBulk(sub[p])
+		var flags []string
+		if spec[i] < len(specs) {
+			flags = specs[spec[i]].flags
+		}
+		flags = variableKeyFlags(cmd, sub, flags)
+		c.writeSet(len(flags))
+		for _, f := range flags {
+			c.writeSimple(f)
+		}
 	}
-	last := cmd.LastKey
-	if last < 0 {
-		last = len(sub) + last
+}
+
+// variableKeyFlags is what Redis's setGetKeys and bitfieldGetKeys decide
+// for the two commands whose key flags depend on their arguments
+// (variable_flags): SET with GET reads, BITFIELD without SET or INCRBY
+// only reads.
+func variableKeyFlags(cmd *command, args [][]byte, flags []string) []string {
+	switch cmd.Name {
+	case "set":
+		for _, a := range args[3:] {
+			if equalFold(a, "get") {
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"OW", "update"}
+	case "bitfield":
+		for i := 2; i < len(args); i++ {
+			rem := len(args) - i - 1
+			switch {
+			case equalFold(args[i], "get") && rem >= 2:
+				i += 2
+			case equalFold(args[i], "overflow") && rem >= 1:
+				i++
+			default:
+				// SET, INCRBY, or a syntax error: assumed to write.
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"RO", "access"}
 	}
-	var keys [][]byte
-	for i := cmd.FirstKey; i <= last && i < len(sub); i += cmd.Step {
-		keys = append(keys, sub[i])
-	}
-	c.writeArray(len(keys))
-	for _, k := range keys {
-		c.writeBulk(k)
-	}
+	return flags
 }
 
 func cmdCommandHelp(c *Client, args [][]byte) {

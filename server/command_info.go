@@ -29,7 +29,7 @@ var extraCategories = map[string]string{
 	"info": "dangerous", "keys": "dangerous", "lastsave": "admin dangerous",
 	"command": "connection", "command|count": "connection", "command|docs": "connection",
 	"command|getkeys": "connection", "command|help": "connection", "command|info": "connection",
-	"command|list": "connection",
+	"command|list": "connection", "command|getkeysandflags": "connection",
 }
 
 // ownCategories are the categories of commands that Redis gives other
@@ -37,6 +37,8 @@ var extraCategories = map[string]string{
 var ownCategories = map[string]string{
 	"sort":    "write set sortedset list slow dangerous",
 	"sort_ro": "read set sortedset list slow dangerous",
+	"wait":    "slow connection",
+	"role":    "admin fast dangerous",
 }
 
 // categories returns cmd's ACL categories in Redis's order, with '@'.
@@ -181,12 +183,14 @@ func withNotes(s keySpec, notes string) keySpec {
 	return s
 }
 
-// keysBySpecs returns the positions of the key arguments in args (args[0]
-// the command name) as Redis's getKeysUsingKeySpecs finds them; ok is
-// false for arguments the specs cannot be applied to.
-func keysBySpecs(cmd *command, args [][]byte) (pos []int, ok bool) {
+// keysAndSpecs returns the positions of the key arguments in args
+// (args[0] the command name) as Redis's getKeysUsingKeySpecs finds them,
+// and for each the index of the key spec that found it (COMMAND
+// GETKEYSANDFLAGS); ok is false for arguments the specs cannot be applied
+// to.
+func keysAndSpecs(cmd *command, args [][]byte) (pos, spec []int, ok bool) {
 	specs := keySpecs(cmd)
-	for _, s := range specs {
+	for si, s := range specs {
 		var first int
 		switch s.begin {
 		case 'u':
@@ -200,7 +204,7 @@ func keysBySpecs(cmd *command, args [][]byte) (pos []int, ok bool) {
 				}
 			}
 			if first < 0 {
-				return nil, false
+				return nil, nil, false
 			}
 		default:
 			first = s.index
@@ -212,11 +216,11 @@ func keysBySpecs(cmd *command, args [][]byte) (pos []int, ok bool) {
 		case 'n':
 			idx := first + s.keyNumIdx
 			if idx >= len(args) {
-				return nil, false
+				return nil, nil, false
 			}
 			n, good := parseInt(args[idx])
 			if !good || n < 0 || n > int64(len(args)) {
-				return nil, false
+				return nil, nil, false
 			}
 			first += s.firstKey
 			last, step = first+int(n)-1, s.keyStep
@@ -232,16 +236,20 @@ func keysBySpecs(cmd *command, args [][]byte) (pos []int, ok bool) {
 			step = s.keyStep
 		}
 		if last >= len(args) {
-			return nil, false
+			return nil, nil, false
 		}
 		for i := first; i <= last; i += step {
 			pos = append(pos, i)
+			spec = append(spec, si)
 		}
 	}
 	if cmd.Name == "sort" || cmd.Name == "sort_ro" {
-		pos = append(pos, sortStoreKey(args)...)
+		for _, p := range sortStoreKey(args) {
+			pos = append(pos, p)
+			spec = append(spec, 2) // the STORE spec
+		}
 	}
-	return pos, true
+	return pos, spec, true
 }
 
 // sortStoreKey is what Redis's sortGetKeys adds to SORT's key: the last
@@ -335,58 +343,59 @@ func (c *Client) writeKeySpec(s keySpec) {
 
 // commandTips are Redis's command tips, space-separated in its order.
 var commandTips = map[string]string{
-	"xinfo|consumers": "nondeterministic_output",
-	"xautoclaim":      "nondeterministic_output",
-	"xclaim":          "nondeterministic_output",
-	"xpending":        "nondeterministic_output",
-	"xtrim":           "nondeterministic_output",
-	"zrandmember":     "nondeterministic_output",
-	"hrandfield":      "nondeterministic_output",
-	"client|info":     "nondeterministic_output",
-	"client|list":     "nondeterministic_output",
-	"command":         "nondeterministic_output_order",
-	"command|docs":    "nondeterministic_output_order",
-	"command|info":    "nondeterministic_output_order",
-	"command|list":    "nondeterministic_output_order",
-	"config|set":      "request_policy:all_nodes response_policy:all_succeeded",
-	"dbsize":          "request_policy:all_shards response_policy:agg_sum",
-	"wait":            "request_policy:all_shards response_policy:agg_min",
-	"del":             "request_policy:multi_shard response_policy:agg_sum",
-	"dump":            "nondeterministic_output",
-	"exists":          "request_policy:multi_shard response_policy:agg_sum",
-	"flushall":        "request_policy:all_shards response_policy:all_succeeded",
-	"flushdb":         "request_policy:all_shards response_policy:all_succeeded",
-	"hgetall":         "nondeterministic_output_order",
-	"hkeys":           "nondeterministic_output_order",
-	"hvals":           "nondeterministic_output_order",
-	"info":            "nondeterministic_output request_policy:all_shards response_policy:special",
-	"keys":            "request_policy:all_shards nondeterministic_output_order",
-	"lastsave":        "nondeterministic_output",
-	"mget":            "request_policy:multi_shard",
-	"mset":            "request_policy:multi_shard response_policy:all_succeeded",
-	"msetnx":          "request_policy:multi_shard response_policy:agg_min",
-	"object|encoding": "nondeterministic_output",
-	"object|freq":     "nondeterministic_output",
-	"object|idletime": "nondeterministic_output",
-	"object|refcount": "nondeterministic_output",
-	"ping":            "request_policy:all_shards response_policy:all_succeeded",
-	"pttl":            "nondeterministic_output",
-	"randomkey":       "request_policy:all_shards nondeterministic_output",
-	"scan":            "nondeterministic_output request_policy:special",
-	"sdiff":           "nondeterministic_output_order",
-	"sscan":           "nondeterministic_output",
-	"hscan":           "nondeterministic_output",
-	"zscan":           "nondeterministic_output",
-	"sinter":          "nondeterministic_output_order",
-	"smembers":        "nondeterministic_output_order",
-	"spop":            "nondeterministic_output",
-	"srandmember":     "nondeterministic_output",
-	"sunion":          "nondeterministic_output_order",
-	"time":            "nondeterministic_output",
-	"touch":           "request_policy:multi_shard response_policy:agg_sum",
-	"ttl":             "nondeterministic_output",
-	"unlink":          "request_policy:multi_shard response_policy:agg_sum",
-	"xadd":            "nondeterministic_output",
+	"xinfo|consumers":   "nondeterministic_output",
+	"xautoclaim":        "nondeterministic_output",
+	"xclaim":            "nondeterministic_output",
+	"xpending":          "nondeterministic_output",
+	"xtrim":             "nondeterministic_output",
+	"zrandmember":       "nondeterministic_output",
+	"hrandfield":        "nondeterministic_output",
+	"client|info":       "nondeterministic_output",
+	"client|list":       "nondeterministic_output",
+	"command":           "nondeterministic_output_order",
+	"command|docs":      "nondeterministic_output_order",
+	"command|info":      "nondeterministic_output_order",
+	"command|list":      "nondeterministic_output_order",
+	"config|set":        "request_policy:all_nodes response_policy:all_succeeded",
+	"dbsize":            "request_policy:all_shards response_policy:agg_sum",
+	"wait":              "request_policy:all_shards response_policy:agg_min",
+	"latency|histogram": "nondeterministic_output request_policy:all_nodes response_policy:special",
+	"del":               "request_policy:multi_shard response_policy:agg_sum",
+	"dump":              "nondeterministic_output",
+	"exists":            "request_policy:multi_shard response_policy:agg_sum",
+	"flushall":          "request_policy:all_shards response_policy:all_succeeded",
+	"flushdb":           "request_policy:all_shards response_policy:all_succeeded",
+	"hgetall":           "nondeterministic_output_order",
+	"hkeys":             "nondeterministic_output_order",
+	"hvals":             "nondeterministic_output_order",
+	"info":              "nondeterministic_output request_policy:all_shards response_policy:special",
+	"keys":              "request_policy:all_shards nondeterministic_output_order",
+	"lastsave":          "nondeterministic_output",
+	"mget":              "request_policy:multi_shard",
+	"mset":              "request_policy:multi_shard response_policy:all_succeeded",
+	"msetnx":            "request_policy:multi_shard response_policy:agg_min",
+	"object|encoding":   "nondeterministic_output",
+	"object|freq":       "nondeterministic_output",
+	"object|idletime":   "nondeterministic_output",
+	"object|refcount":   "nondeterministic_output",
+	"ping":              "request_policy:all_shards response_policy:all_succeeded",
+	"pttl":              "nondeterministic_output",
+	"randomkey":         "request_policy:all_shards nondeterministic_output",
+	"scan":              "nondeterministic_output request_policy:special",
+	"sdiff":             "nondeterministic_output_order",
+	"sscan":             "nondeterministic_output",
+	"hscan":             "nondeterministic_output",
+	"zscan":             "nondeterministic_output",
+	"sinter":            "nondeterministic_output_order",
+	"smembers":          "nondeterministic_output_order",
+	"spop":              "nondeterministic_output",
+	"srandmember":       "nondeterministic_output",
+	"sunion":            "nondeterministic_output_order",
+	"time":              "nondeterministic_output",
+	"touch":             "request_policy:multi_shard response_policy:agg_sum",
+	"ttl":               "nondeterministic_output",
+	"unlink":            "request_policy:multi_shard response_policy:agg_sum",
+	"xadd":              "nondeterministic_output",
 }
 
 // keySpecFlags are the flags of each key spec Redis 7.0 lists, specs
