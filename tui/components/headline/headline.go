@@ -108,7 +108,9 @@ type Figure struct {
 	// "+31.2% better, p=0.003", "~ no significant difference: +3.1%,
 	// p=0.410").
 	Words string
-	// Values is the two means, baseline first ("200k → 278k ops/s").
+	// Values is the two means with their spread over the runs, baseline
+	// first, as the compare table writes them ("200k±4.0k → 278k±3.0k
+	// ops/s").
 	Values string
 }
 
@@ -129,11 +131,19 @@ func Figures(c Comparison) []Figure {
 			f.Measured, f.Delta, f.Verdict = true, delta, delta.Verdict(name)
 			f.Big = bigOf(delta.Short(name))
 			f.Words = delta.Format(name)
-			f.Values = d.Human(b.Mean) + " → " + d.WithUnit(v.Mean)
+			f.Values = spread(d, b) + " → " + spread(d, v) + results.UnitSuffix(d.Unit)
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// spread is a mean and, over two runs or more, its standard deviation.
+func spread(d results.MetricDesc, m results.MeanStd) string {
+	if m.N < 2 {
+		return d.Human(m.Mean)
+	}
+	return d.Human(m.Mean) + "±" + d.Human(m.Stddev)
 }
 
 // bigOf keeps of a Short delta what the block font draws: the number and
