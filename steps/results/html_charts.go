@@ -79,27 +79,48 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 		if m.Plots&PlotPerSecond == 0 {
 			continue
 		}
+		// Every variant at the same point: the baseline's last, so a
+		// variant that stopped short of it is said to, not drawn at
+		// another point under this title.
+		at, ok := lastValue(c)
 		title := clean(m.Label) + " per second (run 1"
-		if c.Sweep != "" && maxPoints(c) > 0 {
-			if n := len(c.Variants[0].Points); n > 0 {
-				title += ", " + clean(c.Sweep) + "=" + clean(c.Variants[0].Points[n-1].Value)
-			}
+		if c.Sweep != "" && ok {
+			title += ", " + clean(c.Sweep) + "=" + clean(at)
 		}
 		ch := svgchart.Chart{Title: title + ")", XLabel: "time since the measured part began (s)", YLabel: axisLabel(m)}
 		for _, v := range c.Variants {
 			s := svgchart.Series{Label: clean(v.Label)}
-			if n := len(v.Points); n > 0 && len(v.Points[n-1].Runs) > 0 {
-				pts := v.Points[n-1].Runs[0].Series
+			var runs []RunResult
+			for _, p := range v.Points {
+				if ok && p.Value == at {
+					runs = p.Runs
+				}
+			}
+			if len(runs) > 0 {
+				pts := runs[0].Series
 				s.Y = PerSecond(m, pts)
 				for _, p := range pts {
 					s.X = append(s.X, p.T)
 				}
+			} else if ok && c.Sweep != "" {
+				ch.Notes = append(ch.Notes, clean(v.Label)+": no run at "+clean(c.Sweep)+"="+clean(at))
 			}
 			ch.Series = append(ch.Series, s)
 		}
 		out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-per-second", Chart: ch})
 	}
 	return out
+}
+
+// lastValue is the sweep value of the first variant's last point (of the
+// first variant with a point), where the per-second charts are drawn.
+func lastValue(c *Compare) (string, bool) {
+	for _, v := range c.Variants {
+		if n := len(v.Points); n > 0 {
+			return v.Points[n-1].Value, true
+		}
+	}
+	return "", false
 }
 
 // offScale is how far above a chart's highest measured value a published

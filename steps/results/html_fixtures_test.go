@@ -63,8 +63,10 @@ var fixtureCases = []fixtureCase{
 			// The whitepaper's 80 instances are not in this run's sweep.
 			{"mean TPS against instances", uptv2, []string{"published (Same whitepaper summary (seed 002)): Peak TPS, standard ConnectX-5"}, nil},
 			{"mean avg latency ms against instances", uptv2, nil, nil},
-			{"TPS per second (run 1, instances=30)", uptv2, nil, nil},
-			{"p99 latency ms per second (run 1, instances=30)", uptv2, nil, nil},
+			// The second variant never reached 30 instances: said, not
+			// drawn from another point.
+			{"TPS per second (run 1, instances=30)", []string{"Standard NIC", "BlueField UPTv2: no run at instances=30"}, nil, nil},
+			{"p99 latency ms per second (run 1, instances=30)", []string{"Standard NIC", "BlueField UPTv2: no run at instances=30"}, nil, nil},
 		}},
 	{name: "sweep-refs", kind: "MEASURED",
 		status: "complete: every step finished", statusClass: "ok",
@@ -247,5 +249,23 @@ func TestReportHTMLSizeRehearsal(t *testing.T) {
 	t.Logf("report.html of the redis-dpu-uptv2 rehearsal fixture: %d bytes, of which %d in its %d charts' SVG", len(b), svg, bytes.Count(b, []byte("<svg")))
 	if len(b) > 250_000 {
 		t.Errorf("report.html is %d bytes: too big to send", len(b))
+	}
+}
+
+// TestPerSecondChartsAtOnePoint: the per-second charts draw every variant
+// at the baseline's last sweep point; a variant that stopped before it is
+// not drawn from an earlier point under that title.
+func TestPerSecondChartsAtOnePoint(t *testing.T) {
+	r := loadFixture(t, filepath.Join("testdata", "failed-compare"))
+	for _, rc := range ReportCharts(r, &r.Benches[0]) {
+		if !strings.Contains(rc.Name, "per-second") {
+			continue
+		}
+		if s := rc.Chart.Series; len(s) != 2 || len(s[0].Y) != 30 || len(s[1].Y) != 0 {
+			t.Errorf("%s: series of %d and %d seconds, want 30 and none", rc.Name, len(s[0].Y), len(s[1].Y))
+		}
+		if n := rc.Chart.Notes; len(n) != 1 || n[0] != "BlueField UPTv2: no run at instances=30" {
+			t.Errorf("%s: notes %q", rc.Name, n)
+		}
 	}
 }
