@@ -270,7 +270,7 @@ func htmlBenchOf(r *Results, c *Compare) htmlBench {
 	}
 	for _, rc := range ReportCharts(r, c) {
 		hc := htmlChart{Title: rc.Chart.Title}
-		if len(rc.Chart.Refs) > 0 || len(rc.Chart.Notes) > 0 {
+		if rc.Published > 0 {
 			hc.RefNote = "◇ published figures, listed above: not measured here."
 			if len(rc.Chart.Refs) == 0 {
 				hc.RefNote = "The published figures of this quantity, listed above, are off this chart's scale: its legend names them."

@@ -22,6 +22,10 @@ type ReportChart struct {
 	// STEP-METRIC-per-second.
 	Name  string
 	Chart svgchart.Chart
+	// Published counts the published figures of this chart's metric at a
+	// point of its sweep: drawn (Chart.Refs) or, off its scale, named in
+	// its legend.
+	Published int
 }
 
 // ReportCharts are the charts of c, a bench or compare step of r, chosen
@@ -72,7 +76,7 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 			if shown > 0 && !r.Measured() {
 				ch.Notes = append(ch.Notes, "published figures: not comparable, this run is "+kindArticle(r))
 			}
-			out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-sweep", Chart: ch})
+			out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-sweep", Chart: ch, Published: shown})
 		}
 	}
 	for _, m := range MetricDescs() {

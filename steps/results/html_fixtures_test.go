@@ -177,6 +177,8 @@ func TestReportHTMLFixtures(t *testing.T) {
 				}
 				caption := textOf(svgs[i].Parent)
 				switch {
+				case published == 0 && strings.Contains(caption, "published"):
+					t.Errorf("chart %d's caption speaks of published figures it does not have: %q", i, caption)
 				case len(want.refs) > 0 && !strings.Contains(caption, "◇ published figures, listed above: not measured here"),
 					len(want.refs) == 0 && published > 0 && !strings.Contains(caption, "off this chart's scale"),
 					published > 0 && tc.notComparable && !strings.Contains(caption, "not comparable with this run, which is a rehearsal"):
