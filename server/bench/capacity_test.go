@@ -260,8 +260,8 @@ func TestCapacityAgainstThrottledServer(t *testing.T) {
 	}
 	spec.StartRate = 350
 	var probes []*CapacityProbe
-	var out bytes.Buffer
-	hp := &HumanPrinter{Out: &out}
+	var out, progress bytes.Buffer
+	hp := &HumanPrinter{Out: &out, Progress: &progress}
 	var events []string
 	res, err := Capacity(context.Background(), cfg, spec, func(ev Event) {
 		hp.Event(ev)
@@ -281,6 +281,9 @@ func TestCapacityAgainstThrottledServer(t *testing.T) {
 	}
 	if res.FailedRateOpsPerSec > res.RateOpsPerSec*(1+spec.Precision) || res.FailedRateOpsPerSec <= res.RateOpsPerSec {
 		t.Errorf("bracket %.0f..%.0f is wider than the precision", res.RateOpsPerSec, res.FailedRateOpsPerSec)
+	}
+	if !strings.Contains(progress.String(), "[probe 1] ") || strings.Contains(progress.String(), "[run ") {
+		t.Errorf("progress lines should name probes:\n%s", progress.String())
 	}
 	if len(probes) != res.Probes || events[0] != TypeStart || events[len(events)-1] != TypeCapacity {
 		t.Errorf("events %v, %d probes, result says %d", events, len(probes), res.Probes)

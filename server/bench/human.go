@@ -32,8 +32,12 @@ func (h *HumanPrinter) Event(ev Event) {
 		if e.Target != "" || h.Progress == nil {
 			return
 		}
-		line := fmt.Sprintf("[run %d] %6.1fs %12s ops/s  avg %s  p50 %s  p99 %s  max %s ms",
-			e.Run, e.T, thousands(e.OpsPerSec), ms(e.LatencyMs.Avg), ms(e.LatencyMs.P50), ms(e.LatencyMs.P99), ms(e.LatencyMs.Max))
+		what := "run"
+		if h.start != nil && h.start.Config.Capacity != nil {
+			what = "probe"
+		}
+		line := fmt.Sprintf("[%s %d] %6.1fs %12s ops/s  avg %s  p50 %s  p99 %s  max %s ms",
+			what, e.Run, e.T, thousands(e.OpsPerSec), ms(e.LatencyMs.Avg), ms(e.LatencyMs.P50), ms(e.LatencyMs.P99), ms(e.LatencyMs.Max))
 		if e.Errors > 0 {
 			line += fmt.Sprintf("  errors %d (%s)", e.Errors, kindsText(e.ErrorsByKind))
 		}
