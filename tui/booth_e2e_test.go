@@ -124,7 +124,7 @@ func TestEndToEndBooth(t *testing.T) {
 	}
 	s.waitFor(15*time.Second, "[headline]") // round again
 
-	s.keys("C-c")
+	s.press(km.ForceQuit)
 	end := s.waitFor(60*time.Second, "DPULAB-EXITED:")
 	if !strings.Contains(end, "DPULAB-EXITED:0") {
 		errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
