@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -43,6 +44,12 @@ var reportFixtures = []struct {
 const fixtureNote = " [test fixture: made-up numbers]"
 
 func TestFixturesUpToDate(t *testing.T) {
+	if runtime.GOARCH != "amd64" && !*update {
+		// Go may fuse x*y+z into one instruction on other architectures
+		// (arm64, ppc64le, s390x), and the statistics differ in their
+		// last bits from the checked-in files, written on amd64.
+		t.Skipf("the fixtures are generated on amd64; %s may round their statistics differently", runtime.GOARCH)
+	}
 	for _, f := range reportFixtures {
 		b, err := json.MarshalIndent(f.gen(), "", " ")
 		if err != nil {
