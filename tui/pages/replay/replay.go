@@ -125,7 +125,19 @@ func Banner(res *results.Results) string {
 	if title == "" {
 		title = res.Lab
 	}
-	return fmt.Sprintf("REPLAY of a run recorded on %s on %s — %s", date, where, title)
+	// What the recorded numbers were is said first: a replay of a
+	// rehearsal or an emulation must not read as a replay of a measurement.
+	what := "a run"
+	switch k := results.RunKindShort(res); k {
+	case "":
+	case "EMULATION":
+		what = "an EMULATION (no DPU)"
+	case "REHEARSAL":
+		what = "a REHEARSAL (no DPU)"
+	default:
+		what = "a " + k + " (no DPU)"
+	}
+	return fmt.Sprintf("REPLAY of %s recorded on %s on %s — %s", what, date, where, title)
 }
 
 func sortedKeys(m map[string]string) []string {
