@@ -58,6 +58,9 @@ type blockState struct {
 	// postponed: held back by CLIENT PAUSE (client_pause.go), waiting
 	// for no key; cmd is the command that waits.
 	postponed bool
+	// slowArgs is the command's arguments for the slow log (slowArgs),
+	// kept when it blocked with the slow log on; nil otherwise.
+	slowArgs []string
 }
 
 // touchBlocked marks key ready when clients wait on it; db.touch calls it
@@ -179,6 +182,10 @@ func (s *Server) serveReady(from *Client) {
 				}
 				w := s.replyWriter(c)
 				w.cur = bs.cmd
+				var start time.Time
+				if bs.slowArgs != nil {
+					start = time.Now()
+				}
 				served := bs.serve(w, rk.key)
 				w.accountTouched()
 				w.cur = nil
@@ -186,6 +193,9 @@ func (s *Server) serveReady(from *Client) {
 					continue
 				}
 				c.unblock()
+				if bs.slowArgs != nil {
+					s.slowlogUnblocked(c, bs.slowArgs, time.Since(start).Microseconds())
+				}
 				s.deliverUnblocked(from, c, w.out)
 			}
 			if rk.d.blocking != nil && len(rk.d.blocking.clients) == 0 && len(rk.d.blocking.ready) == 0 {
@@ -209,6 +219,7 @@ func (s *Server) unblockByClient(from, c *Client, withError bool) bool {
 	} else {
 		bs.timedOut(w)
 	}
+	s.slowlogUnblocked(c, []string{}, 0)
 	s.deliverUnblocked(from, c, w.out)
 	return true
 }

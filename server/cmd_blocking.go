@@ -43,6 +43,11 @@ func blockOn(c *Client, keys [][]byte, deadline int64, serve func(w *Client, key
 		return
 	}
 	bs := &blockState{cmd: c.cur, db: c.db, deadline: deadline, serve: serve, timedOut: timedOut}
+	if c.srv.cfg.Tuning.SlowlogLogSlowerThan >= 0 {
+		// Recorded when served (slowlogUnblocked); c.args is the
+		// command's, which the read buffer will not hold by then.
+		bs.slowArgs = slowArgs(c.cur, c.args)
+	}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		// A key named twice is waited on once, as Redis's dict of keys.

@@ -247,8 +247,9 @@ func renderType(v resp.Value) string {
 }
 
 // renderSlowlog renders SLOWLOG GET's entries with only what two servers
-// can agree on: each entry's arguments and client name, and the types of
-// its id, timestamp, duration and client address (ids count from the
+// can agree on: each entry's arguments (CLIENT UNBLOCK's client id
+// masked) and client name, and the types of its id, timestamp, duration
+// and client address (ids count from the
 // server's start, redis-server's is shared by every script, and it listens
 // on a unix socket where ours is on TCP).
 func renderSlowlog(v resp.Value) string {
@@ -266,7 +267,13 @@ func renderSlowlog(v resp.Value) string {
 			continue
 		}
 		f := e.Elems
-		fmt.Fprintf(&b, "entry(%c %c %c %s %c %s)", f[0].Type, f[1].Type, f[2].Type, renderReply(f[3]), f[4].Type, renderReply(f[5]))
+		args := f[3]
+		if len(args.Elems) >= 3 && strings.EqualFold(string(args.Elems[0].Str), "client") && strings.EqualFold(string(args.Elems[1].Str), "unblock") {
+			// A client id: each server numbers its own clients.
+			args.Elems = append([]resp.Value(nil), args.Elems...)
+			args.Elems[2] = resp.Value{Type: args.Elems[2].Type, Str: []byte("$ID")}
+		}
+		fmt.Fprintf(&b, "entry(%c %c %c %s %c %s)", f[0].Type, f[1].Type, f[2].Type, renderReply(args), f[4].Type, renderReply(f[5]))
 	}
 	b.WriteByte(']')
 	return b.String()

@@ -11,7 +11,7 @@ import (
 // bytes, AUTH's and HELLO AUTH's secrets redacted), the client's address
 // and name; the newest slowlog-max-len entries are kept. EXEC is not
 // recorded itself, the commands it runs are; a command that blocks is not
-// recorded (Redis records it when served, with the serving time).
+// recorded while it waits: it is when served (slowlogUnblocked).
 //
 // What is timed: the server reads the clock once per batch of pipelined
 // commands (chargeTime), not per command, because on the VMs labs run on
@@ -80,24 +80,46 @@ func (c *Client) callTimed(cmd *command, args [][]byte) {
 
 // slowlogPush records a command, trimming the log to slowlog-max-len.
 func (s *Server) slowlogPush(c *Client, cmd *command, args [][]byte, unix, micros int64) {
-	e := slowEntry{id: s.slow.nextID, unix: unix, micros: micros, addr: c.addr, name: c.name}
+	s.slowlogAdd(c, slowArgs(cmd, args), unix, micros)
+}
+
+// slowlogAdd records an entry with arguments already cut (slowArgs).
+func (s *Server) slowlogAdd(c *Client, args []string, unix, micros int64) {
+	e := slowEntry{id: s.slow.nextID, unix: unix, micros: micros, args: args, addr: c.addr, name: c.name}
 	s.slow.nextID++
+	s.slow.entries = append(s.slow.entries, e)
+	s.slowlogTrim()
+}
+
+// slowArgs is what the slow log keeps of a command's arguments.
+func slowArgs(cmd *command, args [][]byte) []string {
 	n := min(len(args), slowlogMaxArgs)
-	e.args = make([]string, n)
+	out := make([]string, n)
 	for i := 0; i < n; i++ {
 		switch {
 		case n != len(args) && i == n-1:
-			e.args[i] = "... (" + strconv.Itoa(len(args)-n+1) + " more arguments)"
+			out[i] = "... (" + strconv.Itoa(len(args)-n+1) + " more arguments)"
 		case redacted(cmd, args, i):
-			e.args[i] = "(redacted)"
+			out[i] = "(redacted)"
 		case len(args[i]) > slowlogMaxArgLen:
-			e.args[i] = string(args[i][:slowlogMaxArgLen]) + "... (" + strconv.Itoa(len(args[i])-slowlogMaxArgLen) + " more bytes)"
+			out[i] = string(args[i][:slowlogMaxArgLen]) + "... (" + strconv.Itoa(len(args[i])-slowlogMaxArgLen) + " more bytes)"
 		default:
-			e.args[i] = string(args[i])
+			out[i] = string(args[i])
 		}
 	}
-	s.slow.entries = append(s.slow.entries, e)
-	s.slowlogTrim()
+	return out
+}
+
+// slowlogUnblocked records a blocked command once it is answered, as
+// Redis 7.0's updateStatsOnUnblock: served by a write, with the serving
+// time (args as blockOn kept them); released by CLIENT UNBLOCK, with no
+// arguments and no time, as 7.0.15 records it (its arguments are gone by
+// then). A timed-out command is not recorded. Call it with s.mu held.
+func (s *Server) slowlogUnblocked(c *Client, args []string, micros int64) {
+	if t := s.cfg.Tuning.SlowlogLogSlowerThan; t < 0 || micros < t {
+		return
+	}
+	s.slowlogAdd(c, args, time.Now().Unix(), micros)
 }
 
 // slowlogTrim drops the oldest entries past slowlog-max-len.
