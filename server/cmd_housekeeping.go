@@ -85,13 +85,21 @@ func registerHousekeepingCommands(t *commandTable) {
 	)
 }
 
-// errDebugRefused is Redis 7.0's refusal of DEBUG under its default
-// enable-debug-command no, which is what dpulab's server always answers:
-// none of its subcommands is worth a lab's while (DEBUG SLEEP would stall
-// every client, DEBUG RELOAD needs RDB persistence).
+// errDebugRefused is Redis 7.0's refusal of DEBUG to a client that
+// enable-debug-command does not allow (by default, everyone).
 const errDebugRefused = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
 
-func cmdDebug(c *Client, args [][]byte) { c.writeError(errDebugRefused) }
+// cmdDebug refuses DEBUG: with Redis's error to a client that
+// enable-debug-command does not allow, else as not implemented: none of
+// its subcommands is worth a lab's while (DEBUG SLEEP would stall every
+// client, DEBUG RELOAD needs RDB persistence).
+func cmdDebug(c *Client, args [][]byte) {
+	if !c.debugAllowed() {
+		c.writeError(errDebugRefused)
+		return
+	}
+	c.writeError("ERR DEBUG " + strings.ToUpper(truncate(args[1], 128)) + " is not supported by dpulab's server (no DEBUG subcommand is implemented)")
+}
 
 // errNoScripting is the refusal of every command that would run a script.
 const errNoScripting = "ERR scripting is not supported by dpulab's server (no Lua VM: EVAL, EVALSHA, FCALL and FUNCTION LOAD are refused); run the commands from the client, or use MULTI/EXEC for atomicity"

@@ -67,6 +67,10 @@ type Config struct {
 	// Tuning holds the encoding thresholds (honoured) and the slowlog and
 	// latency settings (reported); see config_encoding.go.
 	Tuning Tuning
+	// Protected holds Redis 7.0's enable-debug-command,
+	// enable-module-command and enable-protected-configs (no, yes or
+	// local); see config_protected.go.
+	Protected ProtectedCommands
 
 	// Ignored lists the directives that were accepted from a config file but
 	// have no effect here (save, appendonly, ...), for the start-up log.
@@ -118,6 +122,7 @@ func DefaultConfig() Config {
 		Hz:                     10,
 		LogLevel:               "notice",
 		Tuning:                 DefaultTuning(),
+		Protected:              ProtectedCommands{Debug: "no", Module: "no", Configs: "no"},
 		RDMA: RDMAConfig{
 			RxSize:           1 << 20,
 			CompletionVector: -1,

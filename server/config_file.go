@@ -114,7 +114,7 @@ func boolStr(b bool) string {
 
 // directives is the table of implemented settings.
 func directives() []directive {
-	return append(tuningDirectives(), []directive{
+	return append(append(tuningDirectives(), protectedDirectives()...), []directive{
 		{name: "bind", runtime: false,
 			set: func(c *Config, a []string) error {
 				if len(a) == 0 {
@@ -338,8 +338,8 @@ var ignoredDirectives = []string{
 	"always-show-logo", "set-proc-title", "proc-title-template", "no-appendfsync-on-rewrite",
 	"auto-aof-rewrite-*", "aof-*", "dynamic-hz", "jemalloc-bg-thread", "activedefrag", "active-defrag-*",
 	"tls-*", "syslog-*", "crash-log-enabled", "crash-memcheck-enabled",
-	"oom-score-adj", "oom-score-adj-values", "disable-thp", "locale-collate", "enable-debug-command",
-	"enable-protected-configs", "enable-module-command", "acllog-max-len", "aclfile", "maxmemory-clients",
+	"oom-score-adj", "oom-score-adj-values", "disable-thp", "locale-collate",
+	"acllog-max-len", "aclfile", "maxmemory-clients",
 	"maxmemory-eviction-tenacity", "lfu-log-factor", "lfu-decay-time", "rdb-del-sync-files",
 	"rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync", "cluster-*", "sanitize-dump-payload",
 	"active-expire-effort", "shutdown-timeout", "shutdown-on-sigint", "shutdown-on-sigterm",

@@ -77,6 +77,7 @@ func TestLoadFileErrors(t *testing.T) {
 		{"rdma retry", "rdma-retry-count 9\n", "argument must be between 0 and 7 inclusive"},
 		{"rdma enabled bool", "rdma-enabled maybe\n", "argument must be 'yes' or 'no'"},
 		{"memory value", "maxmemory lots\n", "argument must be a memory value"},
+		{"debug command", "enable-debug-command sometimes\n", "argument(s) must be one of the following: no, yes, local"},
 		{"include missing", "include /nonexistent/x.conf\n", "redis.conf:1: >>> 'include /nonexistent/x.conf': open config file"},
 	}
 	for _, tt := range tests {

@@ -481,7 +481,7 @@ func (c *Client) exec(args [][]byte) int {
 		return -1
 	}
 	if c.multi != nil {
-		if cmd.Name == "debug" {
+		if cmd.Name == "debug" && !c.debugAllowed() {
 			// Refused before it is queued, as Redis refuses a
 			// protected command (EXECABORT follows).
 			s.stats.cmd[cmd.id].rejected++
