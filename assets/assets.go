@@ -17,6 +17,9 @@ import (
 //go:embed *.tmpl figures.yaml
 var files embed.FS
 
+//go:embed recordings
+var recordings embed.FS
+
 // FS returns the embedded assets, names relative to this directory.
 func FS() fs.FS { return files }
 

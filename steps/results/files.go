@@ -23,6 +23,12 @@ func LoadResults(dir string) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w (is %s a results folder?)", err, dir)
 	}
+	return ParseResults(b, p)
+}
+
+// ParseResults reads a results.json document (name says where it came
+// from, for errors), refusing versions newer than ours.
+func ParseResults(b []byte, p string) (*Results, error) {
 	var r Results
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("results file %s is not valid JSON: %w", p, err)

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+func TestReplayShippedRecording(t *testing.T) {
+	r, err := loadReplay("quickstart-offload-emulation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(results.RunKind(r), "EMULATION: ") {
+		t.Errorf("the shipped recording is not labelled an emulation: %q", results.RunKind(r))
+	}
+	var out bytes.Buffer
+	if err := listRecordings(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "quickstart-offload-emulation\tquickstart, recorded 2026-12-03: EMULATION: ") {
+		t.Errorf("--list: %q", out.String())
+	}
+	if _, err := loadReplay(t.TempDir()); err == nil || !strings.Contains(err.Error(), "results folder") {
+		t.Errorf("a folder without results.json: %v", err)
+	}
+}
