@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dpulab/dpulab/internal/plot"
@@ -39,17 +40,31 @@ func renderCharts(b *strings.Builder, c *Compare) {
 			b.WriteString("```\n" + chart(caption, labels, series, chartWidth, sweepChartHeight) + "```\n\n")
 		}
 	}
+	// Every variant at the same point, the baseline's last (as report.html
+	// does): a variant that stopped short of it is said to, not drawn at
+	// another point under this caption.
+	at, atOK := lastValue(c)
+	psLabels := slices.Clone(labels)
 	for _, m := range metrics {
 		if m.Plots&PlotPerSecond == 0 {
 			continue
 		}
 		series := make([][]float64, len(c.Variants))
 		for i, v := range c.Variants {
-			if n := len(v.Points); n > 0 && len(v.Points[n-1].Runs) > 0 {
-				series[i] = PerSecond(m, v.Points[n-1].Runs[0].Series)
+			for _, p := range v.Points {
+				if atOK && p.Value == at && len(p.Runs) > 0 {
+					series[i] = PerSecond(m, p.Runs[0].Series)
+				}
+			}
+			if series[i] == nil && atOK && c.Sweep != "" {
+				psLabels[i] = labels[i] + " (no run at " + c.Sweep + "=" + at + ")"
 			}
 		}
-		b.WriteString("```\n" + chart(m.Label+" per second (run 1)", labels, series, chartWidth, chartHeight) + "```\n\n")
+		caption := m.Label + " per second (run 1)"
+		if c.Sweep != "" && atOK {
+			caption = m.Label + " per second (run 1, " + c.Sweep + "=" + at + ")"
+		}
+		b.WriteString("```\n" + chart(caption, psLabels, series, chartWidth, chartHeight) + "```\n\n")
 	}
 }
 
