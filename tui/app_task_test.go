@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -229,5 +231,23 @@ func TestTaskWholeTextKeepsTheAnswer(t *testing.T) {
 	screen := ansi.Strip(finish(t, tm).View())
 	if strings.Contains(screen, "sed -i") {
 		t.Fatalf("the whole-text view of a task step gives its answer away:\n%s", screen)
+	}
+}
+
+// TestTaskSSHFailureIsNotChecked: ssh's own failure (exit status 255)
+// is said as such, and no check runs: there was no work to check.
+func TestTaskSSHFailureIsNotChecked(t *testing.T) {
+	sshStub := filepath.Join(t.TempDir(), "ssh")
+	if err := os.WriteFile(sshStub, []byte("#!/bin/sh\nexit 255\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := taskFake()
+	f.ShellArgv = []string{sshStub}
+	tm, _ := openTask(t, f, 100, 30)
+	press(tm, km.Shell)
+	waitFor(t, tm, "ssh could not connect to the host")
+	finish(t, tm)
+	if shells, checks := f.Calls(); len(shells) != 1 || len(checks) != 0 {
+		t.Fatalf("shells %v, checks %v: want one shell, no check", shells, checks)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -27,6 +28,9 @@ import (
 type ShellDoneMsg struct {
 	Index int
 	Err   error
+	// SSH says the shell was OpenSSH's ssh to a lab host, whose exit
+	// status 255 means it could not connect.
+	SSH bool
 }
 
 // isTask reports whether step i is a task step.
@@ -87,8 +91,9 @@ func (m *Model) openShell(i int) tea.Cmd {
 	banner := fmt.Sprintf("\n── dpulab · step %d: %s · a shell on %s ──\nDo the step here, then type exit: the lab checks your work when this shell ends.\n\n",
 		i+1, s.Title, host)
 	m.status = fmt.Sprintf("in a shell for step %d: exit it to come back", i+1)
+	viaSSH := filepath.Base(sh.Argv[0]) == "ssh"
 	return tea.Exec(&bannerCmd{cmd: c, banner: banner}, func(err error) tea.Msg {
-		return ShellDoneMsg{Index: i, Err: err}
+		return ShellDoneMsg{Index: i, Err: err, SSH: viaSSH}
 	})
 }
 
@@ -98,6 +103,14 @@ func (m *Model) shellDone(msg ShellDoneMsg) tea.Cmd {
 	if msg.Err != nil && !errors.As(msg.Err, &exit) {
 		m.allAfter = -1
 		m.status = m.Styles.Error.Render("the shell could not run: ") + msg.Err.Error()
+		return nil
+	}
+	if msg.SSH && exit != nil && exit.ExitCode() == 255 {
+		// ssh's own failure, not the trainee's work: nothing to check.
+		// A host key accepted once only is in no known_hosts file, and
+		// ssh (StrictHostKeyChecking=yes) refuses it.
+		m.status = m.Styles.Error.Render("ssh could not connect to the host (exit status 255)") +
+			fmt.Sprintf(" · a host key accepted once only is unknown to ssh: save it, or %s has dpulab do the step", m.KeyMap.DoIt.Help().Key)
 		return nil
 	}
 	return m.check(msg.Index)
