@@ -98,6 +98,9 @@ func encodeStep(s *Step) *yaml.Node {
 	if s.Sudo {
 		m.str("sudo", "true")
 	}
+	if s.Hardware {
+		m.str("hardware", "true")
+	}
 	m.opt("skip_if", s.SkipIf)
 	if v := s.Verify; v != nil {
 		vm := newMap()

@@ -174,6 +174,11 @@ type Step struct {
 	Verify *Verify
 	// Hint is shown when the step fails: what to look at, what to do.
 	Hint string
+	// Hardware marks a check of the hardware the lab is about (a DPU in
+	// the right mode, an RDMA device): a rehearsal (steps.Options.Rehearse)
+	// skips it with a visible note; otherwise its failure stops the run
+	// with what is missing.
+	Hardware bool
 
 	Template *TemplateSpec
 	Deploy   *DeploySpec

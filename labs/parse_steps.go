@@ -48,7 +48,7 @@ var kindSyntaxes = map[Kind]kindSyntax{
 	}},
 	KindRun:     {keys: commandStepKeys, onHosts: true, parse: needRun},
 	KindCleanup: {keys: commandStepKeys, onHosts: true, parse: needRun},
-	KindCheck: {keys: []string{"verify", "sudo", "skip_if"}, onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
+	KindCheck: {keys: []string{"verify", "sudo", "skip_if", "hardware"}, onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
 		if s.Verify == nil {
 			p.errf(m.node, "%s: a check step needs verify: {run: COMMAND, ...}", what)
 		}
@@ -182,6 +182,7 @@ func (p *parser) step(s *Step, m *mapping, what string, syn kindSyntax) {
 	}
 	s.Timeout = p.value(m.get("timeout"), what+" timeout", checkDuration)
 	s.Sudo = p.boolean(m.get("sudo"), what+" sudo")
+	s.Hardware = p.boolean(m.get("hardware"), what+" hardware")
 
 	if n := m.get("run"); n != nil {
 		s.Run = p.strList(n, what+" run")

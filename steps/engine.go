@@ -41,6 +41,11 @@ type Options struct {
 	// Restart ignores saved progress (what an earlier run deployed is
 	// still stopped by cleanup).
 	Restart bool
+	// Rehearse runs the lab without the hardware it is about: its
+	// hardware checks (labs.Step.Hardware) are skipped with a note, no TCO
+	// is estimated, and every output says REHEARSAL. A run whose compared
+	// roles land on one host is a rehearsal without being asked.
+	Rehearse bool
 	// ResultsDir is where results go (default DefaultResultsRoot()/LAB/
 	// TIMESTAMP, or the folder of the run being resumed).
 	ResultsDir string
@@ -266,6 +271,10 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	}
 	e.hosts = hp
 	e.results.Hosts = hp.hostInfos()
+	e.results.Rehearsal, e.results.RehearsalReason = false, ""
+	if why := e.rehearsalReason(); why != "" {
+		e.results.Rehearsal, e.results.RehearsalReason = true, why
+	}
 	return e, nil
 }
 
@@ -478,6 +487,9 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 		err = planErr
 	case e.opts.DryRun:
 		err = errSkipped
+	case st.Hardware && e.opts.Rehearse:
+		e.say(st.ID, "", "REHEARSAL: hardware check not run (%s)", e.Rehearsal())
+		err = errSkipped
 	default:
 		e.announce()
 		e.cleanStaleOnce(ctx, st.ID)
@@ -512,6 +524,9 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 			fin.Hint = h
 		} else if !aborted {
 			fin.Hint = st.Hint
+			if st.Hardware {
+				fin.Hint = strings.TrimSpace(fin.Hint + " This checks the hardware the lab is about, so the run stops here. To rehearse the lab without it, run it with --rehearse: the hardware checks are skipped and every number is labelled REHEARSAL.")
+			}
 		}
 		if aborted {
 			e.mu.Lock()
@@ -548,7 +563,7 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 func (e *Engine) Run(ctx context.Context) error {
 	start := time.Now()
 	resume := e.Resume()
-	started := LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun}
+	started := LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun, Rehearsal: e.Rehearsal()}
 	if !e.opts.DryRun {
 		started.ResultsDir = e.resDir
 	}
@@ -612,7 +627,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	dir, finErr := e.Finish(cctx)
 	e.hosts.close()
 	err := errors.Join(runErr, cleanErr, finErr)
-	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus()}
+	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus(), Rehearsal: e.Rehearsal()}
 	if err != nil {
 		fin.Status = results.Failed
 		fin.Err = err.Error()

@@ -61,6 +61,9 @@ type LabStarted struct {
 	// ResultsDir is where the run's results will be written (empty in a
 	// dry run), said before the first step.
 	ResultsDir string `json:"results_dir,omitempty"`
+	// Rehearsal, when set, says why this run is a rehearsal: no figure of
+	// it measures the hardware the lab is about.
+	Rehearsal string `json:"rehearsal,omitempty"`
 }
 
 // StepStarted says a step began; Commands are what it will run (empty for
@@ -177,6 +180,8 @@ type LabFinished struct {
 	Err        string            `json:"error,omitempty"`
 	ResultsDir string            `json:"results_dir,omitempty"`
 	Duration   time.Duration     `json:"-"` // "duration_seconds" in JSON
+	// Rehearsal repeats LabStarted's: the summary says it again.
+	Rehearsal string `json:"rehearsal,omitempty"`
 }
 
 // MarshalJSON gives the duration in seconds, named with its unit.

@@ -78,6 +78,9 @@ func (p *Printer) Print(ev Event) {
 		p.steps = ev.Steps
 		p.dry = ev.DryRun
 		fmt.Fprintf(w, "== %s: %s (run %s)\n", clean(ev.Lab), clean(ev.Title), ev.RunID)
+		if ev.Rehearsal != "" {
+			fmt.Fprintf(w, "   REHEARSAL: no DPU in this run (%s); its numbers are not a DPU result\n", clean(ev.Rehearsal))
+		}
 		if ev.DryRun {
 			fmt.Fprintln(w, "   dry run: commands are shown, nothing runs")
 		}
@@ -147,6 +150,9 @@ func (p *Printer) Print(ev Event) {
 			fmt.Fprintf(w, "\n== %s INTERRUPTED after %s: %s", clean(ev.Lab), ev.Duration.Round(time.Second), clean(ev.Err))
 		default:
 			fmt.Fprintf(w, "\n== %s FAILED after %s: %s", clean(ev.Lab), ev.Duration.Round(time.Second), clean(ev.Err))
+		}
+		if ev.Rehearsal != "" {
+			fmt.Fprintf(w, "\n   REHEARSAL: no DPU in this run (%s)", clean(ev.Rehearsal))
 		}
 		if ev.ResultsDir != "" {
 			fmt.Fprintf(w, "\n   results (%s): %s", orDefault(string(ev.Run), "written"), clean(ev.ResultsDir))

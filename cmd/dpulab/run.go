@@ -27,6 +27,7 @@ type runFlags struct {
 	results    string
 	from, only string
 	dryRun     bool
+	rehearse   bool
 	restart    bool
 	labDirs    []string
 	acceptNew  bool
@@ -90,6 +91,7 @@ dpulab keeps ignoring it.`,
 	fl.StringVar(&f.from, "from", "", "start at this step id (ignores saved progress)")
 	fl.StringVar(&f.only, "only", "", "run only this step id")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print each command, its host and sudo; run nothing")
+	fl.BoolVar(&f.rehearse, "rehearse", false, "run without the lab's hardware: skip its hardware checks and label every number REHEARSAL")
 	fl.BoolVar(&f.restart, "restart", false, "ignore saved progress and start over")
 	fl.StringArrayVar(&f.labDirs, "lab-dir", nil, "also look for labs in DIR (repeatable)")
 	fl.BoolVar(&f.acceptNew, "accept-new-host-keys", false, "trust and save unknown SSH host keys (never changed ones)")
@@ -153,7 +155,7 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, termtext.Line("note: "+n))
 	}
 	opts := steps.Options{
-		Vars: vars, Yes: f.yes, DryRun: f.dryRun, From: f.from, Only: f.only, Restart: f.restart,
+		Vars: vars, Yes: f.yes, DryRun: f.dryRun, Rehearse: f.rehearse, From: f.from, Only: f.only, Restart: f.restart,
 		ResultsDir: f.results, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew,
 	}
 	if f.inventory != "" {

@@ -32,6 +32,7 @@ type tuiFlags struct {
 	labDirs   []string
 	inventory string
 	acceptNew bool
+	rehearse  bool
 	stateDir  string
 	// Booth timing, hidden: the defaults suit a booth; tests shorten them.
 	boothStepDelay, boothHold, boothPromptTimeout, boothCycle time.Duration
@@ -47,6 +48,7 @@ func addTUIFlags(root *cobra.Command) {
 	fl.StringArrayVar(&f.labDirs, "lab-dir", nil, "also look for labs in DIR (repeatable)")
 	fl.StringVar(&f.inventory, "inventory", "", "hosts.yaml mapping roles to lab hosts (default: every role is this machine)")
 	fl.BoolVar(&f.acceptNew, "accept-new-host-keys", false, "trust and save unknown SSH host keys without asking (never changed ones)")
+	fl.BoolVar(&f.rehearse, "rehearse", false, "run labs without their hardware: skip the hardware checks and label every number REHEARSAL")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where progress is saved (default $XDG_STATE_HOME/dpulab)")
 	fl.DurationVar(&f.boothStepDelay, "booth-step-delay", 0, "booth mode: countdown before each step (default 5s)")
 	fl.DurationVar(&f.boothHold, "booth-hold", 0, "booth mode: how long results stay on screen before starting over (default 60s)")
@@ -99,7 +101,7 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 		}
 		inv = i
 	}
-	cat := &session.EngineCatalog{LabDirs: labDirs(f.labDirs), Inventory: inv, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew}
+	cat := &session.EngineCatalog{LabDirs: labDirs(f.labDirs), Inventory: inv, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew, Rehearse: f.rehearse}
 	if f.booth != "" {
 		// Fail before the screen opens when the lab cannot be found.
 		if _, err := cat.Open(f.booth, session.Options{Restart: true, Emit: func(steps.Event) {}}); err != nil {

@@ -24,6 +24,8 @@ type EngineCatalog struct {
 	StateDir string
 	// AcceptNewHostKeys trusts unknown host keys without asking.
 	AcceptNewHostKeys bool
+	// Rehearse runs labs without their hardware (steps.Options.Rehearse).
+	Rehearse bool
 	// Binary is the dpulab executable the engine runs and uploads
 	// ("" = the running executable).
 	Binary string
@@ -121,6 +123,7 @@ func (c *EngineCatalog) Open(id string, opts Options) (Session, error) {
 		StateDir:          c.StateDir,
 		Emit:              opts.Emit,
 		AcceptNewHostKeys: c.AcceptNewHostKeys,
+		Rehearse:          c.Rehearse,
 		Binary:            c.Binary,
 	})
 	if err != nil {

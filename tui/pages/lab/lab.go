@@ -146,9 +146,12 @@ type Model struct {
 	// resultsDir is where this run's results go (lab_started), shown
 	// on the status line when nothing else is.
 	resultsDir string
-	banner     string
-	resDir     string
-	now        time.Time
+	// rehearsal says why this run is a rehearsal (LabStarted): the status
+	// line then always starts with REHEARSAL.
+	rehearsal string
+	banner    string
+	resDir    string
+	now       time.Time
 
 	// unattended: nobody at the keyboard (booth mode); a driver sends
 	// RunMsg and FinishMsg.

@@ -97,6 +97,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 	switch e := ev.(type) {
 	case steps.LabStarted:
+		m.rehearsal = e.Rehearsal
 		// Before the first step: where its results will be (empty in a
 		// dry run). The path is sanitised with every other event field.
 		if e.ResultsDir != "" {

@@ -337,5 +337,9 @@ func (m *Model) statusLine() string {
 			s += st.Muted.Render(" · results: " + m.resultsDir)
 		}
 	}
+	if m.rehearsal != "" {
+		// Said first and always: no number of this run is a DPU result.
+		s = st.Error.Render("REHEARSAL: no DPU in this run") + st.Muted.Render(" ("+m.rehearsal+") · ") + s
+	}
 	return ansi.Truncate(s, m.Width, "…")
 }
