@@ -53,10 +53,10 @@ func TestEndToEndTaskInShell(t *testing.T) {
 
 	// Again, with the work done in the shell.
 	s.press(km.Shell)
-	sh := s.waitFor(10*time.Second, "type exit", "trainee$")
+	s.waitFor(10*time.Second, "type exit", "trainee$")
 	s.text(`sed -i 's/^loglevel notice$/loglevel warning/' redis.conf && grep -n loglevel redis.conf`)
 	s.keys("Enter")
-	sh = s.waitFor(10*time.Second, ":loglevel warning")
+	sh := s.waitFor(10*time.Second, ":loglevel warning")
 	saveCapture(t, "shell.txt", sh)
 	s.keys("exit", "Enter")
 	// Verified, and the run goes on: the deploy step asks for the
