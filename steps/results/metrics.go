@@ -162,8 +162,33 @@ var (
 			Read: func(s *Stats) *MeanStd { return measuredOrNil(s.WattsPerMOps) }},
 		{Name: MetricPowerWatts, Label: "power W", Unit: "W", Help: "the server hosts' RAPL power", Better: Lower,
 			Sample: func(p *Point) (float64, bool) { return known(p.PowerWatts) }, Digits: 1},
+		// The hypervisor's own figures, from vSphere's real-time counters
+		// (runner/vsphere, merged by steps/vsphere.go into Point.Metrics):
+		// on vSphere the work a DPU takes over runs in ESXi, which the
+		// guests' columns above cannot see. Each is labelled host (ESXi).
+		{Name: MetricESXiCPU, Label: "host (ESXi) CPU %", Unit: "%", Help: "host (ESXi): the ESXi hosts' CPU use (cpu.usage.average, mean over hosts, 20 s real-time samples held over their seconds)", Better: Lower,
+			Read: StatsMetric(MetricESXiCPU), Sample: PointMetric(MetricESXiCPU), Digits: 2, Plots: PlotPerSecond | PlotSweep},
+		{Name: MetricESXiCoresPerMOps, Label: "host (ESXi) cores per M TPS", Unit: "cores/MTPS", Help: "host (ESXi): CPU time the ESXi hosts used (cpu.used.summation, in cores) per million requests per second", Better: Lower,
+			Read: StatsMetric(MetricESXiCoresPerMOps), Sample: PointMetric(MetricESXiCoresPerMOps), Digits: 3, Plots: PlotSweep},
+		{Name: MetricESXiWattsPerMOps, Label: "host (ESXi) W per M TPS", Unit: "W/MTPS", Help: "host (ESXi): the ESXi hosts' power (power.power.average, where every host reports it) per million requests per second", Better: Lower,
+			Read: StatsMetric(MetricESXiWattsPerMOps), Sample: PointMetric(MetricESXiWattsPerMOps), Digits: 2},
+		{Name: MetricESXiNetGbps, Label: "host (ESXi) network Gb/s", Unit: "Gb/s", Help: "host (ESXi): the ESXi hosts' physical NICs' traffic (net.usage.average, received plus sent, summed over vmnics and hosts)", Better: Neither,
+			Read: StatsMetric(MetricESXiNetGbps), Sample: PointMetric(MetricESXiNetGbps), Digits: 4},
 	}
 )
+
+// The hypervisor metrics' names. They have no Point or Stats field of
+// their own: they travel in Point.Metrics and Stats.Metrics by name.
+const (
+	MetricESXiCPU          = "esxi_cpu_pct"
+	MetricESXiCoresPerMOps = "esxi_cores_per_million_ops"
+	MetricESXiWattsPerMOps = "esxi_watts_per_million_ops"
+	MetricESXiNetGbps      = "esxi_net_gbps"
+)
+
+// byNameMetrics are the built-in metrics read from Stats.Metrics rather
+// than a Stats field of their own.
+var byNameMetrics = []string{MetricESXiCPU, MetricESXiCoresPerMOps, MetricESXiWattsPerMOps, MetricESXiNetGbps}
 
 // MetricDescs returns the metrics in report order (a copy).
 func MetricDescs() []MetricDesc {
