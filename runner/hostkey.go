@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -305,4 +306,21 @@ func appendKnownHost(file, hostname string, key ssh.PublicKey, hash bool) error 
 		return fmt.Errorf("save host key to %s: %w", file, err)
 	}
 	return nil
+}
+
+// onceLines returns the keys accepted for this Target's life only as
+// known_hosts lines (for OpenSSH's ssh, which cannot be told otherwise).
+func (h *hostKeyChecker) onceLines() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for host, raw := range h.once {
+		k, err := ssh.ParsePublicKey(raw)
+		if err != nil {
+			continue
+		}
+		out = append(out, knownhosts.Line([]string{knownhosts.Normalize(host)}, k))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -15,6 +15,10 @@ import (
 type Shell struct {
 	Argv []string
 	Dir  string
+	// Cleanup, when set, must be called once the shell has ended: it
+	// removes the temporary known_hosts file that carries host keys the
+	// person accepted for this run only.
+	Cleanup func()
 }
 
 // Shell returns an interactive shell on the host called name, in dir (the
@@ -71,13 +75,49 @@ func (p *Pool) Shell(name, dir string) (Shell, error) {
 	if known == "" && p.inv != nil {
 		known = p.inv.KnownHosts
 	}
+	// Keys the person accepted for this run only are in no known_hosts
+	// file; ssh gets them from a temporary one beside the real one, so the
+	// shell trusts exactly what the run trusts, and nothing is saved.
+	var sh Shell
+	files := []string{}
 	if known != "" {
-		// ssh reads an -o value as a config line: quote the path, whose
-		// spaces would otherwise split it into several files.
-		if strings.ContainsAny(known, "\"\n") {
-			return Shell{}, errors.New("the known_hosts path holds a quote or a newline, which ssh cannot be given")
+		files = append(files, expandHome(known))
+	}
+	if lines := p.onceKnownHosts(name); len(lines) > 0 {
+		f, err := os.CreateTemp("", "dpulab-known-once-*")
+		if err != nil {
+			return Shell{}, fmt.Errorf("a shell on %s: write the host key accepted for this run: %w", name, err)
 		}
-		argv = append(argv, "-o", `UserKnownHostsFile="`+expandHome(known)+`"`)
+		_, werr := f.WriteString(strings.Join(lines, "\n") + "\n")
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(f.Name())
+			return Shell{}, fmt.Errorf("a shell on %s: write the host key accepted for this run: %w", name, werr)
+		}
+		if known == "" {
+			// ssh's own default, which naming another file would replace.
+			files = append(files, expandHome("~/.ssh/known_hosts"))
+		}
+		files = append(files, f.Name())
+		tmp := f.Name()
+		sh.Cleanup = func() { os.Remove(tmp) }
+	}
+	if len(files) > 0 {
+		// ssh reads an -o value as a config line: quote each path, whose
+		// spaces would otherwise split it into several files.
+		var quoted []string
+		for _, f := range files {
+			if strings.ContainsAny(f, "\"\n") {
+				if sh.Cleanup != nil {
+					sh.Cleanup()
+				}
+				return Shell{}, errors.New("the known_hosts path holds a quote or a newline, which ssh cannot be given")
+			}
+			quoted = append(quoted, `"`+f+`"`)
+		}
+		argv = append(argv, "-o", "UserKnownHostsFile="+strings.Join(quoted, " "))
 	}
 	alias := h.Address
 	if alias == "" {
@@ -85,5 +125,19 @@ func (p *Pool) Shell(name, dir string) (Shell, error) {
 	}
 	remote := "cd " + Quote(dir) + ` 2>/dev/null; exec "${SHELL:-/bin/sh}" -l`
 	argv = append(argv, "-o", "StrictHostKeyChecking=yes", "--", alias, remote)
-	return Shell{Argv: argv}, nil
+	sh.Argv = argv
+	return sh, nil
+}
+
+// onceKnownHosts returns known_hosts lines for the keys accepted for this
+// run only on the host called name (none when it has not been dialled).
+func (p *Pool) onceKnownHosts(name string) []string {
+	p.mu.Lock()
+	t, ok := p.targets[name]
+	p.mu.Unlock()
+	st, isSSH := t.(*SSHTarget)
+	if !ok || !isSSH || st.keys == nil {
+		return nil
+	}
+	return st.keys.onceLines()
 }

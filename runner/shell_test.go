@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,56 @@ func TestShellOverSSH(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(empty); len(b) != 0 {
 		t.Errorf("the shell saved the unknown host key: %s", b)
+	}
+}
+
+// TestShellTrustsKeyAcceptedOnce: a host key the person accepted for this
+// run only (in no known_hosts file) is trusted by the shell too, through a
+// temporary known_hosts file that Cleanup removes; the real file stays
+// untouched.
+func TestShellTrustsKeyAcceptedOnce(t *testing.T) {
+	s := startSSHD(t)
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv := &Inventory{KnownHosts: empty, Hosts: []Host{{Name: "lab", Address: "127.0.0.1", Port: s.Port, User: currentUser(), Identity: s.UserKey, Roles: []string{"r"}}}}
+	p := NewPool(inv, SSHOptions{SSHConfigFiles: []string{}, Prompter: &scriptedPrompter{decision: AcceptOnce}})
+	h, _ := inv.Host("lab")
+	tg, err := p.Target(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := tg.Run(context.Background(), Command{Cmd: "true"}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("run after accepting the key once: %v %+v", err, res)
+	}
+	sh, err := p.Shell("lab", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.Cleanup == nil {
+		t.Fatal("no temporary known_hosts for the key accepted once")
+	}
+	cmd := exec.Command(sh.Argv[0], sh.Argv[1:]...)
+	cmd.Stdin = strings.NewReader("echo shell-ok\nexit\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "shell-ok") {
+		t.Errorf("shell with the key accepted once: %v\n%s\nargv %q", err, out, sh.Argv)
+	}
+	var tmp string
+	for _, a := range sh.Argv {
+		if strings.HasPrefix(a, "UserKnownHostsFile=") {
+			f := strings.Fields(a)
+			tmp = strings.Trim(f[len(f)-1], `"`)
+		}
+	}
+	sh.Cleanup()
+	if _, err := os.Stat(tmp); tmp == "" || !os.IsNotExist(err) {
+		t.Errorf("the temporary known_hosts %q is still there after Cleanup (%v)", tmp, err)
+	}
+	if b, _ := os.ReadFile(empty); len(b) != 0 {
+		t.Errorf("the key accepted once was saved: %s", b)
 	}
 }
 

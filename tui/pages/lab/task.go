@@ -93,6 +93,9 @@ func (m *Model) openShell(i int) tea.Cmd {
 	m.status = fmt.Sprintf("in a shell for step %d: exit it to come back", i+1)
 	viaSSH := filepath.Base(sh.Argv[0]) == "ssh"
 	return tea.Exec(&bannerCmd{cmd: c, banner: banner}, func(err error) tea.Msg {
+		if sh.Cleanup != nil {
+			sh.Cleanup() // the host keys accepted for this run only
+		}
 		return ShellDoneMsg{Index: i, Err: err, SSH: viaSSH}
 	})
 }
@@ -107,10 +110,11 @@ func (m *Model) shellDone(msg ShellDoneMsg) tea.Cmd {
 	}
 	if msg.SSH && exit != nil && exit.ExitCode() == 255 {
 		// ssh's own failure, not the trainee's work: nothing to check.
-		// A host key accepted once only is in no known_hosts file, and
-		// ssh (StrictHostKeyChecking=yes) refuses it.
+		// (A host key accepted once only reaches ssh through the shell's
+		// temporary known_hosts file, so this is the network, the key or
+		// the login.)
 		m.status = m.Styles.Error.Render("ssh could not connect to the host (exit status 255)") +
-			fmt.Sprintf(" · a host key accepted once only is unknown to ssh: save it, or %s has dpulab do the step", m.KeyMap.DoIt.Help().Key)
+			fmt.Sprintf(" · its message is above the TUI in the terminal; %s has dpulab do the step", m.KeyMap.DoIt.Help().Key)
 		return nil
 	}
 	return m.check(msg.Index)
