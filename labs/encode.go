@@ -186,6 +186,7 @@ func encodeDeploy(m *nodeMap, d *DeploySpec) {
 	if len(d.Settings) > 0 {
 		m.add("settings", encodeSettings(d.Settings))
 	}
+	m.opt("server", string(d.Server))
 }
 
 func encodeSettings(ss []Setting) *yaml.Node {

@@ -239,6 +239,10 @@ type DeploySpec struct {
 	// Settings are extra redis.conf directives (name → value) appended to
 	// the rendered config, e.g. io-threads: 2.
 	Settings []Setting
+	// Server is the program the instances run: bundled (the default,
+	// `dpulab server`), redis-server or valkey-server (the distribution's,
+	// found on the host or installed after a confirmation).
+	Server Value
 }
 
 // Setting is one redis.conf directive with a value that may reference

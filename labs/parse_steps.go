@@ -22,7 +22,7 @@ var (
 	commonKeys      = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
 	commandStepKeys = []string{"run", "sudo", "skip_if", "verify"}
 	benchKeys       = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport"}
-	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings"}
+	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings", "server"}
 )
 
 // kindSyntax is what lab.yaml says about one step kind: the keys it takes
@@ -320,8 +320,74 @@ func (p *parser) deploy(m *mapping, what string, override bool) *DeploySpec {
 	d.Transport = p.value(m.get("transport"), what+" transport", checkTransport)
 	d.Bind = p.value(m.get("bind"), what+" bind", nil)
 	d.Settings = p.settings(m.get("settings"), what)
+	d.Server = p.value(m.get("server"), what+" server", checkServer)
+	if n := m.get("server"); n != nil && d.Server.IsSet() && !strings.Contains(string(d.Server), "{{") {
+		// What can be told from the file alone; the engine checks the
+		// resolved step with its variant's overrides again.
+		if err := ServerAccepts(string(d.Server), string(d.Transport), settingNames(d.Settings)); err != nil {
+			p.errf(n, "%s: %v", what, err)
+		}
+	}
 	return d
 }
+
+func settingNames(ss []Setting) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// The servers a deploy step can start: the bundled one (the default), or
+// the distribution's Redis or Valkey, found on the host or installed by
+// the lab after a confirmation.
+const (
+	ServerBundled = "bundled"
+	ServerRedis   = "redis-server"
+	ServerValkey  = "valkey-server"
+)
+
+// ServerNames lists the values of a deploy step's server key.
+var ServerNames = []string{ServerBundled, ServerRedis, ServerValkey}
+
+func checkServer(s string) error {
+	if slices.Contains(ServerNames, s) {
+		return nil
+	}
+	return fmt.Errorf("server %q: use %s", s, strings.Join(ServerNames, ", "))
+}
+
+// ServerAccepts reports why server cannot run a deployment over transport
+// (empty means tcp) with the named redis.conf settings, or nil. Redis has
+// no RDMA at all; Valkey's depends on how it was built, which only the
+// host can tell (the engine asks it), so only the bundled server's
+// article-only rdma-* names are refused for Valkey here. Values that are
+// templates ({{...}}) are not judged.
+func ServerAccepts(server, tr string, settings []string) error {
+	if server == "" || server == ServerBundled || strings.Contains(server, "{{") {
+		return nil
+	}
+	if server == ServerRedis && tr == string(transport.RDMA) {
+		return fmt.Errorf("server redis-server cannot serve transport rdma: Redis has no RDMA transport (use the bundled server, or valkey-server built with RDMA)")
+	}
+	for _, name := range settings {
+		n := strings.ToLower(name)
+		if !strings.HasPrefix(n, "rdma-") {
+			continue
+		}
+		if server == ServerRedis {
+			return fmt.Errorf("setting %s is the bundled server's (RDMA); redis-server does not accept it: remove it or use server: bundled", name)
+		}
+		if !slices.Contains(valkeyRDMASettings, n) {
+			return fmt.Errorf("setting %s exists in the bundled server only (from the article, in no released Valkey); valkey-server does not accept it: remove it or use server: bundled", name)
+		}
+	}
+	return nil
+}
+
+// valkeyRDMASettings are the rdma-* names Valkey 8.1 built with RDMA reads.
+var valkeyRDMASettings = []string{"rdma-port", "rdma-bind", "rdma-rx-size", "rdma-completion-vector"}
 
 func (p *parser) settings(n *yaml.Node, what string) []Setting {
 	m := p.mapOf(n, what+" settings")
@@ -463,7 +529,7 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 			if dn := vm.get("deploy"); dn != nil {
 				dm := p.mapOf(dn, vwhat+" deploy")
 				if dm != nil {
-					p.allow(dm, vwhat+" deploy", "instances", "port", "config", "transport", "bind", "settings")
+					p.allow(dm, vwhat+" deploy", "instances", "port", "config", "transport", "bind", "settings", "server")
 					v.Deploy = p.deploy(dm, vwhat+" deploy", true)
 				}
 			}
