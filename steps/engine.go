@@ -122,6 +122,8 @@ type Engine struct {
 	swept []string
 	// announced is set once the inventory's warnings were said.
 	announced bool
+	// vc is the run's vCenter session (steps/vsphere.go).
+	vc vcenterConn
 }
 
 // StepError is why a step failed: the host and command that failed, and
@@ -702,6 +704,7 @@ func (e *Engine) Cleanup(ctx context.Context) error {
 	}
 	// Connections are reopened on demand if anything runs after this.
 	e.hosts.close()
+	e.closeVCenter(ctx)
 	return errors.Join(errs...)
 }
 

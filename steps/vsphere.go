@@ -1,0 +1,378 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/runner/vsphere"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// The engine's side of vSphere (runner/vsphere): one logged-in vCenter
+// session per run, opened when a bench first needs it, the password asked
+// through the engine's prompt path (a PromptSecret, never argv, a file or
+// a log), the certificate's thumbprint pinned as an SSH host key is; and a
+// sampler of the ESXi hosts of a bench job's server hosts, whose
+// per-second points are merged into the job's series as the host (ESXi)
+// metrics of steps/results.
+
+// vsphereTail bounds the wait, after a bench, for vSphere to publish the
+// samples covering its last seconds: two real-time intervals (20 s each),
+// as runner/vsphere's doc says.
+const vsphereTail = 40 * time.Second
+
+// vcenterConn is the run's vCenter session (zero value: not dialled).
+type vcenterConn struct {
+	mu     sync.Mutex
+	client *vsphere.Client
+	// tail and poll, when set, replace vsphereTail and the sampler's
+	// default poll (tests against the simulator).
+	tail, poll time.Duration
+}
+
+// vcenter returns the run's vCenter session, dialling it on first use; nil
+// without an error when the inventory has no vcenter section.
+func (e *Engine) vcenter(ctx context.Context, step string) (*vsphere.Client, error) {
+	inv := e.opts.Inventory
+	if inv == nil || inv.VCenter == nil {
+		return nil, nil
+	}
+	e.vc.mu.Lock()
+	defer e.vc.mu.Unlock()
+	if e.vc.client != nil {
+		return e.vc.client, nil
+	}
+	cfg := vsphere.FromInventory(inv.VCenter, func(ctx context.Context, prompt string) (string, error) {
+		a, err := e.ask(ctx, Prompt{Step: step, Type: PromptSecret, Host: inv.VCenter.URL, Message: prompt})
+		if err != nil {
+			return "", fmt.Errorf("no answer to %q: %w", prompt, err)
+		}
+		if a.Choice == "cancel" {
+			return "", errors.New("vCenter password: cancelled")
+		}
+		return a.Secret, nil
+	})
+	cfg.AcceptNew = e.opts.AcceptNewHostKeys
+	if e.opts.StateDir != "" {
+		cfg.KnownThumbprints = filepath.Join(e.opts.StateDir, vsphere.KnownThumbprintsName)
+	}
+	c, err := vsphere.Dial(ctx, cfg)
+	var te *vsphere.ThumbprintError
+	if errors.As(err, &te) && te.Unknown() && !cfg.AcceptNew {
+		// First use: show the thumbprint and ask, as for an SSH host key.
+		a, aerr := e.ask(ctx, Prompt{Step: step, Type: PromptHostKey, Host: te.Address,
+			Message:     fmt.Sprintf("vCenter %s is not known yet. Compare its certificate's thumbprint with the one vCenter shows (vSphere Client: Administration > Certificates).", te.Address),
+			KeyType:     "TLS certificate SHA-256",
+			Fingerprint: te.Got,
+			Choices:     []string{"once", "save", "refuse"},
+		})
+		switch {
+		case aerr != nil:
+			return nil, fmt.Errorf("%w (no answer: %v)", err, aerr)
+		case a.Choice == "save":
+			cfg.Approved = te.Got
+		case a.Choice == "once":
+			cfg.Thumbprint = te.Got
+		default:
+			return nil, err
+		}
+		c, err = vsphere.Dial(ctx, cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Accepted() {
+		e.opts.Emit(Output{Step: step, Line: runner.Line{Host: c.Address(), Text: fmt.Sprintf("vCenter %s: certificate thumbprint %s saved as trusted", c.Address(), c.Thumbprint()), Time: time.Now()}})
+	}
+	e.vc.client = c
+	return c, nil
+}
+
+// closeVCenter logs the run's vCenter session out (every exit path: the
+// engine's Cleanup calls it).
+func (e *Engine) closeVCenter(ctx context.Context) {
+	e.vc.mu.Lock()
+	c := e.vc.client
+	e.vc.client = nil
+	e.vc.mu.Unlock()
+	if c != nil {
+		if err := c.Close(ctx); err != nil {
+			e.opts.Emit(Output{Line: runner.Line{Host: c.Address(), Stream: runner.Stderr, Text: err.Error(), Time: time.Now()}})
+		}
+	}
+}
+
+// esxiHosts lists the distinct ESXi hosts (inventory esxi:) of hosts.
+func (e *Engine) esxiHosts(hosts []hostRef) []string {
+	inv := e.opts.Inventory
+	if inv == nil || inv.VCenter == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		ih, ok := inv.Host(h.Name)
+		if !ok || ih.ESXi == "" || seen[ih.ESXi] {
+			continue
+		}
+		seen[ih.ESXi] = true
+		out = append(out, ih.ESXi)
+	}
+	return out
+}
+
+// vsphereJob samples the ESXi hosts of one bench job. Finished runs are
+// held until vSphere has published the seconds they cover (hold), so that
+// each run reaches the results once, with its host (ESXi) figures.
+type vsphereJob struct {
+	e     *Engine
+	step  string
+	hosts []string
+	tail  time.Duration
+
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu sync.Mutex
+	// pts holds each host's points by Unix second.
+	pts map[string]map[int64]vsphere.Point
+	// upTo is the second after each host's newest point.
+	upTo    map[string]time.Time
+	ended   bool
+	pending []heldRun
+	// changed is signalled (non-blocking) when points arrive or the
+	// sampler ends.
+	changed chan struct{}
+}
+
+type heldRun struct {
+	r          results.RunResult
+	start, end time.Time
+}
+
+// startVSphere starts the vSphere sampler of job's server hosts: nil when
+// the inventory has no vcenter section or none of them has an esxi: name.
+// An error (a refused thumbprint, a failed login) stops the step.
+func (e *Engine) startVSphere(ctx context.Context, job benchJob) (*vsphereJob, error) {
+	hosts := e.esxiHosts(job.Servers)
+	if len(hosts) == 0 {
+		return nil, nil
+	}
+	c, err := e.vcenter(ctx, job.Step)
+	if err != nil {
+		return nil, &StepError{Host: e.opts.Inventory.VCenter.URL, Err: fmt.Errorf("host (ESXi) metrics: %w", err)}
+	}
+	vj := &vsphereJob{e: e, step: job.Step, hosts: hosts, tail: vsphereTail, done: make(chan struct{}),
+		pts: map[string]map[int64]vsphere.Point{}, upTo: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+	if e.vc.tail > 0 {
+		vj.tail = e.vc.tail
+	}
+	s := &vsphere.Sampler{Client: c, Hosts: hosts, Since: time.Now(), Poll: e.vc.poll, Note: vj.note}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	vj.cancel = cancel
+	go func() {
+		defer close(vj.done)
+		err := s.Run(sctx, vj.put)
+		if err != nil {
+			vj.note("host (ESXi) metrics stopped: " + err.Error())
+		}
+		vj.mu.Lock()
+		vj.ended = true
+		vj.mu.Unlock()
+		vj.signal()
+	}()
+	return vj, nil
+}
+
+func (vj *vsphereJob) note(msg string) {
+	vj.e.opts.Emit(Output{Step: vj.step, Line: runner.Line{Host: vsphere.Source, Stream: runner.Stderr, Text: msg, Time: time.Now()}})
+}
+
+func (vj *vsphereJob) signal() {
+	select {
+	case vj.changed <- struct{}{}:
+	default:
+	}
+}
+
+// put takes one point of the sampler (host points only: VM points are not
+// asked for).
+func (vj *vsphereJob) put(p vsphere.Point) {
+	if p.VM != "" {
+		return
+	}
+	vj.mu.Lock()
+	m := vj.pts[p.Host]
+	if m == nil {
+		m = map[int64]vsphere.Point{}
+		vj.pts[p.Host] = m
+	}
+	m[p.T.Unix()] = p
+	if next := p.T.Add(time.Second); next.After(vj.upTo[p.Host]) {
+		vj.upTo[p.Host] = next
+	}
+	vj.mu.Unlock()
+	vj.signal()
+}
+
+// coveredLocked reports whether every host's points reach t (or the
+// sampler ended: nothing more will come).
+func (vj *vsphereJob) coveredLocked(t time.Time) bool {
+	if vj.ended {
+		return true
+	}
+	for _, h := range vj.hosts {
+		if vj.upTo[h].Before(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// hold takes a finished run that started (its measured part) at start and
+// returns the held runs, in order, whose seconds vSphere has covered, each
+// with its host (ESXi) metrics merged and its summary redone.
+func (vj *vsphereJob) hold(r results.RunResult, start time.Time, cores float64) []results.RunResult {
+	end := start
+	if n := len(r.Series); n > 0 {
+		end = start.Add(time.Duration(r.Series[n-1].T * float64(time.Second)))
+	}
+	vj.mu.Lock()
+	defer vj.mu.Unlock()
+	vj.pending = append(vj.pending, heldRun{r: r, start: start, end: end})
+	return vj.releaseLocked(false, cores)
+}
+
+func (vj *vsphereJob) releaseLocked(all bool, cores float64) []results.RunResult {
+	var out []results.RunResult
+	for len(vj.pending) > 0 && (all || vj.coveredLocked(vj.pending[0].end)) {
+		h := vj.pending[0]
+		vj.pending = vj.pending[1:]
+		out = append(out, vj.mergeLocked(h, cores))
+	}
+	return out
+}
+
+// drain waits until vSphere has covered the held runs (at most the tail,
+// or until ctx ends), stops the sampler and returns them merged.
+func (vj *vsphereJob) drain(ctx context.Context, cores float64) []results.RunResult {
+	deadline := time.NewTimer(vj.tail)
+	defer deadline.Stop()
+	for {
+		vj.mu.Lock()
+		n := len(vj.pending)
+		ok := n == 0 || vj.coveredLocked(vj.pending[n-1].end)
+		vj.mu.Unlock()
+		if ok {
+			break
+		}
+		select {
+		case <-vj.changed:
+			continue
+		case <-deadline.C:
+			vj.note(fmt.Sprintf("host (ESXi) metrics: vCenter had not published the bench's last seconds %v after it ended; they are left unknown", vj.tail))
+		case <-ctx.Done():
+		}
+		break
+	}
+	vj.stop()
+	vj.mu.Lock()
+	defer vj.mu.Unlock()
+	return vj.releaseLocked(true, cores)
+}
+
+// stop ends the sampler and waits for it (idempotent).
+func (vj *vsphereJob) stop() {
+	if vj == nil {
+		return
+	}
+	vj.cancel()
+	<-vj.done
+}
+
+// mergeLocked fills each second of the run with the ESXi hosts' figures of
+// that second, when every host has one: CPU use as the mean over hosts,
+// cores used, power and network traffic summed over hosts, the per-million-
+// TPS figures from that second's TPS.
+func (vj *vsphereJob) mergeLocked(h heldRun, cores float64) results.RunResult {
+	r := h.r
+	series := make([]results.Point, len(r.Series))
+	for i, p := range r.Series {
+		// A bench second T covers (start+T-1s, start+T]: take vSphere's
+		// point of the second it mostly lies in.
+		at := h.start.Add(time.Duration(p.T*float64(time.Second)) - 500*time.Millisecond).Truncate(time.Second).Unix()
+		if m := vj.metricsAt(at, p.OpsPerSec); len(m) > 0 {
+			merged := make(map[string]float64, len(p.Metrics)+len(m))
+			for k, v := range p.Metrics {
+				merged[k] = v
+			}
+			for k, v := range m {
+				merged[k] = v
+			}
+			p.Metrics = merged
+		}
+		series[i] = p
+	}
+	r.Series = series
+	r.SummarizeSeries(cores)
+	return r
+}
+
+// metricsAt is the host (ESXi) metrics of one second, nil when a host has
+// no point for it.
+func (vj *vsphereJob) metricsAt(sec int64, ops float64) map[string]float64 {
+	var cpu, used, watts, kbps float64
+	nCPU, nUsed, nWatts, nNet := 0, 0, 0, 0
+	for _, h := range vj.hosts {
+		p, ok := vj.pts[h][sec]
+		if !ok {
+			return nil
+		}
+		if p.CPUUsagePct != nil {
+			cpu += *p.CPUUsagePct
+			nCPU++
+		}
+		if p.CPUUsedCores != nil {
+			used += *p.CPUUsedCores
+			nUsed++
+		}
+		if p.PowerWatts != nil {
+			watts += *p.PowerWatts
+			nWatts++
+		}
+		if len(p.NetKBps) > 0 {
+			nNet++
+		}
+		nics := make([]string, 0, len(p.NetKBps))
+		for n := range p.NetKBps {
+			nics = append(nics, n)
+		}
+		sort.Strings(nics) // a fixed order of addition
+		for _, n := range nics {
+			kbps += p.NetKBps[n]
+		}
+	}
+	all := len(vj.hosts)
+	out := map[string]float64{}
+	if nCPU == all {
+		out[results.MetricESXiCPU] = cpu / float64(all)
+	}
+	mops := ops / 1e6
+	if nUsed == all && mops > 0 {
+		out[results.MetricESXiCoresPerMOps] = used / mops
+	}
+	if nWatts == all && mops > 0 {
+		out[results.MetricESXiWattsPerMOps] = watts / mops
+	}
+	if nNet == all {
+		// net.usage.average is in KBps (vSphere's kilobytes: 1,024 bytes).
+		out[results.MetricESXiNetGbps] = kbps * 1024 * 8 / 1e9
+	}
+	return out
+}

@@ -1,0 +1,333 @@
+package steps
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmware/govmomi/simulator"
+
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/runner/vsphere"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// The vCenter these tests see is govmomi's simulator (in-process): every
+// host (ESXi) figure they produce is the simulator's made-up data.
+const (
+	vsUser     = "lab@vsphere.local"
+	vsPassword = "Pw-steps-4b1d-never-shown"
+)
+
+// vsSim starts the simulator (VPX model: hosts DC0_H0, DC0_C0_H0..2) over
+// TLS and returns its SDK URL and its certificate's SHA-256 thumbprint.
+func vsSim(t *testing.T) (string, string) {
+	t.Helper()
+	m := simulator.VPX()
+	if err := m.Create(); err != nil {
+		t.Fatal(err)
+	}
+	m.Service.TLS = new(tls.Config)
+	m.Service.Listen = &url.URL{User: url.UserPassword(vsUser, vsPassword)}
+	s := m.Service.NewServer()
+	t.Cleanup(func() {
+		s.Close()
+		m.Remove()
+	})
+	return "https://" + s.URL.Host + "/sdk", vsphere.Thumbprint(s.Certificate())
+}
+
+const vsLab = `
+id: vslab
+title: vSphere lab
+summary: a compare on VMs whose ESXi hosts vCenter samples
+duration: 1m
+roles:
+  client: load
+  server: servers
+steps:
+  - id: deploy
+    title: Deploy
+    kind: deploy
+    on: [server]
+    group: g
+    instances: "1"
+    port: "7000"
+    bind: 0.0.0.0
+  - id: compare
+    title: Compare
+    kind: compare
+    on: [client]
+    target: g
+    clients: 1
+    duration: 3s
+    runs: 1
+    variants:
+      - label: standard
+        transport: tcp
+      - label: accelerated
+        transport: tcp
+  - id: cleanup
+    title: Cleanup
+    kind: cleanup
+    on: [server]
+    run: "true"
+`
+
+// benchFake answers the real bench (not the deploy's PING) with three
+// seconds of made-up load and a run summary.
+func benchFake(f *fakeTarget) {
+	inner := f.handle
+	f.handle = func(cmd string) ([]string, int) {
+		switch {
+		case strings.Contains(cmd, " bench --json ") && !strings.Contains(cmd, "/dev/null"):
+			var out []string
+			for s := 1; s <= 3; s++ {
+				out = append(out, fmt.Sprintf(`{"type":"sample","run":1,"t_seconds":%d,"ops_per_sec":2000000,"latency_ms":{"avg":0.1,"p50":0.1,"p99":0.2,"max":0.3},"errors":0}`, s))
+			}
+			out = append(out, `{"type":"run","run":1,"duration_seconds":3,"ops":6000000,"ops_per_sec":2000000,"latency_ms":{"avg":0.1,"p50":0.1,"p99":0.2,"max":0.3},"errors":0,"targets":[]}`)
+			return out, 0
+		case strings.HasPrefix(cmd, "getconf"):
+			return []string{"4"}, 0
+		}
+		if inner != nil {
+			return inner(cmd)
+		}
+		return nil, 0
+	}
+}
+
+// vsEngine is an engine over vsLab: client host c, server host s (a VM on
+// ESXi DC0_H0), vcenter at u with the given thumbprint line (may be "").
+func vsEngine(t *testing.T, u, thumbLine string, rec *recorder) (*Engine, map[string]*fakeTarget) {
+	t.Helper()
+	dir := t.TempDir()
+	inv := fmt.Sprintf(`vcenter:
+  url: %s
+  user: %s
+%shosts:
+  - name: c
+    address: 192.0.2.1
+    roles: [client]
+  - name: s
+    address: 192.0.2.2
+    roles: [server]
+    esxi: DC0_H0
+    vm: DC0_H0_VM0
+`, u, vsUser, thumbLine)
+	invPath := filepath.Join(dir, "hosts.yaml")
+	if err := os.WriteFile(invPath, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := runner.LoadInventory(invPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "dpulab")
+	if err := os.WriteFile(bin, []byte("not really dpulab"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, s := serverFake("c"), serverFake("s")
+	benchFake(c)
+	benchFake(s)
+	hosts := map[string]*fakeTarget{"c": c, "s": s}
+	targets := func(name string) (runner.Target, error) {
+		if f, ok := hosts[name]; ok {
+			return f, nil
+		}
+		return nil, fmt.Errorf("no fake for %s", name)
+	}
+	e := newEngine(t, loadLab(t, vsLab), Options{Inventory: in, Targets: targets, Binary: bin, Yes: true}, rec)
+	e.vc.tail, e.vc.poll = 20*time.Second, 100*time.Millisecond
+	return e, hosts
+}
+
+// answerVSphere answers the password prompt with pw and a thumbprint
+// prompt with choice; it counts both.
+func answerVSphere(pw, choice string, secrets, keys *int) func(Prompt) {
+	return func(p Prompt) {
+		switch p.Type {
+		case PromptSecret:
+			*secrets++
+			p.Reply(Answer{Secret: pw})
+		case PromptHostKey:
+			*keys++
+			p.Reply(Answer{Choice: choice})
+		default:
+			p.Reply(Answer{Choice: "no"})
+		}
+	}
+}
+
+// everything the run said or wrote, for a secret to be looked for in.
+func allOutput(t *testing.T, rec *recorder, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, ev := range rec.events() {
+		j, _ := json.Marshal(ev)
+		b.Write(j)
+		fmt.Fprintf(&b, "%+v\n", ev)
+	}
+	if dir != "" {
+		_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				data, _ := os.ReadFile(p)
+				b.Write(data)
+			}
+			return nil
+		})
+	}
+	return b.String()
+}
+
+func TestCompareGetsHostESXiMetrics(t *testing.T) {
+	u, thumb := vsSim(t)
+	rec := &recorder{}
+	var secrets, keys int
+	rec.onPrompt = answerVSphere(vsPassword, "save", &secrets, &keys)
+	e, _ := vsEngine(t, u, "", rec)
+	if err := e.Run(testCtx(t, 2*time.Minute)); err != nil {
+		t.Fatalf("run: %v\n%s", err, strings.Join(rec.output(), "\n"))
+	}
+	if secrets != 1 || keys != 1 {
+		t.Errorf("%d password prompts and %d thumbprint prompts, want one each (one session for the run)", secrets, keys)
+	}
+	var shown string
+	for _, ev := range rec.events() {
+		if p, ok := ev.(Prompt); ok && p.Type == PromptHostKey {
+			shown = p.Fingerprint
+		}
+	}
+	if shown != thumb {
+		t.Errorf("thumbprint prompt showed %q, want the certificate's %s", shown, thumb)
+	}
+	dir := e.resDir
+	res, err := results.LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Benches) != 1 || len(res.Benches[0].Variants) != 2 {
+		t.Fatalf("results: %+v", res.Benches)
+	}
+	for _, v := range res.Benches[0].Variants {
+		runs := v.Points[0].Runs
+		if len(runs) != 1 {
+			t.Fatalf("%s: %d runs, want 1 (a held run is published once)", v.Label, len(runs))
+		}
+		n := 0
+		for _, p := range runs[0].Series {
+			cpu, ok := p.Metrics[results.MetricESXiCPU]
+			if !ok {
+				continue
+			}
+			n++
+			if cpu < 0 || cpu > 100 {
+				t.Errorf("%s: host (ESXi) CPU %v%%", v.Label, cpu)
+			}
+			if _, ok := p.Metrics[results.MetricESXiNetGbps]; !ok {
+				t.Errorf("%s: a second with host CPU but no host network: %+v", v.Label, p.Metrics)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no second carries host (ESXi) metrics: %+v", v.Label, runs[0].Series)
+		}
+		if _, ok := v.Points[0].Stats.Metric(results.MetricESXiCPU); !ok {
+			t.Errorf("%s: the point's summary lacks host (ESXi) CPU: %+v", v.Label, v.Points[0].Stats.Metrics)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| host (ESXi) CPU % |") {
+		t.Errorf("report.md has no host (ESXi) CPU row:\n%s", md)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, results.SamplesFile))
+	if err == nil && !strings.Contains(string(csv), results.MetricESXiCPU) {
+		t.Errorf("samples.csv has no %s column", results.MetricESXiCPU)
+	}
+	if all := allOutput(t, rec, dir); strings.Contains(all, vsPassword) {
+		t.Error("the vCenter password appears in the events or the results")
+	}
+	// The thumbprint was saved where the run keeps its state: a second
+	// session would not ask.
+	if b, err := os.ReadFile(filepath.Join(e.opts.StateDir, vsphere.KnownThumbprintsName)); err != nil || !strings.Contains(string(b), thumb) {
+		t.Errorf("known thumbprints %q (%v), want %s saved", b, err, thumb)
+	}
+}
+
+func TestVCenterWrongThumbprintStopsTheRun(t *testing.T) {
+	u, thumb := vsSim(t)
+	wrong := strings.Repeat("ab", 32)
+	rec := &recorder{}
+	var secrets, keys int
+	rec.onPrompt = answerVSphere(vsPassword, "save", &secrets, &keys)
+	e, _ := vsEngine(t, u, "  thumbprint: "+wrong+"\n", rec)
+	err := e.Run(testCtx(t, 2*time.Minute))
+	if err == nil {
+		t.Fatal("a run whose vCenter presents another certificate than the pinned one went on")
+	}
+	msg := strings.ToLower(err.Error())
+	if !strings.Contains(msg, strings.ToLower(strings.ReplaceAll(thumb, ":", ""))) && !strings.Contains(msg, strings.ToLower(thumb)) {
+		t.Errorf("error does not show the presented thumbprint %s: %v", thumb, err)
+	}
+	if !strings.Contains(strings.ReplaceAll(msg, ":", ""), wrong) {
+		t.Errorf("error does not show the pinned thumbprint %s: %v", wrong, err)
+	}
+	if secrets != 0 {
+		t.Error("the password was asked for before the certificate was trusted")
+	}
+	if f := rec.finished()["compare"]; f.Status != results.Failed {
+		t.Errorf("compare %v, want failed", f.Status)
+	}
+}
+
+func TestVCenterWrongPasswordNeverShown(t *testing.T) {
+	u, thumb := vsSim(t)
+	const bad = "Wrong-9d2e-never-shown"
+	rec := &recorder{}
+	var secrets, keys int
+	rec.onPrompt = answerVSphere(bad, "save", &secrets, &keys)
+	e, _ := vsEngine(t, u, "  thumbprint: "+strings.ReplaceAll(thumb, ":", "")+"\n", rec)
+	err := e.Run(testCtx(t, 2*time.Minute))
+	if err == nil {
+		t.Fatal("a refused vCenter login went on")
+	}
+	if !strings.Contains(err.Error(), "refused the login") {
+		t.Errorf("error %v does not say the login was refused", err)
+	}
+	if keys != 0 {
+		t.Error("a thumbprint pinned in the inventory was asked about")
+	}
+	if all := allOutput(t, rec, e.resDir) + err.Error(); strings.Contains(all, bad) {
+		t.Error("the typed password appears in the events, results or error")
+	}
+}
+
+// TestHostESXiMetricsPerSecond: the merge of one second, by hand.
+func TestHostESXiMetricsPerSecond(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	vj := &vsphereJob{hosts: []string{"h1", "h2"}, pts: map[string]map[int64]vsphere.Point{
+		"h1": {10: {CPUUsagePct: f(20), CPUUsedCores: f(4), PowerWatts: f(300), NetKBps: map[string]float64{"vmnic0": 1000, "vmnic1": 500}}},
+		"h2": {10: {CPUUsagePct: f(40), CPUUsedCores: f(8), NetKBps: map[string]float64{"vmnic0": 500}}, 11: {CPUUsagePct: f(1)}},
+	}}
+	m := vj.metricsAt(10, 2e6)
+	want := map[string]float64{results.MetricESXiCPU: 30, results.MetricESXiCoresPerMOps: 6, results.MetricESXiNetGbps: 2000 * 1024 * 8 / 1e9}
+	if len(m) != len(want) {
+		t.Errorf("metrics %v, want %v (no watts: h2 reports no power)", m, want)
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	if m := vj.metricsAt(11, 2e6); m != nil {
+		t.Errorf("a second one host lacks: %v, want nothing", m)
+	}
+}
