@@ -5,6 +5,7 @@ package steps
 // client host is checked to reach the instances over the chosen transport.
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -85,6 +86,30 @@ func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance,
 		return c, fmt.Errorf("bench profile: %w", err)
 	}
 	return c, nil
+}
+
+// planBenchConfig is benchConfig for a plan: over a transport this build
+// lacks it still gives the command the job would run, and says why the job
+// cannot run here (notBuilt), so the dry run shows every command and the
+// run lists the variant as unavailable instead of failing mid-run.
+func planBenchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, tr string, settings [][2]string) (c bench.Config, notBuilt string, err error) {
+	c, err = benchConfig(spec, vars, insts, tr, settings)
+	if !errors.Is(err, transport.ErrNotBuilt) {
+		return c, "", err
+	}
+	why := err.Error()
+	if c, err = benchConfig(spec, vars, insts, string(transport.TCP), nil); err != nil {
+		return c, "", err
+	}
+	for i := range c.Endpoints {
+		c.Endpoints[i].Transport = transport.Name(tr)
+	}
+	if tr == rdmaName {
+		if c.RDMA, err = rdmaOptions(settings); err != nil {
+			return c, "", err
+		}
+	}
+	return c, strings.TrimPrefix(why, "bench: "), nil
 }
 
 // rdmaName is transport.RDMA, which benchConfig's parameter hides.

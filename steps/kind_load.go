@@ -64,6 +64,9 @@ type loadJob struct {
 	// over (netpath), as planned; nil otherwise.
 	pathCfg *netpath.Config
 	path    *netpath.Path
+	// notBuilt says why this binary cannot run the job (its transport is
+	// not built in); the job is then listed as unavailable, not run.
+	notBuilt string
 }
 
 func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, error) {
@@ -130,7 +133,7 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 					return nil, fmt.Errorf("step %s: %w", st.ID, err)
 				}
 			}
-			if j.planned, err = benchConfig(spec, pv, j.deploy.instances(e), j.transport, j.deploy.Settings); err != nil {
+			if j.planned, j.notBuilt, err = planBenchConfig(spec, pv, j.deploy.instances(e), j.transport, j.deploy.Settings); err != nil {
 				return nil, fmt.Errorf("step %s, variant %s: %w", st.ID, v.Label, err)
 			}
 			p.jobs = append(p.jobs, j)
@@ -153,6 +156,9 @@ func (p *loadPlan) commands() []PlannedCommand {
 			note = "# load against group " + j.group
 		}
 		out = append(out, PlannedCommand{Host: p.client.Name, Cmd: note})
+		if j.notBuilt != "" {
+			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# not run by this binary: " + j.notBuilt})
+		}
 		at := placement{}
 		if j.path != nil {
 			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: pathNote(j.path)})
@@ -180,6 +186,13 @@ func (p *loadPlan) run(ctx context.Context) error {
 	var errs []error
 	for n, j := range p.jobs {
 		variant := p.variants[j.vi]
+		if j.notBuilt != "" {
+			if !slices.ContainsFunc(res.Unavailable, func(u results.Unavailable) bool { return u.Label == variant.Label }) {
+				res.Unavailable = append(res.Unavailable, results.Unavailable{Label: variant.Label, Reason: j.notBuilt})
+				e.say(st.ID, client.Name, "variant %q not run: %s", variant.Label, j.notBuilt)
+			}
+			continue
+		}
 		var path *netpath.Path
 		if j.path != nil {
 			var skip string

@@ -35,7 +35,11 @@ func (e *Engine) sharedHosts() string {
 		if st.Kind != labs.KindCompare || st.Compare == nil {
 			continue
 		}
-		seen := map[string]string{} // host → first variant on it
+		// host → the first variant on it and its role: variants of one
+		// role sharing a host is the lab's design (one server, several
+		// transports); variants of different roles sharing one is not.
+		type on struct{ label, role string }
+		seen := map[string]on{}
 		for _, v := range st.Compare.Variants {
 			if v.On == "" {
 				continue
@@ -50,10 +54,12 @@ func (e *Engine) sharedHosts() string {
 			}
 			slices.Sort(names)
 			for _, n := range slices.Compact(names) {
-				if other, ok := seen[n]; ok && other != v.Label {
-					return fmt.Sprintf("%q and %q of step %s run on the same host (%s)", other, v.Label, st.ID, n)
+				if other, ok := seen[n]; ok && other.role != v.On {
+					return fmt.Sprintf("%q (role %s) and %q (role %s) of step %s run on the same host (%s)", other.label, other.role, v.Label, v.On, st.ID, n)
 				}
-				seen[n] = v.Label
+				if _, ok := seen[n]; !ok {
+					seen[n] = on{v.Label, v.On}
+				}
 			}
 		}
 	}

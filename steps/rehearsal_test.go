@@ -118,7 +118,7 @@ func TestRehearsal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Rehearsal || !strings.Contains(r.RehearsalReason, "--rehearse") || !strings.Contains(r.RehearsalReason, `"standard NIC" and "DPU" of step compare run on the same host (local)`) {
+	if !r.Rehearsal || !strings.Contains(r.RehearsalReason, "--rehearse") || !strings.Contains(r.RehearsalReason, `"standard NIC" (role baseline) and "DPU" (role accelerated) of step compare run on the same host (local)`) {
 		t.Errorf("results.json: rehearsal %v, reason %q", r.Rehearsal, r.RehearsalReason)
 	}
 	if r.TCO != nil {

@@ -138,6 +138,12 @@ func renderCompare(b *strings.Builder, c *Compare) {
 		title = c.Step
 	}
 	fmt.Fprintf(b, "## %s (`%s`)\n\n", title, c.Step)
+	for _, u := range c.Unavailable {
+		fmt.Fprintf(b, "- **%s**: not run here: %s\n", u.Label, u.Reason)
+	}
+	if len(c.Unavailable) > 0 {
+		b.WriteString("\n")
+	}
 	if len(c.Variants) == 0 {
 		b.WriteString("No run finished.\n\n")
 		return
@@ -146,6 +152,9 @@ func renderCompare(b *strings.Builder, c *Compare) {
 		fmt.Fprintf(b, "- **%s**", v.Label)
 		if v.Description != "" {
 			fmt.Fprintf(b, ": %s", v.Description)
+		}
+		if v.Emulation != "" {
+			fmt.Fprintf(b, " [EMULATION: %s]", v.Emulation)
 		}
 		if len(v.Hosts) > 0 {
 			fmt.Fprintf(b, " (hosts %s)", strings.Join(v.Hosts, ", "))
