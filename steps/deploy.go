@@ -55,6 +55,10 @@ type deployPlan struct {
 	// to there; both empty otherwise.
 	NetNS string `json:"netns,omitempty"`
 	CPUs  string `json:"cpus,omitempty"`
+	// Server is the program the instances run, empty for the bundled
+	// server (so the keys of earlier saved progress stay valid):
+	// redis-server or valkey-server (deploy_server.go).
+	Server string `json:"server,omitempty"`
 }
 
 // key identifies a plan in saved progress; a hash, because settings may
@@ -102,6 +106,9 @@ func (e *Engine) planDeploy(st *labs.Step, vars map[string]string, variant *labs
 			if d.Bind.IsSet() {
 				spec.Bind = d.Bind
 			}
+			if d.Server.IsSet() {
+				spec.Server = d.Server
+			}
 			extra = append(extra, d.Settings...)
 		}
 		extra = append(extra, variant.Settings...)
@@ -139,6 +146,9 @@ func (e *Engine) planDeploy(st *labs.Step, vars map[string]string, variant *labs
 			return p, fmt.Errorf("deploy %s: setting %s: a value may not span lines", st.ID, s.Name)
 		}
 		p.Settings = append(p.Settings, [2]string{s.Name, v})
+	}
+	if err := p.resolveServer(spec.Server, vars); err != nil {
+		return p, fmt.Errorf("deploy %s: %w", st.ID, err)
 	}
 	if p.Hosts, err = e.hosts.hosts(roles); err != nil {
 		return p, err
@@ -189,6 +199,10 @@ func procName(group string, port int) string { return fmt.Sprintf("server:%s:%d"
 func (e *Engine) serverCmd(h hostRef, p deployPlan, port int) string {
 	dir := e.instanceDir(p.Group, port)
 	args := []string{e.dpulabOn(h), "server", "--config", path.Join(dir, "redis.conf"), "--port", strconv.Itoa(port)}
+	if p.Server != "" {
+		// Redis and Valkey take the config file first, then options.
+		args = []string{p.Server, path.Join(dir, "redis.conf"), "--port", strconv.Itoa(port)}
+	}
 	if p.Socket {
 		args = append(args, "--unixsocket", path.Join(dir, "redis.sock"))
 	}
@@ -293,6 +307,9 @@ func (e *Engine) deploy(ctx context.Context, step string, p deployPlan) error {
 		return err
 	}
 	dep := Deployment{Step: step, Group: p.Group, Key: p.key(), Instances: p.instances(e)}
+	if p.Server != "" {
+		dep.Server = e.serverRan(ctx, step, p)
+	}
 	e.mu.Lock()
 	if e.state.Deployments == nil {
 		e.state.Deployments = map[string]Deployment{}
@@ -348,6 +365,11 @@ func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars 
 	for _, s := range p.Settings {
 		fmt.Fprintf(&b, "%s %s\n", s[0], s[1])
 	}
+	if p.Server != "" {
+		// One foreground process per instance, logging to its log file:
+		// what the engine records, stops and sweeps.
+		b.WriteString("# one foreground process per instance (dpulab records its pid)\ndaemonize no\nlogfile \"\"\n")
+	}
 	return b.String(), nil
 }
 
@@ -389,6 +411,9 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 		return err
 	}
 	if err := e.ensureWorkdir(ctx, h, t); err != nil {
+		return err
+	}
+	if err := e.ensureServer(ctx, step, p, h, t); err != nil {
 		return err
 	}
 	procs := make([]runner.Proc, p.Instances)

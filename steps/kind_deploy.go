@@ -8,7 +8,8 @@ import (
 )
 
 // A deploy step uploads dpulab to the hosts of its roles and starts its
-// group's instances of the bundled server there (deploy.go): exactly the
+// group's instances of the bundled server (or the distribution's
+// redis-server or valkey-server, deploy_server.go) there (deploy.go): exactly the
 // resolved deployPlan, stopping whatever of the group ran before.
 func init() {
 	registerKind(labs.KindDeploy, kind{
@@ -37,6 +38,7 @@ func init() {
 func (e *Engine) planServers(p deployPlan) []PlannedCommand {
 	var out []PlannedCommand
 	for _, h := range p.Hosts {
+		out = append(out, planServerInstall(h, p)...)
 		for k := 0; k < p.Instances; k++ {
 			out = append(out, PlannedCommand{Host: h.Name, Cmd: e.serverCmd(h, p, p.Port+k)})
 		}

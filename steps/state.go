@@ -85,6 +85,9 @@ type Deployment struct {
 	// compare redeploys only when a variant or sweep point needs otherwise.
 	Key       string     `json:"key"`
 	Instances []Instance `json:"instances"`
+	// Server says which server ran when it was not the bundled one, as its
+	// INFO server says: "redis-server 7.0.15" (deploy_server.go).
+	Server string `json:"server,omitempty"`
 }
 
 // Instance is one server instance of a deployment.
