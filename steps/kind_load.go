@@ -277,6 +277,9 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 		}
 		settings[s[0]] = s[1]
 	}
+	if dep.Server != "" {
+		settings["server"] = dep.Server
+	}
 	vi := j.vi
 	e.mu.Lock()
 	vr := &res.Variants[vi]
