@@ -102,6 +102,7 @@ func encodeStep(s *Step) *yaml.Node {
 		m.str("hardware", "true")
 	}
 	m.opt("skip_if", s.SkipIf)
+	m.opt("vsphere", s.VSphere)
 	if v := s.Verify; v != nil {
 		vm := newMap()
 		vm.str("run", v.Run)

@@ -179,6 +179,9 @@ type Step struct {
 	// skips it with a visible note; otherwise its failure stops the run
 	// with what is missing.
 	Hardware bool
+	// VSphere, on a check step, names the vSphere check it asks vCenter
+	// for instead of running a command (VSphereChecks; vsphere_check.go).
+	VSphere string
 
 	Template *TemplateSpec
 	Deploy   *DeploySpec

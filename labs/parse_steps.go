@@ -48,11 +48,7 @@ var kindSyntaxes = map[Kind]kindSyntax{
 	}},
 	KindRun:     {keys: commandStepKeys, onHosts: true, parse: needRun},
 	KindCleanup: {keys: commandStepKeys, onHosts: true, parse: needRun},
-	KindCheck: {keys: []string{"verify", "sudo", "skip_if", "hardware"}, onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
-		if s.Verify == nil {
-			p.errf(m.node, "%s: a check step needs verify: {run: COMMAND, ...}", what)
-		}
-	}},
+	KindCheck:   {keys: []string{"verify", "sudo", "skip_if", "hardware", "vsphere"}, onHosts: true, parse: (*parser).checkStep},
 	KindTask: {keys: commandStepKeys, onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
 		if s.Verify == nil {
 			p.errf(m.node, "%s: a task step needs verify: (how dpulab checks the trainee's work)", what)

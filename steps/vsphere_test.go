@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/vsphere"
@@ -29,6 +30,13 @@ const (
 // TLS and returns its SDK URL and its certificate's SHA-256 thumbprint.
 func vsSim(t *testing.T) (string, string) {
 	t.Helper()
+	u, thumb, _ := vsSimModel(t)
+	return u, thumb
+}
+
+// vsSimModel is vsSim with the model, for tests that change its objects.
+func vsSimModel(t *testing.T) (string, string, *simulator.Model) {
+	t.Helper()
 	m := simulator.VPX()
 	if err := m.Create(); err != nil {
 		t.Fatal(err)
@@ -40,7 +48,7 @@ func vsSim(t *testing.T) (string, string) {
 		s.Close()
 		m.Remove()
 	})
-	return "https://" + s.URL.Host + "/sdk", vsphere.Thumbprint(s.Certificate())
+	return "https://" + s.URL.Host + "/sdk", vsphere.Thumbprint(s.Certificate()), m
 }
 
 const vsLab = `
@@ -107,6 +115,12 @@ func benchFake(f *fakeTarget) {
 // ESXi DC0_H0), vcenter at u with the given thumbprint line (may be "").
 func vsEngine(t *testing.T, u, thumbLine string, rec *recorder) (*Engine, map[string]*fakeTarget) {
 	t.Helper()
+	return vsEngineLab(t, vsLab, u, thumbLine, rec)
+}
+
+// vsEngineLab is vsEngine over another lab of the same roles.
+func vsEngineLab(t *testing.T, lab, u, thumbLine string, rec *recorder) (*Engine, map[string]*fakeTarget) {
+	t.Helper()
 	dir := t.TempDir()
 	inv := fmt.Sprintf(`vcenter:
   url: %s
@@ -143,7 +157,7 @@ func vsEngine(t *testing.T, u, thumbLine string, rec *recorder) (*Engine, map[st
 		}
 		return nil, fmt.Errorf("no fake for %s", name)
 	}
-	e := newEngine(t, loadLab(t, vsLab), Options{Inventory: in, Targets: targets, Binary: bin, Yes: true}, rec)
+	e := newEngine(t, loadLab(t, lab), Options{Inventory: in, Targets: targets, Binary: bin, Yes: true}, rec)
 	e.vc.tail, e.vc.poll = 20*time.Second, 100*time.Millisecond
 	return e, hosts
 }
@@ -329,5 +343,115 @@ func TestHostESXiMetricsPerSecond(t *testing.T) {
 	}
 	if m := vj.metricsAt(11, 2e6); m != nil {
 		t.Errorf("a second one host lacks: %v, want nothing", m)
+	}
+}
+
+// uptv2VM makes the simulated VM's first adapter a VMXNET3 with UPT
+// support on, and UPTv2 active or not as vSphere would report it.
+func uptv2VM(t *testing.T, m *simulator.Model, vmName string, active bool) {
+	t.Helper()
+	reg := m.Map()
+	for _, obj := range reg.All("VirtualMachine") {
+		if obj.Entity().Name != vmName {
+			continue
+		}
+		reg.WithLock(m.Service.Context, obj, func() {
+			vm := obj.(*simulator.VirtualMachine)
+			for i, d := range vm.Config.Hardware.Device {
+				card, ok := d.(types.BaseVirtualEthernetCard)
+				if !ok {
+					continue
+				}
+				v3 := &types.VirtualVmxnet3{VirtualVmxnet: types.VirtualVmxnet{VirtualEthernetCard: *card.GetVirtualEthernetCard()}, Uptv2Enabled: types.NewBool(true)}
+				vm.Config.Hardware.Device[i] = v3
+				state := &types.VirtualMachineDeviceRuntimeInfoVirtualEthernetCardRuntimeState{Uptv2Active: types.NewBool(active)}
+				if !active {
+					state.Uptv2InactiveReasonVm = []string{"vmNptInsufficientMemoryReservation"}
+				}
+				vm.Runtime.Device = []types.VirtualMachineDeviceRuntimeInfo{{Key: v3.Key, RuntimeState: state}}
+				return
+			}
+		})
+		return
+	}
+	t.Fatalf("simulator has no VM %s", vmName)
+}
+
+const vsCheckLab = `
+id: vscheck
+title: vSphere check
+summary: UPTv2 on the server VM
+duration: 1m
+roles:
+  client: load
+  server: servers
+steps:
+  - id: uptv2
+    title: UPTv2
+    kind: check
+    on: [server]
+    hardware: true
+    vsphere: uptv2
+    hint: the lab's hint
+`
+
+func TestVSphereCheckUPTv2(t *testing.T) {
+	for _, active := range []bool{true, false} {
+		t.Run(fmt.Sprint("active=", active), func(t *testing.T) {
+			u, thumb, m := vsSimModel(t)
+			uptv2VM(t, m, "DC0_H0_VM0", active)
+			rec := &recorder{}
+			var secrets, keys int
+			rec.onPrompt = answerVSphere(vsPassword, "save", &secrets, &keys)
+			e, _ := vsEngineLab(t, vsCheckLab, u, "  thumbprint: "+thumb+"\n", rec)
+			plan, err := e.Plan(0)
+			if err != nil || len(plan) != 1 || plan[0].Host != "s" || !strings.Contains(plan[0].Cmd, "VM DC0_H0_VM0") || !strings.Contains(plan[0].Cmd, "uptv2Enabled") {
+				t.Fatalf("plan %+v (%v), want the vSphere query on host s", plan, err)
+			}
+			st := e.RunStep(testCtx(t, time.Minute), 0)
+			out := strings.Join(rec.output(), "\n")
+			fin := rec.finished()["uptv2"]
+			switch {
+			case active && st != results.Done:
+				t.Fatalf("UPTv2 active: %v %s\n%s", st, fin.Err, out)
+			case !active && st != results.Failed:
+				t.Fatalf("UPTv2 inactive: %v\n%s", st, out)
+			case !active && (!strings.Contains(fin.Err, "vmNptInsufficientMemoryReservation") || fin.Hint == ""):
+				t.Errorf("failure %q (hint %q) lacks vCenter's reason or a hint", fin.Err, fin.Hint)
+			}
+			if !strings.Contains(out, "uptv2 VM DC0_H0_VM0") {
+				t.Errorf("the result is not said:\n%s", out)
+			}
+			if secrets != 1 {
+				t.Errorf("%d password prompts, want 1", secrets)
+			}
+			e.Cleanup(testCtx(t, time.Minute))
+			if strings.Contains(allOutput(t, rec, ""), vsPassword) {
+				t.Error("the password appears in the events")
+			}
+		})
+	}
+}
+
+func TestVSphereCheckWithoutVCenter(t *testing.T) {
+	rec := &recorder{}
+	e := newEngine(t, loadLab(t, vsCheckLab), Options{}, rec)
+	plan, err := e.Plan(0)
+	if err != nil || len(plan) != 1 || !strings.Contains(plan[0].Cmd, "no vcenter: section") {
+		t.Fatalf("plan %+v (%v)", plan, err)
+	}
+	if st := e.RunStep(testCtx(t, time.Minute), 0); st != results.Failed {
+		t.Fatalf("status %v, want failed", st)
+	}
+	f := rec.finished()["uptv2"]
+	if !strings.Contains(f.Err, "no vcenter: section") || !strings.Contains(f.Err, "UPT support on") || !strings.Contains(f.Hint, "--rehearse") {
+		t.Errorf("failure %q (hint %q) does not say what to add, where to look in vCenter, and how to rehearse", f.Err, f.Hint)
+	}
+	// skip_if (bare metal) skips it, as for a command check.
+	lab := strings.Replace(vsCheckLab, "    vsphere: uptv2\n", "    vsphere: uptv2\n    skip_if: \"true\"\n", 1)
+	rec = &recorder{}
+	e = newEngine(t, loadLab(t, lab), Options{}, rec)
+	if st := e.RunStep(testCtx(t, time.Minute), 0); st != results.Skipped {
+		t.Fatalf("with skip_if true: %v, want skipped", st)
 	}
 }
