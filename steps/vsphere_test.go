@@ -206,6 +206,18 @@ func TestCompareGetsHostESXiMetrics(t *testing.T) {
 	var secrets, keys int
 	rec.onPrompt = answerVSphere(vsPassword, "save", &secrets, &keys)
 	e, _ := vsEngine(t, u, "", rec)
+	// The dry run's plan shows the sampler's queries on the server host.
+	plan, err := e.Plan(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shows bool
+	for _, c := range plan {
+		shows = shows || (c.Host == "s" && strings.Contains(c.Cmd, "QueryPerf on ESXi DC0_H0"))
+	}
+	if !shows {
+		t.Errorf("the compare's plan does not show the vSphere sampler on s: %+v", plan)
+	}
 	if err := e.Run(testCtx(t, 2*time.Minute)); err != nil {
 		t.Fatalf("run: %v\n%s", err, strings.Join(rec.output(), "\n"))
 	}
@@ -261,6 +273,9 @@ func TestCompareGetsHostESXiMetrics(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "| host (ESXi) CPU % |") {
 		t.Errorf("report.md has no host (ESXi) CPU row:\n%s", md)
+	}
+	if html, err := os.ReadFile(filepath.Join(dir, results.ReportHTMLFile)); err != nil || !strings.Contains(string(html), "host (ESXi) CPU %") {
+		t.Errorf("report.html (%v) has no host (ESXi) CPU", err)
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, results.SamplesFile))
 	if err == nil && !strings.Contains(string(csv), results.MetricESXiCPU) {
