@@ -628,6 +628,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	dir, finErr := e.Finish(cctx)
 	e.hosts.close()
+	e.closeVCenter(cctx) // also when Cleanup did not run (--only)
 	err := errors.Join(runErr, cleanErr, finErr)
 	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus(), Rehearsal: e.Rehearsal()}
 	if err != nil {
