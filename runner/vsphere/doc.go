@@ -25,7 +25,8 @@
 //
 // # How the engine calls it
 //
-// Not wired into steps/ or the TUI yet. The intended use, per run:
+// The engine does this in steps/vsphere.go (session, sampler) and
+// steps/vsphere_check.go (check steps with vsphere:), per run:
 //
 //  1. With inv.VCenter set, before the first step that needs it:
 //     cfg := vsphere.FromInventory(inv.VCenter, askSecret);
