@@ -56,8 +56,11 @@ func (m *Model) chartsView(c *results.Compare, h int) string {
 		head += " at " + l + " (↑/↓ to change)"
 	}
 	out := []string{m.Styles.Muted.Render(head)}
-	hs := heights(h-1, len(metrics), 1, 1, 0)
-	for k, d := range metrics {
+	// A metric this compare never measured (host (ESXi) figures without
+	// vSphere) gets no chart: it would only take the others' lines.
+	var kept []results.MetricDesc
+	var all [][][]float64
+	for _, d := range metrics {
 		var series [][]float64
 		for _, v := range c.Variants {
 			var s []float64
@@ -66,7 +69,13 @@ func (m *Model) chartsView(c *results.Compare, h int) string {
 			}
 			series = append(series, s)
 		}
-		out = append(out, chart.Plot(plot.Spec{Series: series, Legends: legends, Width: m.Width, Height: hs[k],
+		if k := len(kept); k == 0 && d.Name == metrics[0].Name || hasData(series) {
+			kept, all = append(kept, d), append(all, series)
+		}
+	}
+	hs := heights(h-1, len(kept), 1, 1, 0)
+	for k, d := range kept {
+		out = append(out, chart.Plot(plot.Spec{Series: all[k], Legends: legends, Width: m.Width, Height: hs[k],
 			Caption: d.Label + " per second", Fill: plot.Hold}, m.Styles.SeriesColors))
 	}
 	return strings.Join(out, "\n")
@@ -106,9 +115,9 @@ func (m *Model) sweepView(c *results.Compare, h int) string {
 		}
 	}
 	metrics := plotted(results.PlotSweep)
-	hs := heights(h-len(refs)-1, len(metrics), 3, 2, 1)
-	out := []string{st.Muted.Render(note)}
-	for k, d := range metrics {
+	var kept []results.MetricDesc
+	var all [][][]float64
+	for _, d := range metrics {
 		var series [][]float64
 		for _, v := range c.Variants {
 			var s []float64
@@ -117,6 +126,16 @@ func (m *Model) sweepView(c *results.Compare, h int) string {
 			}
 			series = append(series, s)
 		}
+		// As in chartsView: the first metric always, the others when
+		// measured.
+		if len(kept) == 0 && d.Name == metrics[0].Name || hasData(series) {
+			kept, all = append(kept, d), append(all, series)
+		}
+	}
+	hs := heights(h-len(refs)-1, len(kept), 3, 2, 1)
+	out := []string{st.Muted.Render(note)}
+	for k, d := range kept {
+		series := all[k]
 		spec := plot.Spec{Series: series, Legends: legends, Width: m.Width, Height: hs[k],
 			Caption: "mean " + d.Label + " vs " + c.Sweep, Fill: plot.Stretch}
 		if k == 0 {
@@ -152,4 +171,16 @@ func evenRange(vals []string) (lo, hi float64, even bool) {
 		}
 	}
 	return xs[0], xs[len(xs)-1], step > 0
+}
+
+// hasData reports whether any series holds a measured value (not NaN).
+func hasData(series [][]float64) bool {
+	for _, s := range series {
+		for _, v := range s {
+			if !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
