@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -421,10 +422,11 @@ loop:
 		}
 	}
 
-	// Per-target errors, and the run's.
+	// Per-target errors, and the run's. A connection this run closed
+	// itself because ctx ended is not lost: the run was interrupted.
 	var firstConnErr string
 	for _, w := range workers {
-		if w.err == nil {
+		if w.err == nil || ctx.Err() != nil && errors.Is(w.err, net.ErrClosed) {
 			continue
 		}
 		msg := fmt.Sprintf("connection lost: %v", w.err)
