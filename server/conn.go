@@ -78,9 +78,15 @@ func (s *Server) handle(conn net.Conn) {
 	// The loop takes the descriptor before the client is listed, so that
 	// closeConn (CLIENT KILL, timeouts, shutdown) always sees which path
 	// serves it.
-	if s.loop != nil {
+	// Under lnMu: Serve sets the loop after its listeners exist, and a
+	// connection handed to handle directly (net.Pipe in tests, an
+	// embedding program) may arrive meanwhile.
+	s.lnMu.Lock()
+	loop := s.loop
+	s.lnMu.Unlock()
+	if loop != nil {
 		if fd, ok := detachFD(conn); ok {
-			c.conn, c.fd, c.loop = nil, fd, s.loop
+			c.conn, c.fd, c.loop = nil, fd, loop
 		}
 	}
 	s.clientsMu.Lock()
