@@ -183,7 +183,17 @@ func TestSSHOrphanKilledAfterReconnect(t *testing.T) {
 	var once sync.Once
 	_, err := tg.Run(ctx, Command{Cmd: "echo started; sleep 9717", Output: func(l Line) {
 		if l.Text == "started" {
-			once.Do(func() { go f.dropConns(false) })
+			// The group id is the wrapper's first line on stderr, a
+			// channel of its own: drop only once it has had time to
+			// arrive (a drop in the very first moments, before any
+			// stderr byte crossed, leaves a group nobody can name; that
+			// edge is not what this test is about).
+			once.Do(func() {
+				go func() {
+					time.Sleep(500 * time.Millisecond)
+					f.dropConns(false)
+				}()
+			})
 		}
 	}})
 	var ce *ConnError
