@@ -17,16 +17,8 @@ import (
 // makes real network namespaces when this machine cannot.
 func requireNetns(t *testing.T) {
 	t.Helper()
-	testpeer.Require(t, "ip")
-	testpeer.Require(t, "nft")
+	testpeer.RequireNetns(t, "run as root (sudo go test ./steps/ -run Emulated)")
 	testpeer.Require(t, "taskset")
-	if os.Geteuid() != 0 {
-		msg := "the emulated network paths need root: run as root (sudo go test ./steps/ -run Emulated)"
-		if testpeer.Required() {
-			t.Fatalf("%s; %s=1 requires it", msg, testpeer.RequireEnv)
-		}
-		t.Skip(msg)
-	}
 }
 
 const netpathLab = `

@@ -57,15 +57,7 @@ func TestCleanupBadRunID(t *testing.T) {
 // makes real network namespaces when this machine cannot.
 func requireNetRoot(t *testing.T) {
 	t.Helper()
-	testpeer.Require(t, "ip")
-	testpeer.Require(t, "nft")
-	if os.Geteuid() != 0 {
-		msg := "making network namespaces needs root: run this test as root"
-		if testpeer.Required() {
-			t.Fatalf("%s; %s=1 requires it", msg, testpeer.RequireEnv)
-		}
-		t.Skip(msg)
-	}
+	testpeer.RequireNetns(t, "run this test as root")
 }
 
 // TestCleanupRemovesLeftovers leaves what a killed run leaves (an

@@ -55,3 +55,20 @@ func Require(t testing.TB, binary string) string {
 	t.Skip(msg)
 	return ""
 }
+
+// RequireNetns skips (or, with DPULAB_REQUIRE_PEERS=1, fails) a test that
+// makes real network namespaces, veths and nftables tables when this
+// machine cannot: ip or nft missing, or not root. how says how to run the
+// test as root.
+func RequireNetns(t testing.TB, how string) {
+	t.Helper()
+	Require(t, "ip")
+	Require(t, "nft")
+	if os.Geteuid() != 0 {
+		msg := "making network namespaces needs root: " + how
+		if Required() {
+			t.Fatalf("%s; %s=1 requires it", msg, RequireEnv)
+		}
+		t.Skip(msg)
+	}
+}

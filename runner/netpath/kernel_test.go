@@ -36,15 +36,7 @@ func dpulabBin(t *testing.T) string {
 // makes real namespaces when this machine cannot: not root, or no ip/nft.
 func requireKernel(t *testing.T) *runner.Local {
 	t.Helper()
-	testpeer.Require(t, "ip")
-	testpeer.Require(t, "nft")
-	if os.Geteuid() != 0 {
-		msg := "making network namespaces needs root: run these tests as root (sudo go test ./runner/netpath/)"
-		if testpeer.Required() {
-			t.Fatalf("%s; %s=1 requires it", msg, testpeer.RequireEnv)
-		}
-		t.Skip(msg)
-	}
+	testpeer.RequireNetns(t, "run these tests as root (sudo go test ./runner/netpath/)")
 	return runner.NewLocal()
 }
 
