@@ -8,6 +8,20 @@ import (
 	"github.com/dpulab/dpulab/server/transport"
 )
 
+// TransportNote is one reason some steps or variants of a lab cannot run
+// in this build, or run over a simulation: the reason, the places it
+// applies to, and whether it stops them (Cannot) or only labels them.
+type TransportNote struct {
+	Reason string
+	Where  []string
+	Cannot bool
+}
+
+// String is the note as lint and the dry run print it.
+func (n TransportNote) String() string {
+	return strings.Join(n.Where, "; ") + " " + n.Reason
+}
+
 // TransportNotes says which steps and variants of l cannot run in this
 // build, or run over a simulation, and why: `dpulab lint` and the dry run
 // print them, so a lab that needs RDMA is not found out at its deploy
@@ -16,13 +30,25 @@ import (
 //
 // Each reason is said once, with every place it applies to.
 func TransportNotes(l *Lab) []string {
-	var reasons []string
-	where := map[string][]string{}
-	add := func(reason, w string) {
-		if _, ok := where[reason]; !ok {
-			reasons = append(reasons, reason)
+	var out []string
+	for _, n := range TransportProblems(l) {
+		out = append(out, n.String())
+	}
+	return out
+}
+
+// TransportProblems is TransportNotes as values, for the TUI's picker.
+func TransportProblems(l *Lab) []TransportNote {
+	var notes []TransportNote
+	index := map[string]int{}
+	add := func(reason, w string, cannot bool) {
+		i, ok := index[reason]
+		if !ok {
+			i = len(notes)
+			index[reason] = i
+			notes = append(notes, TransportNote{Reason: reason, Cannot: cannot})
 		}
-		where[reason] = append(where[reason], w)
+		notes[i].Where = append(notes[i].Where, w)
 	}
 	note := func(w string, v Value) {
 		s := strings.TrimSpace(string(v))
@@ -31,9 +57,9 @@ func TransportNotes(l *Lab) []string {
 		}
 		n := transport.Name(s)
 		if err := transport.Available(n); errors.Is(err, transport.ErrNotBuilt) {
-			add(fmt.Sprintf("cannot run in this build: %v", err), w)
+			add(fmt.Sprintf("cannot run in this build: %v", err), w, true)
 		} else if sim := transport.Simulated(n); sim != "" {
-			add(fmt.Sprintf("run over %s", sim), w)
+			add(fmt.Sprintf("run over %s", sim), w, false)
 		}
 	}
 	for i := range l.Steps {
@@ -54,10 +80,6 @@ func TransportNotes(l *Lab) []string {
 				}
 			}
 		}
-	}
-	notes := make([]string, len(reasons))
-	for i, r := range reasons {
-		notes[i] = strings.Join(where[r], "; ") + " " + r
 	}
 	return notes
 }

@@ -220,7 +220,7 @@ func (c *hostileCatalog) Open(id string, o Options) (Session, error) {
 }
 func (c *hostileCatalog) Info() LabInfo {
 	return LabInfo{ID: hostile, Title: hostile, Summary: hostile, Roles: []string{hostile}, Missing: []string{hostile},
-		BoothConfirm: []string{hostile}, Err: hostile, StateErr: hostile}
+		BoothConfirm: []string{hostile}, CannotRun: []string{hostile}, Err: hostile, StateErr: hostile}
 }
 func (c *hostileCatalog) Steps() []steps.StepInfo {
 	return []steps.StepInfo{{ID: hostile, Title: hostile, Kind: hostile}}

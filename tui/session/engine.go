@@ -58,6 +58,11 @@ func firstLine(s string) string {
 func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
 	in := LabInfo{ID: l.ID, Title: l.Title, Summary: l.Summary, Duration: l.Duration, Roles: l.RoleNames(), Steps: len(l.Steps), ResumeAt: -1, Local: c.Inventory == nil,
 		BoothConfirm: l.Booth.AutoConfirm}
+	for _, n := range labs.TransportProblems(l) {
+		if n.Cannot {
+			in.CannotRun = append(in.CannotRun, fmt.Sprintf("%s (%s)", n.Reason, plural(len(n.Where), "step or variant", "steps or variants")))
+		}
+	}
 	for _, r := range in.Roles {
 		if _, err := c.Inventory.HostsFor(r); err != nil {
 			in.Missing = append(in.Missing, r)
@@ -200,3 +205,11 @@ func (s *engineSession) Close() error { return nil }
 
 // Review implements Session: an engine session runs.
 func (s *engineSession) Review() bool { return false }
+
+// plural is "1 thing" or "N things".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

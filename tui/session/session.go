@@ -48,6 +48,12 @@ type LabInfo struct {
 	// answer with yes on its own (the lab's booth: auto_confirm); never
 	// host keys, never passwords.
 	BoothConfirm []string
+	// CannotRun says why some of the lab's steps or variants cannot run
+	// with this binary (labs.TransportProblems: a transport it was built
+	// without), one entry per reason, each naming how many places it
+	// stops. The lab still opens: those steps fail, those variants are
+	// listed as not run.
+	CannotRun []string
 	// Err, when set, says why the lab cannot be opened (lint errors).
 	Err string
 	// StateErr says why saved progress could not be read; opening the lab

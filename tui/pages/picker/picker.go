@@ -34,10 +34,15 @@ func (i item) Description() string { return Describe(i.info) }
 
 func (i item) FilterValue() string { return i.info.ID + " " + i.info.Title }
 
-// Describe is a lab's one-line summary: duration, roles with inventory
-// coverage, saved progress.
+// Describe is a lab's one-line summary: what cannot run with this binary,
+// duration, roles with inventory coverage, saved progress.
 func Describe(l session.LabInfo) string {
 	var parts []string
+	// What stops part of the lab on this binary comes first: the list cuts
+	// a long description at the window's edge.
+	for _, r := range l.CannotRun {
+		parts = append(parts, "⚠ cannot run here: "+r)
+	}
 	if l.Duration > 0 {
 		parts = append(parts, fmt.Sprintf("%d min", int(l.Duration.Minutes()+0.5)))
 	}
