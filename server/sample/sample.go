@@ -1,7 +1,8 @@
 // Package sample measures a host while a benchmark runs: CPU time split by
 // kind (with the share spent on networking: softirq + irq), network bytes per
-// second per interface, and package power from RAPL when the host exposes
-// it. `dpulab sample` prints one Sample per interval as a JSON line; the step
+// second per interface, package power from RAPL when the host exposes it,
+// and the traffic and error counters of InfiniBand and RoCE ports (rdma.go),
+// which see the RDMA traffic /proc/net/dev cannot. `dpulab sample` prints one Sample per interval as a JSON line; the step
 // engine runs it on lab hosts through the runner and reads the stream back
 // with a Decoder.
 //
@@ -58,6 +59,10 @@ type Sample struct {
 	// PowerWatts is the summed RAPL package power, nil when the host has
 	// no readable RAPL counters.
 	PowerWatts *float64 `json:"power_watts"`
+	// RDMA is keyed by InfiniBand/RoCE port ("mlx5_0/1"); absent (nil)
+	// on a host without /sys/class/infiniband or without readable port
+	// counters.
+	RDMA map[string]RDMARate `json:"rdma,omitempty"`
 }
 
 // CPUTimes are the aggregate "cpu" counters of /proc/stat, in clock ticks.
@@ -181,7 +186,9 @@ type Sampler struct {
 	// Ifaces restricts the network interfaces reported; empty means all
 	// but lo.
 	Ifaces []string
-	// Root is prefixed to /proc and /sys paths; tests point it at fixtures.
+	// Root is prefixed to /proc and /sys paths (/proc/stat,
+	// /sys/class/powercap, /sys/class/infiniband); tests point it at a
+	// tree they build.
 	Root string
 
 	primed   bool
@@ -190,6 +197,7 @@ type Sampler struct {
 	prevNet  map[string]NetCounters
 	zones    []raplZone
 	prevRAPL raplReading
+	prevRDMA map[string]rdmaCounters
 	now      func() time.Time
 }
 
@@ -273,9 +281,10 @@ func (s *Sampler) Next() (Sample, bool, error) {
 	if err != nil {
 		return Sample{}, false, err
 	}
+	ib := s.readRDMA()
 	if !s.primed {
 		s.primed = true
-		s.prevT, s.prevCPU, s.prevNet, s.prevRAPL = t, cpu, net, rapl
+		s.prevT, s.prevCPU, s.prevNet, s.prevRAPL, s.prevRDMA = t, cpu, net, rapl, ib
 		return Sample{}, false, nil
 	}
 	dt := t.Sub(s.prevT).Seconds()
@@ -301,7 +310,8 @@ func (s *Sampler) Next() (Sample, bool, error) {
 		w := round2(float64(uj) / 1e6 / dt)
 		smp.PowerWatts = &w
 	}
-	s.prevT, s.prevCPU, s.prevNet, s.prevRAPL = t, cpu, net, rapl
+	smp.RDMA = rdmaRates(s.prevRDMA, ib, dt)
+	s.prevT, s.prevCPU, s.prevNet, s.prevRAPL, s.prevRDMA = t, cpu, net, rapl, ib
 	return smp, true, nil
 }
 
