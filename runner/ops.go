@@ -214,9 +214,23 @@ exit $rc`
 
 // killScript ends process group $1, but only if its leader's command line
 // still carries nonce $2 (the group was ours, not a reused pid): SIGTERM,
-// then SIGKILL after $3 tenths of a second.
+// then SIGKILL after $3 tenths of a second. Group 0 means its id never
+// reached us (the connection dropped in the command's first moments): the
+// leader is then found by its command line, runWrapper's "sh -c WRAPPER
+// NONCE CMD" (sh, -c, the wrapper's text, the nonce); no such process means
+// the command never started or has ended.
 const killScript = `alive() { if command -v ps >/dev/null 2>&1; then ps -eo pgid=,stat= | awk -v p="$1" '$1==p && $2 !~ /^Z/ {f=1} END {exit !f}'; else kill -0 -"$1" 2>/dev/null; fi; }
 p=$1
+if [ "$p" = 0 ]; then
+  p=
+  for f in $(grep -lzxF -- "$2" /proc/[0-9]*/cmdline 2>/dev/null); do
+    a=$(tr '\0' '\n' <"$f" 2>/dev/null | sed -n '1p;2p;4p' | tr '\n' ' ')
+    [ "$a" = "sh -c $2 " ] || continue
+    case "$(tr '\0' '\n' <"$f" 2>/dev/null | sed -n 3p)" in "printf '%s:%s\n' "*) p=${f#/proc/}; p=${p%/cmdline}; break ;; esac
+  done
+  [ -n "$p" ] || exit 0
+fi
+case $p in ''|0|*[!0-9]*) echo "bad process group id: $p" >&2; exit 2 ;; esac
 case "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" in *"$2"*) ;; *) kill -0 -"$p" 2>/dev/null || exit 0; [ -r /proc/"$p"/cmdline ] && exit 0 ;; esac
 kill -TERM -"$p" 2>/dev/null || exit 0
 i=0

@@ -282,10 +282,10 @@ func (t *SSHTarget) connect(ctx context.Context) (*sshConn, error) {
 
 // orphanPGIDWait bounds the wait for a dropped command's group id. The id
 // is the wrapper's first line on stderr and is normally there at once; on
-// a loaded machine its reader can lag by seconds (2 s was seen to be too
-// short in CI), and a group not recorded is never killed. Only a dropped
-// connection waits this long.
-const orphanPGIDWait = 6 * time.Second
+// a loaded machine its reader can lag by seconds. Without it the orphan is
+// recorded by its nonce alone, and the kill after the next dial finds the
+// group by its leader's command line. Only a dropped connection waits.
+const orphanPGIDWait = 2 * time.Second
 
 // killOrphans ends the process groups of commands whose connection
 // dropped while they ran.
@@ -899,25 +899,30 @@ func (t *SSHTarget) Run(ctx context.Context, cmd Command) (Result, error) {
 				// goroutine: on a loaded machine it can still be on its way
 				// when the drop is seen, and a group not recorded here is
 				// never killed.
+				// Without it, the group is found by its nonce (killScript,
+				// group 0).
 				select {
 				case pgid = <-pgidCh:
-					t.mu.Lock()
-					t.orphans = append(t.orphans, orphan{pgid: pgid, nonce: nonce, sudo: cmd.Sudo})
-					t.mu.Unlock()
 				case <-time.After(orphanPGIDWait):
 				}
+				t.mu.Lock()
+				t.orphans = append(t.orphans, orphan{pgid: pgid, nonce: nonce, sudo: cmd.Sudo})
+				t.mu.Unlock()
 			}
 		}
 		return result(code), err
 	case <-ctx.Done():
 	}
-	// Cancelled: the group id arrives within moments of the start.
+	// Cancelled: the group id arrives within moments of the start; when
+	// it has not, the group is found by its nonce (killScript, group 0).
+	ended := false
 	select {
 	case pgid = <-pgidCh:
 	case <-done:
+		ended = true
 	case <-time.After(3 * time.Second):
 	}
-	if pgid > 0 {
+	if !ended {
 		kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second+t.grace())
 		kerr := t.killGroup(kctx, pgid, nonce, cmd.Sudo, t.grace())
 		cancel()
