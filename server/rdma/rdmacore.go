@@ -30,7 +30,7 @@ import (
 // The cgo provider's loader (build tag rdma): rdma-core is opened at run
 // time, not linked, so a binary built with the tag starts and serves TCP on
 // a host without it, and says what is missing when RDMA is asked for. The
-// provider itself (queue pairs over these libraries) is not written yet.
+// provider itself is provider.go over the C layer (dplverbs.h).
 
 // rdmaCore lists the libraries and the entry points the provider needs
 // from each (what Valkey's src/rdma.c calls; the post and poll calls are
@@ -39,11 +39,11 @@ var rdmaCore = []struct {
 	lib  string
 	syms []string
 }{
-	{"libibverbs.so.1", []string{"ibv_get_device_list", "ibv_alloc_pd", "ibv_dealloc_pd", "ibv_reg_mr", "ibv_dereg_mr",
+	{"libibverbs.so.1", []string{"ibv_alloc_pd", "ibv_dealloc_pd", "ibv_reg_mr", "ibv_dereg_mr",
 		"ibv_create_comp_channel", "ibv_destroy_comp_channel", "ibv_create_cq", "ibv_destroy_cq",
-		"ibv_get_cq_event", "ibv_ack_cq_events", "ibv_query_device"}},
-	{"librdmacm.so.1", []string{"rdma_create_event_channel", "rdma_destroy_event_channel", "rdma_create_id",
-		"rdma_destroy_id", "rdma_bind_addr", "rdma_listen", "rdma_resolve_addr", "rdma_resolve_route",
+		"ibv_get_cq_event", "ibv_ack_cq_events"}},
+	{"librdmacm.so.1", []string{"rdma_create_event_channel", "rdma_destroy_event_channel", "rdma_getaddrinfo",
+		"rdma_freeaddrinfo", "rdma_create_ep", "rdma_destroy_id", "rdma_migrate_id", "rdma_listen",
 		"rdma_connect", "rdma_accept", "rdma_reject", "rdma_disconnect", "rdma_get_cm_event", "rdma_ack_cm_event",
 		"rdma_create_qp", "rdma_destroy_qp"}},
 }
@@ -65,6 +65,11 @@ func Probe() error {
 	if probeErr != nil {
 		return probeErr
 	}
+	return deviceCheck()
+}
+
+// deviceCheck says whether the connection manager's device is there.
+func deviceCheck() error {
 	if _, err := os.Stat(CMDevice); err != nil {
 		return fmt.Errorf("no RDMA device: %s is absent; load the adapter's driver (e.g. modprobe mlx5_ib) and rdma_ucm, or add Soft-RoCE, software RDMA over an Ethernet interface: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IF", CMDevice)
 	}
