@@ -174,7 +174,33 @@ var (
 			Read: StatsMetric(MetricESXiWattsPerMOps), Sample: PointMetric(MetricESXiWattsPerMOps), Digits: 2},
 		{Name: MetricESXiNetGbps, Label: "host (ESXi) network Gb/s", Unit: "Gb/s", Help: "host (ESXi): the ESXi hosts' physical NICs' traffic (net.usage.average, received plus sent, summed over vmnics and hosts)", Better: Neither,
 			Read: StatsMetric(MetricESXiNetGbps), Sample: PointMetric(MetricESXiNetGbps), Digits: 4},
+		// The InfiniBand/RoCE ports' own counters (server/sample's rdma.go,
+		// carried in Point.Metrics by name): RDMA moves data without the
+		// kernel's network stack, so the network Gb/s above, from
+		// /proc/net/dev, does not see it. A host without RDMA ports has none
+		// of these, so they stay out of its tables.
+		{Name: MetricRDMAGbps, Label: "RDMA ports Gb/s", Unit: "Gb/s", Help: "the server hosts' InfiniBand/RoCE ports' traffic, received plus sent, from the port counters (port_rcv_data + port_xmit_data, whole packets: RDMA and IPoIB alike)", Better: Neither,
+			Read: StatsMetric(MetricRDMAGbps), Sample: PointMetric(MetricRDMAGbps), Digits: 4,
+			Live: &Live{Chart: "RDMA ports (Gb/s)"}},
+		{Name: MetricRDMAOutOfSequence, Label: "RDMA out-of-sequence/s", Unit: "packets/s", Help: "packets the server hosts' RDMA ports received out of sequence (hw_counters/out_of_sequence): on UC a lost packet, on RC one the sender resends", Better: Lower,
+			Read: StatsMetric(MetricRDMAOutOfSequence), Sample: PointMetric(MetricRDMAOutOfSequence), Digits: 2},
+		{Name: MetricRDMASeqNAKs, Label: "RDMA sequence NAKs/s", Unit: "NAKs/s", Help: "sequence-error NAKs the server hosts' RC senders received, each a resend (hw_counters/packet_seq_err)", Better: Lower,
+			Read: StatsMetric(MetricRDMASeqNAKs), Sample: PointMetric(MetricRDMASeqNAKs), Digits: 2},
+		{Name: MetricRDMAAckTimeouts, Label: "RDMA ack timeouts/s", Unit: "timeouts/s", Help: "RC acknowledgement timeouts on the server hosts' ports, each a resend (hw_counters/local_ack_timeout_err)", Better: Lower,
+			Read: StatsMetric(MetricRDMAAckTimeouts), Sample: PointMetric(MetricRDMAAckTimeouts), Digits: 2},
+		{Name: MetricRDMARNRRetryErrors, Label: "RDMA RNR retry errors/s", Unit: "errors/s", Help: "RC connections on the server hosts that ran out of retries because the peer had no receive posted (hw_counters/rnr_nak_retry_err): each breaks a connection", Better: Lower,
+			Read: StatsMetric(MetricRDMARNRRetryErrors), Sample: PointMetric(MetricRDMARNRRetryErrors), Digits: 2},
 	}
+)
+
+// The RDMA port metrics' names, carried by name like the hypervisor's.
+// The error ones are "rdma_" plus the kernel's counter name.
+const (
+	MetricRDMAGbps           = "rdma_gbps"
+	MetricRDMAOutOfSequence  = "rdma_out_of_sequence"
+	MetricRDMASeqNAKs        = "rdma_packet_seq_err"
+	MetricRDMAAckTimeouts    = "rdma_local_ack_timeout_err"
+	MetricRDMARNRRetryErrors = "rdma_rnr_nak_retry_err"
 )
 
 // The hypervisor metrics' names. They have no Point or Stats field of
@@ -188,7 +214,8 @@ const (
 
 // byNameMetrics are the built-in metrics read from Stats.Metrics rather
 // than a Stats field of their own.
-var byNameMetrics = []string{MetricESXiCPU, MetricESXiCoresPerMOps, MetricESXiWattsPerMOps, MetricESXiNetGbps}
+var byNameMetrics = []string{MetricESXiCPU, MetricESXiCoresPerMOps, MetricESXiWattsPerMOps, MetricESXiNetGbps,
+	MetricRDMAGbps, MetricRDMAOutOfSequence, MetricRDMASeqNAKs, MetricRDMAAckTimeouts, MetricRDMARNRRetryErrors}
 
 // MetricDescs returns the metrics in report order (a copy).
 func MetricDescs() []MetricDesc {
