@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -15,7 +16,9 @@ type hostSample struct {
 	CPUNetworkPct *float64
 	NetGbps       *float64
 	PowerWatts    *float64
-	At            time.Time
+	// Metrics are the figures carried by name (RDMA ports: sampler_rdma.go).
+	Metrics map[string]float64
+	At      time.Time
 }
 
 // parseHostSample reads one line of `dpulab sample` output. Busy CPU is
@@ -31,7 +34,7 @@ func parseHostSample(line []byte) (hostSample, bool) {
 		busy = 0
 	}
 	netcpu := s.CPU.Network
-	hs := hostSample{CPUBusyPct: &busy, CPUNetworkPct: &netcpu, PowerWatts: s.PowerWatts, At: time.Now()}
+	hs := hostSample{CPUBusyPct: &busy, CPUNetworkPct: &netcpu, PowerWatts: s.PowerWatts, Metrics: rdmaMetrics(s), At: time.Now()}
 	if len(s.Net) > 0 {
 		var bps float64
 		for _, r := range s.Net {
@@ -128,6 +131,7 @@ func (b *sampleBoard) merge(p results.Point, since time.Time) results.Point {
 	var cpu, netcpu []float64
 	var gbps, watts float64
 	var haveGbps, haveWatts bool
+	var byName map[string]float64
 	for _, s := range b.latest {
 		if time.Since(s.At) > staleAfter || s.At.Before(since) {
 			continue
@@ -146,6 +150,7 @@ func (b *sampleBoard) merge(p results.Point, since time.Time) results.Point {
 			watts += *s.PowerWatts
 			haveWatts = true
 		}
+		byName = addMetrics(byName, s.Metrics)
 	}
 	if len(cpu) > 0 {
 		m := results.MeanStdOf(cpu).Mean
@@ -160,6 +165,9 @@ func (b *sampleBoard) merge(p results.Point, since time.Time) results.Point {
 	}
 	if haveWatts {
 		p.PowerWatts = &watts
+	}
+	if byName != nil {
+		p.Metrics = addMetrics(maps.Clone(p.Metrics), byName)
 	}
 	return p
 }

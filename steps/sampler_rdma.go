@@ -1,0 +1,49 @@
+package steps
+
+import (
+	"github.com/dpulab/dpulab/server/sample"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// rdmaErrorMetrics maps server/sample's hardware counters to the metrics
+// that carry them (steps/results/metrics.go).
+var rdmaErrorMetrics = map[string]string{
+	"out_of_sequence":       results.MetricRDMAOutOfSequence,
+	"packet_seq_err":        results.MetricRDMASeqNAKs,
+	"local_ack_timeout_err": results.MetricRDMAAckTimeouts,
+	"rnr_nak_retry_err":     results.MetricRDMARNRRetryErrors,
+}
+
+// rdmaMetrics is one host's InfiniBand/RoCE figures for a second, by
+// metric name: traffic over all its ports in Gb/s, and each error counter
+// summed over the ports that have it. nil when the host has no RDMA ports,
+// so such a host adds nothing (not zeros) to a merge.
+func rdmaMetrics(s sample.Sample) map[string]float64 {
+	if len(s.RDMA) == 0 {
+		return nil
+	}
+	var bps float64
+	out := map[string]float64{}
+	for _, p := range s.RDMA {
+		bps += p.RxBytesPerSec + p.TxBytesPerSec
+		for counter, v := range p.Errors {
+			if name, ok := rdmaErrorMetrics[counter]; ok {
+				out[name] += v
+			}
+		}
+	}
+	out[results.MetricRDMAGbps] = bps * 8 / 1e9
+	return out
+}
+
+// addMetrics sums src into dst by name (traffic and error counts add up
+// over hosts), allocating dst on first use.
+func addMetrics(dst, src map[string]float64) map[string]float64 {
+	for k, v := range src {
+		if dst == nil {
+			dst = map[string]float64{}
+		}
+		dst[k] += v
+	}
+	return dst
+}

@@ -1,0 +1,68 @@
+package steps
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// The RDMA ports' counters go from a `dpulab sample` line into the bench
+// second's Point by metric name, summed over server hosts, so results.json,
+// samples.csv, the compare table and the reports show them; a host without
+// RDMA ports adds nothing, and a second with none has no such metric at all.
+func TestSampleRDMAMetricsMerge(t *testing.T) {
+	ib := []byte(`{"t":"2026-12-03T19:00:00Z","host":"srv1","cpu":{"idle":50},"net":{},"power_watts":null,` +
+		`"rdma":{"mlx5_0/1":{"rx_bytes_per_sec":500000000,"tx_bytes_per_sec":750000000,"rx_packets_per_sec":1,"tx_packets_per_sec":1,` +
+		`"errors":{"out_of_sequence":3,"packet_seq_err":1,"local_ack_timeout_err":0,"rnr_nak_retry_err":0}},` +
+		`"mlx5_1/1":{"rx_bytes_per_sec":0,"tx_bytes_per_sec":0,"rx_packets_per_sec":0,"tx_packets_per_sec":0}}}`)
+	ib2 := []byte(`{"t":"2026-12-03T19:00:00Z","host":"srv2","cpu":{"idle":50},"net":{},"power_watts":null,` +
+		`"rdma":{"mlx5_0/1":{"rx_bytes_per_sec":125000000,"tx_bytes_per_sec":0,"rx_packets_per_sec":1,"tx_packets_per_sec":1,` +
+		`"errors":{"out_of_sequence":2}}}}`)
+	plain := []byte(`{"t":"2026-12-03T19:00:00Z","host":"tcp1","cpu":{"idle":50},"net":{"eth0":{"rx_bytes_per_sec":1,"tx_bytes_per_sec":1}},"power_watts":null}`)
+
+	since := time.Now().Add(-time.Second)
+	b := newSampleBoard()
+	for host, line := range map[string][]byte{"srv1": ib, "srv2": ib2, "tcp1": plain} {
+		hs, ok := parseHostSample(line)
+		if !ok {
+			t.Fatalf("%s: line not parsed", host)
+		}
+		b.put(host, hs)
+	}
+	p := b.merge(results.Point{Metrics: map[string]float64{results.MetricESXiCPU: 12}}, since)
+	want := map[string]float64{
+		results.MetricESXiCPU:            12, // kept
+		results.MetricRDMAGbps:           11, // (0.5+0.75+0.125) GB/s × 8
+		results.MetricRDMAOutOfSequence:  5,  // 3 + 2 over hosts
+		results.MetricRDMASeqNAKs:        1,  // srv1 only
+		results.MetricRDMAAckTimeouts:    0,  // measured: zero
+		results.MetricRDMARNRRetryErrors: 0,
+	}
+	if len(p.Metrics) != len(want) {
+		t.Fatalf("metrics %v, want %v", p.Metrics, want)
+	}
+	for k, v := range want {
+		if g, ok := p.Metrics[k]; !ok || math.Abs(g-v) > 1e-9 {
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
+		}
+	}
+	for _, name := range []string{results.MetricRDMAGbps, results.MetricRDMAOutOfSequence} {
+		m, ok := results.LookupMetric(name)
+		if !ok || m.Sample == nil {
+			t.Fatalf("metric %s not in the table", name)
+		}
+		if v, ok := m.Sample(&p); !ok || v != want[name] {
+			t.Errorf("the table reads %s as %v, %v", name, v, ok)
+		}
+	}
+
+	// Only hosts without InfiniBand: no RDMA metric, not a zero one.
+	b2 := newSampleBoard()
+	hs, _ := parseHostSample(plain)
+	b2.put("tcp1", hs)
+	if p := b2.merge(results.Point{}, since); p.Metrics != nil {
+		t.Fatalf("metrics %v from a host without RDMA ports", p.Metrics)
+	}
+}
