@@ -69,38 +69,74 @@
 //
 // # Through the transport seam (issue 11)
 //
-// The rdmasim build registers rdma in server/transport over the simulated
-// provider (server/transport/rdma_sim.go): `dpulab server` listens on
-// rdma-port (rdma-bind, rdma-transport-mode, rdma-rx-size, rdma-sq-size and
-// rdma-rq-size apply; its log says the transport is simulated), and
-// `dpulab bench --target rdma://HOST:PORT --rdma-mode rc|uc` dials it, two
-// processes speaking this protocol; the bench labels its figures as a
-// simulation. Not yet: INFO's rdma section (Counters per listener), and
-// the tuning keys that only hardware gives a meaning (inline size,
-// rdma-poll-us, retry count, completion vector), which the cgo provider
-// will honour.
+// server/transport registers rdma from one of its rdma_*.go files, by
+// build: -tags rdma (with cgo) the cgo provider below (rdma_cgo.go);
+// -tags rdmasim alone the Go simulation (rdma_sim.go); -tags rdma without
+// cgo nothing, saying why (rdma_pending.go); no tag nothing, with "built
+// without RDMA support: rebuild with -tags rdma ..." (exit status 2 from
+// the server and the bench). `dpulab server` listens on rdma-port
+// (rdma-bind, rdma-transport-mode, rdma-rx-size, rdma-sq-size,
+// rdma-rq-size; over the cgo provider also rdma-inline-size, rdma-poll-us,
+// rdma-retry-count, rdma-completion-vector), `dpulab bench --target
+// rdma://HOST:PORT --rdma-mode rc|uc` dials it, INFO's rdma section counts
+// per listener (StatsListener), and figures over a simulation say so.
+// `dpulab version` lists the transports with the provider and whether this
+// host can use it (Provider).
 //
-// # The cgo provider (build tag rdma, later)
+// # The cgo provider (build tag rdma)
 //
-// Written so far: its loader (rdmacore.go): libibverbs.so.1 and
-// librdmacm.so.1 opened with dlopen and checked for every entry point the
-// provider needs, and Probe, which says what a host lacks (a library, an
-// entry point, /dev/infiniband/rdma_cm with how to load a driver or add
-// Soft-RoCE). The rest, below, is not written: a -tags rdma build says so
-// when asked for rdma (server/transport/rdma_pending.go).
+// A small C layer of our own, dplverbs.h (open, listen/accept/connect,
+// register, post receive/send/write-with-imm, poll, arm, the fds to wait
+// on, disconnect, destroy), with two implementations chosen by build tags:
 //
-// A second implementation of QP over rdma-core, behind the build tag rdma
-// and a small C layer of our own, with libibverbs and librdmacm loaded at
-// run time (dlopen) so a binary built with the tag still starts without
-// them: rdma_create_id/resolve/connect or listen/accept for setup (port
-// space TCP), ibv_alloc_pd, one completion channel and CQ of 2×1024
-// entries, rdma_create_qp of IBV_QPT_RC or IBV_QPT_UC; Register is
-// page-aligned mmap with guard pages plus ibv_reg_mr (remote write for
-// the receive buffer only), since registered memory must not move and
-// must not live on the Go heap; Post* fill ibv_sge/ibv_send_wr
-// (IBV_WR_SEND, IBV_WR_RDMA_WRITE_WITH_IMM, imm_data big-endian) and
-// ibv_post_send/recv; Poll wraps ibv_poll_cq; Notify is fed by a goroutine
-// waiting on the completion and CM channel fds (after spinning rdma-poll-us
-// on the CQ), re-arming with ibv_req_notify_cq and acking events;
-// rnr_retry_count 7 on RC. The Conn and its tests stay as they are.
+//   - dplverbs_rdmacore.c (rdma && !rdmasim, what ships): libibverbs.so.1
+//     and librdmacm.so.1 opened with dlopen and called through function
+//     pointers (the post, poll and notify calls are inline in verbs.h,
+//     through the device's ops), so a -tags rdma binary starts and serves
+//     TCP on a host without them. rdmacore.go's Probe says what a host
+//     lacks (a library, an entry point, /dev/infiniband/rdma_cm with how
+//     to load a driver or add Soft-RoCE). Setup: rdma_getaddrinfo and
+//     rdma_create_ep, each connection's id moved to its own event channel;
+//     RC in the TCP port space (Valkey's), UC with a UC id in the IB port
+//     space (the CM must say UC: a TCP-space id is RC); per connection a
+//     protection domain, one completion channel and a CQ of send+receive
+//     depth on rdma-completion-vector, the queue pair with
+//     rdma-inline-size, rdma-sq-size and rdma-rq-size; rdma_accept /
+//     rdma_connect with retry_count rdma-retry-count and rnr_retry_count
+//     7. Our clients put "DPLR"+type in the connect request's private data
+//     so a server refuses the other queue-pair type with the reason
+//     (rdma_reject); Valkey's clients send none and count as RC. Sends of
+//     at most the inline size go IBV_SEND_INLINE.
+//   - dplverbs_sim.c (rdma && rdmasim, tests only, never shipped): the
+//     verbs' messages over Unix sockets, in WireQP's frames after sim.go's
+//     handshake, so a rdma,rdmasim build and a Go rdmasim build
+//     interoperate; it enforces the same rules (registered regions and
+//     rkeys, posted receives, RC holding and acknowledging, UC dropping,
+//     in-order completions) and bounds-checks every length from the
+//     socket.
+//
+// provider.go implements QP over the C layer: Register is page-aligned
+// mmap with a guard page on each side plus ibv_reg_mr (remote write for the
+// receive buffer only), memory off the Go heap; Notify is fed by a
+// goroutine that spins on the CQ for rdma-poll-us after the last
+// completion, then arms it (ibv_req_notify_cq) and sleeps in poll(2) on
+// the completion channel, the CM channel and an eventfd for Close;
+// completions it takes wait in a ring for Poll. Listen and Dial give
+// net.Listener and net.Conn (NetConn) as sim.go does.
+//
+// # What has run, and what has not
+//
+// Run here: the cgo provider over the C simulation, against itself and
+// against the Go WireQP both ways (provider_sim_test.go), and `dpulab
+// server` with `dpulab bench` of a rdma,rdmasim build as two processes, RC
+// and UC, 1 MiB values and 16-deep pipelines
+// (server/transport/rdma_cgo_sim_test.go); the per-request CPU and
+// allocation cost against TCP (perf_provider_test.go, tag perf). Compiled
+// and loaded here, never run: dplverbs_rdmacore.c, since this machine has
+// no RDMA device; TestRDMAHardware (server/transport/rdma_hw_test.go, go
+// test -tags rdma -run RDMA ./server/...) runs it, and valkey-benchmark
+// --rdma against our server, on a host with /dev/infiniband/rdma_cm
+// (a NIC or Soft-RoCE), and skips elsewhere, also under
+// DPULAB_REQUIRE_PEERS=1. UC through rdma_cm (IB port space) is the
+// least certain part: no adapter has checked it.
 package rdma

@@ -7,7 +7,7 @@ package rdma
 // frames, so this build and a Go rdmasim build interoperate. Never shipped.
 
 // ProviderName names the cgo provider this build has.
-const ProviderName = "simulated (C layer over Unix sockets)"
+const ProviderName = "C layer simulation over Unix sockets"
 
 // ProviderSimulation labels figures measured over this build's provider.
 const ProviderSimulation = "simulated RDMA (rdma,rdmasim build: the cgo provider's C layer carries the verbs over Unix sockets on this host, no NIC; figures are not RDMA's)"

@@ -201,7 +201,7 @@ func TestProviderPeerGone(t *testing.T) {
 // is.
 func TestProviderReady(t *testing.T) {
 	name, err := Provider()
-	if err != nil || !strings.Contains(name, "simulated") || !strings.Contains(ProviderSimulation, "simulated RDMA") {
+	if err != nil || !strings.Contains(name, "simulation") || !strings.Contains(ProviderSimulation, "simulated RDMA") {
 		t.Errorf("Provider() = %q, %v; simulation %q", name, err, ProviderSimulation)
 	}
 }
