@@ -20,6 +20,13 @@ func Encode(l *Lab) ([]byte, error) {
 
 	roles := newMap()
 	for _, r := range l.Roles {
+		if r.Optional {
+			m := newMap()
+			m.str("description", r.Description)
+			m.str("optional", "true")
+			roles.add(r.Name, m.node)
+			continue
+		}
 		roles.str(r.Name, r.Description)
 	}
 	root.add("roles", roles.node)

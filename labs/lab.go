@@ -104,7 +104,11 @@ type Booth struct {
 type Role struct {
 	Name        string
 	Description string
-	Line        int
+	// Optional roles may have no host in an inventory: a step on such
+	// roles alone is skipped, and a compare variant on one is listed as
+	// not run with the reason, instead of the run being refused.
+	Optional bool
+	Line     int
 }
 
 // Variable is a typed, bounded lab parameter a person may change (--set,

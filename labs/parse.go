@@ -315,10 +315,21 @@ func (p *parser) roles(n *yaml.Node) {
 	case yaml.MappingNode:
 		m := p.mapOf(n, "roles")
 		for _, k := range m.keys {
-			add(k, k.Value, strings.TrimSpace(p.text(m.values[k.Value], "role "+k.Value+" description")))
+			v, what := m.values[k.Value], "role "+k.Value
+			if v == nil || v.Kind != yaml.MappingNode {
+				add(k, k.Value, strings.TrimSpace(p.text(v, what+" description")))
+				continue
+			}
+			// name: {description: ..., optional: true}
+			rm := p.mapOf(v, what)
+			p.allow(rm, what, "description", "optional")
+			add(k, k.Value, strings.TrimSpace(p.text(rm.get("description"), what+" description")))
+			if len(p.lab.Roles) > 0 && p.lab.Roles[len(p.lab.Roles)-1].Name == k.Value {
+				p.lab.Roles[len(p.lab.Roles)-1].Optional = p.boolean(rm.get("optional"), what+" optional")
+			}
 		}
 	default:
-		p.errf(n, "roles must be a list of names or a mapping of name to description")
+		p.errf(n, "roles must be a list of names or a mapping of name to description (or to {description: ..., optional: true})")
 	}
 	if len(p.lab.Roles) == 0 {
 		p.errf(n, "roles: a lab needs at least one role")

@@ -34,11 +34,12 @@ func (l *Lab) Coverage(hostsByRole map[string][]string) []RoleStatus {
 }
 
 // MissingRoles returns the lab's roles no host plays (nil when the
-// inventory covers the lab, or when there is no inventory).
+// inventory covers the lab, or when there is no inventory). An optional
+// role without a host is not missing.
 func (l *Lab) MissingRoles(hostsByRole map[string][]string) []string {
 	var missing []string
-	for _, s := range l.Coverage(hostsByRole) {
-		if len(s.Hosts) == 0 {
+	for i, s := range l.Coverage(hostsByRole) {
+		if len(s.Hosts) == 0 && !l.Roles[i].Optional {
 			missing = append(missing, s.Role)
 		}
 	}
@@ -64,4 +65,15 @@ func FormatDuration(d time.Duration) string {
 		fmt.Fprintf(&b, "%ds", sec)
 	}
 	return b.String()
+}
+
+// OptionalRole reports whether name is one of the lab's roles declared
+// optional: true (a role an inventory may leave without a host).
+func (l *Lab) OptionalRole(name string) bool {
+	for _, r := range l.Roles {
+		if r.Name == name {
+			return r.Optional
+		}
+	}
+	return false
 }

@@ -17,6 +17,9 @@ import (
 func (h *hostPool) checkRoles() error {
 	var missing []string
 	for _, r := range h.lab.RoleNames() {
+		if h.lab.OptionalRole(r) {
+			continue
+		}
 		if hs, err := h.inv.HostsFor(r); err != nil || len(hs) == 0 {
 			missing = append(missing, r)
 		}
@@ -32,6 +35,9 @@ func (h *hostPool) invHosts(roles []string) ([]hostRef, error) {
 	seen := map[string]bool{}
 	var out []hostRef
 	for _, r := range roles {
+		if h.lab.OptionalRole(r) && !h.inv.HasRole(r) {
+			continue // an optional role no host plays (optional_roles.go)
+		}
 		hs, err := h.inv.HostsFor(r)
 		if err != nil {
 			return nil, err

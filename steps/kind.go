@@ -64,6 +64,9 @@ func (e *Engine) resolve(st *labs.Step, vars map[string]string) (stepPlan, error
 	if !ok {
 		return nil, fmt.Errorf("step %s: kind %q is not one this engine runs", st.ID, st.Kind)
 	}
+	if why := e.hosts.noHostReason(st.On); why != "" {
+		return noHostPlan{e: e, step: st.ID, roles: st.On, reason: why}, nil
+	}
 	return k.resolve(e, st, vars)
 }
 

@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,9 @@ type loadJob struct {
 	// notBuilt says why this binary cannot run the job (its transport is
 	// not built in); the job is then listed as unavailable, not run.
 	notBuilt string
+	// noHost says that no host plays the variant's optional role; the job
+	// is then listed as unavailable, not run, and was not planned.
+	noHost string
 }
 
 func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, error) {
@@ -112,6 +116,14 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 			if j.group == "" {
 				j.group = spec.Target
 			}
+			if v.On != "" {
+				// A variant on an optional role no host plays is listed
+				// as not run (optional_roles.go).
+				if j.noHost = e.hosts.noHostReason([]string{v.On}); j.noHost != "" {
+					p.jobs = append(p.jobs, j)
+					continue
+				}
+			}
 			dst, err := e.deployStepFor(j.group)
 			if err != nil {
 				return nil, fmt.Errorf("step %s: %w", st.ID, err)
@@ -139,7 +151,12 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 			p.jobs = append(p.jobs, j)
 		}
 	}
-	p.perJob = expectedDuration(p.jobs[0].planned)
+	for _, j := range p.jobs {
+		if j.noHost == "" {
+			p.perJob = expectedDuration(j.planned)
+			break
+		}
+	}
 	return p, nil
 }
 
@@ -156,6 +173,10 @@ func (p *loadPlan) commands() []PlannedCommand {
 			note = "# load against group " + j.group
 		}
 		out = append(out, PlannedCommand{Host: p.client.Name, Cmd: note})
+		if j.noHost != "" {
+			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# not run: " + j.noHost})
+			continue
+		}
 		if j.notBuilt != "" {
 			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# not run by this binary: " + j.notBuilt})
 		}
@@ -186,10 +207,10 @@ func (p *loadPlan) run(ctx context.Context) error {
 	var errs []error
 	for n, j := range p.jobs {
 		variant := p.variants[j.vi]
-		if j.notBuilt != "" {
+		if why := cmp.Or(j.noHost, j.notBuilt); why != "" {
 			if !slices.ContainsFunc(res.Unavailable, func(u results.Unavailable) bool { return u.Label == variant.Label }) {
-				res.Unavailable = append(res.Unavailable, results.Unavailable{Label: variant.Label, Reason: j.notBuilt})
-				e.say(st.ID, client.Name, "variant %q not run: %s", variant.Label, j.notBuilt)
+				res.Unavailable = append(res.Unavailable, results.Unavailable{Label: variant.Label, Reason: why})
+				e.say(st.ID, client.Name, "variant %q not run: %s", variant.Label, why)
 			}
 			continue
 		}

@@ -64,7 +64,7 @@ func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
 		}
 	}
 	for _, r := range in.Roles {
-		if _, err := c.Inventory.HostsFor(r); err != nil {
+		if _, err := c.Inventory.HostsFor(r); err != nil && !l.OptionalRole(r) {
 			in.Missing = append(in.Missing, r)
 		}
 	}
