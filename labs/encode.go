@@ -140,6 +140,9 @@ func encodeStep(s *Step) *yaml.Node {
 		} {
 			m.opt(f.key, string(f.v))
 		}
+		if c := b.Capacity; c != nil {
+			m.add("capacity", encodeCapacity(c))
+		}
 	}
 	if c := s.Compare; c != nil {
 		vs := &yaml.Node{Kind: yaml.SequenceNode}

@@ -288,6 +288,10 @@ type BenchSpec struct {
 	Prefill Value
 	// Transport overrides the group's transport for the client side.
 	Transport Value
+	// Capacity, when set, adds a capacity search to each variant and
+	// sweep point (capacity:): the highest rate at which a latency
+	// percentile stays under a cap.
+	Capacity *CapacitySpec
 }
 
 // CompareSpec runs the step's BenchSpec against each variant, at each value

@@ -21,7 +21,7 @@ import (
 var (
 	commonKeys      = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
 	commandStepKeys = []string{"run", "sudo", "skip_if", "verify"}
-	benchKeys       = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport"}
+	benchKeys       = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport", "capacity"}
 	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings", "server"}
 )
 
@@ -419,6 +419,7 @@ func (p *parser) bench(m *mapping, what string) *BenchSpec {
 		KeyMaximum: p.value(m.get("key_maximum"), what+" key_maximum", checkIntMin(1)),
 		Prefill:    p.value(m.get("prefill"), what+" prefill", checkBool),
 		Transport:  p.value(m.get("transport"), what+" transport", checkTransport),
+		Capacity:   p.capacity(m.get("capacity"), what+" capacity"),
 	}
 	if b.Target != "" {
 		if _, ok := p.groups[b.Target]; !ok {
