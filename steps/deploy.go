@@ -294,12 +294,13 @@ func (e *Engine) deploy(ctx context.Context, step string, p deployPlan) error {
 		}
 	}
 	errs := make([]error, len(p.Hosts))
+	rec := &procRecorder{e: e}
 	var wg sync.WaitGroup
 	for k, h := range p.Hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = e.deployHost(ctx, step, p, h, conf, vars)
+			errs[k] = e.deployHost(ctx, step, p, h, conf, vars, rec)
 		}()
 	}
 	wg.Wait()
@@ -373,16 +374,23 @@ func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars 
 	return b.String(), nil
 }
 
-// deployConcurrency bounds how many instances of one host are set up or
-// awaited at once: enough to hide SSH round trips, below sshd's default
-// MaxSessions of 10 per connection.
-const deployConcurrency = 4
+// startConcurrency bounds how many instances of one host are started at
+// once, each Start holding one SSH session: enough to hide round trips and
+// keep the host's sshd and CPUs busy, within what runner's SSH target
+// spreads over its connections to a host (up to four, each within sshd's
+// MaxSessions, default 10, which the target learns and queues for).
+const startConcurrency = 12
 
-// forEachInstance runs fn for instances 0..n-1, deployConcurrency at a
-// time, and returns the error of the lowest-numbered instance that failed.
-func forEachInstance(n int, fn func(k int) error) error {
+// probeConcurrency bounds how many instances of one host are probed or
+// awaited at once: each probe is a TCP connection forwarded by the host's
+// sshd (direct-tcpip), which takes no session.
+const probeConcurrency = 32
+
+// forEachInstance runs fn for instances 0..n-1, limit at a time, and
+// returns the error of the lowest-numbered instance that failed.
+func forEachInstance(n, limit int, fn func(k int) error) error {
 	errs := make([]error, n)
-	sem := make(chan struct{}, deployConcurrency)
+	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
 	for k := 0; k < n; k++ {
 		wg.Add(1)
@@ -402,7 +410,48 @@ func forEachInstance(n int, fn func(k int) error) error {
 	return nil
 }
 
-func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h hostRef, tmpl []byte, vars map[string]string) error {
+// procRecorder saves started processes in the run's progress for every
+// host of one deploy: each Start is recorded before its caller goes on,
+// but starts that finish while a save is under way share the next save
+// (group commit), instead of one fsynced write per instance queued behind
+// the engine's lock.
+type procRecorder struct {
+	e *Engine
+	// saveMu serialises saves; gen counts procs added, saved the gen the
+	// last successful save covered (both under e.mu).
+	saveMu     sync.Mutex
+	gen, saved int
+}
+
+// record adds proc to saved progress and returns once a save that holds
+// it has been written.
+func (r *procRecorder) record(proc runner.Proc) error {
+	e := r.e
+	e.mu.Lock()
+	e.state.Procs = append(e.state.Procs, proc)
+	r.gen++
+	mine := r.gen
+	e.mu.Unlock()
+	r.saveMu.Lock()
+	defer r.saveMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.saved >= mine {
+		return nil // a save since this proc's append holds it
+	}
+	covers := r.gen
+	if err := e.saveStateLocked(); err != nil {
+		return err
+	}
+	r.saved = covers
+	return nil
+}
+
+// deployHost starts p's instances on one host: the directories in one
+// command, each config written over SFTP into its own directory, and
+// startConcurrency Starts at a time (one SSH session each), each recorded
+// at once; then it waits until every instance answers PING.
+func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h hostRef, tmpl []byte, vars map[string]string, rec *procRecorder) error {
 	t, err := e.hosts.target(ctx, h.Name)
 	if err != nil {
 		return &StepError{Host: h.Name, Err: err}
@@ -416,9 +465,19 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	if err := e.ensureServer(ctx, step, p, h, t); err != nil {
 		return err
 	}
+	// Something already answering on an instance's port would be
+	// benchmarked instead of our server: look at every port first.
+	if err := forEachInstance(p.Instances, probeConcurrency, func(k int) error {
+		return e.portFree(ctx, step, p, h, t, k)
+	}); err != nil {
+		return err
+	}
+	if err := e.makeInstanceDirs(ctx, p, h, t); err != nil {
+		return err
+	}
 	procs := make([]runner.Proc, p.Instances)
-	err = forEachInstance(p.Instances, func(k int) error {
-		proc, err := e.startInstance(ctx, step, p, h, t, k, tmpl, vars)
+	err = forEachInstance(p.Instances, startConcurrency, func(k int) error {
+		proc, err := e.startInstance(ctx, step, p, h, t, k, tmpl, vars, rec)
 		procs[k] = proc
 		return err
 	})
@@ -427,7 +486,7 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	}
 	// Wait until every instance answers; one that exits meanwhile fails
 	// the step at once, with its log.
-	return forEachInstance(p.Instances, func(k int) error {
+	return forEachInstance(p.Instances, probeConcurrency, func(k int) error {
 		inst := p.hostSide(h, k)
 		port := inst.Port
 		if err := e.waitInstance(ctx, h, t, inst, procs[k]); err != nil {
@@ -439,32 +498,58 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	})
 }
 
-// startInstance writes instance k's config and starts it, recording the
-// process in saved progress at once.
-func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, k int, tmpl []byte, vars map[string]string) (runner.Proc, error) {
+// portFree refuses instance k's port when something answers PING there
+// (it would be benchmarked instead of our server), unless that is a server
+// of this lab that no progress recorded, which it stops.
+func (e *Engine) portFree(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, k int) error {
 	inst := p.hostSide(h, k)
-	port := inst.Port
-	// Something already answering there would be benchmarked instead of
-	// our server: refuse.
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	perr := e.ping(pctx, h, t, inst, false)
 	cancel()
-	if perr == nil && e.stopUnrecorded(ctx, step, h, t, inst, e.instanceDir(p.Group, port)) {
+	if perr == nil && e.stopUnrecorded(ctx, step, h, t, inst, e.instanceDir(p.Group, inst.Port)) {
 		perr = errors.New("stopped")
 	}
 	if perr == nil {
-		return runner.Proc{}, &StepError{Host: h.Name, Err: fmt.Errorf("port %d already answers PING: another server is running there; stop it or choose another port (--set of the lab's port variable)", port)}
+		return &StepError{Host: h.Name, Err: fmt.Errorf("instance %s:%d: port %d already answers PING: another server is running there; stop it or choose another port (--set of the lab's port variable)", p.Group, inst.Port, inst.Port)}
 	}
+	return nil
+}
+
+// makeInstanceDirs creates every instance's directory on a host, and
+// removes sockets an earlier run left there, in one command.
+func (e *Engine) makeInstanceDirs(ctx context.Context, p deployPlan, h hostRef, t runner.Target) error {
+	// The working directory first, with its own mode (mkdir -p would
+	// make it with the umask's).
+	if err := e.ensureWorkdir(ctx, h, t); err != nil {
+		return err
+	}
+	dirs := make([]string, p.Instances)
+	socks := make([]string, p.Instances)
+	for k := range dirs {
+		dirs[k] = e.instanceDir(p.Group, p.Port+k)
+		socks[k] = path.Join(dirs[k], "redis.sock")
+	}
+	cmd := "mkdir -p -m 700 " + runner.QuoteAll(dirs...) + " && rm -f " + runner.QuoteAll(socks...)
+	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Timeout: time.Minute})
+	if err != nil || res.ExitCode != 0 {
+		return &StepError{Host: h.Name, Tail: tailText(res.Tail), Err: fmt.Errorf("create the directories of group %s's %d instances under %s: %v", p.Group, p.Instances, e.workdir(), errOr(err, res))}
+	}
+	return nil
+}
+
+// startInstance writes instance k's config and starts it, recording the
+// process in saved progress before it returns.
+func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, k int, tmpl []byte, vars map[string]string, rec *procRecorder) (runner.Proc, error) {
+	port := p.Port + k
 	conf, err := e.renderConfig(p, h, k, tmpl, vars)
 	if err != nil {
 		return runner.Proc{}, err
 	}
 	dir := e.instanceDir(p.Group, port)
-	if res, err := t.Run(ctx, runner.Command{Cmd: "mkdir -p -m 700 " + runner.Quote(dir) + " && rm -f " + runner.Quote(path.Join(dir, "redis.sock")), Timeout: time.Minute}); err != nil || res.ExitCode != 0 {
-		return runner.Proc{}, &StepError{Host: h.Name, Tail: tailText(res.Tail), Err: fmt.Errorf("create %s: %v", dir, errOr(err, res))}
-	}
-	if err := e.writeOnHost(ctx, h, t, path.Join(dir, "redis.conf"), []byte(conf), 0o600, false); err != nil {
-		return runner.Proc{}, err
+	// The directory is the run's own (makeInstanceDirs): the config goes
+	// straight there, through a temporary file renamed over it.
+	if err := runner.WriteFile(ctx, t, path.Join(dir, "redis.conf"), []byte(conf), 0o600); err != nil {
+		return runner.Proc{}, &StepError{Host: h.Name, Err: fmt.Errorf("instance %s:%d: write %s: %w", p.Group, port, path.Join(dir, "redis.conf"), err)}
 	}
 	cmd := e.serverCmd(h, p, port)
 	proc, err := t.Start(ctx, runner.ProcSpec{Name: procName(p.Group, port), Cmd: cmd, LogFile: path.Join(dir, "server.log")})
@@ -472,12 +557,8 @@ func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h
 		return runner.Proc{}, &StepError{Host: h.Name, Cmd: cmd, Err: fmt.Errorf("start instance %s:%d: %w", p.Group, port, err)}
 	}
 	// Record it at once: a run killed from here on still stops it later.
-	e.mu.Lock()
-	e.state.Procs = append(e.state.Procs, proc)
-	serr := e.saveStateLocked()
-	e.mu.Unlock()
-	if serr != nil {
-		return proc, serr
+	if err := rec.record(proc); err != nil {
+		return proc, err
 	}
 	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: h.Name, Text: fmt.Sprintf("started %s (pid %d), log %s", proc.Name, proc.PID, proc.LogFile), Time: time.Now()}})
 	return proc, nil
@@ -557,7 +638,8 @@ func alive(ctx context.Context, t runner.Target, p runner.Proc) bool {
 
 // contextDialer is implemented by targets that can open connections from
 // the host's side (SSH direct-tcpip), so PING reaches servers bound to the
-// host's loopback.
+// host's loopback without a command (a dpulab bench process) per try:
+// what lets deploy probe and await hundreds of instances.
 type contextDialer interface {
 	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
 }
@@ -594,6 +676,10 @@ func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst 
 	switch d := t.(type) {
 	case contextDialer:
 		conn, err = d.DialContext(ctx, "tcp", inst.Address)
+		if err != nil && runner.ForwardingRefused(err) {
+			// The host's sshd forbids forwarding: ask the host.
+			return e.pingByCommand(ctx, h, t, inst)
+		}
 	default:
 		if !h.Local {
 			return e.pingByCommand(ctx, h, t, inst)
