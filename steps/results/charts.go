@@ -15,11 +15,13 @@ const (
 	chartHeight      = 10
 )
 
-// renderCharts draws, from the metric table, the sweep charts (the mean of
+// renderCharts draws the capacity searches' table and chart (capacity.go),
+// then, from the metric table, the sweep charts (the mean of
 // each PlotSweep metric against the swept variable) and the per-second
 // charts (each PlotPerSecond metric, first run of the last sweep point per
 // variant), the variants overlaid.
 func renderCharts(b *strings.Builder, c *Compare) {
+	renderCapacity(b, c)
 	labels := make([]string, len(c.Variants))
 	for i, v := range c.Variants {
 		labels[i] = v.Label

@@ -33,7 +33,7 @@ type ReportChart struct {
 // (the mean of each PlotSweep metric against the swept variable, a line per
 // variant, error bars from the runs' standard deviation, and r's published
 // figures of that metric at a point of the sweep as markers of their own),
-// then the per-second charts (each PlotPerSecond metric, first run of the
+// the capacity searches' chart (capacity.go), then the per-second charts (each PlotPerSecond metric, first run of the
 // last sweep point, the variants overlaid).
 func ReportCharts(r *Results, c *Compare) []ReportChart {
 	var out []ReportChart
@@ -78,6 +78,9 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 			}
 			out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-sweep", Chart: ch, Published: shown})
 		}
+	}
+	if rc, ok := capacityChart(c); ok {
+		out = append(out, rc)
 	}
 	for _, m := range MetricDescs() {
 		if m.Plots&PlotPerSecond == 0 {

@@ -174,6 +174,9 @@ type SweepPoint struct {
 	// Path holds an emulated network path's counters over this point's
 	// bench (warmups included): they show which way the traffic went.
 	Path *PathCounters `json:"path,omitempty"`
+	// Capacity is the point's capacity search, when the step asked for one
+	// (capacity.go): TPS at a latency cap, beside the runs' flat-out TPS.
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
 // PathCounters are an emulated path's packet counts over one bench, read
