@@ -108,6 +108,36 @@ type Sample struct {
 	Sweep   string        `json:"sweep,omitempty"`
 	Run     int           `json:"run"`
 	Point   results.Point `json:"point"`
+	// Clients is the same second per client host, when several hosts ran
+	// the load (Point is then their merge); empty with one client host.
+	Clients []HostSecond `json:"clients,omitempty"`
+	// Targets is the same second per server instance, when the bench
+	// measured each one; empty otherwise.
+	Targets []TargetSecond `json:"targets,omitempty"`
+}
+
+// HostSecond is one client host's share of a Sample's second.
+type HostSecond struct {
+	Host      string  `json:"host"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P99Ms     float64 `json:"p99_ms"`
+	Errors    int64   `json:"errors,omitempty"`
+	// BusyPct is the client host's CPU busy share (all its CPUs), when
+	// read: at server/bench.ClientBoundPct or more, the client, not the
+	// server, bounds what the second measured.
+	BusyPct *float64 `json:"busy_pct,omitempty"`
+}
+
+// TargetSecond is one server instance's share of a Sample's second.
+type TargetSecond struct {
+	// Target is the instance's address as the bench dialled it, Host the
+	// inventory name of its server host.
+	Target    string  `json:"target"`
+	Host      string  `json:"host,omitempty"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	Errors    int64   `json:"errors,omitempty"`
 }
 
 // StepFinished closes a step. Err is the error's text (empty when done);

@@ -7,6 +7,14 @@
 // metric shows here by its table entry alone. Samples go into the rings; the
 // charts are drawn only when a sample or the size changed, so redraws cost
 // little.
+//
+// At scale (many server instances, several client hosts) the charts show
+// the merged load and two drill-down views (drill.go) show its parts from
+// the Sample's per-host and per-instance seconds: the hosts (a client host
+// at server/bench.ClientBoundPct CPU or more is flagged client-bound: the
+// client, not the server, limits the second), and the instances, slowest
+// (or busiest) first, with those far from the median marked hot. Keys 1,
+// 2 and 3 switch views; ↑/↓ scroll, ←/→ change the instances' order.
 package dashboard
 
 import (
@@ -25,6 +33,7 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/chart"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/keymap"
 	"github.com/muesli/termenv"
 )
 
@@ -48,6 +57,12 @@ type Model struct {
 	charts         string
 	version, drawn int
 	drawnW, drawnH int
+	// view is the view shown, drill the per-host and per-instance
+	// figures, scroll the first row shown and sortBy the instances' order.
+	view   View
+	drill  drill
+	scroll int
+	sortBy SortBy
 }
 
 // liveMetric is one metric's ring; seen says it had a value since Reset.
@@ -134,6 +149,7 @@ func (m *Model) Reset() {
 	}
 	m.series, m.samples = "", 0
 	m.progress = steps.Progress{}
+	m.drill.reset()
 	m.version++
 }
 
@@ -179,7 +195,10 @@ func (m *Model) AddSample(s steps.Sample) {
 			}
 		}
 		m.series = k
+		// Hosts and instances of another run are not this one's.
+		m.drill.reset()
 	}
+	m.drill.add(s)
 	m.step = s.Step
 	for i := range m.live {
 		l := &m.live[i]
@@ -203,8 +222,58 @@ func (m *Model) Progress() steps.Progress { return m.progress }
 // Init implements tea.Model.
 func (m *Model) Init() tea.Cmd { return nil }
 
-// Update implements tea.Model; the dashboard is fed by the root, not keys.
-func (m *Model) Update(tea.Msg) (tea.Model, tea.Cmd) { return m, nil }
+// Update implements tea.Model: samples come from the root (AddSample);
+// keys switch views (1 charts, 2 hosts, 3 instances), scroll (↑/↓, page
+// up/down, home/end) and order the instances (←/→).
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return m, nil
+	}
+	km := m.KeyMap
+	switch {
+	case key.Matches(k, km.Tab1):
+		m.SetView(ViewCharts)
+	case key.Matches(k, km.Tab2):
+		m.SetView(ViewHosts)
+	case key.Matches(k, km.Tab3):
+		m.SetView(ViewInstances)
+	case key.Matches(k, km.Up):
+		m.scroll = max(m.scroll-1, 0)
+	case key.Matches(k, km.Down):
+		m.scroll++
+	case key.Matches(k, km.PageUp):
+		m.scroll = max(m.scroll-m.rows(), 0)
+	case key.Matches(k, km.PageDn):
+		m.scroll += m.rows()
+	case key.Matches(k, km.Top):
+		m.scroll = 0
+	case key.Matches(k, km.Bottom):
+		m.scroll = len(m.drill.targets) + len(m.drill.clients) + 4
+	case key.Matches(k, km.Right) && m.view == ViewInstances:
+		m.sortBy = (m.sortBy + 1) % sortCount
+		m.drill.sortedAt = -1
+		m.scroll = 0
+	case key.Matches(k, km.Left) && m.view == ViewInstances:
+		m.sortBy = (m.sortBy + sortCount - 1) % sortCount
+		m.drill.sortedAt = -1
+		m.scroll = 0
+	}
+	return m, nil
+}
+
+// SetView shows view v from its top.
+func (m *Model) SetView(v View) {
+	if v != m.view {
+		m.view, m.scroll = v, 0
+	}
+}
+
+// CurrentView is the view shown.
+func (m *Model) CurrentView() View { return m.view }
+
+// rows is how many table rows a drill-down view shows.
+func (m *Model) rows() int { return max(m.Height-3, 1) }
 
 func fmtDur(d time.Duration) string {
 	d = d.Round(time.Second)
@@ -234,6 +303,10 @@ func (m *Model) View() string {
 		head += st.Muted.Render("  " + m.series)
 	}
 	b.WriteString(ansi.Truncate(head, m.Width, "…") + "\n")
+	if m.view != ViewCharts {
+		b.WriteString(m.drillView())
+		return b.String()
+	}
 
 	// Big numbers: the newest second.
 	if boxes := m.shownBoxes(); len(boxes) > 0 {
@@ -260,8 +333,14 @@ func (m *Model) View() string {
 	m.bar.Width = max(m.Width/3, 10)
 	b.WriteString(ansi.Truncate(m.bar.ViewAs(p.Fraction)+info+st.Muted.Render(lbl), m.Width, "…") + "\n")
 
-	// Charts, redrawn only when data or size changed.
+	// A line on hosts and instances, when the bench gave per-host or
+	// per-instance figures.
 	chartsH := m.Height - 5
+	if m.drill.has() {
+		b.WriteString(ansi.Truncate(m.summary(), m.Width, "…") + "\n")
+		chartsH--
+	}
+	// Charts, redrawn only when data or size changed.
 	if m.drawn != m.version || m.drawnW != m.Width || m.drawnH != chartsH {
 		m.charts = m.drawCharts(m.Width, chartsH)
 		m.drawn, m.drawnW, m.drawnH = m.version, m.Width, chartsH
@@ -370,8 +449,51 @@ func (m *Model) plot(g group, w, h, n int) string {
 	return chart.Plot(spec, colours)
 }
 
-// ShortHelp implements help.KeyMap.
-func (m *Model) ShortHelp() []key.Binding { return nil }
+// drillView is the hosts or instances view below the title: a line
+// naming the views and keys, then the table, exactly Height-1 lines.
+func (m *Model) drillView() string {
+	st := m.Styles
+	h := m.Height - 2
+	var lines []string
+	name := "hosts"
+	if m.view == ViewInstances {
+		name = fmt.Sprintf("%d instances by %s (←/→ order)", len(m.drill.targets), m.sortBy)
+		lines = m.viewInstances(h)
+	} else {
+		lines = m.viewHosts(h)
+	}
+	out := make([]string, 0, m.Height-1)
+	out = append(out, ansi.Truncate(st.Muted.Render("1 charts · 2 hosts · 3 instances — showing "+name+" · ↑/↓ scroll"), m.Width, "…"))
+	for _, l := range lines {
+		out = append(out, ansi.Truncate(l, m.Width, "…"))
+	}
+	for len(out) < m.Height-1 {
+		out = append(out, "")
+	}
+	return strings.Join(out[:m.Height-1], "\n")
+}
+
+// ShortHelp implements help.KeyMap: the drill-down keys, once a bench
+// gave per-host or per-instance figures.
+func (m *Model) ShortHelp() []key.Binding {
+	if !m.drill.has() {
+		return nil
+	}
+	km := m.KeyMap
+	bs := []key.Binding{keymap.Relabel(km.Tab1, "charts"), keymap.Relabel(km.Tab2, "hosts"), keymap.Relabel(km.Tab3, "instances")}
+	if m.view != ViewCharts {
+		bs = append(bs, km.Up, km.Down)
+	}
+	if m.view == ViewInstances {
+		bs = append(bs, keymap.Relabel(km.Right, "order"))
+	}
+	return bs
+}
 
 // FullHelp implements help.KeyMap.
-func (m *Model) FullHelp() [][]key.Binding { return nil }
+func (m *Model) FullHelp() [][]key.Binding {
+	if bs := m.ShortHelp(); len(bs) > 0 {
+		return [][]key.Binding{bs}
+	}
+	return nil
+}
