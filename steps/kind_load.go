@@ -186,7 +186,7 @@ func (p *loadPlan) commands() []PlannedCommand {
 			at.NS = j.path.ClientNS
 			_, at.CPUs = splitCPUs(p.e.hostCPUs(p.client.Name))
 		}
-		out = append(out, PlannedCommand{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, j.planned, benchPassword(j.vars) != "", at)})
+		out = append(out, p.withCapacity(j, at, []PlannedCommand{{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, j.planned, benchPassword(j.vars) != "", at)}})...)
 		for _, h := range j.deploy.Hosts {
 			out = append(out, PlannedCommand{Host: h.Name, Cmd: p.e.samplerCommand(h, p.client, j.path)})
 		}
@@ -343,7 +343,7 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 			e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: client.Name, Stream: runner.Stderr, Text: "results not written: " + err.Error(), Time: time.Now()}})
 		}
 	}
-	_, err = e.runBench(ctx, job)
+	err = p.measure(ctx, job, j, path, res, vi, pi)
 	if path != nil && counters.Path != "" {
 		e.mu.Lock()
 		c := counters

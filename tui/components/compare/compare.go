@@ -6,6 +6,18 @@
 // estimate with editable inputs. Rows and charts come from the metric table
 // (steps/results.MetricDescs): a metric's Read puts it in the table, its
 // Plots in the charts.
+//
+// A step with a capacity search (labs' capacity: key) has the row "TPS at
+// latency cap": at each point, the highest rate at which the step's
+// objective (p99 ≤ 1 ms unless the lab says otherwise) held, found by
+// `dpulab bench --capacity`: probes at fixed rates with latencies counted
+// from when each request was due (coordinated omission corrected),
+// doubling while they pass, halving while they fail, then bisecting until
+// the lowest failing rate is within the search's precision (5% by default)
+// of the highest passing one. The capacity lies between the two; report.md
+// and report.html give both, the precision and the probe count per point,
+// and the chart of the capped TPS against the swept variable beside the
+// flat-out TPS (steps/results/capacity.go).
 package compare
 
 import (
