@@ -3,27 +3,36 @@ package steps
 import (
 	"context"
 	"fmt"
-	"time"
+	"maps"
+	"strconv"
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/labs/tco"
-	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
-// A tco step estimates fleet savings (labs/tco): inputs from the step's
-// defaults, then variables of the same names; the share of servers saved
-// comes from the compare named in from when no value was given for it.
+// A tco step estimates fleet savings (labs/tco). Its inputs are the step's
+// defaults (assumed), then variables of the same names: a variable the
+// person changed from the lab's default is entered. The share of servers
+// saved is measured from the compare named in from (results.MeasuredSaving:
+// cores per million TPS, the ESXi hosts' when vSphere was read, at the
+// chosen instance count) unless a value was given; a saving that is ≤ 0
+// or within the runs' noise is said, and no savings are shown. A rehearsal
+// gets no estimate unless servers_saved_pct was entered, and then it is
+// labelled.
 func init() {
 	registerKind(labs.KindTCO, kind{
 		note: "arithmetic only",
 		resolve: func(e *Engine, st *labs.Step, vars map[string]string) (stepPlan, error) {
 			in := map[string]float64{}
-			given := map[string]bool{}
+			p := tco.Provenance{Sources: map[string]string{}, Units: map[string]string{}}
 			if st.TCO != nil {
 				for _, i := range st.TCO.Inputs {
 					in[i.Name] = i.Default
-					given[i.Name] = true
+					p.Sources[i.Name] = tco.Assumed
+					if i.Unit != "" {
+						p.Units[i.Name] = i.Unit
+					}
 				}
 			}
 			fromVars, err := tco.InputsFromVars(vars)
@@ -31,52 +40,128 @@ func init() {
 				return nil, err
 			}
 			for k, v := range fromVars {
-				in[k] = v
-				given[k] = true
+				entered := true
+				if def, ok := e.lab.Var(k); ok {
+					d, err := strconv.ParseFloat(def.Default, 64)
+					entered = err != nil || d != v
+				}
+				_, fromStep := in[k]
+				switch {
+				case entered:
+					in[k], p.Sources[k] = v, tco.Entered
+				case !fromStep:
+					// The lab's variable, at its default: the lab's
+					// assumption, as a step default would be.
+					in[k], p.Sources[k] = v, tco.Assumed
+				}
 			}
 			return planFunc{do: func(ctx context.Context) error {
-				if why := e.Rehearsal(); why != "" {
-					// An estimate from a rehearsal's numbers would be read
-					// as a DPU's savings.
-					e.say(st.ID, "", "REHEARSAL: no TCO estimate from this run (%s); the published figures are in the lab's text", why)
-					return errSkipped
-				}
-				return e.runTCO(st, in, given[tco.SavedPct])
+				return e.runTCO(st, maps.Clone(in), p)
 			}}, nil
 		},
 	})
 }
 
-// runTCO computes the estimate from in; unless savedGiven, the share of
-// servers saved is derived from the step's from compare.
-func (e *Engine) runTCO(st *labs.Step, in map[string]float64, savedGiven bool) error {
-	note := ""
-	if !savedGiven && st.TCO != nil && st.TCO.From != "" {
-		e.mu.Lock()
-		var c *results.Compare
-		for i := range e.results.Benches {
-			if e.results.Benches[i].Step == st.TCO.From {
-				c = &e.results.Benches[i]
-			}
+// runTCO measures the share of servers saved when none was given, computes
+// the estimate and records it.
+func (e *Engine) runTCO(st *labs.Step, in map[string]float64, p tco.Provenance) error {
+	_, given := in[tco.SavedPct]
+	if why := e.Rehearsal(); why != "" {
+		if p.Sources[tco.SavedPct] != tco.Entered {
+			// An estimate from a rehearsal's numbers would be read as a
+			// DPU's savings.
+			e.say(st.ID, "", "REHEARSAL: no TCO estimate from this run (%s); enter servers_saved_pct to see one labelled as a rehearsal; the published figures are in the lab's text", why)
+			return errSkipped
 		}
-		pct, ok := results.ServersSavedPct(c)
-		e.mu.Unlock()
-		if !ok {
-			return fmt.Errorf("tco: no TPS per busy core from step %s to derive servers_saved_pct from; run it first or give servers_saved_pct", st.TCO.From)
+		p.Rehearsal = why
+		delete(in, tco.Instances)
+	} else if st.TCO != nil && st.TCO.From != "" {
+		if err := e.measureSaving(st, in, &p, given); err != nil {
+			return err
 		}
-		in[tco.SavedPct] = pct
-		note = fmt.Sprintf(" (servers_saved_pct %.1f%% derived from %s)", pct, st.TCO.From)
+	} else {
+		delete(in, tco.Instances)
 	}
-	t, err := tco.Compute(in)
+	t, err := tco.Make(in, p)
 	if err != nil {
 		return err
 	}
-	o := t.Outputs
-	e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: runner.LocalName, Text: fmt.Sprintf("%s servers saved: CapEx %s + OpEx %s = %s over %g years%s",
-		results.FormatNumber(o[tco.ServersSaved]), results.FormatDollars(o[tco.CapexUSD]), results.FormatDollars(o[tco.OpexUSD]),
-		results.FormatDollars(o[tco.TotalUSD]), t.Inputs[tco.Years], note), Time: time.Now()}})
+	v := results.ViewTCO(t)
+	for _, n := range v.Notes {
+		e.say(st.ID, "", "%s", n)
+	}
+	for _, r := range v.Inputs {
+		e.say(st.ID, "", "%s = %s %s (%s)", r.Name, r.Value, r.Unit, r.Source)
+	}
+	if len(t.Outputs) > 0 {
+		o := t.Outputs
+		e.say(st.ID, "", "%s servers saved: CapEx %s − DPUs %s + OpEx %s = %s over %g years%s",
+			results.FormatNumber(o[tco.ServersSaved]), results.FormatDollars(o[tco.CapexUSD]), results.FormatDollars(o[tco.DPUCostUSD]),
+			results.FormatDollars(o[tco.OpexUSD]), results.FormatDollars(o[tco.TotalUSD]), t.Inputs[tco.Years], rehearsalTag(t))
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.results.TCO = t
 	return e.writeResultsLocked(false)
+}
+
+func rehearsalTag(t *tco.Estimate) string {
+	if t.Rehearsal == "" {
+		return ""
+	}
+	return " (REHEARSAL: servers_saved_pct entered, no DPU measured)"
+}
+
+// measureSaving reads the saving from the step's from compare at the
+// chosen instance count into in and p: servers_saved_pct measured when it
+// is a saving beyond the noise, else no savings with the reason. With a
+// servers_saved_pct given, the measurement is only shown beside it.
+func (e *Engine) measureSaving(st *labs.Step, in map[string]float64, p *tco.Provenance, given bool) error {
+	e.mu.Lock()
+	var c *results.Compare
+	for i := range e.results.Benches {
+		if e.results.Benches[i].Step == st.TCO.From {
+			cp := e.results.Benches[i]
+			c = &cp
+		}
+	}
+	e.mu.Unlock()
+	if c == nil && given {
+		delete(in, tco.Instances)
+		return nil
+	}
+	if c == nil {
+		return fmt.Errorf("tco: step %s has no results in this run to measure servers_saved_pct from; run it first, or enter servers_saved_pct", st.TCO.From)
+	}
+	b, reason := results.MeasuredSaving(c)
+	if b == nil {
+		if !given {
+			p.NoSaving = "no saving measured: " + reason
+		}
+		delete(in, tco.Instances)
+		return nil
+	}
+	n, have := in[tco.Instances]
+	b.Pick(n, have)
+	p.Basis = b
+	if b.Sweep == tco.Instances {
+		if v, err := strconv.ParseFloat(b.Chosen, 64); err == nil {
+			// The point used; Basis.Note says when it is not the
+			// count asked for.
+			in[tco.Instances] = v
+		}
+	} else {
+		delete(in, tco.Instances)
+	}
+	pt, _ := b.Point(b.Chosen)
+	if given {
+		return nil
+	}
+	if !pt.Saving {
+		p.NoSaving = "no saving measured: " + pt.Why
+		return nil
+	}
+	in[tco.SavedPct] = pt.Pct()
+	p.Sources[tco.SavedPct] = tco.Measured
+	return nil
 }

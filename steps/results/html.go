@@ -9,14 +9,12 @@ import (
 	"html/template"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/dpulab/dpulab/internal/atomicfile"
 	"github.com/dpulab/dpulab/internal/termtext"
-	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/steps/results/svgchart"
 )
 
@@ -103,9 +101,13 @@ type htmlChart struct {
 }
 
 type htmlTCO struct {
-	Inputs, Outputs []htmlKV
-	Formula         string
+	Notes   []string
+	Inputs  []htmlTCORow
+	Outputs []htmlKV
+	Formula string
 }
+
+type htmlTCORow struct{ Key, Value, Unit, Source string }
 
 type htmlStep struct {
 	Title, ID, Kind, Outcome, Class, Took string
@@ -176,19 +178,16 @@ func htmlData(r *Results) htmlPage {
 		}
 	}
 	if r.TCO != nil {
-		t := &htmlTCO{Formula: clean(r.TCO.Formula)}
-		for _, k := range sortedKeys(r.TCO.Inputs) {
-			t.Inputs = append(t.Inputs, htmlKV{clean(k), FormatNumber(r.TCO.Inputs[k])})
+		v := ViewTCO(r.TCO)
+		t := &htmlTCO{Formula: clean(v.Formula)}
+		for _, n := range v.Notes {
+			t.Notes = append(t.Notes, clean(n))
 		}
-		outs := sortedKeys(r.TCO.Outputs)
-		sort.SliceStable(outs, func(i, j int) bool { return outs[i] == tco.ServersSaved })
-		for _, k := range outs {
-			v := r.TCO.Outputs[k]
-			s := FormatNumber(v)
-			if strings.HasSuffix(k, "usd") || strings.HasSuffix(k, "per_year") {
-				s = FormatDollars(v)
-			}
-			t.Outputs = append(t.Outputs, htmlKV{clean(k), s})
+		for _, in := range v.Inputs {
+			t.Inputs = append(t.Inputs, htmlTCORow{clean(in.Name), in.Value, clean(in.Unit), clean(in.Source)})
+		}
+		for _, o := range v.Outputs {
+			t.Outputs = append(t.Outputs, htmlKV{clean(o.Name), o.Value})
 		}
 		d.TCO = t
 	}

@@ -4,12 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/dpulab/dpulab/internal/termtext"
-	"github.com/dpulab/dpulab/labs/tco"
 )
 
 // RenderMarkdown is report.md: what ran where, a table per bench or compare
@@ -275,25 +273,6 @@ func sweepValues(c *Compare) string {
 		}
 	}
 	return strings.Join(vs, ", ")
-}
-
-func renderTCO(b *strings.Builder, t *tco.Estimate) {
-	b.WriteString("## TCO estimate\n\n| input | value |\n|---|---|\n")
-	for _, k := range sortedKeys(t.Inputs) {
-		fmt.Fprintf(b, "| %s | %s |\n", k, FormatNumber(t.Inputs[k]))
-	}
-	b.WriteString("\n| output | value |\n|---|---|\n")
-	outs := sortedKeys(t.Outputs)
-	sort.SliceStable(outs, func(i, j int) bool { return outs[i] == tco.ServersSaved })
-	for _, k := range outs {
-		v := t.Outputs[k]
-		s := FormatNumber(v)
-		if strings.HasSuffix(k, "usd") || strings.HasSuffix(k, "per_year") {
-			s = FormatDollars(v)
-		}
-		fmt.Fprintf(b, "| %s | %s |\n", k, s)
-	}
-	fmt.Fprintf(b, "\n```\n%s\n```\n\n", t.Formula)
 }
 
 // basePoint is the first variant's point at sweep value v.
