@@ -314,7 +314,7 @@ func TestLoadTime(t *testing.T) {
 		// offload 3 variants × 3 runs × (1s + 5s)
 		"quickstart": 6*time.Second + 2*3*6*time.Second + 3*3*6*time.Second,
 		// smoke 1 × (2s + 10s), compare 8 points × 2 variants × 3 runs × (5s + 30s)
-		"redis-dpu-uptv2": 12*time.Second + 8*2*3*35*time.Second,
+		"redis-dpu-uptv2": 12*time.Second + 8*3*3*35*time.Second, // three variants: standard NIC, default mode, UPTv2
 		// smoke 1 × (1s + 5s), sizes 6 × 3 × 5 × 12s, connections 4 × 3 × 5 × 12s
 		"redis-rdma-rc-uc": 6*time.Second + 6*4*5*12*time.Second + 4*4*5*12*time.Second,
 	}
