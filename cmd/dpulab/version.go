@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/dpulab/dpulab/server/rdma"
 	"github.com/dpulab/dpulab/server/transport"
 	"github.com/spf13/cobra"
 )
@@ -35,9 +36,23 @@ func versionString() string {
 	}
 	var ts []string
 	for _, n := range transport.Names() {
-		t := string(n)
+		var notes []string
 		if transport.Simulated(n) != "" {
-			t += " (simulated)"
+			notes = append(notes, "simulated")
+		}
+		if n == transport.RDMA {
+			// The cgo provider, and whether this host can use it: a
+			// -tags rdma binary runs without rdma-core or a device.
+			if name, err := rdma.Provider(); name != "" {
+				notes = append(notes, name)
+				if err != nil {
+					notes = append(notes, "not usable on this host: "+err.Error())
+				}
+			}
+		}
+		t := string(n)
+		if len(notes) > 0 {
+			t += " (" + strings.Join(notes, "; ") + ")"
 		}
 		ts = append(ts, t)
 	}

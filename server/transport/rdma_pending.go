@@ -1,10 +1,10 @@
-//go:build rdma && !rdmasim
+//go:build rdma && !cgo && !rdmasim
 
 package transport
 
-// A build with -tags rdma asks for the rdma-core provider, which is not
-// written yet (issue 12): say so, rather than tell the person to rebuild
-// with the tag they used.
+// A build with -tags rdma but without cgo (CGO_ENABLED=0) has no provider:
+// the rdma-core provider is cgo. Say so, rather than tell the person to
+// rebuild with the tag they used.
 func init() {
-	known[RDMA] = "this build has -tags rdma, but the rdma-core provider is not written yet (issue 12); use transport tcp, or -tags rdmasim for the simulation"
+	known[RDMA] = "this build has -tags rdma but no cgo (CGO_ENABLED=0): rebuild with CGO_ENABLED=1 and -tags rdma (needs a C compiler, libibverbs-dev and librdmacm-dev), or use transport tcp"
 }

@@ -1,4 +1,4 @@
-//go:build rdmasim
+//go:build rdmasim && !(rdma && cgo)
 
 package transport
 

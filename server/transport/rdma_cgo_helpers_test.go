@@ -1,0 +1,180 @@
+//go:build rdma && cgo
+
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/server/resp"
+	"github.com/dpulab/dpulab/server/transport"
+)
+
+// Helpers of the tests that run `dpulab server` and `dpulab bench` of a
+// -tags rdma build (with rdmasim: over the C layer's simulation; without:
+// over rdma-core, on a host with an RDMA device) as two processes.
+
+var (
+	cgoBinOnce sync.Once
+	cgoBin     string
+	cgoBinErr  error
+)
+
+// cgoDpulab builds ./cmd/dpulab with this test's buildTags once.
+func cgoDpulab(t *testing.T) string {
+	t.Helper()
+	cgoBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dpulab-rdma-cgo-build-")
+		if err != nil {
+			cgoBinErr = err
+			return
+		}
+		cgoBin = filepath.Join(dir, "dpulab")
+		out, err := exec.Command("go", "build", "-tags", buildTags, "-o", cgoBin, "github.com/dpulab/dpulab/cmd/dpulab").CombinedOutput()
+		if err != nil {
+			cgoBinErr = fmt.Errorf("go build -tags %s ./cmd/dpulab: %v\n%s", buildTags, err, out)
+		}
+	})
+	if cgoBinErr != nil {
+		t.Fatal(cgoBinErr)
+	}
+	return cgoBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cgoBin != "" {
+		os.RemoveAll(filepath.Dir(cgoBin))
+	}
+	os.Exit(code)
+}
+
+func rdmaOpts(mode string) transport.Options {
+	return transport.Options{RDMA: transport.RDMAOptions{UC: mode == "unreliable-connected"}}
+}
+
+// cgoServer starts `dpulab server` serving TCP and RDMA (mode
+// reliable-connected or unreliable-connected, with extra config lines) on
+// host, and returns both endpoints once RDMA answers PING.
+func cgoServer(t *testing.T, bin, host, mode, extra string) (tcp, rdmaEp transport.Endpoint) {
+	t.Helper()
+	port := testpeer.FreePorts(t, 2)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "redis.conf")
+	os.WriteFile(conf, fmt.Appendf(nil, "bind %s\nport %d\nrdma-port %d\nrdma-transport-mode %s\n%s", host, port, port+1, mode, extra), 0o644)
+	cmd := exec.Command(bin, "server", "--config", conf)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("server log:\n%s", log.String())
+		}
+	})
+	tcp = transport.TCPEndpoint(net.JoinHostPort(host, strconv.Itoa(port)))
+	rdmaEp = transport.RDMAEndpoint(net.JoinHostPort(host, strconv.Itoa(port+1)))
+	var last error
+	for try := 0; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := transport.Dial(ctx, rdmaEp, rdmaOpts(mode))
+		cancel()
+		last = err
+		if err == nil {
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			var v resp.Value
+			if _, err = c.Write(resp.AppendCommand(nil, "PING")); err == nil {
+				v, err = resp.NewReader(c).ReadReply()
+			}
+			c.Close()
+			if err == nil && strings.Contains(v.String(), "PONG") {
+				return tcp, rdmaEp
+			}
+			last = fmt.Errorf("PING: %q, %v", v.String(), err)
+		}
+		if try > 500 {
+			t.Fatalf("server never answered over %s: %v", rdmaEp, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// script runs cmds 16 deep over ep and returns the replies as text.
+func script(t *testing.T, ep transport.Endpoint, mode string, cmds [][]string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := transport.Dial(ctx, ep, rdmaOpts(mode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(120 * time.Second))
+	rd := resp.NewReader(c)
+	var out []byte
+	for i := 0; i < len(cmds); i += 16 {
+		var req []byte
+		n := 0
+		for _, cmd := range cmds[i:min(i+16, len(cmds))] {
+			req = resp.AppendCommand(req, cmd...)
+			n++
+		}
+		// Written beside the reading: a server whose replies do not fit
+		// stops reading the pipeline's rest.
+		werr := make(chan error, 1)
+		go func() { _, err := c.Write(req); werr <- err }()
+		for range n {
+			v, err := rd.ReadReply()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v.String()...)
+			out = append(out, '\n')
+		}
+		if err := <-werr; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// benchRun runs `dpulab bench --json` against ep (queue pair qp, 16 deep)
+// and returns its start and summary.
+func benchRun(t *testing.T, bin string, ep transport.Endpoint, qp string, extra ...string) (*bench.Start, *bench.Summary) {
+	t.Helper()
+	args := append([]string{"bench", "--json", "--target", ep.String(), "--rdma-mode", qp, "--pipeline", "16"}, extra...)
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("dpulab %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	var start *bench.Start
+	var sum *bench.Summary
+	bench.Decode(bytes.NewReader(out), func(ev bench.Event) error {
+		switch e := ev.(type) {
+		case *bench.Start:
+			start = e
+		case *bench.Summary:
+			sum = e
+		}
+		return nil
+	})
+	if start == nil || sum == nil {
+		t.Fatalf("dpulab %s: no start or summary in\n%s", strings.Join(args, " "), out)
+	}
+	return start, sum
+}
