@@ -137,6 +137,7 @@ func encodeStep(s *Step) *yaml.Node {
 			{"clients", b.Clients}, {"pipeline", b.Pipeline}, {"ratio", b.Ratio}, {"data_size", b.DataSize},
 			{"duration", b.Duration}, {"warmup", b.Warmup}, {"requests", b.Requests}, {"rate", b.Rate},
 			{"runs", b.Runs}, {"key_maximum", b.KeyMaximum}, {"prefill", b.Prefill}, {"transport", b.Transport},
+			{"clients_hosts", b.ClientsHosts},
 		} {
 			m.opt(f.key, string(f.v))
 		}

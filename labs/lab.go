@@ -288,6 +288,9 @@ type BenchSpec struct {
 	Prefill Value
 	// Transport overrides the group's transport for the client side.
 	Transport Value
+	// ClientsHosts is how many hosts of the step's role share the load
+	// (empty: every host of the role; 1: the first only).
+	ClientsHosts Value
 	// Capacity, when set, adds a capacity search to each variant and
 	// sweep point (capacity:): the highest rate at which a latency
 	// percentile stays under a cap.

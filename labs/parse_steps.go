@@ -21,7 +21,7 @@ import (
 var (
 	commonKeys      = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
 	commandStepKeys = []string{"run", "sudo", "skip_if", "verify"}
-	benchKeys       = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport", "capacity"}
+	benchKeys       = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport", "clients_hosts", "capacity"}
 	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings", "server"}
 )
 
@@ -419,7 +419,10 @@ func (p *parser) bench(m *mapping, what string) *BenchSpec {
 		KeyMaximum: p.value(m.get("key_maximum"), what+" key_maximum", checkIntMin(1)),
 		Prefill:    p.value(m.get("prefill"), what+" prefill", checkBool),
 		Transport:  p.value(m.get("transport"), what+" transport", checkTransport),
-		Capacity:   p.capacity(m.get("capacity"), what+" capacity"),
+		// How many of the role's hosts share the load: checked against
+		// the inventory by the engine.
+		ClientsHosts: p.value(m.get("clients_hosts"), what+" clients_hosts", checkIntMin(1)),
+		Capacity:     p.capacity(m.get("capacity"), what+" capacity"),
 	}
 	if b.Target != "" {
 		if _, ok := p.groups[b.Target]; !ok {
