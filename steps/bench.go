@@ -28,6 +28,9 @@ type benchJob struct {
 	Sweep   string
 	Label   string
 	Client  hostRef
+	// Clients, when there are several, are the hosts that share the load
+	// (multiclient.go); Client is then the first of them.
+	Clients []hostRef
 	Servers []hostRef
 	Config  bench.Config
 	// Password, when set, reaches the bench on its stdin (never argv).
@@ -115,6 +118,21 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 // client host, merged into one per-second series. Finished repetitions are
 // returned even when a later one fails.
 func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResult, error) {
+	if len(job.Clients) > 1 {
+		if job.Path != nil {
+			// The emulated path's namespaces are on one host.
+			e.say(job.Step, job.Client.Name, "over an emulated path the load comes from %s only", job.Client.Name)
+		} else {
+			shares, note := splitLoad(job.Config, job.Clients)
+			if note != "" {
+				e.say(job.Step, shares[0].Host.Name, "%s", note)
+			}
+			if len(shares) > 1 {
+				return e.runMultiBench(ctx, job, shares)
+			}
+			job.Client, job.Config = shares[0].Host, shares[0].Config
+		}
+	}
 	client, err := e.hosts.target(ctx, job.Client.Name)
 	if err != nil {
 		return nil, &StepError{Host: job.Client.Name, Err: err}
@@ -122,39 +140,8 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	if err := e.ensureHost(ctx, job.Client, client); err != nil {
 		return nil, err
 	}
-	// Samplers: best effort. A host we cannot sample leaves CPU unknown
-	// (nil), it does not fail the bench.
-	sctx, stopSamplers := context.WithCancel(ctx)
-	var swg sync.WaitGroup
-	latest := newSampleBoard()
-	for _, h := range job.Servers {
-		t, err := e.hosts.target(ctx, h.Name)
-		if err != nil {
-			continue
-		}
-		if err := e.ensureHost(ctx, h, t); err != nil {
-			continue
-		}
-		latest.setCPUs(h.Name, cpuCount(ctx, t))
-		latest.expect(h.Name)
-		swg.Add(1)
-		go func() {
-			defer swg.Done()
-			defer latest.gone(h.Name)
-			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client, job.Path), Output: func(l runner.Line) {
-				if l.Stream != runner.Stdout {
-					return
-				}
-				if s, ok := parseHostSample([]byte(l.Text)); ok {
-					latest.put(h.Name, s)
-				}
-			}})
-		}()
-	}
-	defer func() {
-		stopSamplers()
-		swg.Wait()
-	}()
+	latest, stopSamplers := e.startSamplers(ctx, job)
+	defer stopSamplers()
 	latest.waitReady(ctx.Done(), samplerStartTimeout)
 	// The hypervisor's figures (steps/vsphere.go), when the server hosts
 	// name their ESXi hosts: a refused vCenter stops the step.
@@ -240,7 +227,8 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 			e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d", job.Label, ev.Run, job.Config.Runs))
 		case *bench.RunResult:
 			mu.Lock()
-			r := results.RunResult{Run: ev.Run, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors, Series: cur, Err: ev.Err}
+			r := results.RunResult{Run: ev.Run, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors, Series: cur, Err: ev.Err,
+				ClientBound: ev.ClientBound, ClientHostBusyPct: ev.ClientHostBusyPct}
 			cur = nil
 			r.SummarizeSeries(latest.cores())
 			since := runStart[ev.Run]
@@ -283,6 +271,43 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	return runs, nil
 }
 
+// startSamplers starts `dpulab sample` on the job's server hosts, best
+// effort: a host we cannot sample leaves CPU unknown (nil), it does not
+// fail the bench. stop ends them and waits for them.
+func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *sampleBoard, stop func()) {
+	sctx, stopSamplers := context.WithCancel(ctx)
+	var swg sync.WaitGroup
+	latest = newSampleBoard()
+	for _, h := range job.Servers {
+		t, err := e.hosts.target(ctx, h.Name)
+		if err != nil {
+			continue
+		}
+		if err := e.ensureHost(ctx, h, t); err != nil {
+			continue
+		}
+		latest.setCPUs(h.Name, cpuCount(ctx, t))
+		latest.expect(h.Name)
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			defer latest.gone(h.Name)
+			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client, job.Path), Output: func(l runner.Line) {
+				if l.Stream != runner.Stdout {
+					return
+				}
+				if s, ok := parseHostSample([]byte(l.Text)); ok {
+					latest.put(h.Name, s)
+				}
+			}})
+		}()
+	}
+	return latest, func() {
+		stopSamplers()
+		swg.Wait()
+	}
+}
+
 // runSummary is the one line printed after each repetition.
 func runSummary(label string, of int, r results.RunResult) string {
 	s := fmt.Sprintf("%s run %d/%d: %s ops/s, avg %.3f ms, p99 %.3f ms", label, r.Run, of, results.FormatNumber(r.OpsPerSec), r.LatencyMs.Avg, r.LatencyMs.P99)
@@ -294,6 +319,9 @@ func runSummary(label string, of int, r results.RunResult) string {
 	}
 	if r.Errors > 0 {
 		s += fmt.Sprintf(", %d errors", r.Errors)
+	}
+	if r.ClientBound {
+		s += clientCPUNote(r.ClientHostBusyPct, true)
 	}
 	if r.Err != "" {
 		s += ", ended early: " + r.Err
@@ -398,18 +426,6 @@ func (e *Engine) serverHosts(dep Deployment, plan []hostRef) []hostRef {
 		out = append(out, ref)
 	}
 	return out
-}
-
-// clientHost is the host the load comes from: the first of the step's roles.
-func (e *Engine) clientHost(st *labs.Step) (hostRef, error) {
-	hs, err := e.hosts.hosts(st.On)
-	if err != nil {
-		return hostRef{}, err
-	}
-	if len(hs) == 0 {
-		return hostRef{}, fmt.Errorf("no host plays role %s for the load generator", strings.Join(st.On, ", "))
-	}
-	return hs[0], nil
 }
 
 // upsertBench puts c into the results, replacing an earlier attempt of the

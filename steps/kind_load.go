@@ -43,6 +43,7 @@ type loadPlan struct {
 	st       *labs.Step
 	spec     *labs.BenchSpec
 	client   hostRef
+	clients  []hostRef // every client host (multiclient.go); client is the first
 	sweepVar string
 	variants []labs.Variant
 	jobs     []loadJob
@@ -85,11 +86,12 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 		}
 		variants = st.Compare.Variants
 	}
-	client, err := e.clientHost(st)
+	clients, err := e.clientHosts(st, vars)
 	if err != nil {
 		return nil, err
 	}
-	p := &loadPlan{e: e, st: st, spec: spec, client: client, variants: variants}
+	client := clients[0]
+	p := &loadPlan{e: e, st: st, spec: spec, client: client, clients: clients, variants: variants}
 	sweepVals := []string{""}
 	if cs := st.Compare; cs != nil && cs.Sweep != nil && len(cs.Sweep.Values) > 0 {
 		p.sweepVar, sweepVals = cs.Sweep.Var, cs.Sweep.Values
@@ -186,7 +188,7 @@ func (p *loadPlan) commands() []PlannedCommand {
 			at.NS = j.path.ClientNS
 			_, at.CPUs = splitCPUs(p.e.hostCPUs(p.client.Name))
 		}
-		out = append(out, p.withCapacity(j, at, []PlannedCommand{{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, j.planned, benchPassword(j.vars) != "", at)}})...)
+		out = append(out, p.withCapacity(j, at, p.benchCommands(j, at))...)
 		for _, h := range j.deploy.Hosts {
 			out = append(out, PlannedCommand{Host: h.Name, Cmd: p.e.samplerCommand(h, p.client, j.path)})
 		}
@@ -199,7 +201,7 @@ func (p *loadPlan) commands() []PlannedCommand {
 // but the step fails.
 func (p *loadPlan) run(ctx context.Context) error {
 	e, st, client := p.e, p.st, p.client
-	res := results.Compare{Step: st.ID, Title: st.Title, Sweep: p.sweepVar, Client: client.Name}
+	res := results.Compare{Step: st.ID, Title: st.Title, Sweep: p.sweepVar, Client: client.Name, Clients: hostNames(p.clients)}
 	for _, v := range p.variants {
 		res.Variants = append(res.Variants, results.VariantResult{Label: v.Label, Description: v.Description})
 	}
@@ -284,8 +286,10 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 	if err != nil {
 		return stopStep{err}
 	}
-	if err := reachable(client, dep.Instances, j.transport); err != nil {
-		return stopStep{fmt.Errorf("variant %s: %w", variant.Label, err)}
+	for _, c := range p.clients {
+		if err := reachable(c, dep.Instances, j.transport); err != nil {
+			return stopStep{fmt.Errorf("variant %s: %w", variant.Label, err)}
+		}
 	}
 	cfg, err := benchConfig(p.spec, j.vars, dep.Instances, j.transport, j.deploy.Settings)
 	if err != nil {
@@ -322,7 +326,7 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 	e.mu.Unlock()
 	job := benchJob{
 		Step: st.ID, Variant: variant.Label, Sweep: j.sweep, Label: j.label,
-		Client: client, Servers: servers, Config: cfg, Password: benchPassword(j.vars),
+		Client: client, Clients: p.clients, Servers: servers, Config: cfg, Password: benchPassword(j.vars),
 		ProgressBase: float64(n) / float64(len(p.jobs)), ProgressSpan: 1 / float64(len(p.jobs)),
 		StepStart: stepStart, StepTotal: time.Duration(len(p.jobs)) * p.perJob,
 	}

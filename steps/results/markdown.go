@@ -238,6 +238,7 @@ func renderCompare(b *strings.Builder, c *Compare) {
 		}
 		b.WriteString("\n")
 	}
+	renderClients(b, c)
 	renderCharts(b, c)
 }
 

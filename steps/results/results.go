@@ -128,8 +128,12 @@ type Compare struct {
 	Title string `json:"title"`
 	// Sweep names the swept variable ("instances"); empty when not swept.
 	Sweep string `json:"sweep,omitempty"`
-	// Client is the host the load generator ran on.
-	Client   string          `json:"client,omitempty"`
+	// Client is the host the load generator ran on (the first of them when
+	// several client hosts shared the load).
+	Client string `json:"client,omitempty"`
+	// Clients lists every client host that ran a share of the load, when
+	// there were several (RunResult.Clients holds each one's series).
+	Clients  []string        `json:"clients,omitempty"`
 	Variants []VariantResult `json:"variants"`
 	// Unavailable are the variants this run could not make, with why
 	// (an emulated path on a host that is not root, has no nft, ...): they
@@ -214,6 +218,65 @@ type RunResult struct {
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// Err says why a run ended early; its partial numbers are kept.
 	Err string `json:"error,omitempty"`
+	// ClientBound is set when a client host was at least 90% busy over
+	// the run (the bench's client_bound): the load generator, not only the
+	// server, limited the figures. ClientHostBusyPct is the busiest client
+	// host's CPU busy share over the run, percent of its CPUs.
+	ClientBound       bool     `json:"client_bound,omitempty"`
+	ClientHostBusyPct *float64 `json:"client_host_busy_pct,omitempty"`
+	// Clients holds, when several client hosts shared the load, each
+	// one's own numbers and series; the run's figures above are theirs
+	// merged (rates summed, latencies from the merged histograms).
+	Clients []ClientSeries `json:"clients,omitempty"`
+	// ClockSpreadMs is how far apart the client hosts' clocks were
+	// measured before the run (largest offset minus smallest, against
+	// this machine's clock over SSH); ClockWarning says what to do when it
+	// exceeded what a merged second tolerates.
+	ClockSpreadMs *float64 `json:"clock_spread_ms,omitempty"`
+	ClockWarning  string   `json:"clock_warning,omitempty"`
+	// StartSkewMs is how far apart the client hosts' measured parts began,
+	// as seen from this machine (each host's first sample's arrival minus
+	// its time into the run): the seconds merged into one are this far
+	// apart at most, plus the SSH delivery jitter.
+	StartSkewMs *float64 `json:"start_skew_ms,omitempty"`
+}
+
+// ClientSeries is one client host's share of a run measured by several.
+type ClientSeries struct {
+	Host      string  `json:"host"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	LatencyMs Latency `json:"latency_ms"`
+	Errors    int64   `json:"errors"`
+	// ClientCPUPct is the bench process's CPU, percent of one core;
+	// ClientHostBusyPct the host's, percent of all its CPUs; ClientBound
+	// is set when the host was at least 90% busy.
+	ClientCPUPct      *float64 `json:"client_cpu_pct,omitempty"`
+	ClientHostBusyPct *float64 `json:"client_host_busy_pct,omitempty"`
+	ClientBound       bool     `json:"client_bound,omitempty"`
+	// ClockOffsetMs is the host's clock minus this machine's, measured
+	// over SSH before the run, ± ClockUncertaintyMs (half the round trip).
+	ClockOffsetMs      *float64 `json:"clock_offset_ms,omitempty"`
+	ClockUncertaintyMs *float64 `json:"clock_uncertainty_ms,omitempty"`
+	// LatencyHDR is the run's latency histogram on this host
+	// (microseconds, HdrHistogram V2 compressed, base64), as the bench
+	// reported it: what the run's merged latencies were read from.
+	LatencyHDR string        `json:"latency_hdr_us,omitempty"`
+	Series     []ClientPoint `json:"series"`
+	// Err says why this host's run ended early, if it did.
+	Err string `json:"error,omitempty"`
+}
+
+// ClientPoint is one second of one client host's share of a run.
+type ClientPoint struct {
+	T                 float64  `json:"t_seconds"`
+	OpsPerSec         float64  `json:"ops_per_sec"`
+	LatencyMs         Latency  `json:"latency_ms"`
+	Errors            int64    `json:"errors"`
+	ClientCPUPct      *float64 `json:"client_cpu_pct,omitempty"`
+	ClientHostBusyPct *float64 `json:"client_host_busy_pct,omitempty"`
+	// LatencyHDR is the second's latency histogram, encoded as in
+	// ClientSeries.
+	LatencyHDR string `json:"latency_hdr_us,omitempty"`
 }
 
 // MeanStd is a mean with its sample standard deviation over N runs.

@@ -1,0 +1,258 @@
+package steps
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// clientMerge merges the bench streams of several client hosts running one
+// load into one series. Each host's seconds are matched by their place in
+// its run (its k-th sample of run r), not by clock: the hosts started
+// together and every sample covers one interval of the host's own run. A
+// merged second is made when every host has sent its sample for it, or
+// has finished the run (or its bench ended): rates summed, latencies read
+// from the merged histograms (bench.MergeSamples). Runs are merged in
+// order; a run is complete when every host has reported it, and is then
+// given to onRun with each host's own series beside the merged one.
+//
+// It is not safe for concurrent use: the caller serialises.
+type clientMerge struct {
+	hosts []string
+	// onPoint gets each merged second (its server columns still empty)
+	// and the run's start as seen from this machine (the earliest host's).
+	onPoint func(run int, p results.Point, since time.Time) results.Point
+	// onRun gets each complete run.
+	onRun func(r results.RunResult, since time.Time)
+	// onMergeErr is told once when a line could not be merged (an older
+	// bench without histograms): its counts are kept, its latency left 0.
+	onMergeErr func(error)
+
+	cur   int // the run being merged (1-based)
+	runs  map[int]*runMerge
+	ended []bool
+	// dropped lists runs that some host never finished (its bench
+	// failed): they are not published.
+	dropped      []int
+	mergeErrSaid bool
+}
+
+// runMerge is one run's lines from every host.
+type runMerge struct {
+	samples [][]*bench.Sample
+	series  [][]results.ClientPoint
+	// start is each host's measured start as seen here: the arrival of
+	// its first sample minus the sample's time into the run.
+	start   []time.Time
+	totals  []*bench.RunResult
+	emitted int
+	points  []results.Point
+}
+
+func newClientMerge(hosts []string) *clientMerge {
+	return &clientMerge{hosts: hosts, cur: 1, runs: map[int]*runMerge{}, ended: make([]bool, len(hosts))}
+}
+
+func (m *clientMerge) run(n int) *runMerge {
+	r := m.runs[n]
+	if r == nil {
+		k := len(m.hosts)
+		r = &runMerge{samples: make([][]*bench.Sample, k), series: make([][]results.ClientPoint, k), start: make([]time.Time, k), totals: make([]*bench.RunResult, k)}
+		m.runs[n] = r
+	}
+	return r
+}
+
+// sample takes host h's totals sample, which arrived at now.
+func (m *clientMerge) sample(h int, s *bench.Sample, now time.Time) {
+	if s.Run < m.cur {
+		return // a run already given up
+	}
+	r := m.run(s.Run)
+	if len(r.samples[h]) == 0 {
+		r.start[h] = now.Add(-time.Duration(s.T * float64(time.Second)))
+	}
+	r.samples[h] = append(r.samples[h], s)
+	r.series[h] = append(r.series[h], results.ClientPoint{T: s.T, OpsPerSec: s.OpsPerSec, LatencyMs: results.Latency(s.LatencyMs), Errors: s.Errors,
+		ClientCPUPct: s.ClientCPUPct, ClientHostBusyPct: s.ClientHostBusyPct, LatencyHDR: s.LatencyHDR})
+	m.advance()
+}
+
+// runDone takes host h's summary of one run.
+func (m *clientMerge) runDone(h int, rr *bench.RunResult) {
+	if rr.Run < m.cur {
+		return
+	}
+	m.run(rr.Run).totals[h] = rr
+	m.advance()
+}
+
+// hostEnded says host h's bench ended: nothing more comes from it.
+func (m *clientMerge) hostEnded(h int) {
+	m.ended[h] = true
+	m.advance()
+}
+
+// finish gives up the runs still open (every bench has ended).
+func (m *clientMerge) finish() {
+	for i := range m.ended {
+		m.ended[i] = true
+	}
+	m.advance()
+}
+
+// since is the run's start as seen from here: the earliest host's.
+func (r *runMerge) since() time.Time {
+	var t time.Time
+	for _, s := range r.start {
+		if !s.IsZero() && (t.IsZero() || s.Before(t)) {
+			t = s
+		}
+	}
+	return t
+}
+
+// advance makes every merged second and run that is complete.
+func (m *clientMerge) advance() {
+	for {
+		r := m.runs[m.cur]
+		if r == nil {
+			return
+		}
+		m.emitSeconds(r, false)
+		complete, broken := true, false
+		for h := range m.hosts {
+			if r.totals[h] == nil {
+				complete = false
+				if m.ended[h] {
+					broken = true
+				}
+			}
+		}
+		switch {
+		case complete:
+			m.emitSeconds(r, true)
+			m.onRun(m.merged(m.cur, r), r.since())
+		case broken && m.allEndedOrReported(r):
+			m.emitSeconds(r, true)
+			m.dropped = append(m.dropped, m.cur)
+		default:
+			return
+		}
+		delete(m.runs, m.cur)
+		m.cur++
+	}
+}
+
+// allEndedOrReported: no host can add to r any more.
+func (m *clientMerge) allEndedOrReported(r *runMerge) bool {
+	for h := range m.hosts {
+		if r.totals[h] == nil && !m.ended[h] {
+			return false
+		}
+	}
+	return true
+}
+
+// emitSeconds merges the seconds every host has given (or, with all,
+// every second any host gave).
+func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
+	for {
+		k := r.emitted
+		var at []*bench.Sample
+		ready := true
+		for h := range m.hosts {
+			switch {
+			case len(r.samples[h]) > k:
+				at = append(at, r.samples[h][k])
+			case all || r.totals[h] != nil || m.ended[h]:
+			default:
+				ready = false
+			}
+		}
+		if !ready || len(at) == 0 {
+			return
+		}
+		ms, err := bench.MergeSamples(at)
+		if err != nil {
+			m.mergeErr(err)
+			if ms == nil {
+				return
+			}
+		}
+		p := results.Point{T: ms.T, OpsPerSec: ms.OpsPerSec, LatencyMs: results.Latency(ms.LatencyMs), Errors: ms.Errors}
+		if m.onPoint != nil {
+			p = m.onPoint(at[0].Run, p, r.since())
+		}
+		r.points = append(r.points, p)
+		r.emitted++
+	}
+}
+
+func (m *clientMerge) mergeErr(err error) {
+	if !m.mergeErrSaid && m.onMergeErr != nil {
+		m.onMergeErr(err)
+	}
+	m.mergeErrSaid = true
+}
+
+// merged is run n from every host's summary: rates summed, latencies from
+// the merged histograms, each host's own numbers kept in Clients.
+func (m *clientMerge) merged(n int, r *runMerge) results.RunResult {
+	ts := make([]bench.Totals, len(m.hosts))
+	out := results.RunResult{Run: n, Series: r.points}
+	var errs []string
+	for h, host := range m.hosts {
+		rr := r.totals[h]
+		ts[h] = rr.Totals
+		cs := results.ClientSeries{Host: host, OpsPerSec: rr.OpsPerSec, LatencyMs: results.Latency(rr.LatencyMs), Errors: rr.Errors,
+			ClientCPUPct: rr.ClientCPUPct, ClientHostBusyPct: rr.ClientHostBusyPct, ClientBound: rr.ClientBound,
+			LatencyHDR: rr.LatencyHDR, Series: r.series[h], Err: rr.Err}
+		if cs.Series == nil {
+			cs.Series = []results.ClientPoint{}
+		}
+		out.Clients = append(out.Clients, cs)
+		out.ClientBound = out.ClientBound || rr.ClientBound
+		if b := rr.ClientHostBusyPct; b != nil && (out.ClientHostBusyPct == nil || *b > *out.ClientHostBusyPct) {
+			v := *b
+			out.ClientHostBusyPct = &v
+		}
+		if rr.Err != "" {
+			errs = append(errs, host+": "+rr.Err)
+		}
+	}
+	tot, err := bench.MergeTotals(ts)
+	if err != nil {
+		m.mergeErr(err)
+	}
+	out.OpsPerSec, out.LatencyMs, out.Errors = tot.OpsPerSec, results.Latency(tot.LatencyMs), tot.Errors
+	out.Err = strings.Join(errs, "; ")
+	var lo, hi time.Time
+	for _, s := range r.start {
+		if s.IsZero() {
+			continue
+		}
+		if lo.IsZero() || s.Before(lo) {
+			lo = s
+		}
+		if hi.IsZero() || s.After(hi) {
+			hi = s
+		}
+	}
+	if !lo.IsZero() {
+		out.StartSkewMs = durMs(hi.Sub(lo))
+	}
+	return out
+}
+
+// droppedErr says which runs were not merged because a host never
+// finished them (nil when none).
+func (m *clientMerge) droppedErr() error {
+	if len(m.dropped) == 0 {
+		return nil
+	}
+	return fmt.Errorf("run %v did not finish on every client host, so it was not merged", m.dropped)
+}

@@ -1,0 +1,341 @@
+package steps
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/server/transport"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+func endpointsN(n int) []transport.Endpoint {
+	eps := make([]transport.Endpoint, n)
+	for i := range eps {
+		eps[i] = transport.TCPEndpoint(fmt.Sprintf("10.0.0.1:%d", 7000+i))
+	}
+	return eps
+}
+
+func hostsN(n int) []hostRef {
+	hs := make([]hostRef, n)
+	for i := range hs {
+		hs[i] = hostRef{Name: fmt.Sprintf("client%d", i+1)}
+	}
+	return hs
+}
+
+// TestSplitLoad: every instance gets, summed over the client hosts, the
+// connections one client would give it; a total rate and request count
+// are split without losing any.
+func TestSplitLoad(t *testing.T) {
+	for _, tc := range []struct {
+		name                    string
+		clients, targets, hosts int
+		rate                    float64
+		requests                int64
+		wantShares              int
+		wantNote                bool
+	}{
+		{name: "connections split", clients: 50, targets: 4, hosts: 3, rate: 30000, wantShares: 3},
+		{name: "one connection per host", clients: 3, targets: 2, hosts: 3, requests: 1000, wantShares: 3},
+		{name: "instances split", clients: 1, targets: 80, hosts: 8, requests: 100001, wantShares: 8},
+		{name: "fewer hosts used", clients: 1, targets: 2, hosts: 3, wantShares: 2, wantNote: true},
+		{name: "connections over fewer hosts", clients: 2, targets: 1, hosts: 3, rate: 1000, wantShares: 2, wantNote: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := bench.DefaultConfig()
+			c.Clients, c.Endpoints, c.Rate, c.Requests, c.Seed = tc.clients, endpointsN(tc.targets), tc.rate, tc.requests, 7
+			shares, note := splitLoad(c, hostsN(tc.hosts))
+			if len(shares) != tc.wantShares || (note != "") != tc.wantNote {
+				t.Fatalf("%d shares, note %q; want %d shares, note %v", len(shares), note, tc.wantShares, tc.wantNote)
+			}
+			conns := map[string]int{}
+			var rate float64
+			var reqs int64
+			seeds := map[int64]bool{}
+			for i, s := range shares {
+				if s.Host.Name != hostsN(tc.hosts)[i].Name {
+					t.Errorf("share %d on %s", i, s.Host.Name)
+				}
+				if err := s.Config.Validate(); err != nil {
+					t.Errorf("share %d does not validate: %v", i, err)
+				}
+				for _, ep := range s.Config.Endpoints {
+					conns[ep.Address] += s.Config.Clients * s.Config.Threads
+				}
+				rate += s.Config.Rate
+				reqs += s.Config.Requests
+				seeds[s.Config.Seed] = true
+			}
+			for _, ep := range c.Endpoints {
+				if conns[ep.Address] != c.Clients*c.Threads {
+					t.Errorf("instance %s gets %d connections, want %d (one client's)", ep.Address, conns[ep.Address], c.Clients*c.Threads)
+				}
+			}
+			if math.Abs(rate-tc.rate) > 1e-6 || reqs != tc.requests {
+				t.Errorf("shares sum to rate %g, requests %d; want %g, %d", rate, reqs, tc.rate, tc.requests)
+			}
+			if len(seeds) != len(shares) {
+				t.Errorf("seeds %v: each host should send its own key sequence", seeds)
+			}
+		})
+	}
+	c := bench.DefaultConfig()
+	c.Endpoints = endpointsN(2)
+	c.Capacity = &bench.CapacitySpec{}
+	if shares, note := splitLoad(c, hostsN(3)); len(shares) != 1 || note == "" {
+		t.Errorf("a capacity search: %d shares, note %q; want one host, said", len(shares), note)
+	}
+}
+
+// hist is a histogram of the bench's shape holding vals (µs).
+func hist(t *testing.T, vals ...int64) (*hdrhistogram.Histogram, string) {
+	t.Helper()
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	for _, v := range vals {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, string(b)
+}
+
+func latencyMs(h *hdrhistogram.Histogram) results.Latency {
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return results.Latency{Avg: h.Mean() / 1000, P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)),
+		P99: ms(h.ValueAtQuantile(99)), P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max())}
+}
+
+// TestClientMerge feeds three hosts' streams in an awkward order: a second
+// is merged only once every host sent it, its rate is the sum and its
+// percentiles those of the union of the latencies; a host's extra partial
+// second still counts; the run carries each host's series.
+func TestClientMerge(t *testing.T) {
+	m := newClientMerge([]string{"c1", "c2", "c3"})
+	var points []results.Point
+	var runs []results.RunResult
+	m.onPoint = func(run int, p results.Point, since time.Time) results.Point {
+		points = append(points, p)
+		return p
+	}
+	m.onRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
+	m.onMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
+	// Host h's second k has latencies (h+1)*100*(k+1) .. and a tail.
+	vals := func(h, k int) []int64 {
+		base := int64((h + 1) * 100 * (k + 1))
+		return []int64{base, base + 1, base + 2, base * 20}
+	}
+	union := map[int]*hdrhistogram.Histogram{}
+	now := time.Now()
+	send := func(h, k int, tt float64) {
+		hh, enc := hist(t, vals(h, k)...)
+		if union[k] == nil {
+			union[k] = hdrhistogram.New(1, 60_000_000, 3)
+		}
+		union[k].Merge(hh)
+		m.sample(h, &bench.Sample{Run: 1, T: tt, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc, Errors: int64(h)}, now)
+	}
+	send(0, 0, 1)
+	send(1, 0, 1.01)
+	if len(points) != 0 {
+		t.Fatalf("a second merged before every host sent it: %+v", points)
+	}
+	send(0, 1, 2)
+	send(2, 0, 1.02)
+	if len(points) != 1 {
+		t.Fatalf("%d seconds merged after every host sent the first, want 1", len(points))
+	}
+	send(1, 1, 2.01)
+	send(2, 1, 2.02)
+	send(2, 2, 2.5) // a partial last second on one host only
+	for h := range 3 {
+		_, enc := hist(t, 5)
+		busy := float64(50 + 20*h)
+		m.runDone(h, &bench.RunResult{Run: 1, Totals: bench.Totals{Ops: 10, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc}, ClientHostBusyPct: &busy, ClientBound: busy >= 90})
+	}
+	if len(points) != 3 || len(runs) != 1 {
+		t.Fatalf("%d seconds, %d runs; want 3, 1", len(points), len(runs))
+	}
+	wantOps := []float64{6000, 6000, 3000}
+	for k, p := range points {
+		if p.OpsPerSec != wantOps[k] {
+			t.Errorf("second %d: %g ops/s, want the sum %g", k, p.OpsPerSec, wantOps[k])
+		}
+		if want := latencyMs(union[k]); p.LatencyMs != want {
+			t.Errorf("second %d: latency %+v, want the union's %+v", k, p.LatencyMs, want)
+		}
+	}
+	r := runs[0]
+	if r.OpsPerSec != 6000 || !r.ClientBound || r.ClientHostBusyPct == nil || *r.ClientHostBusyPct != 90 {
+		t.Errorf("run: %g ops/s, client bound %v (%v); want 6000, the busiest host's 90%%", r.OpsPerSec, r.ClientBound, r.ClientHostBusyPct)
+	}
+	if len(r.Clients) != 3 || r.Clients[2].Host != "c3" || len(r.Clients[2].Series) != 3 || len(r.Clients[0].Series) != 2 || !r.Clients[2].ClientBound || r.Clients[0].ClientBound {
+		t.Errorf("per-host series: %+v", r.Clients)
+	}
+	if len(r.Series) != 3 {
+		t.Errorf("run series has %d seconds, want 3", len(r.Series))
+	}
+}
+
+// TestClientMergeDropsUnfinishedRun: a run that one host never finished
+// (its bench failed) is not published as if it were the whole load.
+func TestClientMergeDropsUnfinishedRun(t *testing.T) {
+	m := newClientMerge([]string{"c1", "c2"})
+	var runs []results.RunResult
+	m.onRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
+	_, enc := hist(t, 100)
+	for h := range 2 {
+		m.sample(h, &bench.Sample{Run: 1, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
+		m.runDone(h, &bench.RunResult{Run: 1, Totals: bench.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
+	}
+	m.sample(0, &bench.Sample{Run: 2, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
+	m.hostEnded(1)
+	m.runDone(0, &bench.RunResult{Run: 2, Totals: bench.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
+	m.finish()
+	if len(runs) != 1 || runs[0].Run != 1 {
+		t.Fatalf("published runs %+v, want run 1 only", runs)
+	}
+	if err := m.droppedErr(); err == nil || !strings.Contains(err.Error(), "[2]") {
+		t.Errorf("dropped: %v", err)
+	}
+}
+
+func TestParseEpoch(t *testing.T) {
+	for in, want := range map[string]time.Time{
+		"1733250000.123456789": time.Unix(1733250000, 123456789),
+		"1733250000.5":         time.Unix(1733250000, 500000000),
+		"1733250000":           time.Unix(1733250000, 0),
+	} {
+		got, err := parseEpoch(in)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseEpoch(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"1733250000.N", "", "x.1", "1.1234567890"} {
+		if _, err := parseEpoch(in); err == nil {
+			t.Errorf("parseEpoch(%q) accepted", in)
+		}
+	}
+}
+
+func TestClockVerdict(t *testing.T) {
+	ok := []clockReading{{Host: "a", Offset: 3 * time.Millisecond}, {Host: "b", Offset: -20 * time.Millisecond}}
+	if spread, w, good := clockVerdict(ok); !good || w != "" || spread != 23*time.Millisecond {
+		t.Errorf("23 ms apart: %v %q %v", spread, w, good)
+	}
+	bad := append(ok, clockReading{Host: "c", Offset: 90 * time.Millisecond})
+	spread, w, good := clockVerdict(bad)
+	if !good || spread != 110*time.Millisecond || !strings.Contains(w, "c is +90.0 ms") || !strings.Contains(w, "b -20.0 ms") || !strings.Contains(w, "chrony") {
+		t.Errorf("110 ms apart: %v %q %v", spread, w, good)
+	}
+	noisy := []clockReading{{Host: "a", Offset: 100 * time.Millisecond, Uncertainty: 40 * time.Millisecond}, {Host: "b", Offset: -10 * time.Millisecond, Uncertainty: 40 * time.Millisecond}}
+	if _, w, good := clockVerdict(noisy); !good || w != "" {
+		t.Errorf("110 ms apart read to ± 40 ms each (30 ms beyond): warned %q", w)
+	}
+	if _, _, good := clockVerdict([]clockReading{{Host: "a"}, {Host: "b", Err: errBoom}}); good {
+		t.Error("one readable clock was called a verdict")
+	}
+}
+
+var errBoom = &StepError{Err: errTest("boom")}
+
+type errTest string
+
+func (e errTest) Error() string { return string(e) }
+
+// TestClientsHostsKey: clients_hosts picks that many hosts of the role,
+// the plan shows one bench per host with its share, and more hosts than
+// the role has is refused saying what to do.
+func TestClientsHostsKey(t *testing.T) {
+	invPath := filepath.Join(t.TempDir(), "hosts.yaml")
+	if err := os.WriteFile(invPath, []byte(`hosts:
+  - {name: c1, address: 10.0.0.1, roles: [client]}
+  - {name: c2, address: 10.0.0.2, roles: [client]}
+  - {name: c3, address: 10.0.0.3, roles: [client]}
+  - {name: s1, address: 10.0.0.9, roles: [server]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := runner.LoadInventory(invPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labFor := func(n string) *labs.Lab {
+		return loadLab(t, `
+id: ch
+title: clients_hosts
+summary: clients_hosts
+duration: 1m
+roles:
+  client: load
+  server: servers
+steps:
+  - id: deploy
+    title: Deploy
+    kind: deploy
+    on: [server]
+    group: g
+    instances: "2"
+    port: "7000"
+    bind: 0.0.0.0
+  - id: bench
+    title: Bench
+    kind: bench
+    on: [client]
+    target: g
+    clients: 4
+    requests: 1000
+    clients_hosts: `+n+`
+`)
+	}
+	e := newEngine(t, labFor("2"), Options{Inventory: in}, nil)
+	cmds, err := e.Plan(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var on []string
+	for _, c := range cmds {
+		if strings.Contains(c.Cmd, " bench ") {
+			on = append(on, c.Host)
+			if !strings.Contains(c.Cmd, "--clients 2 ") || !strings.Contains(c.Cmd, "--requests-total 500 ") {
+				t.Errorf("%s's share: %s", c.Host, c.Cmd)
+			}
+		}
+	}
+	if strings.Join(on, ",") != "c1,c2" {
+		t.Errorf("benches planned on %v, want c1,c2", on)
+	}
+	e = newEngine(t, labFor("4"), Options{Inventory: in}, nil)
+	if _, err := e.Plan(1); err == nil || !strings.Contains(err.Error(), "only 3 hosts play role client") {
+		t.Errorf("clients_hosts 4 of 3: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(strings.Replace(`id: ch
+title: t
+summary: s
+duration: 1m
+roles: {client: load, server: servers}
+steps:
+  - {id: deploy, title: D, kind: deploy, on: [server], group: g, instances: "1", port: "7000"}
+  - {id: bench, title: B, kind: bench, on: [client], target: g, clients_hosts: N}
+`, "N", "0", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := labs.Load(os.DirFS(dir), "."); err == nil || !strings.Contains(err.Error(), "clients_hosts") {
+		t.Errorf("clients_hosts: 0 was not refused at its line: %v", err)
+	}
+}
