@@ -153,7 +153,6 @@ steps:
 `, port))
 	rec := &recorder{}
 	e := newEngine(t, lab, Options{Binary: bin}, rec)
-	start := time.Now()
 	err := e.Run(testCtx(t, time.Minute))
 	if err == nil {
 		t.Fatal("deploy with a bad setting passed")
@@ -166,7 +165,9 @@ steps:
 	if !strings.Contains(strings.Join(f.Tail, "\n"), "maxclients") {
 		t.Errorf("the server's log is not in the failure: %q", f.Tail)
 	}
-	if d := time.Since(start); d > pingTimeout {
-		t.Errorf("took %s: a server that exited should fail at once", d)
+	// Said for what it is, a process that exited, not a PING timeout (no
+	// bound on the time: this machine is shared and noisy).
+	if !strings.Contains(f.Err, "exited") {
+		t.Errorf("failure %q: want the server process named as exited", f.Err)
 	}
 }
