@@ -2,13 +2,23 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
 
 // maxLine bounds one output line; longer runs are cut into several Lines so
-// that a binary blob on stdout cannot grow memory without limit.
-const maxLine = 64 << 10
+// that a binary blob on stdout cannot grow memory without limit. It is
+// large because one JSON line of `dpulab bench` carries a run's latency
+// histograms, per target too: 80 targets' HdrHistograms make a line of a
+// few hundred KiB, and a cut line is a run lost ("not a JSON object").
+const maxLine = 16 << 20
+
+// maxTailLine bounds a line as Result.Tail keeps it (a failure's context,
+// read by a person): longer ones are shortened there, never in what the
+// Output callback sees.
+const maxTailLine = 4 << 10
 
 // tailLines is how many lines Result.Tail keeps.
 const tailLines = 20
@@ -30,12 +40,17 @@ func newLineSink(host string, out func(Line)) *lineSink {
 
 func (s *lineSink) emit(st Stream, text string) {
 	l := Line{Host: s.host, Stream: st, Text: text, Time: time.Now()}
+	kept := l
+	if len(text) > maxTailLine {
+		// A copy, so the tail does not hold the whole line alive.
+		kept.Text = strings.Clone(strings.ToValidUTF8(text[:maxTailLine], "")) + fmt.Sprintf(" … (%d bytes in all)", len(text))
+	}
 	s.mu.Lock()
 	if len(s.tail) == tailLines {
 		copy(s.tail, s.tail[1:])
 		s.tail = s.tail[:tailLines-1]
 	}
-	s.tail = append(s.tail, l)
+	s.tail = append(s.tail, kept)
 	s.mu.Unlock()
 	if s.out != nil {
 		s.out(l)

@@ -37,6 +37,24 @@ func TestLineWriter(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a bench's JSON line arrives whole", func(t *testing.T) {
+		// A run line with many targets' histograms: hundreds of KiB.
+		big := `{"type":"run","latency_hdr_us":"` + strings.Repeat("HISTFAAAA", 1<<17) + `"}`
+		var c collect
+		sink := newLineSink("h", c.add)
+		w := sink.writer(Stdout)
+		for i := 0; i < len(big); i += 32 << 10 { // as a pipe delivers it
+			w.Write([]byte(big[i:min(i+32<<10, len(big))]))
+		}
+		w.Write([]byte("\n"))
+		if got := c.text(Stdout); len(got) != 1 || got[0] != big {
+			t.Fatalf("got %d lines (first %d bytes), want the one %d-byte line whole", len(got), len(got[0]), len(big))
+		}
+		tail := sink.lastLines()
+		if n := len(tail[0].Text); n > maxTailLine+64 || !strings.HasSuffix(tail[0].Text, "bytes in all)") {
+			t.Fatalf("the tail keeps %d bytes of it (%q…), want it shortened", n, tail[0].Text[:40])
+		}
+	})
 	t.Run("tail keeps the last lines", func(t *testing.T) {
 		sink := newLineSink("h", nil)
 		w := sink.writer(Stdout)
