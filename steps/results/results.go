@@ -15,8 +15,12 @@ import (
 // (Point.Metrics, RunResult.Metrics, Stats.Metrics), which a reader of
 // version 3 would drop without a word; version 5 adds what the numbers are
 // (rehearsal with its reason, emulation, per variant too), which an older
-// reader would drop and so show a rehearsal as a measurement.
-const ResultsVersion = 5
+// reader would drop and so show a rehearsal as a measurement; version 6
+// adds several client hosts to a run (clients, clock spread, start skew),
+// client-bound runs, capacity searches beside the flat-out figures and the
+// TCO's inputs marked measured, assumed or entered, which an older reader
+// would drop, showing a saturated client's figure as the server's.
+const ResultsVersion = 6
 
 // Results is what a run of a lab leaves in results/LAB/TIMESTAMP/results.json:
 // enough to re-render the report and to replay the run in the dashboard.
