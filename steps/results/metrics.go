@@ -56,6 +56,10 @@ type Live struct {
 	// empty for none. A part of a metric with a big number (Parent) is
 	// shown inside its parent's box instead.
 	Big string
+	// OnlyWithData keeps its chart off the dashboard until a second
+	// carries it, where the others are drawn ("waiting for data…") from
+	// the start: a metric most hosts never have (RDMA ports).
+	OnlyWithData bool
 }
 
 // MetricDesc describes one metric.
@@ -181,7 +185,7 @@ var (
 		// of these, so they stay out of its tables.
 		{Name: MetricRDMAGbps, Label: "RDMA ports Gb/s", Unit: "Gb/s", Help: "the server hosts' InfiniBand/RoCE ports' traffic, received plus sent, from the port counters (port_rcv_data + port_xmit_data, whole packets: RDMA and IPoIB alike)", Better: Neither,
 			Read: StatsMetric(MetricRDMAGbps), Sample: PointMetric(MetricRDMAGbps), Digits: 4,
-			Live: &Live{Chart: "RDMA ports (Gb/s)"}},
+			Live: &Live{Chart: "RDMA ports (Gb/s)", OnlyWithData: true}},
 		{Name: MetricRDMAOutOfSequence, Label: "RDMA out-of-sequence/s", Unit: "packets/s", Help: "packets the server hosts' RDMA ports received out of sequence (hw_counters/out_of_sequence): on UC a lost packet, on RC one the sender resends", Better: Lower,
 			Read: StatsMetric(MetricRDMAOutOfSequence), Sample: PointMetric(MetricRDMAOutOfSequence), Digits: 2},
 		{Name: MetricRDMASeqNAKs, Label: "RDMA sequence NAKs/s", Unit: "NAKs/s", Help: "sequence-error NAKs the server hosts' RC senders received, each a resend (hw_counters/packet_seq_err)", Better: Lower,

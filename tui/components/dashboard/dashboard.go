@@ -390,15 +390,13 @@ func (m *Model) shownBoxes() []box {
 	return out
 }
 
-// shown is the charts to draw: all of them at first, then those with data.
+// shown is the charts to draw: all of them at first (but those only drawn
+// with data), then those with data.
 func (m *Model) shown() []group {
-	if m.samples < settle {
-		return m.groups
-	}
 	var out []group
 	for _, g := range m.groups {
 		for _, i := range g.metrics {
-			if m.live[i].seen {
+			if m.live[i].seen || m.samples < settle && !m.live[i].desc.Live.OnlyWithData {
 				out = append(out, g)
 				break
 			}

@@ -103,3 +103,20 @@ func TestUnmeasuredMetricGivesWay(t *testing.T) {
 		t.Errorf("%d lines, want at most 28", len(lines))
 	}
 }
+
+// TestRDMAChartOnlyWithData: the RDMA ports chart is not drawn, not even as
+// "waiting for data…", on a host that has no RDMA ports, and appears with
+// the first second that carries their traffic.
+func TestRDMAChartOnlyWithData(t *testing.T) {
+	m := New(common.NewCommon(true, 100, 40))
+	m.AddSample(sample("tcp", 100))
+	if v := m.View(); strings.Contains(v, "RDMA ports") {
+		t.Fatalf("no RDMA data, yet the chart is drawn:\n%s", v)
+	}
+	s := sample("rc", 100)
+	s.Point.Metrics = map[string]float64{results.MetricRDMAGbps: 12.5}
+	m.AddSample(s)
+	if v := m.View(); !strings.Contains(v, "RDMA ports (Gb/s)") {
+		t.Fatalf("a second with RDMA traffic, yet no chart:\n%s", v)
+	}
+}
