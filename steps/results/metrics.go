@@ -171,13 +171,15 @@ var (
 		// on vSphere the work a DPU takes over runs in ESXi, which the
 		// guests' columns above cannot see. Each is labelled host (ESXi).
 		{Name: MetricESXiCPU, Label: "host (ESXi) CPU %", Unit: "%", Help: "host (ESXi): the ESXi hosts' CPU use (cpu.usage.average, mean over hosts, 20 s real-time samples held over their seconds)", Better: Lower,
-			Read: StatsMetric(MetricESXiCPU), Sample: PointMetric(MetricESXiCPU), Digits: 2, Plots: PlotPerSecond | PlotSweep},
+			Read: StatsMetric(MetricESXiCPU), Sample: PointMetric(MetricESXiCPU), Digits: 2, Plots: PlotPerSecond | PlotSweep,
+			Live: &Live{Chart: "host (ESXi) CPU (%)", OnlyWithData: true}},
 		{Name: MetricESXiCoresPerMOps, Label: "host (ESXi) cores per M TPS", Unit: "cores/MTPS", Help: "host (ESXi): CPU time the ESXi hosts used (cpu.used.summation, in cores) per million requests per second", Better: Lower,
 			Read: StatsMetric(MetricESXiCoresPerMOps), Sample: PointMetric(MetricESXiCoresPerMOps), Digits: 3, Plots: PlotSweep},
 		{Name: MetricESXiWattsPerMOps, Label: "host (ESXi) W per M TPS", Unit: "W/MTPS", Help: "host (ESXi): the ESXi hosts' power (power.power.average, where every host reports it) per million requests per second", Better: Lower,
 			Read: StatsMetric(MetricESXiWattsPerMOps), Sample: PointMetric(MetricESXiWattsPerMOps), Digits: 2},
 		{Name: MetricESXiNetGbps, Label: "host (ESXi) network Gb/s", Unit: "Gb/s", Help: "host (ESXi): the ESXi hosts' physical NICs' traffic (net.usage.average, received plus sent, summed over vmnics and hosts)", Better: Neither,
-			Read: StatsMetric(MetricESXiNetGbps), Sample: PointMetric(MetricESXiNetGbps), Digits: 4},
+			Read: StatsMetric(MetricESXiNetGbps), Sample: PointMetric(MetricESXiNetGbps), Digits: 4,
+			Live: &Live{Chart: "host (ESXi) network (Gb/s)", OnlyWithData: true}},
 		// The InfiniBand/RoCE ports' own counters (server/sample's rdma.go,
 		// carried in Point.Metrics by name): RDMA moves data without the
 		// kernel's network stack, so the network Gb/s above, from

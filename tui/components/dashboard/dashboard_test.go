@@ -104,19 +104,23 @@ func TestUnmeasuredMetricGivesWay(t *testing.T) {
 	}
 }
 
-// TestRDMAChartOnlyWithData: the RDMA ports chart is not drawn, not even as
-// "waiting for data…", on a host that has no RDMA ports, and appears with
-// the first second that carries their traffic.
-func TestRDMAChartOnlyWithData(t *testing.T) {
-	m := New(common.NewCommon(true, 100, 40))
-	m.AddSample(sample("tcp", 100))
-	if v := m.View(); strings.Contains(v, "RDMA ports") {
-		t.Fatalf("no RDMA data, yet the chart is drawn:\n%s", v)
-	}
-	s := sample("rc", 100)
-	s.Point.Metrics = map[string]float64{results.MetricRDMAGbps: 12.5}
-	m.AddSample(s)
-	if v := m.View(); !strings.Contains(v, "RDMA ports (Gb/s)") {
-		t.Fatalf("a second with RDMA traffic, yet no chart:\n%s", v)
+// TestOnlyWithDataCharts: the RDMA ports chart and the ESXi hosts' charts
+// are not drawn, not even as "waiting for data…", where nothing measures
+// them (no RDMA ports, no vCenter), and appear with the first second that
+// carries them.
+func TestOnlyWithDataCharts(t *testing.T) {
+	charts := map[string]string{results.MetricRDMAGbps: "RDMA ports (Gb/s)", results.MetricESXiCPU: "host (ESXi) CPU (%)", results.MetricESXiNetGbps: "host (ESXi) network (Gb/s)"}
+	for metric, caption := range charts {
+		m := New(common.NewCommon(true, 100, 40))
+		m.AddSample(sample("tcp", 100))
+		if v := m.View(); strings.Contains(v, caption) {
+			t.Fatalf("no %s data, yet its chart is drawn:\n%s", metric, v)
+		}
+		s := sample("rc", 100)
+		s.Point.Metrics = map[string]float64{metric: 12.5}
+		m.AddSample(s)
+		if v := m.View(); !strings.Contains(v, caption) {
+			t.Fatalf("a second with %s, yet no chart %q:\n%s", metric, caption, v)
+		}
 	}
 }
