@@ -22,9 +22,11 @@ import (
 // It is not safe for concurrent use: the caller serialises.
 type clientMerge struct {
 	hosts []string
-	// onPoint gets each merged second (its server columns still empty)
-	// and the run's start as seen from this machine (the earliest host's).
-	onPoint func(run int, p results.Point, since time.Time) results.Point
+	// onPoint gets each merged second (its server columns still empty),
+	// the run's start as seen from this machine (the earliest host's) and
+	// each client host's own share of that second (the dashboard's
+	// per-host view).
+	onPoint func(run int, p results.Point, since time.Time, hosts []HostSecond) results.Point
 	// onRun gets each complete run.
 	onRun func(r results.RunResult, since time.Time)
 	// onMergeErr is told once when a line could not be merged (an older
@@ -163,11 +165,14 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 	for {
 		k := r.emitted
 		var at []*bench.Sample
+		var hosts []HostSecond
 		ready := true
 		for h := range m.hosts {
 			switch {
 			case len(r.samples[h]) > k:
-				at = append(at, r.samples[h][k])
+				s := r.samples[h][k]
+				at = append(at, s)
+				hosts = append(hosts, HostSecond{Host: m.hosts[h], OpsPerSec: s.OpsPerSec, P99Ms: s.LatencyMs.P99, Errors: s.Errors, BusyPct: s.ClientHostBusyPct})
 			case all || r.totals[h] != nil || m.ended[h]:
 			default:
 				ready = false
@@ -185,7 +190,7 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 		}
 		p := results.Point{T: ms.T, OpsPerSec: ms.OpsPerSec, LatencyMs: results.Latency(ms.LatencyMs), Errors: ms.Errors}
 		if m.onPoint != nil {
-			p = m.onPoint(at[0].Run, p, r.since())
+			p = m.onPoint(at[0].Run, p, r.since(), hosts)
 		}
 		r.points = append(r.points, p)
 		r.emitted++

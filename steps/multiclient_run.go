@@ -91,9 +91,9 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 	total := expectedDuration(job.Config)
 	start := time.Now()
 	m := newClientMerge(names)
-	m.onPoint = func(run int, p results.Point, since time.Time) results.Point {
+	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond) results.Point {
 		p = latest.merge(p, since)
-		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: run, Point: p})
+		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: run, Point: p, Clients: hosts})
 		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d, %d client hosts", job.Label, run, job.Config.Runs, len(shares)))
 		return p
 	}

@@ -128,8 +128,17 @@ func TestClientMerge(t *testing.T) {
 	m := newClientMerge([]string{"c1", "c2", "c3"})
 	var points []results.Point
 	var runs []results.RunResult
-	m.onPoint = func(run int, p results.Point, since time.Time) results.Point {
+	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond) results.Point {
 		points = append(points, p)
+		// Each host's share of the second, for the dashboard: the shares
+		// add up to the merged TPS.
+		var sum float64
+		for _, h := range hosts {
+			sum += h.OpsPerSec
+		}
+		if len(hosts) == 0 || sum != p.OpsPerSec {
+			t.Errorf("second %v: host shares %+v sum to %v, want %v", p.T, hosts, sum, p.OpsPerSec)
+		}
 		return p
 	}
 	m.onRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
