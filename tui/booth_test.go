@@ -143,7 +143,26 @@ func TestBoothRefusalStopsAStuckStep(t *testing.T) {
 // mode keeps only the newest KeepResults of those it wrote and never
 // touches a folder it did not write.
 func TestBoothPrunesItsOwnResults(t *testing.T) {
-	root := t.TempDir()
+	// Not t.TempDir: the last loop's run may still be writing its folder
+	// as the program stops, and TempDir's one RemoveAll then fails with
+	// "directory not empty". This removal tries again until it holds.
+	root, err := os.MkdirTemp("", "booth-prune-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; ; i++ {
+			err := os.RemoveAll(root)
+			if err == nil {
+				return
+			}
+			if i == 100 {
+				t.Errorf("remove %s: %v", root, err)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	mine := filepath.Join(root, "quickstart", "20260101T000000Z") // a person's run, before the booth
 	if err := os.MkdirAll(mine, 0o755); err != nil {
 		t.Fatal(err)
