@@ -1,20 +1,18 @@
 package steps
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -119,7 +117,7 @@ func TestCapacityThroughEngine(t *testing.T) {
 	bin := dpulabBinary(t)
 	port := freePorts(t, 1)
 	backend := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	proxy := startThrottle(t, backend, capacity)
+	proxy := testpeer.Throttle(t, backend, capacity)
 	local := runner.NewLocal()
 	targets := func(string) (runner.Target, error) {
 		return redirectTarget{Target: local, from: backend, to: proxy}, nil
@@ -181,120 +179,4 @@ func TestCapacityThroughEngine(t *testing.T) {
 		t.Errorf("report.html lacks the capacity chart")
 	}
 	t.Logf("flat out %.0f ops/s; TPS at %s: %.0f (lowest failure %.0f) in %d probes, throttle %d/s", delivered, k.Objective, k.RateOpsPerSec, k.FailedRateOpsPerSec, k.Probes, capacity)
-}
-
-// The throttling proxy below is server/bench's (capacity_test.go), which
-// a test of another package cannot import: one command forwarded per gap
-// across all connections, slots on an absolute schedule with up to
-// throttleBank of missed slots made up, so over any span W it forwards at
-// most (W + throttleBank) / gap commands, and above that rate the queue,
-// and the latency, grow without bound.
-type throttle struct {
-	gap  time.Duration
-	mu   sync.Mutex
-	next time.Time
-}
-
-const throttleBank = 60 * time.Millisecond
-
-func (th *throttle) slot() time.Time {
-	th.mu.Lock()
-	defer th.mu.Unlock()
-	s := time.Now().Add(-throttleBank)
-	if th.next.After(s) {
-		s = th.next
-	}
-	th.next = s.Add(th.gap)
-	return s
-}
-
-// startThrottle proxies to backend at perSec commands per second.
-func startThrottle(t *testing.T, backend string, perSec int) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	th := &throttle{gap: time.Second / time.Duration(perSec)}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, b)
-			mu.Unlock()
-			wg.Add(2)
-			go func() { defer wg.Done(); _, _ = io.Copy(c, b); c.Close() }()
-			go func() { defer wg.Done(); th.forward(c, b) }()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
-}
-
-func (th *throttle) forward(c, b net.Conn) {
-	defer b.Close()
-	r := bufio.NewReader(c)
-	for {
-		cmd, err := readRESPCommand(r)
-		if err != nil {
-			return
-		}
-		time.Sleep(time.Until(th.slot()))
-		if _, err := b.Write(cmd); err != nil {
-			return
-		}
-	}
-}
-
-// readRESPCommand reads one command (an array of bulk strings) whole.
-func readRESPCommand(r *bufio.Reader) ([]byte, error) {
-	var buf bytes.Buffer
-	line := func(prefix byte) (int, error) {
-		l, err := r.ReadSlice('\n')
-		if err != nil {
-			return 0, err
-		}
-		buf.Write(l)
-		if len(l) < 3 || l[0] != prefix {
-			return 0, fmt.Errorf("unexpected %q", l)
-		}
-		return strconv.Atoi(strings.TrimSpace(string(l[1:])))
-	}
-	n, err := line('*')
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < n; i++ {
-		size, err := line('$')
-		if err != nil {
-			return nil, err
-		}
-		if _, err := io.CopyN(&buf, r, int64(size)+2); err != nil {
-			return nil, err
-		}
-	}
-	return buf.Bytes(), nil
 }

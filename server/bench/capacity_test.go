@@ -1,18 +1,15 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
 )
 
 func TestParseCapacity(t *testing.T) {
@@ -104,126 +101,6 @@ func TestSearchPrecision(t *testing.T) {
 	})
 }
 
-// throttle is a TCP proxy in front of a server that forwards one command
-// per gap across all its connections: a server of known capacity. Slots
-// are reserved on an absolute schedule and up to throttleBank of missed
-// slots are made up, so that the proxy's goroutines being scheduled late
-// on a loaded machine lower its capacity less; over any span W it forwards
-// at most (W + throttleBank) / gap commands. A command waits for its slot, so above the
-// capacity the queue, and the latency, grow without bound.
-type throttle struct {
-	gap  time.Duration
-	mu   sync.Mutex
-	next time.Time
-}
-
-const throttleBank = 60 * time.Millisecond
-
-func (th *throttle) slot() time.Time {
-	th.mu.Lock()
-	defer th.mu.Unlock()
-	s := time.Now().Add(-throttleBank)
-	if th.next.After(s) {
-		s = th.next
-	}
-	th.next = s.Add(th.gap)
-	return s
-}
-
-// startThrottle proxies to backend at perSec commands per second.
-func startThrottle(t *testing.T, backend string, perSec int) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	th := &throttle{gap: time.Second / time.Duration(perSec)}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	track := func(c ...net.Conn) {
-		mu.Lock()
-		conns = append(conns, c...)
-		mu.Unlock()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			track(c, b)
-			wg.Add(2)
-			go func() { defer wg.Done(); _, _ = io.Copy(c, b); c.Close() }()
-			go func() { defer wg.Done(); th.forward(c, b) }()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
-}
-
-func (th *throttle) forward(c, b net.Conn) {
-	defer b.Close()
-	r := bufio.NewReader(c)
-	for {
-		cmd, err := readRESPCommand(r)
-		if err != nil {
-			return
-		}
-		time.Sleep(time.Until(th.slot()))
-		if _, err := b.Write(cmd); err != nil {
-			return
-		}
-	}
-}
-
-// readRESPCommand reads one command (an array of bulk strings) whole.
-func readRESPCommand(r *bufio.Reader) ([]byte, error) {
-	var buf bytes.Buffer
-	line := func(prefix byte) (int, error) {
-		l, err := r.ReadSlice('\n')
-		if err != nil {
-			return 0, err
-		}
-		buf.Write(l)
-		if len(l) < 3 || l[0] != prefix {
-			return 0, fmt.Errorf("unexpected %q", l)
-		}
-		return strconv.Atoi(strings.TrimSpace(string(l[1:])))
-	}
-	n, err := line('*')
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < n; i++ {
-		size, err := line('$')
-		if err != nil {
-			return nil, err
-		}
-		if _, err := io.CopyN(&buf, r, int64(size)+2); err != nil {
-			return nil, err
-		}
-	}
-	return buf.Bytes(), nil
-}
-
 // TestCapacityAgainstThrottledServer: the bundled server behind a proxy
 // that serves 800 requests/s (plus its 60 ms bank). Below that rate
 // requests wait for nothing; above it the queue grows by (rate − 800) per
@@ -237,7 +114,7 @@ func readRESPCommand(r *bufio.Reader) ([]byte, error) {
 // machine a p99 of tens of milliseconds is the machine's, at any rate.
 func TestCapacityAgainstThrottledServer(t *testing.T) {
 	const capacity = 800
-	addr := startThrottle(t, startOurs(t), capacity)
+	addr := testpeer.Throttle(t, startOurs(t), capacity)
 	cfg := testConfig(addr)
 	cfg.Clients, cfg.Pipeline, cfg.Duration = 8, 4, 3*time.Second
 
@@ -249,7 +126,7 @@ func TestCapacityAgainstThrottledServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	delivered := got.runs[0].OpsPerSec
-	if delivered > capacity*(1+throttleBank.Seconds()/3)*1.02 {
+	if delivered > capacity*(1+testpeer.ThrottleBank.Seconds()/3)*1.02 {
 		t.Fatalf("the throttle let %.0f ops/s through, more than its %d (and its bank)", delivered, capacity)
 	}
 	t.Logf("flat out through the throttle: %.0f ops/s, p99 %.1f ms", delivered, got.runs[0].LatencyMs.P99)
@@ -275,7 +152,7 @@ func TestCapacityAgainstThrottledServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	lo := min(capacity, delivered) / (1 + spec.Precision) * 0.9
-	hi := capacity * (1 + (0.025+throttleBank.Seconds())/1.5) * 1.02
+	hi := capacity * (1 + (0.025+testpeer.ThrottleBank.Seconds())/1.5) * 1.02
 	if res.RateOpsPerSec < lo || res.RateOpsPerSec > hi {
 		t.Errorf("found %.0f ops/s at p50 <= 25ms, want %.0f..%.0f (the throttle serves %d/s)", res.RateOpsPerSec, lo, hi, capacity)
 	}
