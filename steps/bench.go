@@ -2,7 +2,6 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -154,7 +153,6 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	var mu sync.Mutex
 	var runs []results.RunResult
 	var cur []results.Point
-	var decodeErr error
 	// runStart estimates when each run's measurement began (first sample's
 	// arrival minus its T), so samples from before it are not merged.
 	runStart := map[int]time.Time{}
@@ -182,31 +180,9 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 			job.OnRun(r)
 		}
 	}
-	// The failure tail is the bench's stderr: its stdout is JSON for us.
-	var errTail []string
+	var out benchOutput
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
-		if l.Stream == runner.Stderr {
-			mu.Lock()
-			errTail = append(errTail, l.Text)
-			if len(errTail) > 10 {
-				errTail = errTail[1:]
-			}
-			mu.Unlock()
-			e.opts.Emit(Output{Step: job.Step, Line: l})
-			return
-		}
-		ev, perr := bench.ParseLine([]byte(l.Text))
-		if perr != nil {
-			if !errors.Is(perr, bench.ErrUnknownType) {
-				mu.Lock()
-				if decodeErr == nil {
-					decodeErr = perr
-				}
-				mu.Unlock()
-				e.opts.Emit(Output{Step: job.Step, Line: l})
-			}
-			return
-		}
+		ev := out.take(e, job.Step, l)
 		switch ev := ev.(type) {
 		case *bench.Sample:
 			if ev.Target != "" {
@@ -256,6 +232,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 			*job.Counters = *pathPoint(job.Path, after.Sub(before))
 		}
 	}
+	errTail, decodeErr := out.lastLines(), out.err()
 	mu.Lock()
 	defer mu.Unlock()
 	switch {

@@ -128,33 +128,13 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	series := job.Variant + " capacity search"
 	e.say(job.Step, job.Client.Name, "%s: capacity search, %s", job.Label, searchText(cfg.Capacity))
 	var (
-		mu        sync.Mutex
-		found     *bench.CapacityResult
-		probes    []results.CapacityProbe
-		errTail   []string
-		decodeErr error
+		mu     sync.Mutex
+		found  *bench.CapacityResult
+		probes []results.CapacityProbe
+		out    benchOutput
 	)
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
-		if l.Stream == runner.Stderr {
-			mu.Lock()
-			errTail = append(errTail, l.Text)
-			if len(errTail) > 10 {
-				errTail = errTail[1:]
-			}
-			mu.Unlock()
-			e.opts.Emit(Output{Step: job.Step, Line: l})
-			return
-		}
-		ev, perr := bench.ParseLine([]byte(l.Text))
-		if perr != nil {
-			if !errors.Is(perr, bench.ErrUnknownType) {
-				mu.Lock()
-				decodeErr = firstErr(decodeErr, perr)
-				mu.Unlock()
-				e.opts.Emit(Output{Step: job.Step, Line: l})
-			}
-			return
-		}
+		ev := out.take(e, job.Step, l)
 		switch ev := ev.(type) {
 		case *bench.Sample:
 			if ev.Target != "" {
@@ -189,8 +169,9 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		}
 		e.mu.Unlock()
 	}
+	decodeErr := out.err()
 	fail := func(err error) error {
-		return &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("capacity search %s: %w", job.Label, err)}
+		return &StepError{Host: job.Client.Name, Cmd: cmd, Tail: out.lastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, err)}
 	}
 	switch {
 	case err != nil:
@@ -205,13 +186,6 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		return fail(errors.New(found.Err))
 	}
 	return nil
-}
-
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // searchText says what a search looks for and how precisely.

@@ -2,7 +2,6 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -22,7 +21,7 @@ type clientRun struct {
 	share clientShare
 	t     runner.Target
 	cmd   string
-	tail  []string
+	out   benchOutput
 	res   runner.Result
 	err   error
 }
@@ -169,9 +168,9 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 	}
 	switch {
 	case first != nil && first.err != nil:
-		return out, &StepError{Host: first.share.Host.Name, Cmd: first.cmd, Tail: first.tail, Err: fmt.Errorf("bench %s: %w", job.Label, first.err)}
+		return out, &StepError{Host: first.share.Host.Name, Cmd: first.cmd, Tail: first.out.lastLines(), Err: fmt.Errorf("bench %s: %w", job.Label, first.err)}
 	case first != nil:
-		return out, &StepError{Host: first.share.Host.Name, Cmd: first.cmd, Tail: first.tail, Err: fmt.Errorf("bench %s: exit status %d", job.Label, first.res.ExitCode)}
+		return out, &StepError{Host: first.share.Host.Name, Cmd: first.cmd, Tail: first.out.lastLines(), Err: fmt.Errorf("bench %s: exit status %d", job.Label, first.res.ExitCode)}
 	}
 	if err := m.droppedErr(); err != nil {
 		return out, &StepError{Host: names[0], Err: fmt.Errorf("bench %s: %w", job.Label, err)}
@@ -184,21 +183,10 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 
 // multiLine takes one line of client host i's bench.
 func (e *Engine) multiLine(job benchJob, m *clientMerge, mu *sync.Mutex, i int, cr *clientRun, l runner.Line) {
-	if l.Stream == runner.Stderr {
-		mu.Lock()
-		cr.tail = append(cr.tail, l.Text)
-		if len(cr.tail) > 10 {
-			cr.tail = cr.tail[1:]
-		}
-		mu.Unlock()
-		e.opts.Emit(Output{Step: job.Step, Line: l})
-		return
-	}
-	ev, err := bench.ParseLine([]byte(l.Text))
-	if err != nil {
-		if !errors.Is(err, bench.ErrUnknownType) {
-			e.opts.Emit(Output{Step: job.Step, Line: l})
-		}
+	// A line that does not parse is shown; it does not stop the others'
+	// merge.
+	ev := cr.out.take(e, job.Step, l)
+	if ev == nil {
 		return
 	}
 	mu.Lock()
