@@ -10,7 +10,9 @@ import (
 
 // TransportNote is one reason some steps or variants of a lab cannot run
 // in this build, or run over a simulation: the reason, the places it
-// applies to, and whether it stops them (Cannot) or only labels them.
+// applies to, and whether it stops them (Cannot: the transport is not in
+// this build, Reason says why) or only labels them (Reason: the simulation
+// they run over).
 type TransportNote struct {
 	Reason string
 	Where  []string
@@ -19,7 +21,11 @@ type TransportNote struct {
 
 // String is the note as lint and the dry run print it.
 func (n TransportNote) String() string {
-	return strings.Join(n.Where, "; ") + " " + n.Reason
+	what := "run over "
+	if n.Cannot {
+		what = "cannot run in this build: "
+	}
+	return strings.Join(n.Where, "; ") + " " + what + n.Reason
 }
 
 // TransportNotes says which steps and variants of l cannot run in this
@@ -57,9 +63,9 @@ func TransportProblems(l *Lab) []TransportNote {
 		}
 		n := transport.Name(s)
 		if err := transport.Available(n); errors.Is(err, transport.ErrNotBuilt) {
-			add(fmt.Sprintf("cannot run in this build: %v", err), w, true)
+			add(err.Error(), w, true)
 		} else if sim := transport.Simulated(n); sim != "" {
-			add(fmt.Sprintf("run over %s", sim), w, false)
+			add(sim, w, false)
 		}
 	}
 	for i := range l.Steps {

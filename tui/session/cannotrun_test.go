@@ -32,6 +32,9 @@ func TestPickerSaysWhatCannotRunHere(t *testing.T) {
 			t.Errorf("picker line %q lacks %q", d, want)
 		}
 	}
+	if strings.Count(d, "cannot run") != 1 {
+		t.Errorf("picker line %q says 'cannot run' more than once", d)
+	}
 	if !strings.HasPrefix(d, "⚠ cannot run here") {
 		t.Errorf("picker line %q: the reason must come first, before the list cuts the line", d)
 	}
