@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Two dpulab processes running the same lab would overwrite each other's
@@ -14,6 +15,16 @@ import (
 // the process ends, however it ends, so a killed run leaves no stale lock.
 // Within one process (the TUI's booth loop opens a lab again and again) the
 // lock is taken once and kept.
+//
+// "However it ends" has one short exception: a run killed while it was
+// starting a command leaves that command forked but not yet exec'd, in a
+// process group of its own, and until its exec closes the inherited
+// descriptors it holds the lock. So a held lock is tried again for a moment
+// (lockPatience) before it is reported: a new run started right after a
+// killed one would otherwise be refused for a lock that is about to go.
+
+// lockPatience is how long a held lock is retried before it is reported.
+const lockPatience = 2 * time.Second
 
 var (
 	locksMu sync.Mutex
@@ -35,7 +46,7 @@ func lockLab(statePath string) error {
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", p, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flockPatiently(f, lockPatience); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return fmt.Errorf("another dpulab is running this lab (lock %s is held): wait for it to finish, or give this run its own --state-dir", p)
@@ -44,6 +55,19 @@ func lockLab(statePath string) error {
 	}
 	locks[p] = f
 	return nil
+}
+
+// flockPatiently takes f's exclusive flock, retrying a held lock until
+// patience has passed.
+func flockPatiently(f *os.File, patience time.Duration) error {
+	deadline := time.Now().Add(patience)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func dirOf(p string) string {

@@ -413,3 +413,37 @@ func TestSecondProcessCannotRunTheSameLab(t *testing.T) {
 		t.Errorf("second process: %v\n%s", err, out)
 	}
 }
+
+// A lock held for a moment more (a killed run's command forked but not yet
+// exec'd) is waited for, not reported; one held past the patience is.
+func TestLockWaitsOutAMomentaryHolder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lab.json.lock")
+	holder, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	// Another open file description of the same file conflicts with the
+	// holder's flock, as another process's would.
+	f, err := os.OpenFile(p, os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := flockPatiently(f, 0); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("held lock, no patience: %v, want EWOULDBLOCK", err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		syscall.Flock(int(holder.Fd()), syscall.LOCK_UN)
+		close(released)
+	}()
+	if err := flockPatiently(f, time.Minute); err != nil {
+		t.Fatalf("lock released while waiting: %v", err)
+	}
+	<-released
+}
