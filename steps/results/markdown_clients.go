@@ -15,9 +15,10 @@ func renderClients(b *strings.Builder, c *Compare) {
 		v, sweep string
 		r        *RunResult
 	}
-	var rows, bound []row
+	var rows, bound, shared []row
 	for vi := range c.Variants {
 		v := &c.Variants[vi]
+		serves := len(c.SharedClientHosts(v)) > 0
 		for pi := range v.Points {
 			p := &v.Points[pi]
 			for ri := range p.Runs {
@@ -25,11 +26,29 @@ func renderClients(b *strings.Builder, c *Compare) {
 				if len(r.Clients) > 0 {
 					rows = append(rows, row{v.Label, p.Value, r})
 				}
-				if r.ClientBound {
+				switch {
+				case r.ClientBound && serves:
+					shared = append(shared, row{v.Label, p.Value, r})
+				case r.ClientBound:
 					bound = append(bound, row{v.Label, p.Value, r})
 				}
 			}
 		}
+	}
+	if len(shared) > 0 {
+		// The busy share is the host's, and the host also ran the server:
+		// saturation then says the host was full, not that the client was
+		// the bottleneck.
+		fmt.Fprintf(b, "**Saturated shared hosts**: the load generator ran on a host that also served (%s), and that host was at least 90%% busy: the load generator and the server competed for its CPUs, so these figures are that one host's limit with both on it, not the server's alone. To measure the server, run the client role on another host:\n\n",
+			strings.Join(c.sharedHosts(), ", "))
+		for _, x := range shared {
+			fmt.Fprintf(b, "- %s%s run %d", x.v, sweepNote(c, x.sweep), x.r.Run)
+			if x.r.ClientHostBusyPct != nil {
+				fmt.Fprintf(b, ": host %.0f%% busy", *x.r.ClientHostBusyPct)
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
 	}
 	if len(bound) > 0 {
 		b.WriteString("**Client-bound runs**: a client host was at least 90% busy, so the load generator, not only the server, limited these figures (they understate the server); add client hosts (`clients_hosts`) or lower the load per host:\n\n")
@@ -103,6 +122,36 @@ func renderClients(b *strings.Builder, c *Compare) {
 	for _, w := range warnings {
 		fmt.Fprintf(b, "> **Clock warning**: %s\n\n", w)
 	}
+}
+
+// SharedClientHosts are the client hosts of c that also served variant v
+// (named among its Hosts): there the load generator and the server share
+// one host's CPUs, and a busy host is not a client-bound one.
+func (c *Compare) SharedClientHosts(v *VariantResult) []string {
+	clients := c.Clients
+	if len(clients) == 0 && c.Client != "" {
+		clients = []string{c.Client}
+	}
+	var out []string
+	for _, h := range clients {
+		if slices.Contains(v.Hosts, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// sharedHosts are the client hosts that served any of c's variants.
+func (c *Compare) sharedHosts() []string {
+	var out []string
+	for i := range c.Variants {
+		for _, h := range c.SharedClientHosts(&c.Variants[i]) {
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
 }
 
 func clientHostNames(r *RunResult) []string {
