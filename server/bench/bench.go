@@ -80,6 +80,9 @@ func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *Capacity
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
+	if err := checkStartAt(cfg.StartAtUnixMs, timeNow()); err != nil {
+		return nil, nil, err
+	}
 	kind := cfg.Client
 	if kind == ClientAuto {
 		kind = ClientLean
@@ -108,7 +111,17 @@ func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *Capacity
 	stop := context.AfterFunc(ctx, set.closeAll)
 	defer stop()
 
-	emit(&Start{Config: cfg, Client: string(kind), Targets: cfg.Labels(), Connections: len(workers), Simulation: cfg.simulation()})
+	// Connected: with --start-at, nothing is sent before the instant.
+	late, err := waitStart(ctx, cfg.StartAt())
+	if err != nil {
+		return nil, nil, err
+	}
+	st := &Start{Config: cfg, Client: string(kind), Targets: cfg.Labels(), Connections: len(workers), Simulation: cfg.simulation()}
+	if cfg.StartAtUnixMs != 0 {
+		v := float64(late) / 1e6
+		st.StartLateMs = &v
+	}
+	emit(st)
 	col := newCollector(&cfg, workers, eps, ios)
 
 	if cfg.Prefill {

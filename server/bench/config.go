@@ -333,6 +333,12 @@ type Config struct {
 	Interval time.Duration `json:"interval_ns"`
 	// TargetSamples adds a per-target sample per interval to the totals.
 	TargetSamples bool `json:"target_samples,omitempty"`
+	// StartAtUnixMs, when set, is the instant (Unix time in milliseconds,
+	// on this host's clock) the first request is sent: the connections
+	// are made first, then the bench waits for it (--start-at). Several
+	// client hosts given one instant start together. Run refuses an
+	// instant more than StartAtPast behind or StartAtFuture ahead.
+	StartAtUnixMs int64 `json:"start_at_unix_ms,omitempty"`
 	// Seed seeds the key and size choices; 0 picks one from the clock.
 	Seed int64 `json:"seed,omitempty"`
 	// JSONOutFile, when set, is where the results are written at the end

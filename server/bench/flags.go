@@ -32,6 +32,7 @@ type Flags struct {
 	rdmaMode                               string
 	rdmaPollUS                             int
 	capacity                               string
+	startAt                                string
 	capPrecision, capStart, capMax         float64
 }
 
@@ -87,6 +88,7 @@ func NewFlags(fs *pflag.FlagSet) *Flags {
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and authenticate) to each target")
 	fs.DurationVar(&c.Interval, "interval", c.Interval, "sampling interval")
 	fs.BoolVar(&c.TargetSamples, "target-samples", false, "with --json, also print a sample per target per interval")
+	fs.StringVar(&f.startAt, "start-at", "", "connect first, then send the first request at this instant: Unix time in milliseconds on this host's clock, e.g. $(( $(date +%s%3N) + 3000 )); refused when more than 5s past or 60s ahead (several client hosts starting together)")
 	fs.Int64Var(&c.Seed, "seed", 0, "seed for key and size choices (0 = from the clock)")
 	dc := DefaultCapacity()
 	fs.StringVar(&f.capacity, "capacity", "", "capacity search: the highest --rate that keeps a latency percentile under a cap, e.g. p99<=1ms (quote it in a shell); --duration per probe")
@@ -115,6 +117,9 @@ func ParseArgs(args []string) (Config, []string, error) {
 	}
 	return f.Config()
 }
+
+// timeNow is the clock --start-at is checked against (a test's own).
+var timeNow = time.Now
 
 type discard struct{}
 
@@ -237,6 +242,13 @@ func (f *Flags) Config() (Config, []string, error) {
 	if f.password != "" {
 		c.Password = f.password
 		warns = append(warns, "--password puts the password on the command line, where other users of this host can read it (ps); set "+PasswordEnv+" instead")
+	}
+	if ms, err := ParseStartAt(f.startAt); err != nil {
+		errs = append(errs, err)
+	} else if err := checkStartAt(ms, timeNow()); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.StartAtUnixMs = ms
 	}
 	c.Capacity = nil
 	if changed("capacity") {
@@ -404,6 +416,9 @@ func (c *Config) Args() []string {
 	}
 	if c.TargetSamples {
 		a = append(a, "--target-samples")
+	}
+	if c.StartAtUnixMs != 0 {
+		a = append(a, "--start-at", strconv.FormatInt(c.StartAtUnixMs, 10))
 	}
 	if c.Seed != 0 {
 		a = append(a, "--seed", strconv.FormatInt(c.Seed, 10))

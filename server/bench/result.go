@@ -98,6 +98,11 @@ type Start struct {
 	// transport (the rdmasim build's rdma): the figures are not the real
 	// transport's.
 	Simulation string `json:"simulation,omitempty"`
+	// StartLateMs, with --start-at (config.start_at_unix_ms), is how long
+	// after that instant the bench began, on its host's clock: the
+	// timer's wake-up, or connecting that took past the instant. The line
+	// comes once connected and (with --start-at) at the instant.
+	StartLateMs *float64 `json:"start_late_ms,omitempty"`
 }
 
 // Sample is one interval (normally one second) of a run.
