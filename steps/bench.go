@@ -181,27 +181,40 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		}
 	}
 	var out benchOutput
+	// Each second is published once its per-target lines (Sample.Targets,
+	// the dashboard's per-instance view) have come.
+	joiner := secondJoiner{}
+	if job.Config.TargetSamples {
+		joiner.want = len(job.Config.Endpoints)
+	}
+	hosts := e.targetHosts(job.Config, job.Servers)
+	second := func(sec benchSecond) {
+		ev := sec.total
+		mu.Lock()
+		since, ok := runStart[ev.Run]
+		if !ok {
+			since = time.Now().Add(-time.Duration(ev.T * float64(time.Second)))
+			runStart[ev.Run] = since
+		}
+		mu.Unlock()
+		p := latest.merge(results.Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors}, since)
+		mu.Lock()
+		cur = append(cur, p)
+		mu.Unlock()
+		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: ev.Run, Point: p, Targets: targetSeconds(sec.targets, hosts)})
+		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d", job.Label, ev.Run, job.Config.Runs))
+	}
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
 		ev := out.take(e, job.Step, l)
 		switch ev := ev.(type) {
 		case *bench.Sample:
-			if ev.Target != "" {
-				return
+			for _, sec := range joiner.add(ev) {
+				second(sec)
 			}
-			mu.Lock()
-			since, ok := runStart[ev.Run]
-			if !ok {
-				since = time.Now().Add(-time.Duration(ev.T * float64(time.Second)))
-				runStart[ev.Run] = since
-			}
-			mu.Unlock()
-			p := latest.merge(results.Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors}, since)
-			mu.Lock()
-			cur = append(cur, p)
-			mu.Unlock()
-			e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: ev.Run, Point: p})
-			e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d", job.Label, ev.Run, job.Config.Runs))
 		case *bench.RunResult:
+			for _, sec := range joiner.flush() {
+				second(sec)
+			}
 			mu.Lock()
 			r := results.RunResult{Run: ev.Run, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors, Series: cur, Err: ev.Err,
 				ClientBound: ev.ClientBound, ClientHostBusyPct: ev.ClientHostBusyPct}

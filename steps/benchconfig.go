@@ -77,6 +77,10 @@ func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance,
 		return c, fmt.Errorf("bench: %w", err)
 	}
 	c.Endpoints = eps
+	// Each instance's own second for the dashboard's per-instance view
+	// (Sample.Targets), up to as many instances as one deploy can start:
+	// beyond that the lines cost more than a table of them shows.
+	c.TargetSamples = len(eps) <= maxTargetSamples
 	if transport == rdmaName {
 		if c.RDMA, err = rdmaOptions(settings); err != nil {
 			return c, err
@@ -86,6 +90,44 @@ func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance,
 		return c, fmt.Errorf("bench profile: %w", err)
 	}
 	return c, nil
+}
+
+// maxTargetSamples is the most targets a bench is asked per-target
+// samples for (--target-samples): one deploy's maximum.
+const maxTargetSamples = maxInstances
+
+// targetHosts maps the targets of c (as the bench names them in its
+// per-target lines) to the inventory names of their server hosts, from
+// the recorded deployments; among several matches, an instance on one of
+// servers wins. A target no deployment started has no entry.
+func (e *Engine) targetHosts(c bench.Config, servers []hostRef) map[string]string {
+	want := map[string]bool{}
+	for _, l := range c.Labels() {
+		want[l] = true
+	}
+	isServer := map[string]bool{}
+	for _, h := range servers {
+		isServer[h.Name] = true
+	}
+	out := map[string]string{}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state == nil {
+		return out
+	}
+	for _, dep := range e.state.Deployments {
+		for _, in := range dep.Instances {
+			for _, l := range []string{in.Address, transport.Endpoint{Transport: transport.RDMA, Address: in.Address}.Label(), "unix:" + in.Socket} {
+				if !want[l] {
+					continue
+				}
+				if _, ok := out[l]; !ok || isServer[in.Host] {
+					out[l] = in.Host
+				}
+			}
+		}
+	}
+	return out
 }
 
 // planBenchConfig is benchConfig for a plan: over a transport this build

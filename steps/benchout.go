@@ -65,3 +65,66 @@ func (o *benchOutput) err() error {
 	defer o.mu.Unlock()
 	return o.decodeErr
 }
+
+// benchSecond is one interval of a bench: its totals sample and, with
+// --target-samples, each target's sample of the same interval.
+type benchSecond struct {
+	total   *bench.Sample
+	targets []*bench.Sample
+}
+
+// secondJoiner joins a bench's totals sample with the per-target samples
+// the bench prints right after it (collect.go: totals first, then one line
+// per target, same run and t_seconds). A second is complete when all want
+// per-target lines came, or when the next totals sample or run line comes
+// (a target line lost to a bench that ended). Per-target lines that match
+// no open second are dropped. Not safe for concurrent use.
+type secondJoiner struct {
+	// want is the per-target lines per interval (0: none asked for).
+	want int
+	cur  *benchSecond
+}
+
+// add takes one sample line and returns the seconds it completed.
+func (j *secondJoiner) add(s *bench.Sample) []benchSecond {
+	if s.Target != "" {
+		if j.cur == nil || j.cur.total.Run != s.Run || j.cur.total.T != s.T {
+			return nil
+		}
+		j.cur.targets = append(j.cur.targets, s)
+		if len(j.cur.targets) >= j.want {
+			return j.flush()
+		}
+		return nil
+	}
+	out := j.flush()
+	j.cur = &benchSecond{total: s}
+	if j.want == 0 {
+		out = append(out, j.flush()...)
+	}
+	return out
+}
+
+// flush returns the open second, if any: call it before a run line and
+// when the bench has ended.
+func (j *secondJoiner) flush() []benchSecond {
+	if j.cur == nil {
+		return nil
+	}
+	s := *j.cur
+	j.cur = nil
+	return []benchSecond{s}
+}
+
+// targetSeconds turns per-target samples into the Sample's per-instance
+// view, each named with its server host (hosts: targetHosts).
+func targetSeconds(ss []*bench.Sample, hosts map[string]string) []TargetSecond {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]TargetSecond, len(ss))
+	for i, s := range ss {
+		out[i] = TargetSecond{Target: s.Target, Host: hosts[s.Target], OpsPerSec: s.OpsPerSec, P50Ms: s.LatencyMs.P50, P99Ms: s.LatencyMs.P99, Errors: s.Errors}
+	}
+	return out
+}

@@ -25,8 +25,11 @@ type clientMerge struct {
 	// onPoint gets each merged second (its server columns still empty),
 	// the run's start as seen from this machine (the earliest host's) and
 	// each client host's own share of that second (the dashboard's
-	// per-host view).
-	onPoint func(run int, p results.Point, since time.Time, hosts []HostSecond) results.Point
+	// per-host view) and each server instance's (the per-instance view,
+	// when the benches printed per-target lines).
+	onPoint func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point
+	// targetHosts names each target's server host (Engine.targetHosts).
+	targetHosts map[string]string
 	// onRun gets each complete run.
 	onRun func(r results.RunResult, since time.Time)
 	// onMergeErr is told once when a line could not be merged (an older
@@ -45,6 +48,8 @@ type clientMerge struct {
 // runMerge is one run's lines from every host.
 type runMerge struct {
 	samples [][]*bench.Sample
+	// targets[h][k] are host h's per-target samples of its k-th second.
+	targets [][][]*bench.Sample
 	series  [][]results.ClientPoint
 	// start is each host's measured start as seen here: the arrival of
 	// its first sample minus the sample's time into the run.
@@ -62,14 +67,15 @@ func (m *clientMerge) run(n int) *runMerge {
 	r := m.runs[n]
 	if r == nil {
 		k := len(m.hosts)
-		r = &runMerge{samples: make([][]*bench.Sample, k), series: make([][]results.ClientPoint, k), start: make([]time.Time, k), totals: make([]*bench.RunResult, k)}
+		r = &runMerge{samples: make([][]*bench.Sample, k), targets: make([][][]*bench.Sample, k), series: make([][]results.ClientPoint, k), start: make([]time.Time, k), totals: make([]*bench.RunResult, k)}
 		m.runs[n] = r
 	}
 	return r
 }
 
-// sample takes host h's totals sample, which arrived at now.
-func (m *clientMerge) sample(h int, s *bench.Sample, now time.Time) {
+// sample takes host h's totals sample, which arrived at now, with the
+// per-target samples of the same second (none without --target-samples).
+func (m *clientMerge) sample(h int, s *bench.Sample, now time.Time, targets ...*bench.Sample) {
 	if s.Run < m.cur {
 		return // a run already given up
 	}
@@ -78,6 +84,7 @@ func (m *clientMerge) sample(h int, s *bench.Sample, now time.Time) {
 		r.start[h] = now.Add(-time.Duration(s.T * float64(time.Second)))
 	}
 	r.samples[h] = append(r.samples[h], s)
+	r.targets[h] = append(r.targets[h], targets)
 	r.series[h] = append(r.series[h], results.ClientPoint{T: s.T, OpsPerSec: s.OpsPerSec, LatencyMs: results.Latency(s.LatencyMs), Errors: s.Errors,
 		ClientCPUPct: s.ClientCPUPct, ClientHostBusyPct: s.ClientHostBusyPct, LatencyHDR: s.LatencyHDR})
 	m.advance()
@@ -166,12 +173,14 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 		k := r.emitted
 		var at []*bench.Sample
 		var hosts []HostSecond
+		var tg [][]*bench.Sample
 		ready := true
 		for h := range m.hosts {
 			switch {
 			case len(r.samples[h]) > k:
 				s := r.samples[h][k]
 				at = append(at, s)
+				tg = append(tg, r.targets[h][k])
 				hosts = append(hosts, HostSecond{Host: m.hosts[h], OpsPerSec: s.OpsPerSec, P99Ms: s.LatencyMs.P99, Errors: s.Errors, BusyPct: s.ClientHostBusyPct})
 			case all || r.totals[h] != nil || m.ended[h]:
 			default:
@@ -190,11 +199,59 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 		}
 		p := results.Point{T: ms.T, OpsPerSec: ms.OpsPerSec, LatencyMs: results.Latency(ms.LatencyMs), Errors: ms.Errors}
 		if m.onPoint != nil {
-			p = m.onPoint(at[0].Run, p, r.since(), hosts)
+			p = m.onPoint(at[0].Run, p, r.since(), hosts, m.mergeTargets(tg))
+		}
+		// Per-target lines are for the live view only: not kept for the
+		// run (240 targets × 8 hosts × a minute would be 100 MB).
+		for h := range r.targets {
+			if len(r.targets[h]) > k {
+				r.targets[h][k] = nil
+			}
 		}
 		r.points = append(r.points, p)
 		r.emitted++
 	}
+}
+
+// mergeTargets is one second's per-instance view from every host's
+// per-target samples of it: a target driven from several client hosts
+// (the load split by connections) gets its ops and errors summed and its
+// p50 and p99 read from the hosts' per-target histograms merged
+// (bench.MergeSamples), never averaged. A line without a histogram (an
+// older bench) leaves that target's latency at what the merge could read:
+// its counts still add up, and onMergeErr says so once.
+func (m *clientMerge) mergeTargets(perHost [][]*bench.Sample) []TargetSecond {
+	var order []string
+	by := map[string][]*bench.Sample{}
+	for _, ss := range perHost {
+		for _, s := range ss {
+			if _, ok := by[s.Target]; !ok {
+				order = append(order, s.Target)
+			}
+			by[s.Target] = append(by[s.Target], s)
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	merged := make([]*bench.Sample, 0, len(order))
+	for _, t := range order {
+		g := by[t]
+		if len(g) == 1 {
+			merged = append(merged, g[0])
+			continue
+		}
+		ms, err := bench.MergeSamples(g)
+		if err != nil {
+			m.mergeErr(err)
+			if ms == nil {
+				continue
+			}
+		}
+		ms.Target = t
+		merged = append(merged, ms)
+	}
+	return targetSeconds(merged, m.targetHosts)
 }
 
 func (m *clientMerge) mergeErr(err error) {

@@ -202,6 +202,7 @@ steps:
 			t.Errorf("%s: no server CPU from the sampler", v.Label)
 		}
 	}
+	checkTargetsAndStart(t, rec, c, clients)
 	md, err := os.ReadFile(filepath.Join(resDir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -214,5 +215,81 @@ steps:
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+}
+
+// checkTargetsAndStart: every merged second the dashboard got carries each
+// server instance's share (the three hosts' per-target lines merged), and
+// the shares add up to the second's TPS; every variant's hosts were given
+// one common start, each on its own clock: a host's --start-at minus its
+// measured clock offset is the same instant for all, to the millisecond
+// the flag is given in (values the engine computed, not wall time); each
+// bench said when it began.
+func checkTargetsAndStart(t *testing.T, rec *recorder, c results.Compare, clients []string) {
+	t.Helper()
+	n := 0
+	for _, ev := range rec.events() {
+		s, ok := ev.(Sample)
+		if !ok || s.Step != "compare" {
+			continue
+		}
+		n++
+		if len(s.Targets) != 2 || len(s.Clients) != 3 {
+			t.Errorf("%s second %g: %d targets, %d client hosts; want 2, 3", s.Variant, s.Point.T, len(s.Targets), len(s.Clients))
+			continue
+		}
+		var sum float64
+		for _, tg := range s.Targets {
+			if tg.Host != s.Variant {
+				t.Errorf("%s second %g: target %s on host %q", s.Variant, s.Point.T, tg.Target, tg.Host)
+			}
+			sum += tg.OpsPerSec
+		}
+		if sum <= 0 || math.Abs(sum-s.Point.OpsPerSec) > 1e-6*s.Point.OpsPerSec {
+			t.Errorf("%s second %g: instances sum to %g ops/s, the second is %g", s.Variant, s.Point.T, sum, s.Point.OpsPerSec)
+		}
+	}
+	if n < 6 {
+		t.Errorf("%d merged seconds reached the dashboard, want 3 per variant", n)
+	}
+	var starts, began []string
+	for _, l := range rec.output() {
+		if strings.HasPrefix(l, "the client hosts connect, then begin together at ") {
+			starts = append(starts, l)
+		}
+		if strings.HasPrefix(l, "every client host began within ") {
+			began = append(began, l)
+		}
+	}
+	if len(starts) != len(c.Variants) || len(began) != len(c.Variants) {
+		t.Fatalf("common start said %d times, began %d times; want once per variant:\n%s", len(starts), len(began), strings.Join(rec.output(), "\n"))
+	}
+	for vi, v := range c.Variants {
+		run := v.Points[0].Runs[0]
+		var common []float64
+		for i, h := range clients {
+			var at int64
+			_, rest, ok := strings.Cut(starts[vi], h+" --start-at ")
+			if ok {
+				_, err := fmt.Sscanf(rest, "%d", &at)
+				ok = err == nil
+			}
+			cs := run.Clients[i]
+			if !ok || cs.ClockOffsetMs == nil || cs.ClockUncertaintyMs == nil {
+				t.Fatalf("%s: no --start-at for %s in %q (offset %v)", v.Label, h, starts[vi], cs.ClockOffsetMs)
+			}
+			// The offset is applied when it exceeds its uncertainty.
+			off := *cs.ClockOffsetMs
+			if math.Abs(off) <= *cs.ClockUncertaintyMs {
+				off = 0
+			}
+			common = append(common, float64(at)-off)
+		}
+		for i := range common {
+			if math.Abs(common[i]-common[0]) > 1 {
+				t.Errorf("%s: %s's --start-at minus its clock offset is %.3f ms, %s's %.3f: not one instant", v.Label, clients[i], common[i], clients[0], common[0])
+			}
+		}
+		t.Logf("%s: %s; %s; start skew seen from here %.1f ms", v.Label, starts[vi], began[vi], *run.StartSkewMs)
 	}
 }

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,14 +17,67 @@ import (
 // one host's load with another's.
 const startSkewWarn = 250 * time.Millisecond
 
+// The common start: every client host's bench connects, then waits for
+// one instant (bench --start-at) before its first request. The instant is
+// far enough ahead for every host to start its bench over SSH and connect:
+// startLeadRTTs of the slowest host's round trip (as its clock reading
+// measured it) plus startLead. Each host is given it on its own clock (this
+// machine's instant plus the host's measured offset), so every host starts
+// at the same true instant, within its offset's uncertainty (half its
+// round trip). An offset no larger than its uncertainty is not applied:
+// the reading cannot tell it from zero, and it is mostly the SSH session's
+// start-up (the remote date runs late in the round trip). Three sshd
+// "hosts" on one machine, one clock, read +28 to +52 ms (± 60 ms or so on
+// a loaded machine): applied, they would have set apart by up to 24 ms
+// hosts whose clocks agree exactly.
+const (
+	startLeadRTTs = 4
+	startLead     = 1500 * time.Millisecond
+)
+
+// commonStart is the instant, for a launch at now, and each host's
+// --start-at (Unix ms on its own clock). When a host's clock could not be
+// read there is no common start: why says which, and the hosts start as
+// their SSH sessions do.
+func commonStart(now time.Time, rs []clockReading) (at time.Time, perHost []int64, why string) {
+	var slowest time.Duration
+	for _, r := range rs {
+		if r.Err != nil {
+			return time.Time{}, nil, fmt.Sprintf("%s's clock was not read, so its offset is unknown", r.Host)
+		}
+		slowest = max(slowest, 2*r.Uncertainty)
+	}
+	at = now.Add(startLeadRTTs*slowest + startLead).Truncate(time.Millisecond)
+	perHost = make([]int64, len(rs))
+	for i, r := range rs {
+		perHost[i] = at.Add(appliedOffset(r)).Round(time.Millisecond).UnixMilli()
+	}
+	return at, perHost, ""
+}
+
+// appliedOffset is the part of a host's measured clock offset the common
+// start corrects for: all of it when it exceeds the reading's uncertainty,
+// none otherwise.
+func appliedOffset(r clockReading) time.Duration {
+	if r.Offset.Abs() <= r.Uncertainty {
+		return 0
+	}
+	return r.Offset
+}
+
 // clientRun is one client host's bench in a multi-client job.
 type clientRun struct {
 	share clientShare
 	t     runner.Target
 	cmd   string
 	out   benchOutput
-	res   runner.Result
-	err   error
+	// seconds joins each totals sample with its per-target lines.
+	seconds secondJoiner
+	// started is the bench's start line: the --start-at it received and
+	// how late after it it began.
+	started *bench.Start
+	res     runner.Result
+	err     error
 }
 
 // runMultiBench runs one job from several client hosts: their clocks
@@ -46,6 +100,9 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 			return nil, err
 		}
 		runs[i] = &clientRun{share: s, t: t}
+		if s.Config.TargetSamples {
+			runs[i].seconds.want = len(s.Config.Endpoints)
+		}
 		names[i], targets[i] = s.Host.Name, t
 	}
 
@@ -90,9 +147,10 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 	total := expectedDuration(job.Config)
 	start := time.Now()
 	m := newClientMerge(names)
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond) results.Point {
+	m.targetHosts = e.targetHosts(job.Config, job.Servers)
+	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
 		p = latest.merge(p, since)
-		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: run, Point: p, Clients: hosts})
+		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: run, Point: p, Clients: hosts, Targets: targets})
 		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d, %d client hosts", job.Label, run, job.Config.Runs, len(shares)))
 		return p
 	}
@@ -122,11 +180,21 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 		}
 	}
 
+	startAt, perHost, why := commonStart(time.Now(), readings)
+	if why != "" {
+		e.say(job.Step, names[0], "the client hosts start without a common instant (%s): each begins when its SSH session does", why)
+	} else {
+		e.say(job.Step, names[0], "the client hosts connect, then begin together at %s (this machine's clock, %s from now): %s", startAt.UTC().Format("15:04:05.000"), time.Until(startAt).Round(time.Millisecond), startAtList(names, perHost, readings))
+	}
 	bctx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
 	var wg sync.WaitGroup
 	for i, cr := range runs {
-		cr.cmd = e.benchCommand(cr.share.Host, cr.share.Config, job.Password != "", placement{})
+		cfg := cr.share.Config
+		if perHost != nil {
+			cfg.StartAtUnixMs = perHost[i]
+		}
+		cr.cmd = e.benchCommand(cr.share.Host, cfg, job.Password != "", placement{})
 		var stdin []byte
 		if job.Password != "" {
 			stdin = []byte(job.Password + "\n")
@@ -138,6 +206,9 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 				e.multiLine(job, m, &mu, i, cr, l)
 			}})
 			mu.Lock()
+			for _, sec := range cr.seconds.flush() {
+				m.sample(i, sec.total, time.Now(), sec.targets...)
+			}
 			m.hostEnded(i)
 			if (cr.err != nil || cr.res.ExitCode != 0) && failed == nil && bctx.Err() == nil {
 				failed = cr
@@ -152,6 +223,9 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 	mu.Lock()
 	m.finish()
 	mu.Unlock()
+	if perHost != nil {
+		e.say(job.Step, names[0], "%s", startedNote(runs, perHost))
+	}
 	if vj != nil {
 		for _, r := range vj.drain(ctx, latest.cores()) {
 			publish(r)
@@ -193,12 +267,63 @@ func (e *Engine) multiLine(job benchJob, m *clientMerge, mu *sync.Mutex, i int, 
 	defer mu.Unlock()
 	switch ev := ev.(type) {
 	case *bench.Sample:
-		if ev.Target == "" {
-			m.sample(i, ev, time.Now())
+		for _, sec := range cr.seconds.add(ev) {
+			m.sample(i, sec.total, time.Now(), sec.targets...)
 		}
+	case *bench.Start:
+		cr.started = ev
 	case *bench.RunResult:
+		for _, sec := range cr.seconds.flush() {
+			m.sample(i, sec.total, time.Now(), sec.targets...)
+		}
 		m.runDone(i, ev)
 	}
+}
+
+// startAtList is each host's --start-at as the run says it.
+func startAtList(names []string, perHost []int64, rs []clockReading) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		how := "applied"
+		if appliedOffset(rs[i]) == 0 {
+			how = "within the reading's uncertainty: not applied"
+		}
+		parts[i] = fmt.Sprintf("%s --start-at %d (clock %s ± %s, %s)", n, perHost[i], signedMs(rs[i].Offset), ms(rs[i].Uncertainty), how)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// startedNote says how each host's bench began against its --start-at,
+// from its start line (its own clock): the latest, and any host that did
+// not say (an older bench, or one that failed before connecting).
+func startedNote(runs []*clientRun, perHost []int64) string {
+	var latest time.Duration
+	var who string
+	var silent, wrong []string
+	for i, cr := range runs {
+		st := cr.started
+		switch {
+		case st == nil || st.StartLateMs == nil:
+			silent = append(silent, cr.share.Host.Name)
+		case st.Config.StartAtUnixMs != perHost[i]:
+			wrong = append(wrong, fmt.Sprintf("%s (asked %d, got %d)", cr.share.Host.Name, perHost[i], st.Config.StartAtUnixMs))
+		default:
+			if d := time.Duration(*st.StartLateMs * 1e6); who == "" || d > latest {
+				latest, who = d, cr.share.Host.Name
+			}
+		}
+	}
+	var parts []string
+	if who != "" {
+		parts = append(parts, fmt.Sprintf("every client host began within %s of the common instant by its own clock (latest: %s)", ms(latest), who))
+	}
+	if len(silent) > 0 {
+		parts = append(parts, "no start reported by "+strings.Join(silent, ", "))
+	}
+	if len(wrong) > 0 {
+		parts = append(parts, "a different --start-at reached "+strings.Join(wrong, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // clientCPUNote is a client host's CPU as the run summaries say it.

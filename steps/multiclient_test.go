@@ -128,7 +128,7 @@ func TestClientMerge(t *testing.T) {
 	m := newClientMerge([]string{"c1", "c2", "c3"})
 	var points []results.Point
 	var runs []results.RunResult
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond) results.Point {
+	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, _ []TargetSecond) results.Point {
 		points = append(points, p)
 		// Each host's share of the second, for the dashboard: the shares
 		// add up to the merged TPS.

@@ -1,0 +1,207 @@
+package steps
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// TestSecondJoiner: a totals sample is held until its per-target lines
+// came (or the next totals or run line closes it); stray target lines
+// are dropped; without per-target lines asked for, a second is complete
+// at once.
+func TestSecondJoiner(t *testing.T) {
+	tot := func(run int, tt float64) *bench.Sample { return &bench.Sample{Run: run, T: tt} }
+	tgt := func(run int, tt float64, name string) *bench.Sample {
+		return &bench.Sample{Run: run, T: tt, Target: name}
+	}
+	j := secondJoiner{want: 2}
+	if got := j.add(tgt(1, 1, "a")); got != nil {
+		t.Fatalf("a target line before any totals completed %+v", got)
+	}
+	if got := j.add(tot(1, 1)); got != nil {
+		t.Fatalf("totals alone completed %+v", got)
+	}
+	j.add(tgt(1, 1, "a"))
+	j.add(tgt(1, 0.5, "x")) // another second's: dropped
+	got := j.add(tgt(1, 1, "b"))
+	if len(got) != 1 || got[0].total.T != 1 || len(got[0].targets) != 2 || got[0].targets[1].Target != "b" {
+		t.Fatalf("second 1: %+v", got)
+	}
+	j.add(tot(1, 2))
+	j.add(tgt(1, 2, "a"))
+	got = j.add(tot(1, 3)) // b's line never came: the next totals closes it
+	if len(got) != 1 || got[0].total.T != 2 || len(got[0].targets) != 1 {
+		t.Fatalf("second 2 closed by the next: %+v", got)
+	}
+	if got := j.flush(); len(got) != 1 || got[0].total.T != 3 || got[0].targets != nil {
+		t.Fatalf("flush: %+v", got)
+	}
+	if got := j.flush(); got != nil {
+		t.Fatalf("second flush: %+v", got)
+	}
+	none := secondJoiner{}
+	if got := none.add(tot(1, 1)); len(got) != 1 || got[0].total.T != 1 {
+		t.Fatalf("without per-target lines: %+v", got)
+	}
+}
+
+// TestClientMergeTargets: a target driven from two client hosts has its
+// ops and errors summed and its percentiles read from the union of the
+// two hosts' latencies for it; a target only one host drives is its own;
+// each is named with its server host.
+func TestClientMergeTargets(t *testing.T) {
+	m := newClientMerge([]string{"c1", "c2"})
+	m.targetHosts = map[string]string{"10.0.0.1:7000": "srv1", "10.0.0.2:7000": "srv2"}
+	m.onMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
+	var got [][]TargetSecond
+	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
+		got = append(got, targets)
+		return p
+	}
+	m.onRun = func(results.RunResult, time.Time) {}
+	h1a, e1a := hist(t, 100, 200, 300)
+	h2a, e2a := hist(t, 1000, 5000)
+	_, e1b := hist(t, 50)
+	_, tot := hist(t, 100)
+	m.sample(0, &bench.Sample{Run: 1, T: 1, OpsPerSec: 400, LatencyHDR: tot}, time.Now(),
+		&bench.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 300, Errors: 1, LatencyHDR: e1a},
+		&bench.Sample{Run: 1, T: 1, Target: "10.0.0.2:7000", OpsPerSec: 100, LatencyHDR: e1b, LatencyMs: bench.Latency{P50: 0.05, P99: 0.05}})
+	m.sample(1, &bench.Sample{Run: 1, T: 1, OpsPerSec: 200, LatencyHDR: tot}, time.Now(),
+		&bench.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 200, Errors: 2, LatencyHDR: e2a})
+	if len(got) != 1 || len(got[0]) != 2 {
+		t.Fatalf("targets: %+v", got)
+	}
+	union := hdrhistogram.New(1, 60_000_000, 3)
+	union.Merge(h1a)
+	union.Merge(h2a)
+	want := latencyMs(union)
+	a, b := got[0][0], got[0][1]
+	if a.Target != "10.0.0.1:7000" || a.Host != "srv1" || a.OpsPerSec != 500 || a.Errors != 3 || a.P50Ms != want.P50 || a.P99Ms != want.P99 {
+		t.Errorf("target driven from both hosts: %+v, want 500 ops/s, 3 errors, p50 %g p99 %g (the union's)", a, want.P50, want.P99)
+	}
+	if b.Target != "10.0.0.2:7000" || b.Host != "srv2" || b.OpsPerSec != 100 || b.P50Ms != 0.05 {
+		t.Errorf("target driven from one host: %+v", b)
+	}
+}
+
+// TestCommonStart: the instant is ahead by four of the slowest round
+// trips plus 1.5 s, and every host's --start-at is that instant on its
+// own clock (this machine's plus its offset), to the millisecond: the
+// values each host is given, not how the hosts keep them. A host whose
+// clock was not read leaves no common start.
+func TestCommonStart(t *testing.T) {
+	now := time.Date(2026, 12, 3, 23, 0, 0, 123_456_789, time.UTC)
+	rs := []clockReading{
+		{Host: "c1", Offset: 0, Uncertainty: time.Millisecond},
+		{Host: "c2", Offset: 120*time.Millisecond + 400*time.Microsecond, Uncertainty: 10 * time.Millisecond},
+		{Host: "c3", Offset: -35*time.Millisecond - 700*time.Microsecond, Uncertainty: 3 * time.Millisecond},
+		// Within its uncertainty: not told from zero, not applied.
+		{Host: "c4", Offset: 5 * time.Millisecond, Uncertainty: 8 * time.Millisecond},
+	}
+	at, per, why := commonStart(now, rs)
+	if why != "" || len(per) != 4 {
+		t.Fatalf("common start: %v, %v, %q", at, per, why)
+	}
+	// Slowest round trip 20 ms: 4 × 20 ms + 1.5 s ahead, to the ms.
+	if want := now.Add(1580 * time.Millisecond).Truncate(time.Millisecond); !at.Equal(want) {
+		t.Errorf("instant %s, want %s", at.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
+	}
+	for i, r := range rs {
+		// The host's --start-at, back on this machine's clock, is the
+		// common instant within the millisecond it is given in.
+		back := time.UnixMilli(per[i]).Add(-appliedOffset(r))
+		if d := back.Sub(at); d < -500*time.Microsecond || d > 500*time.Microsecond {
+			t.Errorf("%s: --start-at %d is %s on this machine's clock, %s from the common instant", r.Host, per[i], back.Format(time.RFC3339Nano), d)
+		}
+	}
+	if per[1]-per[0] != 120 || per[0]-per[2] != 36 || per[3] != per[0] {
+		t.Errorf("--start-at %v: want c2 120 ms after c1, c3 36 ms before, as their clocks are, and c4 with c1", per)
+	}
+	rs[1].Err = errors.New("ssh: broken")
+	if _, per, why := commonStart(now, rs); per != nil || !strings.Contains(why, "c2's clock was not read") {
+		t.Errorf("with an unread clock: %v, %q", per, why)
+	}
+}
+
+// TestBenchSamplesCarryTargets runs a real bench through the engine
+// (bundled servers, 3 instances on this machine): every second the
+// dashboard gets carries each instance's share, named with its host, and
+// the instances' ops add up to the second's TPS.
+func TestBenchSamplesCarryTargets(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds dpulab and runs servers")
+	}
+	bin := dpulabBinary(t)
+	port := freePorts(t, 3)
+	lab := loadLab(t, fmt.Sprintf(`
+id: targets
+title: Per-instance seconds
+summary: a bench against three instances
+duration: 1m
+roles:
+  local: this machine
+steps:
+  - id: deploy
+    title: Deploy
+    kind: deploy
+    group: g
+    instances: "3"
+    port: %d
+  - id: bench
+    title: Bench
+    kind: bench
+    target: g
+    clients: 2
+    pipeline: 4
+    key_maximum: 100
+    duration: 3s
+    runs: 1
+  - id: cleanup
+    title: Cleanup
+    kind: cleanup
+    run: "true"
+`, port))
+	rec := &recorder{}
+	e := newEngine(t, lab, Options{Binary: bin, ResultsDir: filepath.Join(t.TempDir(), "results")}, rec)
+	if err := e.Run(testCtx(t, 3*time.Minute)); err != nil {
+		t.Fatalf("bench: %v\n%s", err, strings.Join(rec.output(), "\n"))
+	}
+	n := 0
+	for _, ev := range rec.events() {
+		s, ok := ev.(Sample)
+		if !ok || s.Step != "bench" {
+			continue
+		}
+		n++
+		if len(s.Targets) != 3 {
+			t.Errorf("second %g: %d targets, want 3: %+v", s.Point.T, len(s.Targets), s.Targets)
+			continue
+		}
+		var sum float64
+		for i, tg := range s.Targets {
+			if want := fmt.Sprintf("127.0.0.1:%d", port+i); tg.Target != want || tg.Host == "" {
+				t.Errorf("second %g target %d: %+v, want %s with its host", s.Point.T, i, tg, want)
+			}
+			if tg.OpsPerSec > 0 && (tg.P50Ms <= 0 || tg.P99Ms < tg.P50Ms) {
+				t.Errorf("second %g %s: p50 %g p99 %g", s.Point.T, tg.Target, tg.P50Ms, tg.P99Ms)
+			}
+			sum += tg.OpsPerSec
+		}
+		if !near(sum, s.Point.OpsPerSec) || sum <= 0 {
+			t.Errorf("second %g: instances sum to %g ops/s, the second is %g", s.Point.T, sum, s.Point.OpsPerSec)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d seconds reached the dashboard, want at least 3", n)
+	}
+}
