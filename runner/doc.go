@@ -92,6 +92,13 @@
 //     the log files: save the marker before the first Start, and call
 //     StopMarked at cleanup and at the start of the next run.
 //
+// StartAll starts many processes on one target with a few commands (one
+// session per batch of up to 16, four batches at once, within sshd's
+// MaxSessions) instead of one session per process; each process is what
+// Start makes of it (own group, same leader, own claim), and each batch's
+// Procs are handed to a callback as soon as their pids are known, so a
+// caller saves them before the next batch ends.
+//
 // # Errors
 //
 // A failure to reach a host, or a lost connection, is a *ConnError whose

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -374,12 +375,10 @@ func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars 
 	return b.String(), nil
 }
 
-// startConcurrency bounds how many instances of one host are started at
-// once, each Start holding one SSH session: enough to hide round trips and
-// keep the host's sshd and CPUs busy, within what runner's SSH target
-// spreads over its connections to a host (up to four, each within sshd's
-// MaxSessions, default 10, which the target learns and queues for).
-const startConcurrency = 12
+// writeConcurrency bounds how many instance configs of one host are
+// written at once, over the host's SFTP session (one channel: the writes
+// are requests on it, pipelined, not sessions).
+const writeConcurrency = 16
 
 // probeConcurrency bounds how many instances of one host are probed or
 // awaited at once: each probe is a TCP connection forwarded by the host's
@@ -423,12 +422,12 @@ type procRecorder struct {
 	gen, saved int
 }
 
-// record adds proc to saved progress and returns once a save that holds
-// it has been written.
-func (r *procRecorder) record(proc runner.Proc) error {
+// record adds procs to saved progress and returns once a save that holds
+// them has been written.
+func (r *procRecorder) record(procs ...runner.Proc) error {
 	e := r.e
 	e.mu.Lock()
-	e.state.Procs = append(e.state.Procs, proc)
+	e.state.Procs = append(e.state.Procs, procs...)
 	r.gen++
 	mine := r.gen
 	e.mu.Unlock()
@@ -437,7 +436,7 @@ func (r *procRecorder) record(proc runner.Proc) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r.saved >= mine {
-		return nil // a save since this proc's append holds it
+		return nil // a save since these procs' append holds them
 	}
 	covers := r.gen
 	if err := e.saveStateLocked(); err != nil {
@@ -448,9 +447,11 @@ func (r *procRecorder) record(proc runner.Proc) error {
 }
 
 // deployHost starts p's instances on one host: the directories in one
-// command, each config written over SFTP into its own directory, and
-// startConcurrency Starts at a time (one SSH session each), each recorded
-// at once; then it waits until every instance answers PING.
+// command, each config written over SFTP into its own directory, then
+// every instance started by runner.StartAll (a few commands, each starting
+// a batch of instances, each instance still its own process group), each
+// batch recorded as soon as its pids are known; then it waits until every
+// instance answers PING.
 func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h hostRef, tmpl []byte, vars map[string]string, rec *procRecorder) error {
 	t, err := e.hosts.target(ctx, h.Name)
 	if err != nil {
@@ -475,12 +476,7 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	if err := e.makeInstanceDirs(ctx, p, h, t); err != nil {
 		return err
 	}
-	procs := make([]runner.Proc, p.Instances)
-	err = forEachInstance(p.Instances, startConcurrency, func(k int) error {
-		proc, err := e.startInstance(ctx, step, p, h, t, k, tmpl, vars, rec)
-		procs[k] = proc
-		return err
-	})
+	procs, err := e.startInstances(ctx, step, p, h, t, tmpl, vars, rec)
 	if err != nil {
 		return err
 	}
@@ -537,31 +533,56 @@ func (e *Engine) makeInstanceDirs(ctx context.Context, p deployPlan, h hostRef, 
 	return nil
 }
 
-// startInstance writes instance k's config and starts it, recording the
-// process in saved progress before it returns.
-func (e *Engine) startInstance(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, k int, tmpl []byte, vars map[string]string, rec *procRecorder) (runner.Proc, error) {
+// startInstances writes every instance's config, then starts them all,
+// recording each batch's processes in saved progress as soon as their pids
+// are known (a run killed from then on still stops them later). The error
+// names the lowest-numbered instance that failed.
+func (e *Engine) startInstances(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, tmpl []byte, vars map[string]string, rec *procRecorder) ([]runner.Proc, error) {
+	if err := forEachInstance(p.Instances, writeConcurrency, func(k int) error {
+		return e.writeConfig(ctx, p, h, t, k, tmpl, vars)
+	}); err != nil {
+		return nil, err
+	}
+	specs := make([]runner.ProcSpec, p.Instances)
+	for k := range specs {
+		port := p.Port + k
+		specs[k] = runner.ProcSpec{Name: procName(p.Group, port), Cmd: e.serverCmd(h, p, port), LogFile: path.Join(e.instanceDir(p.Group, port), "server.log")}
+	}
+	var recMu sync.Mutex
+	var recErr error
+	procs, errs := runner.StartAll(ctx, t, specs, func(ps []runner.Proc) {
+		err := rec.record(ps...)
+		recMu.Lock()
+		recErr = cmp.Or(recErr, err)
+		recMu.Unlock()
+		for _, proc := range ps {
+			e.opts.Emit(Output{Step: step, Line: runner.Line{Host: h.Name, Text: fmt.Sprintf("started %s (pid %d), log %s", proc.Name, proc.PID, proc.LogFile), Time: time.Now()}})
+		}
+	})
+	for k, err := range errs {
+		if err != nil {
+			port := p.Port + k
+			return procs, &StepError{Host: h.Name, Cmd: specs[k].Cmd, Err: fmt.Errorf("start instance %s:%d: %w", p.Group, port, err)}
+		}
+	}
+	return procs, recErr
+}
+
+// writeConfig renders instance k's config and writes it into the
+// instance's directory.
+func (e *Engine) writeConfig(ctx context.Context, p deployPlan, h hostRef, t runner.Target, k int, tmpl []byte, vars map[string]string) error {
 	port := p.Port + k
 	conf, err := e.renderConfig(p, h, k, tmpl, vars)
 	if err != nil {
-		return runner.Proc{}, err
+		return err
 	}
 	dir := e.instanceDir(p.Group, port)
 	// The directory is the run's own (makeInstanceDirs): the config goes
 	// straight there, through a temporary file renamed over it.
 	if err := runner.WriteFile(ctx, t, path.Join(dir, "redis.conf"), []byte(conf), 0o600); err != nil {
-		return runner.Proc{}, &StepError{Host: h.Name, Err: fmt.Errorf("instance %s:%d: write %s: %w", p.Group, port, path.Join(dir, "redis.conf"), err)}
+		return &StepError{Host: h.Name, Err: fmt.Errorf("instance %s:%d: write %s: %w", p.Group, port, path.Join(dir, "redis.conf"), err)}
 	}
-	cmd := e.serverCmd(h, p, port)
-	proc, err := t.Start(ctx, runner.ProcSpec{Name: procName(p.Group, port), Cmd: cmd, LogFile: path.Join(dir, "server.log")})
-	if err != nil {
-		return runner.Proc{}, &StepError{Host: h.Name, Cmd: cmd, Err: fmt.Errorf("start instance %s:%d: %w", p.Group, port, err)}
-	}
-	// Record it at once: a run killed from here on still stops it later.
-	if err := rec.record(proc); err != nil {
-		return proc, err
-	}
-	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: h.Name, Text: fmt.Sprintf("started %s (pid %d), log %s", proc.Name, proc.PID, proc.LogFile), Time: time.Now()}})
-	return proc, nil
+	return nil
 }
 
 // stopUnrecorded ends a server that answers at inst but that no saved
