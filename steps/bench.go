@@ -175,7 +175,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		mu.Lock()
 		runs = append(runs, r)
 		mu.Unlock()
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: runSummary(job.Label, job.Config.Runs, r), Time: time.Now()}})
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: runSummary(job, r), Time: time.Now()}})
 		if job.OnRun != nil {
 			job.OnRun(r)
 		}
@@ -298,9 +298,9 @@ func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *sampl
 	}
 }
 
-// runSummary is the one line printed after each repetition.
-func runSummary(label string, of int, r results.RunResult) string {
-	s := fmt.Sprintf("%s run %d/%d: %s ops/s, avg %.3f ms, p99 %.3f ms", label, r.Run, of, results.FormatNumber(r.OpsPerSec), r.LatencyMs.Avg, r.LatencyMs.P99)
+// runSummary is the one line printed after each repetition of job.
+func runSummary(job benchJob, r results.RunResult) string {
+	s := fmt.Sprintf("%s run %d/%d: %s ops/s, avg %.3f ms, p99 %.3f ms", job.Label, r.Run, job.Config.Runs, results.FormatNumber(r.OpsPerSec), r.LatencyMs.Avg, r.LatencyMs.P99)
 	if r.ServerCPU != nil {
 		s += fmt.Sprintf(", server CPU %.1f%%", *r.ServerCPU)
 	}
@@ -311,7 +311,13 @@ func runSummary(label string, of int, r results.RunResult) string {
 		s += fmt.Sprintf(", %d errors", r.Errors)
 	}
 	if r.ClientBound {
-		s += clientCPUNote(r.ClientHostBusyPct, true)
+		// The busiest client host was saturated: a shared host when any
+		// client host (job.Client alone, or each of r.Clients) served too.
+		shared := len(r.Clients) == 0 && job.servedBy(job.Client.Name)
+		for _, c := range r.Clients {
+			shared = shared || (c.ClientBound && job.servedBy(c.Host))
+		}
+		s += clientCPUNote(r.ClientHostBusyPct, true, shared)
 	}
 	if r.Err != "" {
 		s += ", ended early: " + r.Err

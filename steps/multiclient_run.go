@@ -136,9 +136,9 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 	var failed *clientRun
 	publish := func(r results.RunResult) {
 		out = append(out, r)
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: runSummary(job.Label, job.Config.Runs, r), Time: time.Now()}})
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: runSummary(job, r), Time: time.Now()}})
 		for _, c := range r.Clients {
-			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, clientCPUNote(c.ClientHostBusyPct, c.ClientBound))
+			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, clientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
 		}
 		if job.OnRun != nil {
 			job.OnRun(r)
@@ -327,13 +327,28 @@ func startedNote(runs []*clientRun, perHost []int64) string {
 }
 
 // clientCPUNote is a client host's CPU as the run summaries say it.
-func clientCPUNote(busy *float64, bound bool) string {
+// shared: the host also served the load (the quickstart's one host), so a
+// saturated CPU is that host's limit with both on it, not the client's.
+func clientCPUNote(busy *float64, bound, shared bool) string {
 	s := ""
 	if busy != nil {
 		s = fmt.Sprintf(", client host CPU %.0f%%", *busy)
 	}
-	if bound {
+	switch {
+	case bound && shared:
+		s += " (SATURATED SHARED HOST: the load generator and the server shared this host's CPUs, which were the limit; run the client role on another host to measure the server alone)"
+	case bound:
 		s += " (CLIENT-BOUND: the load generator's host was saturated, so the figures understate the server)"
 	}
 	return s
+}
+
+// servedBy says whether host also serves the job's load.
+func (j benchJob) servedBy(host string) bool {
+	for _, h := range j.Servers {
+		if h.Name == host {
+			return true
+		}
+	}
+	return false
 }
