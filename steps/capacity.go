@@ -14,10 +14,12 @@ package steps
 // is one more measurement per job, and the capped figure lands in the same
 // table as the flat-out one, where it is read against it.
 //
-// The search runs from one client host, the first of the step's role: a
-// probe's rate is one schedule, which several hosts would have to share
-// in step. Samplers do not run during it (its figure is a rate, not a CPU
-// share).
+// With one client host the bench searches on its own; with several, the
+// engine drives the same search (bench.Search) over probes that every
+// client host runs at once with its share of the rate, judged on their
+// merged histograms (capacity_multi.go). The server hosts' samplers run
+// during the search: each probe has the servers' CPU, and the answer the
+// CPU at the probe that found it.
 
 import (
 	"context"
@@ -84,6 +86,23 @@ func (p *loadPlan) capacityCommands(j loadJob, at placement) []PlannedCommand {
 	if spec.Instead {
 		note = "# the capacity search (" + c.Capacity.Objective() + "), instead of the flat-out runs"
 	}
+	if len(p.clients) > 1 && j.path == nil {
+		shares, weights, split := capacityShares(c, p.clients)
+		if len(shares) > 1 {
+			out := []PlannedCommand{{Host: p.client.Name, Cmd: note + ", driven by the engine from " + strconv.Itoa(len(shares)) +
+				" client hosts: each probe runs on every host at its share of the rate, stopped after its first probe; the first probe:"}}
+			if split != "" {
+				out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# " + split})
+			}
+			spec := *c.Capacity
+			d := probeLength(c, spec, shares, weights, spec.StartRate)
+			for i, s := range shares {
+				hc := hostProbeConfig(s.Config, spec, spec.StartRate*weights[i], d, true)
+				out = append(out, PlannedCommand{Host: s.Host.Name, Cmd: p.e.benchCommand(s.Host, hc, benchPassword(j.vars) != "", at)})
+			}
+			return out
+		}
+	}
 	return []PlannedCommand{
 		{Host: p.client.Name, Cmd: note},
 		{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, c, benchPassword(j.vars) != "", at)},
@@ -102,11 +121,29 @@ type capacityJob struct {
 
 // runCapacity runs the search of one job and records it at its point
 // (also when it ended early: what it found is kept, with why it ended).
+// The server hosts' samplers run during the search, so each probe has the
+// servers' CPU, and the answer the CPU at the probe that found it. With
+// several client hosts (and no emulated path, whose namespaces are on one
+// host) the engine runs the search itself over probes the hosts run
+// together (capacity_multi.go).
 func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	e, job := p.e, cj.job
 	cfg, err := capacityConfig(p.spec.Capacity, cj.vars, job.Config)
 	if err != nil {
 		return err
+	}
+	var shares []clientShare
+	var weights []float64
+	if len(job.Clients) > 1 && cj.path == nil {
+		var note string
+		shares, weights, note = capacityShares(cfg, job.Clients)
+		if note != "" {
+			e.say(job.Step, shares[0].Host.Name, "%s", note)
+		}
+		job.Client = shares[0].Host
+	} else if len(job.Clients) > 1 {
+		// The emulated path's namespaces are on one host.
+		e.say(job.Step, job.Client.Name, "over an emulated path the capacity search runs from %s only", job.Client.Name)
 	}
 	client, err := e.hosts.target(ctx, job.Client.Name)
 	if err != nil {
@@ -115,6 +152,13 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	if err := e.ensureHost(ctx, job.Client, client); err != nil {
 		return err
 	}
+	latest, stopSamplers := e.startSamplers(ctx, job)
+	defer stopSamplers()
+	latest.waitReady(ctx.Done(), samplerStartTimeout)
+	if len(shares) > 1 {
+		return p.runCapacityMulti(ctx, cj, cfg, shares, weights, latest)
+	}
+
 	at := placement{CPUs: job.ClientCPUs}
 	if cj.path != nil {
 		at.NS = cj.path.ClientNS
@@ -132,6 +176,10 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		found  *bench.CapacityResult
 		probes []results.CapacityProbe
 		out    benchOutput
+		// Each probe's seconds with the servers' columns, and when the
+		// probe's measurement began (as runBench estimates a run's).
+		points   = map[int][]results.Point{}
+		runStart = map[int]time.Time{}
 	)
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
 		ev := out.take(e, job.Step, l)
@@ -140,13 +188,26 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 			if ev.Target != "" {
 				return
 			}
-			pt := results.Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors}
+			mu.Lock()
+			since, ok := runStart[ev.Run]
+			if !ok {
+				since = time.Now().Add(-time.Duration(ev.T * float64(time.Second)))
+				runStart[ev.Run] = since
+			}
+			mu.Unlock()
+			pt := latest.merge(results.Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors}, since)
+			mu.Lock()
+			points[ev.Run] = append(points[ev.Run], pt)
+			mu.Unlock()
 			e.opts.Emit(Sample{Step: job.Step, Variant: series, Sweep: job.Sweep, Run: ev.Run, Point: pt})
 		case *bench.CapacityProbe:
+			pr := probeResult(ev)
 			mu.Lock()
-			probes = append(probes, probeResult(ev))
+			pr.ServerCPU = probeServerCPU(points[ev.Probe], latest)
+			delete(points, ev.Probe)
+			probes = append(probes, pr)
 			mu.Unlock()
-			e.say(job.Step, job.Client.Name, "%s", probeText(job.Label, cfg.Capacity, ev))
+			e.say(job.Step, job.Client.Name, "%s", probeText(job.Label, cfg.Capacity, ev, pr.ServerCPU))
 			e.opts.Emit(Progress{Step: job.Step, Label: fmt.Sprintf("%s, capacity probe %d", job.Label, ev.Probe),
 				Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
 		case *bench.CapacityResult:
@@ -158,16 +219,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	mu.Lock()
 	defer mu.Unlock()
 	if found != nil {
-		k := capacityResult(found, probes)
-		e.say(job.Step, job.Client.Name, "%s", foundText(job.Label, k))
-		e.mu.Lock()
-		results.SetCapacity(&cj.res.Variants[cj.vi].Points[cj.pi], k)
-		results.ComputeDeltas(cj.res)
-		e.upsertBenchLocked(measuredOnly(*cj.res))
-		if werr := e.writeResultsLocked(false); werr != nil {
-			e.say(job.Step, job.Client.Name, "results not written: %s", werr)
-		}
-		e.mu.Unlock()
+		p.recordCapacity(cj, job.Client.Name, capacityResult(found, probes))
 	}
 	decodeErr := out.err()
 	fail := func(err error) error {
@@ -188,6 +240,28 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	return nil
 }
 
+// recordCapacity says a search's answer and records it at its point.
+func (p *loadPlan) recordCapacity(cj capacityJob, host string, k *results.Capacity) {
+	e, job := p.e, cj.job
+	e.say(job.Step, host, "%s", foundText(job.Label, k))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	results.SetCapacity(&cj.res.Variants[cj.vi].Points[cj.pi], k)
+	results.ComputeDeltas(cj.res)
+	e.upsertBenchLocked(measuredOnly(*cj.res))
+	if werr := e.writeResultsLocked(false); werr != nil {
+		e.say(job.Step, host, "results not written: %s", werr)
+	}
+}
+
+// probeServerCPU is the servers' busy CPU over a probe's seconds (nil
+// when no sampler reported during it).
+func probeServerCPU(pts []results.Point, latest *sampleBoard) *float64 {
+	r := results.RunResult{Series: pts}
+	r.SummarizeSeries(latest.cores())
+	return r.ServerCPU
+}
+
 // searchText says what a search looks for and how precisely.
 func searchText(s *bench.CapacitySpec) string {
 	t := fmt.Sprintf("highest rate with %s, within %s%%, from %s ops/s", s.Objective(), strconv.FormatFloat(s.Precision*100, 'g', 3, 64), results.RateText(s.StartRate))
@@ -197,14 +271,19 @@ func searchText(s *bench.CapacitySpec) string {
 	return t
 }
 
-// probeText is the line said after each probe.
-func probeText(label string, s *bench.CapacitySpec, p *bench.CapacityProbe) string {
+// probeText is the line said after each probe (serverCPU: the servers'
+// busy CPU during it, when sampled).
+func probeText(label string, s *bench.CapacitySpec, p *bench.CapacityProbe, serverCPU *float64) string {
 	verdict := "met"
 	if !p.Pass {
 		verdict = "missed: " + p.Reason
 	}
-	return fmt.Sprintf("%s capacity probe %d: %s ops/s asked, %s answered, p%s %.3f ms: %s", label, p.Probe,
-		results.RateText(p.RateOpsPerSec), results.RateText(p.OpsPerSec), strconv.FormatFloat(s.Percentile, 'g', -1, 64), p.PercentileMs, verdict)
+	cpu := ""
+	if serverCPU != nil {
+		cpu = fmt.Sprintf(", server CPU %.1f%%", *serverCPU)
+	}
+	return fmt.Sprintf("%s capacity probe %d: %s ops/s asked, %s answered, p%s %.3f ms%s: %s", label, p.Probe,
+		results.RateText(p.RateOpsPerSec), results.RateText(p.OpsPerSec), strconv.FormatFloat(s.Percentile, 'g', -1, 64), p.PercentileMs, cpu, verdict)
 }
 
 // foundText is the line said when a search ends.
@@ -212,6 +291,9 @@ func foundText(label string, k *results.Capacity) string {
 	t := label + ": TPS at " + k.ObjectiveText() + ": "
 	if k.RateOpsPerSec > 0 {
 		t += results.RateText(k.RateOpsPerSec) + " ops/s"
+		if k.ServerCPU != nil {
+			t += fmt.Sprintf(", server CPU %.1f%% there (probe %d)", *k.ServerCPU, k.ServerCPUProbe)
+		}
 	} else {
 		t += "none"
 	}
@@ -227,13 +309,28 @@ func probeResult(p *bench.CapacityProbe) results.CapacityProbe {
 		Errors: p.Errors, Unsent: p.Unsent, Pass: p.Pass, Reason: p.Reason, ClientBound: p.ClientBound}
 }
 
+// capacityResult is the search's result as recorded, with the servers'
+// CPU at the probe that found the answer.
 func capacityResult(r *bench.CapacityResult, probes []results.CapacityProbe) *results.Capacity {
-	return &results.Capacity{
+	k := &results.Capacity{
 		Objective: r.Objective, Percentile: r.Percentile, CapMs: r.CapMs, Precision: r.Precision,
 		RateOpsPerSec: r.RateOpsPerSec, OpsPerSec: r.OpsPerSec, PercentileMs: r.PercentileMs, LatencyMs: results.Latency(r.LatencyMs),
 		FailedRateOpsPerSec: r.FailedRateOpsPerSec, Probes: r.Probes, ProbeLog: probes,
 		Limit: r.Limit, ClientBound: r.ClientBound, Err: r.Err,
 	}
+	if r.RateOpsPerSec > 0 {
+		for _, p := range probes {
+			// The probe's number, or (from an older bench without it)
+			// the passing probe at the answer's rate.
+			if (r.Probe > 0 && p.Probe == r.Probe) || (r.Probe == 0 && p.Pass && p.RateOpsPerSec == r.RateOpsPerSec) {
+				if p.ServerCPU != nil {
+					v := *p.ServerCPU
+					k.ServerCPU, k.ServerCPUProbe = &v, p.Probe
+				}
+			}
+		}
+	}
+	return k
 }
 
 // withCapacity is a job's planned commands: the flat-out bench's (flat)

@@ -156,6 +156,18 @@ func TestCapacityThroughEngine(t *testing.T) {
 	if k.Probes != len(k.ProbeLog) || k.Probes < 4 || k.Err != "" || k.Limit != "" {
 		t.Errorf("search: %d probes, %d logged, limit %q, error %q", k.Probes, len(k.ProbeLog), k.Limit, k.Err)
 	}
+	// The samplers ran during the search: every probe has the server's
+	// CPU, and the answer the CPU at the probe that found it.
+	for _, p := range k.ProbeLog {
+		if p.ServerCPU == nil {
+			t.Errorf("probe %d: no server CPU", p.Probe)
+		}
+	}
+	if k.ServerCPU == nil || k.ServerCPUProbe < 1 || k.ServerCPUProbe > len(k.ProbeLog) {
+		t.Errorf("no server CPU at the found rate (probe %d)", k.ServerCPUProbe)
+	} else if fp := k.ProbeLog[k.ServerCPUProbe-1]; !fp.Pass || fp.RateOpsPerSec != k.RateOpsPerSec || *fp.ServerCPU != *k.ServerCPU {
+		t.Errorf("the server CPU %.1f%% is probe %d's (%.0f ops/s, pass %v), not the found one's (%.0f)", *k.ServerCPU, k.ServerCPUProbe, fp.RateOpsPerSec, fp.Pass, k.RateOpsPerSec)
+	}
 	if ms, ok := pt.Stats.Metric(results.MetricCapacity); !ok || ms.Mean != k.RateOpsPerSec {
 		t.Errorf("the point's %s is %+v, %v; want the search's answer %g", results.MetricCapacity, ms, ok, k.RateOpsPerSec)
 	}
@@ -178,5 +190,6 @@ func TestCapacityThroughEngine(t *testing.T) {
 	if !bytes.Contains(html, []byte("TPS at p50 ≤ 25 ms and flat out")) {
 		t.Errorf("report.html lacks the capacity chart")
 	}
-	t.Logf("flat out %.0f ops/s; TPS at %s: %.0f (lowest failure %.0f) in %d probes, throttle %d/s", delivered, k.Objective, k.RateOpsPerSec, k.FailedRateOpsPerSec, k.Probes, capacity)
+	t.Logf("flat out %.0f ops/s; TPS at %s: %.0f (lowest failure %.0f) in %d probes, server CPU %.1f%% there (probe %d), throttle %d/s",
+		delivered, k.Objective, k.RateOpsPerSec, k.FailedRateOpsPerSec, k.Probes, deref(k.ServerCPU), k.ServerCPUProbe, capacity)
 }

@@ -136,12 +136,21 @@ type CapacityProbe struct {
 	// PercentileMs is the objective's percentile of the probe's latency.
 	PercentileMs float64 `json:"percentile_ms"`
 	Errors       int64   `json:"errors"`
+	// ErrorsByKind counts the errors by the server's error code.
+	ErrorsByKind map[string]int64 `json:"errors_by_kind,omitempty"`
+	// LatencyHDR is the probe's latency histogram (encoded as
+	// Sample.LatencyHDR): what MergeProbes merges when several client
+	// hosts ran the probe together.
+	LatencyHDR string `json:"latency_hdr_us,omitempty"`
 	// Unsent counts requests that fell due but were never sent before the
 	// probe was cut.
 	Unsent int64 `json:"unsent,omitempty"`
 	Pass   bool  `json:"pass"`
 	// Reason says why a probe failed.
-	Reason            string   `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Err is set when the probe could not be measured (connection lost,
+	// interrupted): no verdict on its rate, and the search ended there.
+	Err               string   `json:"error,omitempty"`
 	ClientCPUPct      *float64 `json:"client_cpu_pct,omitempty"`
 	ClientHostBusyPct *float64 `json:"client_host_busy_pct,omitempty"`
 	ClientBound       bool     `json:"client_bound,omitempty"`
@@ -160,6 +169,8 @@ type CapacityResult struct {
 	OpsPerSec     float64 `json:"ops_per_sec"`
 	LatencyMs     Latency `json:"latency_ms"`
 	PercentileMs  float64 `json:"percentile_ms"`
+	// Probe is the number of the probe that found the answer (0: none).
+	Probe int `json:"probe,omitempty"`
 	// FailedRateOpsPerSec is the lowest probed rate that missed it (0:
 	// none did, the search stopped at MaxRate).
 	FailedRateOpsPerSec float64 `json:"failed_rate_ops_per_sec,omitempty"`
@@ -246,15 +257,28 @@ func searchCapacity(ctx context.Context, cfg *Config, workers []*worker, set *co
 		r, err := runOnce(ctx, &pc, n, workers, probeCol(&pc), set, emit)
 		return judge(&spec, n, rate, r), err
 	}
-	return search(ctx, &spec, minRate(cfg, &spec), probe, emit)
+	return Search(ctx, spec, minRate(cfg, &spec), probe, emit)
 }
 
-// search is the search proper over probe (capacity.go's doc): up by
+// ProbeFunc runs probe n at a total rate (ops/s) and returns its verdict
+// (judged against the search's spec). An error means the probe could not
+// be measured: the search ends there.
+type ProbeFunc func(n int, rate float64) (*CapacityProbe, error)
+
+// Search is the search proper over probe (capacity.go's doc): up by
 // doubling while probes pass, down by halving while they fail (not below
-// floor), then bisection until the bracket is within spec.Precision. A
-// probe's error (interrupted, connection lost, stall) ends the search: it
-// is no verdict on the rate.
-func search(ctx context.Context, spec *CapacitySpec, floor float64, probe func(n int, rate float64) (*CapacityProbe, error), emit func(Event)) (*CapacityResult, error) {
+// floor, the lowest rate a probe can measure), then bisection until the
+// bracket is within spec.Precision. A probe's error (interrupted,
+// connection lost, stall) ends the search: it is no verdict on the rate.
+// Each probe and then the result are passed to emit (may be nil).
+//
+// `dpulab bench --capacity` runs it over its own connections; the lab
+// engine runs it over probes that several client hosts run together
+// (MergeProbes), so both searches are this one.
+func Search(ctx context.Context, spec CapacitySpec, floor float64, probe ProbeFunc, emit func(Event)) (*CapacityResult, error) {
+	if emit == nil {
+		emit = func(Event) {}
+	}
 	res := &CapacityResult{Objective: spec.Objective(), Percentile: spec.Percentile, CapMs: float64(spec.Cap) / 1e6, Precision: spec.Precision}
 	var best, failed *CapacityProbe
 	rate := spec.StartRate
@@ -271,7 +295,10 @@ func search(ctx context.Context, spec *CapacitySpec, floor float64, probe func(n
 		p, perr := probe(n, rate)
 		res.Probes = n
 		if perr != nil {
-			p.Pass, p.Reason = false, "error: "+perr.Error()
+			if p == nil {
+				p = &CapacityProbe{Probe: n, RateOpsPerSec: rate}
+			}
+			p.Pass, p.Reason, p.Err = false, "error: "+perr.Error(), perr.Error()
 			emit(p)
 			err = fmt.Errorf("capacity search, probe %d at %.0f ops/s: %w", n, rate, perr)
 			break
@@ -305,6 +332,7 @@ func search(ctx context.Context, spec *CapacitySpec, floor float64, probe func(n
 	}
 	if best != nil {
 		res.RateOpsPerSec, res.OpsPerSec, res.LatencyMs, res.PercentileMs = best.RateOpsPerSec, best.OpsPerSec, best.LatencyMs, best.PercentileMs
+		res.Probe = best.Probe
 		res.ClientBound = best.ClientBound
 	}
 	if failed != nil {
@@ -322,7 +350,7 @@ func search(ctx context.Context, spec *CapacitySpec, floor float64, probe func(n
 func judge(spec *CapacitySpec, n int, rate float64, r *RunResult) *CapacityProbe {
 	p := &CapacityProbe{
 		Probe: n, RateOpsPerSec: rate, OpsPerSec: r.OpsPerSec, DurationSeconds: r.Seconds, Ops: r.Ops,
-		LatencyMs: r.LatencyMs, Errors: r.Errors, Unsent: r.Unsent,
+		LatencyMs: r.LatencyMs, Errors: r.Errors, ErrorsByKind: r.ErrorsByKind, LatencyHDR: r.LatencyHDR, Unsent: r.Unsent,
 		ClientCPUPct: r.ClientCPUPct, ClientHostBusyPct: r.ClientHostBusyPct, ClientBound: r.ClientBound,
 	}
 	h, err := r.Histogram()

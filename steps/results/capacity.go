@@ -71,6 +71,16 @@ type Capacity struct {
 	ClientBound bool `json:"client_bound,omitempty"`
 	// Err says why the search ended early; what it found is kept.
 	Err string `json:"error,omitempty"`
+	// Clients, when several client hosts shared every probe, names them
+	// (each probe's Clients has their shares).
+	Clients []string `json:"clients,omitempty"`
+	// ServerCPU is the server hosts' busy CPU (%, mean over the hosts and
+	// the probe's seconds, from the samplers) during probe ServerCPUProbe:
+	// the probe that found the answer, so the CPU the servers used at the
+	// capped throughput. Unset when no probe passed or nothing was
+	// sampled.
+	ServerCPU      *float64 `json:"server_cpu_pct,omitempty"`
+	ServerCPUProbe int      `json:"server_cpu_probe,omitempty"`
 }
 
 // CapacityProbe is one probe of a search: a run at a fixed rate.
@@ -85,6 +95,24 @@ type CapacityProbe struct {
 	// Reason says why it failed.
 	Reason      string `json:"reason,omitempty"`
 	ClientBound bool   `json:"client_bound,omitempty"`
+	// ServerCPU is the server hosts' busy CPU (%) during the probe.
+	ServerCPU *float64 `json:"server_cpu_pct,omitempty"`
+	// Clients are the client hosts' shares of the probe, when several
+	// ran it together (the probe's figures above are theirs merged).
+	Clients []CapacityShare `json:"clients,omitempty"`
+}
+
+// CapacityShare is one client host's share of a probe: the rate it was
+// asked for (its share of the total) and what it measured on its own.
+type CapacityShare struct {
+	Host          string   `json:"host"`
+	RateOpsPerSec float64  `json:"rate_ops_per_sec"`
+	OpsPerSec     float64  `json:"ops_per_sec"`
+	PercentileMs  float64  `json:"percentile_ms"`
+	Errors        int64    `json:"errors,omitempty"`
+	Unsent        int64    `json:"unsent,omitempty"`
+	ClientBusyPct *float64 `json:"client_host_busy_pct,omitempty"`
+	ClientBound   bool     `json:"client_bound,omitempty"`
 }
 
 // SetCapacity records c at p: the search itself and its answer as the
@@ -176,11 +204,12 @@ func renderCapacity(b *strings.Builder, c *Compare) {
 	if c.Sweep != "" {
 		fmt.Fprintf(b, " %s |", c.Sweep)
 	}
-	fmt.Fprintf(b, " flat-out TPS | TPS at %s | %s there ms | lowest failing rate | precision | probes | outcome |\n|---|", obj, pct)
+	fmt.Fprintf(b, " flat-out TPS | TPS at %s | %s there ms | server CPU there | lowest failing rate | precision | probes | outcome |\n|---|", obj, pct)
 	if c.Sweep != "" {
 		b.WriteString("---|")
 	}
-	b.WriteString("---|---|---|---|---|---|---|\n")
+	b.WriteString("---|---|---|---|---|---|---|---|\n")
+	var clients []string
 	for _, v := range c.Variants {
 		for _, p := range v.Points {
 			k := p.Capacity
@@ -195,18 +224,27 @@ func renderCapacity(b *strings.Builder, c *Compare) {
 			if ms, ok := p.Stats.Metric(MetricOps); ok {
 				flat = FormatMeanStd(ms)
 			}
-			capped, there, failed := "none met it", "–", "–"
+			capped, there, failed, cpu := "none met it", "–", "–", "–"
 			if k.RateOpsPerSec > 0 {
 				capped, there = RateText(k.RateOpsPerSec), FormatNumber(k.PercentileMs)
+			}
+			if k.ServerCPU != nil {
+				cpu = fmt.Sprintf("%.1f%%", *k.ServerCPU)
+			}
+			if len(k.Clients) > len(clients) {
+				clients = k.Clients
 			}
 			if k.FailedRateOpsPerSec > 0 {
 				failed = RateText(k.FailedRateOpsPerSec)
 			}
-			fmt.Fprintf(b, " %s | %s | %s | %s | %s%% | %d | %s |\n", flat, capped, there, failed,
+			fmt.Fprintf(b, " %s | %s | %s | %s | %s | %s%% | %d | %s |\n", flat, capped, there, cpu, failed,
 				strconv.FormatFloat(k.Precision*100, 'g', 3, 64), k.Probes, mdCell(k.Outcome()))
 		}
 	}
-	fmt.Fprintf(b, "\nEach capped figure is the highest rate at which a probe met %s: a run at that fixed rate, every request's latency counted from when it was due (coordinated omission corrected), nothing failed and the rate kept. The rate doubled while probes passed, halved while they failed, then was bisected until the lowest failing rate was within the precision of the highest passing one, so the capacity lies between the two. Probes near the capacity are noisy: a repeated search may land a step apart. Flat-out TPS is the mean of the runs without a rate cap.\n\n", obj)
+	fmt.Fprintf(b, "\nEach capped figure is the highest rate at which a probe met %s: a run at that fixed rate, every request's latency counted from when it was due (coordinated omission corrected), nothing failed and the rate kept. The rate doubled while probes passed, halved while they failed, then was bisected until the lowest failing rate was within the precision of the highest passing one, so the capacity lies between the two. Probes near the capacity are noisy: a repeated search may land a step apart. Flat-out TPS is the mean of the runs without a rate cap. Server CPU there is the server hosts' busy CPU (mean over the hosts and the probe's seconds, from the samplers) during the probe that found the capped figure.\n\n", obj)
+	if len(clients) > 1 {
+		fmt.Fprintf(b, "The load came from %d client hosts (%s): every probe ran on all of them at once, each at its share of the probe's rate, and was judged on the union of their latency histograms, not on averaged percentiles.\n\n", len(clients), mdCell(strings.Join(clients, ", ")))
+	}
 	if xs, series, legends := capacitySeries(c, obj); xs != nil {
 		b.WriteString("```\n" + chart("TPS at "+obj+" and flat out, against "+c.Sweep+" ("+sweepValues(c)+")", legends, series, chartWidth, sweepChartHeight) + "```\n\n")
 	}

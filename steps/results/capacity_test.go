@@ -30,7 +30,10 @@ func capacityCompare() Compare {
 			p.Stats = Summarize(p.Runs)
 		}
 	}
-	SetCapacity(&c.Variants[0].Points[0], search(80_000, 84_000, 9))
+	first := search(80_000, 84_000, 9)
+	cpu := 41.5
+	first.ServerCPU, first.ServerCPUProbe, first.Clients = &cpu, 7, []string{"load1", "load2", "load3"}
+	SetCapacity(&c.Variants[0].Points[0], first)
 	SetCapacity(&c.Variants[0].Points[1], search(0, 500, 12))
 	c.Variants[0].Points[1].Capacity.Limit = "min_rate"
 	SetCapacity(&c.Variants[1].Points[0], search(120_000, 125_000, 10))
@@ -86,11 +89,12 @@ func TestCapacityMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"| TPS at latency cap |",
 		"### TPS at p99 ≤ 1 ms (capacity search)",
-		"| variant | instances | flat-out TPS | TPS at p99 ≤ 1 ms | p99 there ms | lowest failing rate | precision | probes | outcome |",
-		"| standard NIC | 1 | 101,000 ± 1,414 | 80,000 | 0.800 | 84,000 | 5% | 9 | capacity in [80,000, 84,000) ops/s |",
-		"| standard NIC | 2 | 151,500 ± 2,121 | none met it | – | 500 | 5% | 12 | missed down to 500 ops/s, the lowest rate a probe measures |",
+		"| variant | instances | flat-out TPS | TPS at p99 ≤ 1 ms | p99 there ms | server CPU there | lowest failing rate | precision | probes | outcome |",
+		"| standard NIC | 1 | 101,000 ± 1,414 | 80,000 | 0.800 | 41.5% | 84,000 | 5% | 9 | capacity in [80,000, 84,000) ops/s |",
+		"| standard NIC | 2 | 151,500 ± 2,121 | none met it | – | – | 500 | 5% | 12 | missed down to 500 ops/s, the lowest rate a probe measures |",
 		"| DPU | 1 | – | 120,000 |",
-		"| DPU | 2 | – | 200,000 | 0.800 | – | 5% | 9 | still met at the highest rate allowed (max_rate): the capacity is higher |",
+		"| DPU | 2 | – | 200,000 | 0.800 | – | – | 5% | 9 | still met at the highest rate allowed (max_rate): the capacity is higher |",
+		"The load came from 3 client hosts (load1, load2, load3): every probe ran on all of them at once",
 		"TPS at p99 ≤ 1 ms and flat out, against instances (1, 2)",
 		"DPU at p99 ≤ 1 ms",
 		"standard NIC flat out",

@@ -1,0 +1,301 @@
+package steps
+
+// A capacity search from several client hosts (issue 17). One client host
+// cannot offer the load of a lab whose step names several, so the engine
+// drives the search itself: bench.Search, the search `dpulab bench
+// --capacity` runs, over probes that every client host runs at once. A
+// probe at a total rate R gives each host its share of R (the proportion
+// splitLoad gives a rate: its share of the connections, or of the
+// instances); each host runs `dpulab bench --capacity` with its share as
+// both start and highest rate, so its first probe is exactly that probe
+// (the bench's own probe, cut when it falls behind, with its histogram),
+// and is stopped after it. The hosts' probes are merged (bench.MergeProbes:
+// rates summed, the percentile from the union of their histograms, never
+// averaged percentiles) and judged as one; their seconds are merged for
+// the dashboard as a multi-client run's are (clientMerge). Every host's
+// probe lasts as long as the longest any host needs for its replies, so
+// they end together.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/steps/results"
+)
+
+// capacityShares divides a search's load among the client hosts as
+// splitLoad divides a flat-out run's, and gives each host's fraction of a
+// probe's total rate.
+func capacityShares(cfg bench.Config, hosts []hostRef) (shares []clientShare, weights []float64, note string) {
+	c := cfg
+	// A rate of 1 split is each host's fraction (splitLoad keeps a
+	// capacity search on one host: here the engine drives it).
+	c.Capacity, c.Rate = nil, 1
+	shares, note = splitLoad(c, hosts)
+	for i := range shares {
+		weights = append(weights, shares[i].Config.Rate)
+		shares[i].Config.Rate = 0
+		shares[i].Config.Capacity = cfg.Capacity
+	}
+	return shares, weights, note
+}
+
+// hostProbeConfig is a host's bench for one probe: its share of the load,
+// a capacity search whose first probe is at rate (its share of the total)
+// and lasts d, prefilling only before the search's first probe.
+func hostProbeConfig(share bench.Config, spec bench.CapacitySpec, rate float64, d time.Duration, prefill bool) bench.Config {
+	c := share
+	k := spec
+	k.StartRate, k.MaxRate = rate, rate
+	c.Capacity, c.Duration = &k, d
+	c.Prefill = c.Prefill && prefill
+	return c
+}
+
+// probeLength is how long every host's part of a probe at total rate
+// lasts: the longest any host needs for its share's replies.
+func probeLength(cfg bench.Config, spec bench.CapacitySpec, shares []clientShare, weights []float64, rate float64) time.Duration {
+	d := cfg.Duration
+	for i, s := range shares {
+		d = max(d, bench.ProbeDuration(s.Config, spec, rate*weights[i]))
+	}
+	return d
+}
+
+// probeHost is one client host's part of one probe.
+type probeHost struct {
+	share  clientShare
+	t      runner.Target
+	cmd    string
+	out    benchOutput
+	res    runner.Result
+	err    error
+	probe  *bench.CapacityProbe
+	cancel context.CancelFunc
+	// stopped is set when the engine stopped the host's bench after its
+	// probe: its exit then says nothing.
+	stopped bool
+}
+
+// runCapacityMulti runs the search of one job from the client hosts of
+// shares (weights: each one's fraction of a probe's rate), the samplers
+// already running (latest), and records it at its point.
+func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg bench.Config, shares []clientShare, weights []float64, latest *sampleBoard) error {
+	e, job := p.e, cj.job
+	spec := *cfg.Capacity
+	names := make([]string, len(shares))
+	targets := make([]runner.Target, len(shares))
+	for i, s := range shares {
+		t, err := e.hosts.target(ctx, s.Host.Name)
+		if err != nil {
+			return &StepError{Host: s.Host.Name, Err: err}
+		}
+		if err := e.ensureHost(ctx, s.Host, t); err != nil {
+			return err
+		}
+		names[i], targets[i] = s.Host.Name, t
+	}
+	if _, warning, _ := clockVerdict(checkClocks(ctx, names, targets)); warning != "" {
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
+	}
+	var split []string
+	minW := 1.0
+	for i, w := range weights {
+		split = append(split, fmt.Sprintf("%s %s%%", names[i], strconv.FormatFloat(w*100, 'g', 3, 64)))
+		minW = min(minW, w)
+	}
+	e.say(job.Step, names[0], "%s: capacity search from %d client hosts, every probe's rate split among them (%s) and judged on their merged latencies, %s",
+		job.Label, len(shares), strings.Join(split, ", "), searchText(&spec))
+	// The lowest total rate at which every host's share can still be
+	// measured by a probe of the step's duration.
+	floor := bench.MinProbeRate(cfg, spec) / minW
+	series := job.Variant + " capacity search"
+
+	var (
+		probes []results.CapacityProbe
+		extras = map[int]results.CapacityProbe{} // each probe's server CPU and shares
+		// failed is the host whose bench failed a probe, if one did.
+		failed *probeHost
+	)
+	probe := func(n int, rate float64) (*bench.CapacityProbe, error) {
+		d := probeLength(cfg, spec, shares, weights, rate)
+		hosts := make([]*probeHost, len(shares))
+		for i, s := range shares {
+			hc := hostProbeConfig(s.Config, spec, rate*weights[i], d, n == 1)
+			hosts[i] = &probeHost{share: clientShare{Host: s.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(s.Host, hc, job.Password != "", placement{})}
+		}
+		merged, pts, bad, err := e.runProbeHosts(ctx, job, series, n, names, hosts, latest)
+		if err != nil {
+			failed = bad
+			return nil, err
+		}
+		hp := make([]*bench.CapacityProbe, len(hosts))
+		x := results.CapacityProbe{ServerCPU: probeServerCPU(pts, latest)}
+		for i, h := range hosts {
+			hp[i] = h.probe
+			x.Clients = append(x.Clients, results.CapacityShare{Host: names[i], RateOpsPerSec: h.probe.RateOpsPerSec, OpsPerSec: h.probe.OpsPerSec,
+				PercentileMs: h.probe.PercentileMs, Errors: h.probe.Errors, Unsent: h.probe.Unsent, ClientBusyPct: h.probe.ClientHostBusyPct, ClientBound: h.probe.ClientBound})
+		}
+		if merged.StartSkewMs != nil && *merged.StartSkewMs > float64(startSkewWarn)/1e6 {
+			e.say(job.Step, names[0], "probe %d: the client hosts began measuring %.0f ms apart (seen from here)", n, *merged.StartSkewMs)
+		}
+		extras[n] = x
+		mp, err := bench.MergeProbes(spec, n, rate, hp)
+		if err != nil {
+			return nil, fmt.Errorf("merge the client hosts' probes: %w", err)
+		}
+		return mp, nil
+	}
+	emit := func(ev bench.Event) {
+		switch ev := ev.(type) {
+		case *bench.CapacityProbe:
+			pr := probeResult(ev)
+			x := extras[ev.Probe]
+			pr.ServerCPU, pr.Clients = x.ServerCPU, x.Clients
+			probes = append(probes, pr)
+			e.say(job.Step, names[0], "%s", probeText(job.Label, &spec, ev, pr.ServerCPU))
+			for _, c := range pr.Clients {
+				e.say(job.Step, c.Host, "  %s's share: %s ops/s asked, %s answered, p%s %.3f ms%s", c.Host, results.RateText(c.RateOpsPerSec),
+					results.RateText(c.OpsPerSec), strconv.FormatFloat(spec.Percentile, 'g', -1, 64), c.PercentileMs, clientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
+			}
+			e.opts.Emit(Progress{Step: job.Step, Label: fmt.Sprintf("%s, capacity probe %d, %d client hosts", job.Label, ev.Probe, len(shares)),
+				Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
+		}
+	}
+	res, serr := bench.Search(ctx, spec, floor, probe, emit)
+	if res != nil {
+		k := capacityResult(res, probes)
+		k.Clients = names
+		p.recordCapacity(cj, names[0], k)
+	}
+	switch {
+	case serr == nil:
+		return nil
+	case failed != nil:
+		// The host whose bench failed, with its command and last lines.
+		return &StepError{Host: failed.share.Host.Name, Cmd: failed.cmd, Tail: failed.out.lastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
+	}
+	return &StepError{Host: names[0], Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
+}
+
+// runProbeHosts runs one probe (n) on every host at once, each stopped as
+// soon as its probe is reported; their seconds are merged for the
+// dashboard (with the servers' columns) and their runs into one. It
+// returns the merged run and its seconds, or why the probe could not be
+// measured and the first host whose bench failed (the others are then
+// stopped).
+func (e *Engine) runProbeHosts(ctx context.Context, job benchJob, series string, n int, names []string, hosts []*probeHost, latest *sampleBoard) (results.RunResult, []results.Point, *probeHost, error) {
+	var (
+		mu     sync.Mutex
+		merged *results.RunResult
+		pts    []results.Point
+		first  *probeHost
+	)
+	m := newClientMerge(names)
+	m.onPoint = func(_ int, pt results.Point, since time.Time, hs []HostSecond, ts []TargetSecond) results.Point {
+		pt = latest.merge(pt, since)
+		pts = append(pts, pt)
+		e.opts.Emit(Sample{Step: job.Step, Variant: series, Sweep: job.Sweep, Run: n, Point: pt, Clients: hs, Targets: ts})
+		return pt
+	}
+	m.onRun = func(r results.RunResult, _ time.Time) { merged = &r }
+	m.onMergeErr = func(err error) {
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "merging the client hosts' samples: " + err.Error(), Time: time.Now()}})
+	}
+	pctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	var stdin []byte
+	if job.Password != "" {
+		stdin = []byte(job.Password + "\n")
+	}
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		hctx, cancel := context.WithCancel(pctx)
+		h.cancel = cancel
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cancel()
+			h.res, h.err = h.t.Run(hctx, runner.Command{Cmd: h.cmd, Stdin: stdin, Output: func(l runner.Line) {
+				mu.Lock()
+				stopped := h.stopped
+				mu.Unlock()
+				if stopped && l.Stream == runner.Stderr {
+					return // its being stopped, said by the bench
+				}
+				switch ev := h.out.take(e, job.Step, l).(type) {
+				case *bench.Sample:
+					if ev.Target != "" || ev.Run != 1 {
+						return
+					}
+					mu.Lock()
+					m.sample(i, ev, time.Now())
+					mu.Unlock()
+				case *bench.CapacityProbe:
+					if ev.Probe != 1 {
+						return
+					}
+					mu.Lock()
+					h.probe = ev
+					h.stopped = true
+					// The probe as a run, for the merge of the seconds.
+					m.runDone(i, &bench.RunResult{Run: 1, Totals: bench.Totals{Seconds: ev.DurationSeconds, Ops: ev.Ops, OpsPerSec: ev.OpsPerSec,
+						LatencyMs: ev.LatencyMs, Errors: ev.Errors, ErrorsByKind: ev.ErrorsByKind, LatencyHDR: ev.LatencyHDR},
+						ClientCPUPct: ev.ClientCPUPct, ClientHostBusyPct: ev.ClientHostBusyPct, ClientBound: ev.ClientBound, Unsent: ev.Unsent})
+					mu.Unlock()
+					// Its next probe would be the bench's own search.
+					cancel()
+				}
+			}})
+			mu.Lock()
+			m.hostEnded(i)
+			failed := h.probe == nil || h.probe.Err != ""
+			if failed && first == nil && pctx.Err() == nil {
+				first = h
+			}
+			mu.Unlock()
+			if failed {
+				stopAll()
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	m.finish()
+	var errs []error
+	for _, h := range hosts {
+		switch {
+		case h.probe != nil && h.probe.Err != "":
+			errs = append(errs, fmt.Errorf("%s: %s", h.share.Host.Name, h.probe.Err))
+		case h.probe != nil:
+		case h.err != nil && ctx.Err() == nil && !errors.Is(h.err, context.Canceled):
+			errs = append(errs, fmt.Errorf("%s: %w", h.share.Host.Name, h.err))
+		case h.res.ExitCode != 0 && h.err == nil:
+			errs = append(errs, fmt.Errorf("%s: bench exit status %d", h.share.Host.Name, h.res.ExitCode))
+		case ctx.Err() != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", h.share.Host.Name, ctx.Err()))
+		}
+	}
+	if len(errs) == 0 {
+		for _, h := range hosts {
+			if h.probe == nil {
+				errs = append(errs, fmt.Errorf("%s: stopped before its probe ended (another host's bench failed)", h.share.Host.Name))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return results.RunResult{}, nil, first, errors.Join(errs...)
+	}
+	if merged == nil {
+		return results.RunResult{}, nil, nil, errors.New("the client hosts' probes could not be merged")
+	}
+	return *merged, pts, nil, nil
+}
