@@ -114,6 +114,29 @@ func (s *tmuxScreen) waitFor(timeout time.Duration, want ...string) string {
 	}
 }
 
+// waitForShell waits until the n-th shell of a task step (banner) shows
+// its prompt: n banners on the screen and the prompt after the last. When
+// the TUI hands the terminal over it leaves its alternate screen, and the
+// main screen still holds the earlier shells' banners and prompts, so
+// waiting for a banner and a prompt alone can match the last shell's
+// before the new one reads its input (text typed then is lost).
+func (s *tmuxScreen) waitForShell(timeout time.Duration, banner, prompt string, n int) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		scr := s.screen()
+		if strings.Count(scr, banner) >= n {
+			if _, after, _ := strings.Cut(scr[strings.LastIndex(scr, banner):], "\n"); strings.Contains(after, prompt) {
+				return scr
+			}
+		}
+		if strings.Contains(scr, "DPULAB-EXITED") || time.Now().After(deadline) {
+			s.t.Fatalf("screen never showed shell %d (%q, then %q); last screen:\n%s", n, banner, prompt, scr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func saveCapture(t *testing.T, name, scr string) {
 	t.Helper()
 	if !*writeCaptures {
