@@ -17,9 +17,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -448,16 +446,10 @@ func (q *cQP) Close() error {
 
 // cListener accepts connections through the C layer.
 type cListener struct {
-	l     *C.dpl_listener
-	addr  Addr
-	o     ProviderOptions
-	conns chan net.Conn
-	done  chan struct{}
-	loop  chan struct{}
-	once  sync.Once
-
-	counters Counters
-	accepted atomic.Uint64
+	listenerCore
+	l    *C.dpl_listener
+	o    ProviderOptions
+	loop chan struct{}
 }
 
 // setupTimeout bounds a connection's setup (a client that connects and
@@ -470,13 +462,9 @@ func Listen(addr string, o ProviderOptions) (net.Listener, error) {
 	if err := ProviderReady(); err != nil {
 		return nil, fmt.Errorf("rdma listen %s: %w", addr, err)
 	}
-	host, ps, err := net.SplitHostPort(addr)
+	host, port, err := splitAddr("listen", addr)
 	if err != nil {
 		return nil, err
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil || port < 0 || port > 65535 {
-		return nil, fmt.Errorf("rdma listen %s: bad port", addr)
 	}
 	if o.Type == 0 {
 		o.Type = RC
@@ -489,14 +477,9 @@ func Listen(addr string, o ProviderOptions) (net.Listener, error) {
 	if l == nil {
 		return nil, fmt.Errorf("rdma listen %s: %w", addr, cErr(e[:]))
 	}
-	ln := &cListener{l: l, addr: Addr{host, int(bound)}, o: o, conns: make(chan net.Conn), done: make(chan struct{}), loop: make(chan struct{})}
+	ln := &cListener{listenerCore: newListenerCore(Addr{host, int(bound)}, o.Type), l: l, o: o, loop: make(chan struct{})}
 	go ln.acceptLoop()
 	return ln, nil
-}
-
-// RDMAStats implements StatsListener.
-func (l *cListener) RDMAStats() (QPType, uint64, *Counters) {
-	return l.o.Type, l.accepted.Load(), &l.counters
 }
 
 func (l *cListener) acceptLoop() {
@@ -520,19 +503,7 @@ func (l *cListener) acceptLoop() {
 			}
 			continue
 		}
-		// Setup runs beside accepting: a client that connects and says
-		// nothing holds up no one else.
-		go func() {
-			nc, err := l.setup(h)
-			if err != nil {
-				return
-			}
-			select {
-			case l.conns <- nc:
-			case <-l.done:
-				nc.Close()
-			}
-		}()
+		l.deliver(func() (net.Conn, error) { return l.setup(h) })
 	}
 }
 
@@ -545,10 +516,7 @@ func (l *cListener) setup(h *C.dpl_qp) (net.Conn, error) {
 		return nil, cErr(e[:])
 	}
 	qp := newCQP(h, l.o.Type, l.o.Poll)
-	cfg := l.o.Conn
-	cfg.Role = Server
-	cfg.Counters = &l.counters
-	conn, err := NewConn(qp, cfg)
+	conn, err := NewConn(qp, l.serverConn(l.o.Conn))
 	if err != nil {
 		return nil, err
 	}
@@ -556,24 +524,12 @@ func (l *cListener) setup(h *C.dpl_qp) (net.Conn, error) {
 		conn.Close()
 		return nil, err
 	}
-	l.accepted.Add(1)
 	return &NetConn{Conn: conn, local: tcpAddr(l.addr.Host, l.addr.Port), remote: tcpAddr("127.0.0.1", int(peer))}, nil
-}
-
-// Accept implements net.Listener.
-func (l *cListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
 }
 
 // Close implements net.Listener.
 func (l *cListener) Close() error {
-	l.once.Do(func() {
-		close(l.done)
+	l.closing(func() {
 		C.dpl_wake_listener(l.l)
 		<-l.loop
 		C.dpl_listener_close(l.l)
@@ -581,22 +537,15 @@ func (l *cListener) Close() error {
 	return nil
 }
 
-// Addr implements net.Listener.
-func (l *cListener) Addr() net.Addr { return l.addr }
-
 // Dial connects to an RDMA server at HOST:PORT through the cgo provider
 // within ctx (its deadline bounds the setup; 10 s without one).
 func Dial(ctx context.Context, addr string, o ProviderOptions) (net.Conn, error) {
 	if err := ProviderReady(); err != nil {
 		return nil, fmt.Errorf("rdma connect %s: %w", addr, err)
 	}
-	host, ps, err := net.SplitHostPort(addr)
+	host, port, err := splitAddr("connect", addr)
 	if err != nil {
 		return nil, err
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil || port < 1 || port > 65535 {
-		return nil, fmt.Errorf("rdma connect %s: bad port", addr)
 	}
 	if o.Type == 0 {
 		o.Type = RC

@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -116,13 +114,9 @@ const simHello = 12
 // ListenSim listens on HOST:PORT of the simulated fabric (port 0: a free
 // one). A socket left by a listener that died is replaced.
 func ListenSim(addr string, o SimOptions) (net.Listener, error) {
-	host, ps, err := net.SplitHostPort(addr)
+	host, port, err := splitAddr("listen", addr)
 	if err != nil {
 		return nil, err
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil || port < 0 || port > 65535 {
-		return nil, fmt.Errorf("rdma listen %s: bad port", addr)
 	}
 	if o.Type == 0 {
 		o.Type = RC
@@ -156,26 +150,16 @@ func ListenSim(addr string, o SimOptions) (net.Listener, error) {
 			return nil, fmt.Errorf("rdma listen %s (simulated: %s): %w", addr, path, err)
 		}
 	}
-	l := &simListener{ln: ln, addr: Addr{host, port}, o: o, conns: make(chan net.Conn), done: make(chan struct{})}
+	l := &simListener{listenerCore: newListenerCore(Addr{host, port}, o.Type), ln: ln, o: o}
 	go l.acceptLoop()
 	return l, nil
 }
 
+// simListener accepts connections of the simulated fabric.
 type simListener struct {
-	ln    net.Listener
-	addr  Addr
-	o     SimOptions
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-
-	counters Counters
-	accepted atomic.Uint64
-}
-
-// RDMAStats implements StatsListener.
-func (l *simListener) RDMAStats() (QPType, uint64, *Counters) {
-	return l.o.Type, l.accepted.Load(), &l.counters
+	listenerCore
+	ln net.Listener
+	o  SimOptions
 }
 
 func (l *simListener) acceptLoop() {
@@ -185,19 +169,7 @@ func (l *simListener) acceptLoop() {
 			l.Close()
 			return
 		}
-		// Setup runs beside accepting: a client that connects and says
-		// nothing holds up no one else.
-		go func() {
-			nc, err := l.setup(c)
-			if err != nil {
-				return
-			}
-			select {
-			case l.conns <- nc:
-			case <-l.done:
-				nc.Close()
-			}
-		}()
+		l.deliver(func() (net.Conn, error) { return l.setup(c) })
 	}
 }
 
@@ -221,50 +193,26 @@ func (l *simListener) setup(c net.Conn) (net.Conn, error) {
 		return nil, err
 	}
 	c.SetDeadline(time.Time{})
-	cfg := l.o.Conn
-	cfg.Role = Server
-	cfg.Counters = &l.counters
 	qp := NewWireQP(c, typ, l.o.Queues, rand.Uint32())
-	conn, err := NewConn(qp, cfg)
+	conn, err := NewConn(qp, l.serverConn(l.o.Conn))
 	if err != nil {
 		return nil, err
 	}
 	qp.Establish()
-	l.accepted.Add(1)
 	return &NetConn{Conn: conn, local: tcpAddr(l.addr.Host, l.addr.Port), remote: tcpAddr("127.0.0.1", port)}, nil
-}
-
-// Accept implements net.Listener.
-func (l *simListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
 }
 
 // Close implements net.Listener; the socket file goes with it.
 func (l *simListener) Close() error {
-	l.once.Do(func() {
-		close(l.done)
-		l.ln.Close()
-	})
+	l.closing(func() { l.ln.Close() })
 	return nil
 }
 
-// Addr implements net.Listener.
-func (l *simListener) Addr() net.Addr { return l.addr }
-
 // DialSim connects to HOST:PORT of the simulated fabric within ctx.
 func DialSim(ctx context.Context, addr string, o SimOptions) (net.Conn, error) {
-	host, ps, err := net.SplitHostPort(addr)
+	host, port, err := splitAddr("connect", addr)
 	if err != nil {
 		return nil, err
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil {
-		return nil, fmt.Errorf("rdma connect %s: bad port", addr)
 	}
 	if o.Type == 0 {
 		o.Type = RC
