@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,31 +23,16 @@ import (
 // an rdmasim build: Valkey's protocol between them through the transport
 // seam, over the simulated provider (go test -tags rdmasim ./server/bench).
 
-var (
-	simBinOnce sync.Once
-	simBin     string
-	simBinErr  error
-)
-
 // simDpulab builds ./cmd/dpulab with -tags rdmasim once.
 func simDpulab(t *testing.T) string {
 	t.Helper()
-	simBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dpulab-rdmasim-build-")
-		if err != nil {
-			simBinErr = err
-			return
-		}
-		simBin = filepath.Join(dir, "dpulab")
-		out, err := exec.Command("go", "build", "-tags", "rdmasim", "-o", simBin, "github.com/dpulab/dpulab/cmd/dpulab").CombinedOutput()
-		if err != nil {
-			simBinErr = fmt.Errorf("go build -tags rdmasim ./cmd/dpulab: %v\n%s", err, out)
-		}
-	})
-	if simBinErr != nil {
-		t.Fatal(simBinErr)
-	}
-	return simBin
+	return testpeer.DpulabTags(t, "rdmasim")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testpeer.RemoveBuilds()
+	os.Exit(code)
 }
 
 // simServer starts `dpulab server` serving TCP and RDMA (mode rc or uc)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,38 +25,15 @@ import (
 // -tags rdma build (with rdmasim: over the C layer's simulation; without:
 // over rdma-core, on a host with an RDMA device) as two processes.
 
-var (
-	cgoBinOnce sync.Once
-	cgoBin     string
-	cgoBinErr  error
-)
-
 // cgoDpulab builds ./cmd/dpulab with this test's buildTags once.
 func cgoDpulab(t *testing.T) string {
 	t.Helper()
-	cgoBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dpulab-rdma-cgo-build-")
-		if err != nil {
-			cgoBinErr = err
-			return
-		}
-		cgoBin = filepath.Join(dir, "dpulab")
-		out, err := exec.Command("go", "build", "-tags", buildTags, "-o", cgoBin, "github.com/dpulab/dpulab/cmd/dpulab").CombinedOutput()
-		if err != nil {
-			cgoBinErr = fmt.Errorf("go build -tags %s ./cmd/dpulab: %v\n%s", buildTags, err, out)
-		}
-	})
-	if cgoBinErr != nil {
-		t.Fatal(cgoBinErr)
-	}
-	return cgoBin
+	return testpeer.DpulabTags(t, buildTags)
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if cgoBin != "" {
-		os.RemoveAll(filepath.Dir(cgoBin))
-	}
+	testpeer.RemoveBuilds()
 	os.Exit(code)
 }
 
