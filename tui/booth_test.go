@@ -99,14 +99,14 @@ func TestBoothConfirmOnlyWhenAllowed(t *testing.T) {
 			f.LabInfo.BoothConfirm = tc.allowed
 			f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptConfirm, Message: "Start the servers?", Choices: []string{"yes", "no"}}}
 			tm := boothApp(t, f)
-			waitFor(t, tm, fmt.Sprintf("answering %q on its own", tc.want))
+			tr := &transcript{tm: tm}
+			answering := fmt.Sprintf("answering %q on its own", tc.want)
 			if tc.want == "yes" {
-				waitFor(t, tm, `confirmed step "deploy"`)
-				waitFor(t, tm, "results · starting over")
-				waitFor(t, tm, "next: step 1") // the next loop, after cleanup
+				tr.waitFor(t, answering, `confirmed step "deploy"`, "results · starting over")
+				tr.waitForAfter(t, "results · starting over", "next: step 1") // the next loop, after cleanup
 			} else {
-				waitFor(t, tm, `refused to confirm step "deploy"`, "starting over in")
-				waitFor(t, tm, "next: step 1")
+				tr.waitFor(t, answering, `refused to confirm step "deploy"`, "starting over in")
+				tr.waitForAfter(t, "starting over in", "next: step 1")
 			}
 			finish(t, tm)
 			if len(f.Answers) == 0 || f.Answers[0].Choice != tc.want {

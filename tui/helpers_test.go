@@ -72,6 +72,58 @@ func waitFor(t *testing.T, tm *teatest.TestModel, want ...string) {
 	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
+// transcript is everything a program has drawn since the test began, for
+// tests whose waits must not lose what an earlier wait read: waitFor
+// consumes the output it reads, so a text drawn in the same frame as an
+// earlier wait's is gone for the next one (a booth loop, confirmed and
+// starting over within one frame on a loaded machine).
+type transcript struct {
+	tm  *teatest.TestModel
+	all []byte
+}
+
+// waitFor waits until every want has been drawn at some point since the
+// test began.
+func (tr *transcript) waitFor(t *testing.T, want ...string) {
+	t.Helper()
+	tr.waitUntil(t, want, func(plain string) bool {
+		for _, w := range want {
+			if !strings.Contains(plain, w) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// waitForAfter waits until then has been drawn after first was (first's
+// first appearance: texts of frames a second apart keep their order).
+func (tr *transcript) waitForAfter(t *testing.T, first, then string) {
+	t.Helper()
+	tr.waitUntil(t, []string{first, then}, func(plain string) bool {
+		i := strings.Index(plain, first)
+		return i >= 0 && strings.Contains(plain[i+len(first):], then)
+	})
+}
+
+func (tr *transcript) waitUntil(t *testing.T, want []string, ok func(plain string) bool) {
+	t.Helper()
+	var plain string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := io.ReadAll(tr.tm.Output())
+		tr.all = append(tr.all, b...)
+		plain = ansi.Strip(string(tr.all))
+		if ok(plain) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never drawn: %q; the last 3000 bytes drawn:\n%s", want, plain[max(0, len(plain)-3000):])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // finish quits the program and returns the final app.
 func finish(t *testing.T, tm *teatest.TestModel) *App {
 	t.Helper()
