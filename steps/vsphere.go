@@ -81,7 +81,7 @@ func (e *Engine) vsphereSamplerPlan(p *loadPlan) []PlannedCommand {
 				continue
 			}
 			seen[h.Name] = true
-			for _, l := range vsphere.Plan(inv.VCenter.URL, nil, esxi, nil) {
+			for _, l := range vsphere.Plan(inv.VCenter.URL, nil, esxi, e.serverVMs([]hostRef{h})) {
 				if strings.Contains(l, "while a bench runs") {
 					out = append(out, PlannedCommand{Host: h.Name, Cmd: "# " + l + "; merged into the bench's per-second series as host (ESXi)"})
 				}
@@ -196,6 +196,26 @@ func (e *Engine) esxiHosts(hosts []hostRef) []string {
 	return out
 }
 
+// serverVMs lists the distinct VMs (inventory vm:) of those of hosts that
+// run on an ESXi host the sampler reads: their network use is read too.
+func (e *Engine) serverVMs(hosts []hostRef) []string {
+	inv := e.opts.Inventory
+	if inv == nil || inv.VCenter == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		ih, ok := inv.Host(h.Name)
+		if !ok || ih.ESXi == "" || ih.VM == "" || seen[ih.VM] {
+			continue
+		}
+		seen[ih.VM] = true
+		out = append(out, ih.VM)
+	}
+	return out
+}
+
 // vsphereJob samples the ESXi hosts of one bench job. Finished runs are
 // held until vSphere has published the seconds they cover (hold), so that
 // each run reaches the results once, with its host (ESXi) figures.
@@ -203,14 +223,17 @@ type vsphereJob struct {
 	e     *Engine
 	step  string
 	hosts []string
-	tail  time.Duration
+	// vms are the server VMs whose network use is read (their seconds
+	// are not waited for: a second without all of them has no VM figure).
+	vms  []string
+	tail time.Duration
 
 	cancel context.CancelFunc
 	done   chan struct{}
 
 	mu sync.Mutex
-	// pts holds each host's points by Unix second.
-	pts map[string]map[int64]vsphere.Point
+	// pts holds each host's points by Unix second, vmPts each VM's.
+	pts, vmPts map[string]map[int64]vsphere.Point
 	// upTo is the second after each host's newest point.
 	upTo    map[string]time.Time
 	ended   bool
@@ -237,12 +260,12 @@ func (e *Engine) startVSphere(ctx context.Context, job benchJob) (*vsphereJob, e
 	if err != nil {
 		return nil, &StepError{Host: e.opts.Inventory.VCenter.URL, Err: fmt.Errorf("host (ESXi) metrics: %w", err)}
 	}
-	vj := &vsphereJob{e: e, step: job.Step, hosts: hosts, tail: vsphereTail, done: make(chan struct{}),
-		pts: map[string]map[int64]vsphere.Point{}, upTo: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+	vj := &vsphereJob{e: e, step: job.Step, hosts: hosts, vms: e.serverVMs(job.Servers), tail: vsphereTail, done: make(chan struct{}),
+		pts: map[string]map[int64]vsphere.Point{}, vmPts: map[string]map[int64]vsphere.Point{}, upTo: map[string]time.Time{}, changed: make(chan struct{}, 1)}
 	if e.vc.tail > 0 {
 		vj.tail = e.vc.tail
 	}
-	s := &vsphere.Sampler{Client: c, Hosts: hosts, Since: time.Now(), Poll: e.vc.poll, Note: vj.note}
+	s := &vsphere.Sampler{Client: c, Hosts: hosts, VMs: vj.vms, Since: time.Now(), Poll: e.vc.poll, Note: vj.note}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	vj.cancel = cancel
 	go func() {
@@ -270,13 +293,19 @@ func (vj *vsphereJob) signal() {
 	}
 }
 
-// put takes one point of the sampler (host points only: VM points are not
-// asked for).
+// put takes one point of the sampler: a host's, or a server VM's.
 func (vj *vsphereJob) put(p vsphere.Point) {
+	vj.mu.Lock()
 	if p.VM != "" {
+		m := vj.vmPts[p.VM]
+		if m == nil {
+			m = map[int64]vsphere.Point{}
+			vj.vmPts[p.VM] = m
+		}
+		m[p.T.Unix()] = p
+		vj.mu.Unlock()
 		return
 	}
-	vj.mu.Lock()
 	m := vj.pts[p.Host]
 	if m == nil {
 		m = map[int64]vsphere.Point{}
@@ -396,8 +425,8 @@ func (vj *vsphereJob) mergeLocked(h heldRun, cores float64) results.RunResult {
 // metricsAt is the host (ESXi) metrics of one second, nil when a host has
 // no point for it.
 func (vj *vsphereJob) metricsAt(sec int64, ops float64) map[string]float64 {
-	var cpu, used, watts, kbps float64
-	nCPU, nUsed, nWatts, nNet := 0, 0, 0, 0
+	var cpu, used, ready, watts, kbps float64
+	nCPU, nUsed, nReady, nWatts, nNet := 0, 0, 0, 0, 0
 	for _, h := range vj.hosts {
 		p, ok := vj.pts[h][sec]
 		if !ok {
@@ -406,6 +435,10 @@ func (vj *vsphereJob) metricsAt(sec int64, ops float64) map[string]float64 {
 		if p.CPUUsagePct != nil {
 			cpu += *p.CPUUsagePct
 			nCPU++
+		}
+		if p.CPUReadyPct != nil {
+			ready += *p.CPUReadyPct
+			nReady++
 		}
 		if p.CPUUsedCores != nil {
 			used += *p.CPUUsedCores
@@ -439,9 +472,25 @@ func (vj *vsphereJob) metricsAt(sec int64, ops float64) map[string]float64 {
 	if nWatts == all && mops > 0 {
 		out[results.MetricESXiWattsPerMOps] = watts / mops
 	}
+	if nReady == all {
+		out[results.MetricESXiCPUReady] = ready / float64(all)
+	}
 	if nNet == all {
 		// net.usage.average is in KBps (vSphere's kilobytes: 1,024 bytes).
 		out[results.MetricESXiNetGbps] = kbps * 1024 * 8 / 1e9
+	}
+	if len(vj.vms) > 0 {
+		var vmKBps float64
+		n := 0
+		for _, v := range vj.vms {
+			if p, ok := vj.vmPts[v][sec]; ok && p.VMNetKBps != nil {
+				vmKBps += *p.VMNetKBps
+				n++
+			}
+		}
+		if n == len(vj.vms) {
+			out[results.MetricESXiVMNetGbps] = vmKBps * 1024 * 8 / 1e9
+		}
 	}
 	return out
 }

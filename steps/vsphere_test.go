@@ -246,7 +246,7 @@ func TestCompareGetsHostESXiMetrics(t *testing.T) {
 		if len(runs) != 1 {
 			t.Fatalf("%s: %d runs, want 1 (a held run is published once)", v.Label, len(runs))
 		}
-		n := 0
+		n, vmNet := 0, 0
 		for _, p := range runs[0].Series {
 			cpu, ok := p.Metrics[results.MetricESXiCPU]
 			if !ok {
@@ -259,6 +259,15 @@ func TestCompareGetsHostESXiMetrics(t *testing.T) {
 			if _, ok := p.Metrics[results.MetricESXiNetGbps]; !ok {
 				t.Errorf("%s: a second with host CPU but no host network: %+v", v.Label, p.Metrics)
 			}
+			if r, ok := p.Metrics[results.MetricESXiCPUReady]; !ok || r < 0 {
+				t.Errorf("%s: a second with host CPU but no CPU ready: %+v", v.Label, p.Metrics)
+			}
+			if _, ok := p.Metrics[results.MetricESXiVMNetGbps]; ok {
+				vmNet++
+			}
+		}
+		if vmNet == 0 {
+			t.Errorf("%s: no second carries the server VM's network (ESXi): %+v", v.Label, runs[0].Series)
 		}
 		if n == 0 {
 			t.Errorf("%s: no second carries host (ESXi) metrics: %+v", v.Label, runs[0].Series)
@@ -271,8 +280,8 @@ func TestCompareGetsHostESXiMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "| host (ESXi) CPU % |") {
-		t.Errorf("report.md has no host (ESXi) CPU row:\n%s", md)
+	if !strings.Contains(string(md), "| host (ESXi) CPU % |") || !strings.Contains(string(md), "| host (ESXi) server VMs' network Gb/s |") || !strings.Contains(string(md), "| host (ESXi) CPU ready % |") {
+		t.Errorf("report.md lacks a host (ESXi) row (CPU, server VMs' network, CPU ready):\n%s", md)
 	}
 	if html, err := os.ReadFile(filepath.Join(dir, results.ReportHTMLFile)); err != nil || !strings.Contains(string(html), "host (ESXi) CPU %") {
 		t.Errorf("report.html (%v) has no host (ESXi) CPU", err)
@@ -342,14 +351,25 @@ func TestVCenterWrongPasswordNeverShown(t *testing.T) {
 // TestHostESXiMetricsPerSecond: the merge of one second, by hand.
 func TestHostESXiMetricsPerSecond(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	vj := &vsphereJob{hosts: []string{"h1", "h2"}, pts: map[string]map[int64]vsphere.Point{
-		"h1": {10: {CPUUsagePct: f(20), CPUUsedCores: f(4), PowerWatts: f(300), NetKBps: map[string]float64{"vmnic0": 1000, "vmnic1": 500}}},
-		"h2": {10: {CPUUsagePct: f(40), CPUUsedCores: f(8), NetKBps: map[string]float64{"vmnic0": 500}}, 11: {CPUUsagePct: f(1)}},
+	vj := &vsphereJob{hosts: []string{"h1", "h2"}, vms: []string{"vm1", "vm2"}, pts: map[string]map[int64]vsphere.Point{
+		"h1": {10: {CPUUsagePct: f(20), CPUUsedCores: f(4), CPUReadyPct: f(3), PowerWatts: f(300), NetKBps: map[string]float64{"vmnic0": 1000, "vmnic1": 500}}},
+		"h2": {10: {CPUUsagePct: f(40), CPUUsedCores: f(8), CPUReadyPct: f(5), NetKBps: map[string]float64{"vmnic0": 500}}, 11: {CPUUsagePct: f(1)}, 12: {CPUUsagePct: f(1)}},
+	}, vmPts: map[string]map[int64]vsphere.Point{
+		"vm1": {10: {VM: "vm1", VMNetKBps: f(700)}, 12: {VM: "vm1", VMNetKBps: f(1)}},
+		"vm2": {10: {VM: "vm2", VMNetKBps: f(300)}},
 	}}
+	vj.pts["h1"][12] = vsphere.Point{CPUUsagePct: f(1)}
 	m := vj.metricsAt(10, 2e6)
-	want := map[string]float64{results.MetricESXiCPU: 30, results.MetricESXiCoresPerMOps: 6, results.MetricESXiNetGbps: 2000 * 1024 * 8 / 1e9}
+	want := map[string]float64{results.MetricESXiCPU: 30, results.MetricESXiCoresPerMOps: 6, results.MetricESXiCPUReady: 4,
+		results.MetricESXiNetGbps: 2000 * 1024 * 8 / 1e9, results.MetricESXiVMNetGbps: 1000 * 1024 * 8 / 1e9}
 	if len(m) != len(want) {
 		t.Errorf("metrics %v, want %v (no watts: h2 reports no power)", m, want)
+	}
+	// A second one VM lacks has the hosts' figures, not the VMs'.
+	if m := vj.metricsAt(12, 2e6); m == nil || m[results.MetricESXiCPU] != 1 {
+		t.Errorf("second 12: %v, want the hosts' CPU", m)
+	} else if _, ok := m[results.MetricESXiVMNetGbps]; ok {
+		t.Errorf("second 12 has the VMs' network with vm2's second missing: %v", m)
 	}
 	for k, v := range want {
 		if m[k] != v {

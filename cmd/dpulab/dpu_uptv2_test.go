@@ -424,6 +424,9 @@ func TestDPULabDryRunShowsEveryHost(t *testing.T) {
 		"std-vm$ " + vc + "while a bench runs: PerformanceManager.QueryPerf on ESXi esx-std.lab.example",
 		"dpu-default-vm$ " + vc + "while a bench runs: PerformanceManager.QueryPerf on ESXi esx-dpu1.lab.example",
 		"dpu-uptv2-vm$ " + vc + "while a bench runs: PerformanceManager.QueryPerf on ESXi esx-dpu2.lab.example",
+		// The server VMs' own network, where the inventory names the VM.
+		"dpu-default-vm$ " + vc + "while a bench runs: PerformanceManager.QueryPerf on VM redis-default: net.usage.average",
+		"dpu-uptv2-vm$ " + vc + "while a bench runs: PerformanceManager.QueryPerf on VM redis-uptv2: net.usage.average",
 	}
 	for _, h := range []string{"client1", "std-vm", "dpu-default-vm", "dpu-uptv2-vm"} {
 		want = append(want, h+"$ uname -sm", h+"$ ethtool -i ens192", h+"$ rm -rf -- /tmp/dpulab-redis-dpu-uptv2-")

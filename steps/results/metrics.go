@@ -180,6 +180,10 @@ var (
 		{Name: MetricESXiNetGbps, Label: "host (ESXi) network Gb/s", Unit: "Gb/s", Help: "host (ESXi): the ESXi hosts' physical NICs' traffic (net.usage.average, received plus sent, summed over vmnics and hosts)", Better: Neither,
 			Read: StatsMetric(MetricESXiNetGbps), Sample: PointMetric(MetricESXiNetGbps), Digits: 4,
 			Live: &Live{Chart: "host (ESXi) network (Gb/s)", OnlyWithData: true}},
+		{Name: MetricESXiVMNetGbps, Label: "host (ESXi) server VMs' network Gb/s", Unit: "Gb/s", Help: "host (ESXi): the server VMs' traffic as the hypervisor counts it (net.usage.average of each VM, over its adapters, received plus sent, summed over the VMs)", Better: Neither,
+			Read: StatsMetric(MetricESXiVMNetGbps), Sample: PointMetric(MetricESXiVMNetGbps), Digits: 4},
+		{Name: MetricESXiCPUReady, Label: "host (ESXi) CPU ready %", Unit: "% of a CPU", Help: "host (ESXi): time the ESXi hosts' worlds waited for a CPU (cpu.ready.summation over the interval, in percent of one CPU, VMware's formula; mean over hosts): high values mean the host's CPUs are oversubscribed", Better: Lower,
+			Read: StatsMetric(MetricESXiCPUReady), Sample: PointMetric(MetricESXiCPUReady), Digits: 2},
 		// The InfiniBand/RoCE ports' own counters (server/sample's rdma.go,
 		// carried in Point.Metrics by name): RDMA moves data without the
 		// kernel's network stack, so the network Gb/s above, from
@@ -216,11 +220,13 @@ const (
 	MetricESXiCoresPerMOps = "esxi_cores_per_million_ops"
 	MetricESXiWattsPerMOps = "esxi_watts_per_million_ops"
 	MetricESXiNetGbps      = "esxi_net_gbps"
+	MetricESXiVMNetGbps    = "esxi_vm_net_gbps"
+	MetricESXiCPUReady     = "esxi_cpu_ready_pct"
 )
 
 // byNameMetrics are the built-in metrics read from Stats.Metrics rather
 // than a Stats field of their own.
-var byNameMetrics = []string{MetricESXiCPU, MetricESXiCoresPerMOps, MetricESXiWattsPerMOps, MetricESXiNetGbps,
+var byNameMetrics = []string{MetricESXiCPU, MetricESXiCoresPerMOps, MetricESXiWattsPerMOps, MetricESXiNetGbps, MetricESXiVMNetGbps, MetricESXiCPUReady,
 	MetricRDMAGbps, MetricRDMAOutOfSequence, MetricRDMASeqNAKs, MetricRDMAAckTimeouts, MetricRDMARNRRetryErrors}
 
 // MetricDescs returns the metrics in report order (a copy).
