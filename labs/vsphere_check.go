@@ -6,21 +6,23 @@ import (
 )
 
 // A check step may ask vSphere instead of running a command: `vsphere:
-// uptv2|dpus|network-offload` checks, through vCenter (the inventory's
-// vcenter: section; runner/vsphere), the prerequisites of DPU offload on
-// the step's hosts: UPTv2 enabled and active on each VM's vmxnet3 adapter,
-// the DPUs the ESXi host reports, network offload on the distributed
-// switch the VM's adapters use. The engine's half is steps/vsphere_check.go.
+// uptv2|uptv2-off|dpus|network-offload` checks, through vCenter (the
+// inventory's vcenter: section; runner/vsphere), the prerequisites of DPU
+// offload on the step's hosts: UPTv2 enabled and active on each VM's
+// vmxnet3 adapter (or, for a default-mode VM, active on none), the DPUs the
+// ESXi host reports, network offload on the distributed switch the VM's
+// adapters use. The engine's half is steps/vsphere_check.go.
 
 // VSphere check names, the values of a check step's vsphere: key.
 const (
 	VSphereUPTv2          = "uptv2"
+	VSphereUPTv2Off       = "uptv2-off"
 	VSphereDPUs           = "dpus"
 	VSphereNetworkOffload = "network-offload"
 )
 
 // VSphereChecks lists them.
-var VSphereChecks = []string{VSphereUPTv2, VSphereDPUs, VSphereNetworkOffload}
+var VSphereChecks = []string{VSphereUPTv2, VSphereUPTv2Off, VSphereDPUs, VSphereNetworkOffload}
 
 // checkStep reads a check step: verify: (a command) or vsphere: (a query
 // of vCenter), one of the two.

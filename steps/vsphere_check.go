@@ -13,7 +13,8 @@ import (
 )
 
 // A check step with vsphere: (labs/vsphere_check.go) asks vCenter instead
-// of running a command: UPTv2 on each VM's adapters, the DPUs of each
+// of running a command: UPTv2 on each VM's adapters (or on none of a
+// default-mode VM's), the DPUs of each
 // host's ESXi host, network offload on the switches the VMs use. It is the
 // check kind's (kind_run.go) with a different resolve, wrapped here so that
 // the kind stays one registration: this file's init runs after
@@ -88,6 +89,7 @@ func (p *vsphereCheckPlan) noVCenter() string {
 // vsphereWhere says where the vSphere Client shows what a check reads.
 var vsphereWhere = map[string]string{
 	labs.VSphereUPTv2:          "the VM's network adapter in Edit Settings (UPT support on, adapter type VMXNET3) and whether UPT is active for it",
+	labs.VSphereUPTv2Off:       "the VM's network adapters in Edit Settings: Use UPT Support off on each (default mode keeps the adapter emulated)",
 	labs.VSphereDPUs:           "the ESXi host's hardware under its Configure tab, where vSphere 8 lists the host's DPUs",
 	labs.VSphereNetworkOffload: "the distributed switch's settings: network offload compatibility set for the DPU (NVIDIA BlueField)",
 }
@@ -157,6 +159,8 @@ func (p *vsphereCheckPlan) run(ctx context.Context) error {
 			rs = []vsphere.Result{r}
 		case labs.VSphereUPTv2:
 			rs, err = c.CheckUPTv2(ctx, t.VM)
+		case labs.VSphereUPTv2Off:
+			rs, err = c.CheckUPTv2Off(ctx, t.VM)
 		case labs.VSphereNetworkOffload:
 			rs, err = c.CheckNetworkOffload(ctx, t.VM)
 		default:

@@ -490,3 +490,35 @@ func TestVSphereCheckWithoutVCenter(t *testing.T) {
 		t.Fatalf("with skip_if true: %v, want skipped", st)
 	}
 }
+
+// TestVSphereCheckUPTv2Off: the default-mode VM's check through the engine
+// against govmomi's simulator: an adapter with UPT active fails it with the
+// hint, an emulated one passes; the plan shows the query on the host.
+func TestVSphereCheckUPTv2Off(t *testing.T) {
+	lab := strings.Replace(strings.Replace(vsCheckLab, "vsphere: uptv2\n", "vsphere: uptv2-off\n", 1), "id: uptv2\n", "id: uptoff\n", 1)
+	for _, active := range []bool{true, false} {
+		t.Run(fmt.Sprint("active=", active), func(t *testing.T) {
+			u, thumb, m := vsSimModel(t)
+			uptv2VM(t, m, "DC0_H0_VM0", active)
+			rec := &recorder{}
+			var secrets, keys int
+			rec.onPrompt = answerVSphere(vsPassword, "save", &secrets, &keys)
+			e, _ := vsEngineLab(t, lab, u, "  thumbprint: "+thumb+"\n", rec)
+			plan, err := e.Plan(0)
+			if err != nil || len(plan) != 1 || plan[0].Host != "s" || !strings.Contains(plan[0].Cmd, "check uptv2-off: VM DC0_H0_VM0") {
+				t.Fatalf("plan %+v (%v), want the uptv2-off query on host s", plan, err)
+			}
+			st := e.RunStep(testCtx(t, time.Minute), 0)
+			out := strings.Join(rec.output(), "\n")
+			fin := rec.finished()["uptoff"]
+			switch {
+			case active && (st != results.Failed || !strings.Contains(fin.Err, "UPT active") || fin.Hint == ""):
+				t.Fatalf("UPT active on the default-mode VM: %v, %q (hint %q)\n%s", st, fin.Err, fin.Hint, out)
+			case !active && st != results.Done:
+				t.Fatalf("UPT inactive (emulated): %v %s\n%s", st, fin.Err, out)
+			case !active && !strings.Contains(out, "becomes active once that is resolved"):
+				t.Errorf("an inactive UPT passes without saying it may become active:\n%s", out)
+			}
+		})
+	}
+}

@@ -415,6 +415,7 @@ func TestDPULabDryRunShowsEveryHost(t *testing.T) {
 		"dpu-default-vm$ " + vc + "check network-offload: VM redis-default: ",
 		"dpu-uptv2-vm$ " + vc + "check network-offload: VM redis-uptv2: ",
 		"dpu-uptv2-vm$ " + vc + "check uptv2: VM redis-uptv2: read config.hardware.device (VirtualVmxnet3.uptv2Enabled)",
+		"dpu-default-vm$ " + vc + "check uptv2-off: VM redis-default: read config.hardware.device",
 		"std-vm$ exec ", "dpulab server --config ", "/baseline-7000/redis.conf --port 7000",
 		"dpu-uptv2-vm$ exec ", "/accelerated-8000/redis.conf --port 8000",
 		"dpu-default-vm$ exec ", "/offload-9000/redis.conf --port 9000",

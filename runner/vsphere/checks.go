@@ -36,6 +36,8 @@ const (
 	CheckUPTv2          = "uptv2"
 	CheckDPU            = "dpu"
 	CheckNetworkOffload = "network-offload"
+	// CheckUPTv2Off: no UPT on the default-mode VM's adapters.
+	CheckUPTv2Off = "uptv2-off"
 )
 
 // Result is one check of one object. Text that came from vCenter (names,
@@ -71,18 +73,38 @@ type DPU struct {
 const (
 	hintUPTType = "UPT needs a VMXNET3 adapter: with the VM powered off, replace this adapter with a VMXNET3 one (Edit Settings > Add New Device > Network Adapter, type VMXNET3) on a port group of the offload-enabled distributed switch"
 	hintUPTOn   = "with the VM powered off, tick Edit Settings > Network adapter > Use UPT Support; UPT also needs a VM hardware version that supports it (vmx-20, ESXi 8.0, or later), all guest memory reserved, and the adapter on a port group of a distributed switch with network offload enabled"
+	hintUPTOff  = "default mode keeps the VM's adapter emulated by the host: with the VM powered off, untick Edit Settings > Network adapter > Use UPT Support on this VM (the accelerated VM is the one with UPT)"
 	hintDPU     = "a host reports a DPU only when ESXi runs on the DPU too (vSphere Distributed Services Engine, installed with ESXi 8.0 or later) and the BlueField is in DPU mode; a BlueField in NIC mode shows as an ordinary vmnic (check its mode with mlxconfig: INTERNAL_CPU_OFFLOAD_ENGINE must be ENABLED(0); changing it needs a power cycle)"
 	hintOffload = "network offload is a property of the distributed switch (version 8.0 or later), chosen when it is created (New Distributed Switch > Network Offloads compatibility: NVIDIA BlueField); its uplinks must be the DPU-backed vmnics and the host must be added to it, as an NSX transport node where NSX is used; move the VM's adapter to a port group on such a switch"
 )
 
-// CheckUPTv2 reads each vmxnet3 adapter of the VM: UPTv2 enabled in its
-// configuration (VirtualVmxnet3.uptv2Enabled) and active at runtime
-// (VirtualEthernetCardRuntimeState.uptv2Active, with vSphere's reasons
-// when not). Other adapter types fail: UPT is vmxnet3's.
-func (c *Client) CheckUPTv2(ctx context.Context, vmName string) ([]Result, error) {
+// uptState is what vCenter says of one network adapter's UPT.
+type uptState int
+
+const (
+	uptNotVmxnet3 uptState = iota // another adapter type: always emulated
+	uptOff                        // VMXNET3, UPT support off
+	uptUnknown                    // UPT support on, runtime state not given
+	uptActive                     // UPT support on and active
+	uptInactive                   // UPT support on, not active (reasons)
+)
+
+// adapterUPT is one network adapter of a VM and its UPT state.
+type adapterUPT struct {
+	subject string
+	typ     string // adapter type, for uptNotVmxnet3
+	state   uptState
+	reasons []string
+}
+
+// uptAdapters reads each network adapter of the VM: its type, UPT support
+// in its configuration (VirtualVmxnet3.uptv2Enabled) and whether UPT is
+// active at runtime (VirtualEthernetCardRuntimeState.uptv2Active, with
+// vSphere's reasons when not), and the VM's hardware version.
+func (c *Client) uptAdapters(ctx context.Context, vmName string) ([]adapterUPT, string, error) {
 	vm, err := c.vm(ctx, vmName)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	runtime := map[int32]*types.VirtualMachineDeviceRuntimeInfoVirtualEthernetCardRuntimeState{}
 	for _, d := range vm.Runtime.Device {
@@ -94,51 +116,114 @@ func (c *Client) CheckUPTv2(ctx context.Context, vmName string) ([]Result, error
 	if vm.Config != nil {
 		hw = termtext.Line(vm.Config.Version)
 	}
-	var out []Result
+	var out []adapterUPT
 	for _, dev := range devices(vm) {
 		card, ok := dev.(types.BaseVirtualEthernetCard)
 		if !ok {
 			continue
 		}
-		subject := fmt.Sprintf("VM %s, %s", termtext.Line(vmName), deviceLabel(card.GetVirtualEthernetCard()))
+		a := adapterUPT{subject: fmt.Sprintf("VM %s, %s", termtext.Line(vmName), deviceLabel(card.GetVirtualEthernetCard()))}
 		v3, ok := dev.(*types.VirtualVmxnet3)
-		if !ok {
-			out = append(out, Result{Check: CheckUPTv2, Subject: subject, Status: Fail,
-				Detail: fmt.Sprintf("adapter type %s, not VMXNET3", adapterType(dev)), Hint: hintUPTType})
-			continue
-		}
-		if v3.Uptv2Enabled == nil || !*v3.Uptv2Enabled {
-			out = append(out, Result{Check: CheckUPTv2, Subject: subject, Status: Fail,
-				Detail: fmt.Sprintf("VMXNET3 with UPT support off (VM hardware %s)", orUnknown(hw)), Hint: hintUPTOn})
-			continue
-		}
-		st := runtime[v3.Key]
 		switch {
-		case st == nil || st.Uptv2Active == nil:
-			out = append(out, Result{Check: CheckUPTv2, Subject: subject, Status: Unknown,
-				Detail: "UPT support on; vCenter does not say whether it is active (VM powered off, or vSphere older than 8.0 Update 1)",
-				Hint:   "power the VM on and look at Edit Settings > Network adapter > UPT status, or run this check again"})
-		case *st.Uptv2Active:
-			out = append(out, Result{Check: CheckUPTv2, Subject: subject, Status: Pass,
-				Detail: "UPT support on and active: the adapter's data path goes to the DPU, past the host's vSwitch"})
+		case !ok:
+			a.state, a.typ = uptNotVmxnet3, adapterType(dev)
+		case v3.Uptv2Enabled == nil || !*v3.Uptv2Enabled:
+			a.state = uptOff
 		default:
-			reasons := append(append([]string{}, st.Uptv2InactiveReasonVm...), st.Uptv2InactiveReasonOther...)
-			for i, r := range reasons {
-				reasons[i] = termtext.Line(r)
+			st := runtime[v3.Key]
+			switch {
+			case st == nil || st.Uptv2Active == nil:
+				a.state = uptUnknown
+			case *st.Uptv2Active:
+				a.state = uptActive
+			default:
+				a.state = uptInactive
+				for _, r := range append(append([]string{}, st.Uptv2InactiveReasonVm...), st.Uptv2InactiveReasonOther...) {
+					a.reasons = append(a.reasons, termtext.Line(r))
+				}
 			}
-			why := "vCenter gives no reason"
-			if len(reasons) > 0 {
-				why = "vCenter says: " + strings.Join(reasons, ", ")
-			}
-			out = append(out, Result{Check: CheckUPTv2, Subject: subject, Status: Fail,
-				Detail: "UPT support on but not active, the adapter runs emulated (" + why + ")", Hint: hintUPTOn})
 		}
+		out = append(out, a)
+	}
+	return out, hw, nil
+}
+
+// why is vCenter's reasons for an inactive UPT, as a result says them.
+func (a adapterUPT) why() string {
+	if len(a.reasons) == 0 {
+		return "vCenter gives no reason"
+	}
+	return "vCenter says: " + strings.Join(a.reasons, ", ")
+}
+
+const unknownUPT = "UPT support on; vCenter does not say whether it is active (VM powered off, or vSphere older than 8.0 Update 1)"
+
+// CheckUPTv2 reads each network adapter of the VM (uptAdapters): it
+// passes where UPT is on and active. Other adapter types fail: UPT is
+// vmxnet3's.
+func (c *Client) CheckUPTv2(ctx context.Context, vmName string) ([]Result, error) {
+	as, hw, err := c.uptAdapters(ctx, vmName)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, a := range as {
+		r := Result{Check: CheckUPTv2, Subject: a.subject, Status: Fail, Hint: hintUPTOn}
+		switch a.state {
+		case uptNotVmxnet3:
+			r.Detail, r.Hint = fmt.Sprintf("adapter type %s, not VMXNET3", a.typ), hintUPTType
+		case uptOff:
+			r.Detail = fmt.Sprintf("VMXNET3 with UPT support off (VM hardware %s)", orUnknown(hw))
+		case uptUnknown:
+			r.Status, r.Detail = Unknown, unknownUPT
+			r.Hint = "power the VM on and look at Edit Settings > Network adapter > UPT status, or run this check again"
+		case uptActive:
+			r.Status, r.Detail, r.Hint = Pass, "UPT support on and active: the adapter's data path goes to the DPU, past the host's vSwitch", ""
+		case uptInactive:
+			r.Detail = "UPT support on but not active, the adapter runs emulated (" + a.why() + ")"
+		}
+		out = append(out, r)
 	}
 	if len(out) == 0 {
 		out = append(out, Result{Check: CheckUPTv2, Subject: "VM " + termtext.Line(vmName), Status: Fail,
 			Detail: "the VM has no network adapter", Hint: hintUPTType})
 	}
 	return othersInfo(out, "another adapter of this VM has UPT active: the lab's traffic must go through that one"), nil
+}
+
+// CheckUPTv2Off is the default-mode VM's check (the whitepaper's DPU
+// offload without UPT): no adapter of the VM may have UPT active, or the
+// variant measures the accelerated mode. An emulated adapter passes (UPT
+// support off, another type, or UPT on but inactive: emulated now, though
+// it may become active once its reason is gone, which the result says).
+func (c *Client) CheckUPTv2Off(ctx context.Context, vmName string) ([]Result, error) {
+	as, _, err := c.uptAdapters(ctx, vmName)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, a := range as {
+		r := Result{Check: CheckUPTv2Off, Subject: a.subject, Status: Pass}
+		switch a.state {
+		case uptNotVmxnet3:
+			r.Detail = fmt.Sprintf("adapter type %s: emulated by the host, no UPT", a.typ)
+		case uptOff:
+			r.Detail = "VMXNET3 with UPT support off: emulated by the host, as default mode needs"
+		case uptUnknown:
+			r.Status, r.Detail, r.Hint = Unknown, unknownUPT, hintUPTOff
+		case uptActive:
+			r.Status, r.Hint = Fail, hintUPTOff
+			r.Detail = "UPT active: this adapter's data path bypasses the host's emulation as in UPTv2 (accelerated) mode, so the default-mode variant would measure UPTv2"
+		case uptInactive:
+			r.Detail = "UPT support on but not active, so emulated now (" + a.why() + "); it becomes active once that is resolved: turn UPT support off to keep this VM in default mode"
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		out = append(out, Result{Check: CheckUPTv2Off, Subject: "VM " + termtext.Line(vmName), Status: Fail,
+			Detail: "the VM has no network adapter", Hint: hintUPTType})
+	}
+	return out, nil
 }
 
 // othersInfo turns a VM's failed adapters into Info when one of its

@@ -203,3 +203,42 @@ func TestOtherAdaptersAreInfoWhenOnePasses(t *testing.T) {
 		t.Errorf("detail %q", rs[0].Detail)
 	}
 }
+
+// TestCheckUPTv2Off: the default-mode VM's adapters: UPT active fails,
+// every emulated adapter passes (UPT off, another type, UPT on but
+// inactive, said so), an unknown runtime state is unknown.
+func TestCheckUPTv2Off(t *testing.T) {
+	s := newSim(t)
+	toVmxnet3(t, s, "DC0_H0_VM0", true, &types.VirtualMachineDeviceRuntimeInfoVirtualEthernetCardRuntimeState{Uptv2Active: types.NewBool(true)})
+	toVmxnet3(t, s, "DC0_H0_VM1", true, &types.VirtualMachineDeviceRuntimeInfoVirtualEthernetCardRuntimeState{
+		Uptv2Active: types.NewBool(false), Uptv2InactiveReasonVm: []string{"vmNptInsufficientMemoryReservation"}})
+	toVmxnet3(t, s, "DC0_C0_RP0_VM0", false, nil)
+	c := s.dial(t)
+	tests := []struct {
+		vm     string
+		status Status
+		detail string
+	}{
+		{"DC0_H0_VM0", Fail, "UPT active"},
+		{"DC0_H0_VM1", Pass, "vmNptInsufficientMemoryReservation"},
+		{"DC0_C0_RP0_VM0", Pass, "UPT support off"},
+		{"DC0_C0_RP0_VM1", Pass, "adapter type E1000"},
+		{"DC0_C0_RP0_VM1", Unknown, "does not say whether it is active"},
+	}
+	for i, tc := range tests {
+		if i == 4 {
+			toVmxnet3(t, s, tc.vm, true, nil)
+		}
+		rs, err := c.CheckUPTv2Off(context.Background(), tc.vm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 1 || rs[0].Check != CheckUPTv2Off || rs[0].Status != tc.status || !strings.Contains(rs[0].Detail, tc.detail) {
+			t.Errorf("%s: %+v, want %s with %q", tc.vm, rs, tc.status, tc.detail)
+			continue
+		}
+		if (rs[0].Status == Fail || rs[0].Status == Unknown) != (rs[0].Hint != "") {
+			t.Errorf("%s: hint %q with status %s", tc.vm, rs[0].Hint, rs[0].Status)
+		}
+	}
+}

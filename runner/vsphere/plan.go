@@ -31,6 +31,7 @@ func Plan(rawURL string, targets []Target, sampleHosts, sampleVMs []string) []st
 			vm := termtext.Line(t.VM)
 			out = append(out,
 				on+fmt.Sprintf("check %s: VM %s: read config.hardware.device (VirtualVmxnet3.uptv2Enabled), runtime.device (uptv2Active and its reasons)", CheckUPTv2, vm),
+				on+fmt.Sprintf("check %s: VM %s: read config.hardware.device (VirtualVmxnet3.uptv2Enabled), runtime.device (uptv2Active): no adapter may have UPT active", CheckUPTv2Off, vm),
 				on+fmt.Sprintf("check %s: VM %s: follow each adapter to its distributed switch, read its config.networkOffloadSpecId and the host's config.network.proxySwitch[].networkOffloadingEnabled", CheckNetworkOffload, vm))
 		}
 	}
