@@ -46,10 +46,9 @@ func shortFake(t *testing.T) *sessiontest.Fake {
 func TestBoothLoops(t *testing.T) {
 	f := shortFake(t)
 	tm := boothApp(t, f)
-	waitFor(t, tm, "BOOTH", "next: step 1")
-	waitFor(t, tm, "results · starting over")
-	waitFor(t, tm, "next: step 1") // started again
-	waitFor(t, tm, "next: step 2")
+	tr := &transcript{tm: tm}
+	tr.waitFor(t, "BOOTH", "next: step 1")
+	tr.waitForSeq(t, "results · starting over", "next: step 1", "next: step 2") // started again
 	finish(t, tm)
 	if len(f.Ran) < 3 || f.Ran[0] != 0 || f.Ran[1] != 1 || f.Ran[2] != 0 {
 		t.Fatalf("ran %v, want 0 1 then 0 again (restart after the compare)", f.Ran)
@@ -64,11 +63,11 @@ func TestBoothNeverAcceptsHostKeys(t *testing.T) {
 	kt, fp := hostKey(t)
 	f.Script[1].Emit = []steps.Event{steps.Prompt{Step: "deploy", Type: steps.PromptHostKey, Host: "server1", KeyType: kt, Fingerprint: fp}}
 	tm := boothApp(t, f)
-	waitFor(t, tm, `answering "refuse" on its own`)
+	tr := &transcript{tm: tm}
 	// Refused, said why, cleaned up, its record written (how it ended),
 	// started over without holding results.
-	waitFor(t, tm, "refused the unknown host key of server1", "starting over in")
-	waitFor(t, tm, "next: step 1")
+	tr.waitFor(t, `answering "refuse" on its own`, "refused the unknown host key of server1", "starting over in")
+	tr.waitForSeq(t, "starting over in", "next: step 1")
 	finish(t, tm)
 	if len(f.Answers) == 0 || f.Answers[0].Choice != "refuse" {
 		t.Fatalf("answers %+v: booth mode must refuse unknown host keys by itself", f.Answers)
@@ -103,10 +102,10 @@ func TestBoothConfirmOnlyWhenAllowed(t *testing.T) {
 			answering := fmt.Sprintf("answering %q on its own", tc.want)
 			if tc.want == "yes" {
 				tr.waitFor(t, answering, `confirmed step "deploy"`, "results · starting over")
-				tr.waitForAfter(t, "results · starting over", "next: step 1") // the next loop, after cleanup
+				tr.waitForSeq(t, "results · starting over", "next: step 1") // the next loop, after cleanup
 			} else {
 				tr.waitFor(t, answering, `refused to confirm step "deploy"`, "starting over in")
-				tr.waitForAfter(t, "starting over in", "next: step 1")
+				tr.waitForSeq(t, "starting over in", "next: step 1")
 			}
 			finish(t, tm)
 			if len(f.Answers) == 0 || f.Answers[0].Choice != tc.want {
@@ -128,8 +127,7 @@ func TestBoothRefusalStopsAStuckStep(t *testing.T) {
 	f.Script[1].Emit = []steps.Event{steps.Prompt{Type: steps.PromptSecret, Host: "server1", Message: "password for lab@server1"}}
 	f.Script[1].Block = make(chan struct{}) // never closed: runs until cancelled
 	tm := boothApp(t, f)
-	waitFor(t, tm, "cannot type a password for server1")
-	waitFor(t, tm, "next: step 1")
+	(&transcript{tm: tm}).waitForSeq(t, "cannot type a password for server1", "next: step 1")
 	finish(t, tm)
 	if len(f.Answers) == 0 || f.Answers[0].Choice != "cancel" {
 		t.Fatalf("answers %+v: booth mode never types a password", f.Answers)
@@ -204,8 +202,7 @@ func TestBoothErrorCleansUpAndRestarts(t *testing.T) {
 	f.Script[1].Final = results.Failed
 	f.Script[1].Err = "exit status 1"
 	tm := boothApp(t, f)
-	waitFor(t, tm, "step failed · cleaning up and starting over")
-	waitFor(t, tm, "next: step 1")
+	(&transcript{tm: tm}).waitForSeq(t, "step failed · cleaning up and starting over", "next: step 1")
 	finish(t, tm)
 	if cleaned, _ := f.Counts(); cleaned < 1 {
 		t.Fatal("a failure must be cleaned up before the restart")
@@ -250,8 +247,9 @@ func TestBoothNeverExitsOnError(t *testing.T) {
 		Booth: booth.Config{StepDelay: 200 * time.Millisecond, ErrorHold: 300 * time.Millisecond, CompareHold: 300 * time.Millisecond},
 	})
 	tm := start(t, app, 100, 30)
-	waitFor(t, tm, "connection refused", "booth mode: starting over shortly")
-	waitFor(t, tm, "next: step 1") // it opened after the failures
+	tr := &transcript{tm: tm}
+	tr.waitFor(t, "connection refused", "booth mode: starting over shortly")
+	tr.waitForSeq(t, "connection refused", "next: step 1") // it opened after the failures
 	app = finish(t, tm)
 	if app.Lab() == nil || app.Err() != nil {
 		t.Fatalf("lab %v err %v: booth mode must recover by itself", app.Lab(), app.Err())

@@ -96,13 +96,21 @@ func (tr *transcript) waitFor(t *testing.T, want ...string) {
 	})
 }
 
-// waitForAfter waits until then has been drawn after first was (first's
-// first appearance: texts of frames a second apart keep their order).
-func (tr *transcript) waitForAfter(t *testing.T, first, then string) {
+// waitForSeq waits until the texts have been drawn in this order, each
+// after the previous one's first appearance (texts of frames drawn apart
+// in time; within one frame the order is the screen's, top to bottom).
+func (tr *transcript) waitForSeq(t *testing.T, texts ...string) {
 	t.Helper()
-	tr.waitUntil(t, []string{first, then}, func(plain string) bool {
-		i := strings.Index(plain, first)
-		return i >= 0 && strings.Contains(plain[i+len(first):], then)
+	tr.waitUntil(t, texts, func(plain string) bool {
+		at := 0
+		for _, w := range texts {
+			i := strings.Index(plain[at:], w)
+			if i < 0 {
+				return false
+			}
+			at += i + len(w)
+		}
+		return true
 	})
 }
 
