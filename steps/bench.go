@@ -153,9 +153,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	var mu sync.Mutex
 	var runs []results.RunResult
 	var cur []results.Point
-	// runStart estimates when each run's measurement began (first sample's
-	// arrival minus its T), so samples from before it are not merged.
-	runStart := map[int]time.Time{}
+	var starts runStarts
 	total := expectedDuration(job.Config)
 	start := time.Now()
 	at := placement{CPUs: job.ClientCPUs}
@@ -190,14 +188,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	hosts := e.targetHosts(job.Config, job.Servers)
 	second := func(sec benchSecond) {
 		ev := sec.total
-		mu.Lock()
-		since, ok := runStart[ev.Run]
-		if !ok {
-			since = time.Now().Add(-time.Duration(ev.T * float64(time.Second)))
-			runStart[ev.Run] = since
-		}
-		mu.Unlock()
-		p := latest.merge(results.Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors}, since)
+		p := latest.merge(samplePoint(ev), starts.of(ev))
 		mu.Lock()
 		cur = append(cur, p)
 		mu.Unlock()
@@ -220,8 +211,8 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 				ClientBound: ev.ClientBound, ClientHostBusyPct: ev.ClientHostBusyPct}
 			cur = nil
 			r.SummarizeSeries(latest.cores())
-			since := runStart[ev.Run]
 			mu.Unlock()
+			since := starts.recorded(ev.Run)
 			if vj == nil {
 				publish(r)
 			} else {
@@ -296,6 +287,45 @@ func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *sampl
 		stopSamplers()
 		swg.Wait()
 	}
+}
+
+// runStarts estimates when each run (or capacity probe) of one bench
+// began measuring, as seen here: its first sample's arrival minus the
+// sample's time into the run, so that the samplers' seconds from before it
+// are not merged into it. Safe for concurrent use.
+type runStarts struct {
+	mu sync.Mutex
+	m  map[int]time.Time
+}
+
+// of is the start of s's run, estimated from s when it is the run's first
+// sample to arrive.
+func (r *runStarts) of(s *bench.Sample) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.m[s.Run]; ok {
+		return t
+	}
+	if r.m == nil {
+		r.m = map[int]time.Time{}
+	}
+	t := time.Now().Add(-time.Duration(s.T * float64(time.Second)))
+	r.m[s.Run] = t
+	return t
+}
+
+// recorded is the start of run as estimated from its first sample, the
+// zero time when none came.
+func (r *runStarts) recorded(run int) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m[run]
+}
+
+// samplePoint is a bench's totals sample as a point of the series (the
+// servers' columns empty: the samplers' merge fills them).
+func samplePoint(s *bench.Sample) results.Point {
+	return results.Point{T: s.T, OpsPerSec: s.OpsPerSec, LatencyMs: results.Latency(s.LatencyMs), Errors: s.Errors}
 }
 
 // runSummary is the one line printed after each repetition of job.

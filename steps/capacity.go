@@ -178,8 +178,8 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		out    benchOutput
 		// Each probe's seconds with the servers' columns, and when the
 		// probe's measurement began (as runBench estimates a run's).
-		points   = map[int][]results.Point{}
-		runStart = map[int]time.Time{}
+		points = map[int][]results.Point{}
+		starts runStarts
 	)
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
 		ev := out.take(e, job.Step, l)
@@ -188,14 +188,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 			if ev.Target != "" {
 				return
 			}
-			mu.Lock()
-			since, ok := runStart[ev.Run]
-			if !ok {
-				since = time.Now().Add(-time.Duration(ev.T * float64(time.Second)))
-				runStart[ev.Run] = since
-			}
-			mu.Unlock()
-			pt := latest.merge(results.Point{T: ev.T, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors}, since)
+			pt := latest.merge(samplePoint(ev), starts.of(ev))
 			mu.Lock()
 			points[ev.Run] = append(points[ev.Run], pt)
 			mu.Unlock()

@@ -197,7 +197,7 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 				return
 			}
 		}
-		p := results.Point{T: ms.T, OpsPerSec: ms.OpsPerSec, LatencyMs: results.Latency(ms.LatencyMs), Errors: ms.Errors}
+		p := samplePoint(ms)
 		if m.onPoint != nil {
 			p = m.onPoint(at[0].Run, p, r.since(), hosts, m.mergeTargets(tg))
 		}
