@@ -179,26 +179,23 @@ func (e *Engine) closeVCenter(ctx context.Context) {
 
 // esxiHosts lists the distinct ESXi hosts (inventory esxi:) of hosts.
 func (e *Engine) esxiHosts(hosts []hostRef) []string {
-	inv := e.opts.Inventory
-	if inv == nil || inv.VCenter == nil {
-		return nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		ih, ok := inv.Host(h.Name)
-		if !ok || ih.ESXi == "" || seen[ih.ESXi] {
-			continue
-		}
-		seen[ih.ESXi] = true
-		out = append(out, ih.ESXi)
-	}
-	return out
+	return e.vsphereNames(hosts, func(h runner.Host) string { return h.ESXi })
 }
 
 // serverVMs lists the distinct VMs (inventory vm:) of those of hosts that
 // run on an ESXi host the sampler reads: their network use is read too.
 func (e *Engine) serverVMs(hosts []hostRef) []string {
+	return e.vsphereNames(hosts, func(h runner.Host) string {
+		if h.ESXi == "" {
+			return ""
+		}
+		return h.VM
+	})
+}
+
+// vsphereNames lists the distinct non-empty names that name gives the
+// inventory entries of hosts, in the order of hosts; nil without a vCenter.
+func (e *Engine) vsphereNames(hosts []hostRef, name func(runner.Host) string) []string {
 	inv := e.opts.Inventory
 	if inv == nil || inv.VCenter == nil {
 		return nil
@@ -207,11 +204,13 @@ func (e *Engine) serverVMs(hosts []hostRef) []string {
 	seen := map[string]bool{}
 	for _, h := range hosts {
 		ih, ok := inv.Host(h.Name)
-		if !ok || ih.ESXi == "" || ih.VM == "" || seen[ih.VM] {
+		if !ok {
 			continue
 		}
-		seen[ih.VM] = true
-		out = append(out, ih.VM)
+		if n := name(ih); n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
 	}
 	return out
 }
