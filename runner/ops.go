@@ -109,38 +109,12 @@ func (c *common) askSudoPassword(ctx context.Context) error {
 	return &SudoError{Host: c.host, User: c.user(), Reason: fmt.Sprintf("sudo refused (%s)", last), Fix: fmt.Sprintf("Check the password, or ask the admin of %s to allow %s to run sudo.", c.host, c.user())}
 }
 
-// startScript starts $1 detached: a new session (setsid) so it has its own
-// process group and no controlling terminal, output appended to the log file
-// ($2, or a fresh file under $TMPDIR/dpulab-UID named after $3 and the
-// nonce $4), stdin from /dev/null. The group leader is a small shell that
-// writes the pid file and removes it when the command ends, so Stop never
-// signals a pid that has since been reused by something else; its command
-// line names the log and pid files, so a marker that is a directory above
-// them (StopMarked) matches the group from the instant it exists.
-//
-// Before launching, it claims the directory PIDFILE.NONCE: if Start's
-// cancel (startCancelScript) made it first, nothing starts; else the group
-// id is written into it at once, for the cancel to find. Prints
-// "PID LOGFILE".
-const startScript = `umask 077
-log=$2
-if [ -z "$log" ]; then d="${TMPDIR:-/tmp}/dpulab-$(id -u)"; mkdir -p "$d" || exit 1; log="$d/$3-$4.log"; else mkdir -p "$(dirname "$log")" || exit 1; fi
-pf="$log.pid"
-claim="$pf.$4"
-mkdir "$claim" 2>/dev/null || { echo "start cancelled" >&2; exit 1; }
-rm -f "$pf"
-setsid sh -c 'echo "$$" >"$3.tmp" && mv "$3.tmp" "$3"; sh -c "$1" >>"$2" 2>&1 </dev/null; rc=$?; rm -f "$3"; exit $rc' dpulab-start "$1" "$log" "$pf" >/dev/null 2>&1 </dev/null &
-p=$!
-echo "$p" >"$claim/pgid"
-i=0
-while [ ! -s "$pf" ] && kill -0 "$p" 2>/dev/null; do i=$((i+1)); if [ "$i" -gt 500 ]; then echo "no pid file $pf after 10s" >&2; exit 1; fi; sleep 0.02; done
-printf '%s %s\n' "$p" "$log"`
-
-// startCancelScript undoes a Start whose caller gave up while it ran
-// (args as startScript's $2..$4). It claims PIDFILE.NONCE: made here, the
-// launch never happens and it prints "none"; made by the launcher, it waits
-// for the group id the launcher writes right after forking and prints
-// "PID LOGFILE" for Stop. Exit 3: the launcher died between the two.
+// startCancelScript undoes a Start whose caller gave up while it ran (args:
+// the process's log file, name and nonce, as given to startScript). It
+// claims PIDFILE.NONCE: made here, the launch never happens and it prints
+// "none"; made by the launcher, it waits for the group id the launcher
+// writes right after forking and prints "PID LOGFILE" for Stop. Exit 3: the
+// launcher died between the two.
 const startCancelScript = `log=$1
 if [ -z "$log" ]; then log="${TMPDIR:-/tmp}/dpulab-$(id -u)/$2-$3.log"; fi
 pf="$log.pid"
@@ -239,37 +213,11 @@ while alive "$p"; do i=$((i+1)); if [ "$i" -gt "$3" ]; then kill -KILL -"$p" 2>/
 // safeName keeps a process name usable inside a file name.
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// start is a batch of one (startBatch): the same launch, claim and
+// cancel as StartAll's.
 func (c *common) start(ctx context.Context, p ProcSpec) (Proc, error) {
-	name := unsafeName.ReplaceAllString(p.Name, "_")
-	if name == "" {
-		name = "proc"
-	}
-	nonce := newNonce()
-	script := "sh -c " + Quote(startScript) + " dpulab-start " + QuoteAll(p.Cmd, p.LogFile, name, nonce)
-	script, stdin, err := c.asRoot(ctx, script, p.Sudo)
-	if err != nil {
-		return Proc{}, err
-	}
-	out, errOut, code, err := c.simple(ctx, script, stdin)
-	if err != nil {
-		if ctx.Err() != nil {
-			// The launcher may have started the process, or may still:
-			// its pid would be lost with this error. Undo it first.
-			if cerr := c.cancelStart(p, name, nonce); cerr != nil {
-				err = fmt.Errorf("%w (and stopping what it may have started failed: %v)", err, cerr)
-			}
-		}
-		return Proc{}, onHost("start "+p.Name, c.host, err)
-	}
-	if code != 0 {
-		return Proc{}, fmt.Errorf("start %s on %s: exit %d: %s", p.Name, c.host, code, strings.TrimSpace(string(errOut)))
-	}
-	pidS, logFile, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
-	pid, perr := strconv.Atoi(pidS)
-	if !ok || perr != nil || pid <= 1 {
-		return Proc{}, fmt.Errorf("start %s on %s: unexpected reply %q", p.Name, c.host, out)
-	}
-	return Proc{Host: c.host, Name: p.Name, PID: pid, LogFile: logFile, Sudo: p.Sudo}, nil
+	ps, es := c.startBatch(ctx, []ProcSpec{p})
+	return ps[0], es[0]
 }
 
 // cancelGrace is how long a process whose Start was cancelled gets between

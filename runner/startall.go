@@ -122,12 +122,24 @@ type batchStarter interface {
 	startBatch(ctx context.Context, specs []ProcSpec) ([]Proc, []error)
 }
 
-// startBatchScript starts the processes given as groups of four
-// arguments (command, log file, name, nonce: startScript's $1..$4), each
-// as startScript does (the same claim, the same group leader), all first,
-// then waits for each one's pid file. For process J (0-based) it prints
-// "J PID LOGFILE", or "J - REASON" when it did not start.
-const startBatchScript = `umask 077
+// startScript starts the processes given as groups of four arguments
+// (command, log file, name, nonce), all first, then waits for each one's
+// pid file. Each command runs detached: a new session (setsid) so it has
+// its own process group and no controlling terminal, output appended to
+// the log file (or a fresh file under $TMPDIR/dpulab-UID named after the
+// name and the nonce), stdin from /dev/null. The group leader is a small
+// shell that writes the pid file and removes it when the command ends, so
+// Stop never signals a pid that has since been reused by something else;
+// its command line names the log and pid files, so a marker that is a
+// directory above them (StopMarked) matches the group from the instant it
+// exists.
+//
+// Before launching one, it claims the directory PIDFILE.NONCE: if Start's
+// cancel (startCancelScript) made it first, that one does not start; else
+// the group id is written into it at once, for the cancel to find. For
+// process J (0-based) it prints "J PID LOGFILE", or "J - REASON" when it
+// did not start.
+const startScript = `umask 077
 i=0
 while [ $# -ge 4 ]; do
   log=$2
@@ -163,7 +175,7 @@ while [ "$j" -lt "$i" ]; do
 done`
 
 // startBatch starts specs (all with the same Sudo) with one helper
-// command; see StartAll.
+// command (startScript); see StartAll. Start is a batch of one.
 func (c *common) startBatch(ctx context.Context, specs []ProcSpec) ([]Proc, []error) {
 	procs := make([]Proc, len(specs))
 	errs := make([]error, len(specs))
@@ -190,7 +202,7 @@ func (c *common) startBatch(ctx context.Context, specs []ProcSpec) ([]Proc, []er
 		args = append(args, p.Cmd, p.LogFile, names[j], nonces[j])
 	}
 	sudo := specs[0].Sudo
-	script := "sh -c " + Quote(startBatchScript) + " dpulab-start " + QuoteAll(args...)
+	script := "sh -c " + Quote(startScript) + " dpulab-start " + QuoteAll(args...)
 	script, stdin, err := c.asRoot(ctx, script, sudo)
 	if err != nil {
 		return fail(err)
@@ -206,7 +218,11 @@ func (c *common) startBatch(ctx context.Context, specs []ProcSpec) ([]Proc, []er
 				}
 			}
 		}
-		return fail(onHost("start "+specs[0].Name+" and the rest of its batch", c.host, err))
+		what := "start " + specs[0].Name
+		if len(specs) > 1 {
+			what += " and the rest of its batch"
+		}
+		return fail(onHost(what, c.host, err))
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.SplitN(line, " ", 3)
