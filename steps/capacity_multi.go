@@ -71,14 +71,13 @@ func probeLength(cfg bench.Config, spec bench.CapacitySpec, shares []clientShare
 
 // probeHost is one client host's part of one probe.
 type probeHost struct {
-	share  clientShare
-	t      runner.Target
-	cmd    string
-	out    benchOutput
-	res    runner.Result
-	err    error
-	probe  *bench.CapacityProbe
-	cancel context.CancelFunc
+	share clientShare
+	t     runner.Target
+	cmd   string
+	out   benchOutput
+	res   runner.Result
+	err   error
+	probe *bench.CapacityProbe
 	// stopped is set when the engine stopped the host's bench after its
 	// probe: its exit then says nothing.
 	stopped bool
@@ -218,7 +217,6 @@ func (e *Engine) runProbeHosts(ctx context.Context, job benchJob, series string,
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		hctx, cancel := context.WithCancel(pctx)
-		h.cancel = cancel
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

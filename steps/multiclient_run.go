@@ -315,7 +315,11 @@ func startedNote(runs []*clientRun, perHost []int64) string {
 	}
 	var parts []string
 	if who != "" {
-		parts = append(parts, fmt.Sprintf("every client host began within %s of the common instant by its own clock (latest: %s)", ms(latest), who))
+		whom := "every client host"
+		if len(silent)+len(wrong) > 0 {
+			whom = "the other client hosts"
+		}
+		parts = append(parts, fmt.Sprintf("%s began within %s of the common instant by its own clock (latest: %s)", whom, ms(latest), who))
 	}
 	if len(silent) > 0 {
 		parts = append(parts, "no start reported by "+strings.Join(silent, ", "))
