@@ -74,8 +74,11 @@ const (
 	hintUPTType = "UPT needs a VMXNET3 adapter: with the VM powered off, replace this adapter with a VMXNET3 one (Edit Settings > Add New Device > Network Adapter, type VMXNET3) on a port group of the offload-enabled distributed switch"
 	hintUPTOn   = "with the VM powered off, tick Edit Settings > Network adapter > Use UPT Support; UPT also needs a VM hardware version that supports it (vmx-20, ESXi 8.0, or later), all guest memory reserved, and the adapter on a port group of a distributed switch with network offload enabled"
 	hintUPTOff  = "default mode keeps the VM's adapter emulated by the host: with the VM powered off, untick Edit Settings > Network adapter > Use UPT Support on this VM (the accelerated VM is the one with UPT)"
-	hintDPU     = "a host reports a DPU only when ESXi runs on the DPU too (vSphere Distributed Services Engine, installed with ESXi 8.0 or later) and the BlueField is in DPU mode; a BlueField in NIC mode shows as an ordinary vmnic (check its mode with mlxconfig: INTERNAL_CPU_OFFLOAD_ENGINE must be ENABLED(0); changing it needs a power cycle)"
-	hintOffload = "network offload is a property of the distributed switch (version 8.0 or later), chosen when it is created (New Distributed Switch > Network Offloads compatibility: NVIDIA BlueField); its uplinks must be the DPU-backed vmnics and the host must be added to it, as an NSX transport node where NSX is used; move the VM's adapter to a port group on such a switch"
+	// hintNoAdapter is the default-mode VM's: any emulated adapter will
+	// do, so it is not told to add a VMXNET3 with UPT.
+	hintNoAdapter = "with the VM powered off, add a network adapter (Edit Settings > Add New Device > Network Adapter) on the port group the lab's traffic uses; leave Use UPT Support unticked, as default mode needs"
+	hintDPU       = "a host reports a DPU only when ESXi runs on the DPU too (vSphere Distributed Services Engine, installed with ESXi 8.0 or later) and the BlueField is in DPU mode; a BlueField in NIC mode shows as an ordinary vmnic (check its mode with mlxconfig: INTERNAL_CPU_OFFLOAD_ENGINE must be ENABLED(0); changing it needs a power cycle)"
+	hintOffload   = "network offload is a property of the distributed switch (version 8.0 or later), chosen when it is created (New Distributed Switch > Network Offloads compatibility: NVIDIA BlueField); its uplinks must be the DPU-backed vmnics and the host must be added to it, as an NSX transport node where NSX is used; move the VM's adapter to a port group on such a switch"
 )
 
 // uptState is what vCenter says of one network adapter's UPT.
@@ -221,7 +224,7 @@ func (c *Client) CheckUPTv2Off(ctx context.Context, vmName string) ([]Result, er
 	}
 	if len(out) == 0 {
 		out = append(out, Result{Check: CheckUPTv2Off, Subject: "VM " + termtext.Line(vmName), Status: Fail,
-			Detail: "the VM has no network adapter", Hint: hintUPTType})
+			Detail: "the VM has no network adapter", Hint: hintNoAdapter})
 	}
 	return out, nil
 }

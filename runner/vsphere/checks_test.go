@@ -241,4 +241,25 @@ func TestCheckUPTv2Off(t *testing.T) {
 			t.Errorf("%s: hint %q with status %s", tc.vm, rs[0].Hint, rs[0].Status)
 		}
 	}
+
+	// A VM without a network adapter fails, told to add any adapter (not
+	// a VMXNET3 with UPT, as the accelerated VM's check says).
+	s.edit(t, "VirtualMachine", "DC0_C0_RP0_VM0", func(obj mo.Entity) {
+		vm := obj.(*simulator.VirtualMachine)
+		var keep []types.BaseVirtualDevice
+		for _, d := range vm.Config.Hardware.Device {
+			if _, ok := d.(types.BaseVirtualEthernetCard); !ok {
+				keep = append(keep, d)
+			}
+		}
+		vm.Config.Hardware.Device, vm.Runtime.Device = keep, nil
+	})
+	rs, err := c.CheckUPTv2Off(context.Background(), "DC0_C0_RP0_VM0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].Status != Fail || rs[0].Detail != "the VM has no network adapter" ||
+		!strings.Contains(rs[0].Hint, "add a network adapter") || strings.Contains(rs[0].Hint, "VMXNET3") {
+		t.Errorf("no adapter: %+v", rs)
+	}
 }
