@@ -227,6 +227,13 @@ func (c *Config) transportOptions() transport.Options {
 func (s *Server) Listen() ([]net.Listener, error) {
 	var lns []net.Listener
 	opts := s.cfg.transportOptions()
+	opts.Refused = func(peer string, err error) {
+		if peer == "" {
+			s.logf('#', "RDMA: %v", err)
+			return
+		}
+		s.logf('*', "Refused RDMA connection from %s: %v", peer, err)
+	}
 	for _, sp := range s.cfg.listenSpecs() {
 		ln, err := transport.Listen(context.Background(), sp.ep, opts)
 		if err != nil {

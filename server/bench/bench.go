@@ -15,6 +15,7 @@ import (
 	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/dpulab/dpulab/server/rdma"
 	"github.com/dpulab/dpulab/server/transport"
 )
 
@@ -223,7 +224,12 @@ func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []transpo
 			if err != nil {
 				mu.Lock()
 				if firstErr == nil && ctx.Err() == nil {
-					firstErr = fmt.Errorf("connect to %s: %w; is the server running there and reachable (address, port, firewall, password)?", eps[ti].Label(), err)
+					if errors.Is(err, rdma.ErrModeMismatch) {
+						// The server said what is wrong: --rdma-mode.
+						firstErr = fmt.Errorf("connect to %s: %w (set --rdma-mode to match the server's rdma-transport-mode)", eps[ti].Label(), err)
+					} else {
+						firstErr = fmt.Errorf("connect to %s: %w; is the server running there and reachable (address, port, firewall, password)?", eps[ti].Label(), err)
+					}
 				}
 				mu.Unlock()
 				cancel()

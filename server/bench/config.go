@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -245,6 +246,11 @@ type Config struct {
 	// RDMA holds the settings of connections over rdma (--rdma-mode and
 	// the --rdma-* flags); zero values are the transport's defaults.
 	RDMA transport.RDMAOptions `json:"rdma,omitzero"`
+	// SourceAddr is the local IP address every connection is made from
+	// (--source-address): over RDMA it picks the device the connection
+	// leaves by (rdma_resolve_addr's source), over TCP the interface. ""
+	// lets the route choose.
+	SourceAddr string `json:"source_address,omitempty"`
 	// Threads multiplies Clients, as memtier's --threads does (default 1:
 	// the connections are goroutines, so threads only count them).
 	Threads int `json:"threads"`
@@ -484,6 +490,9 @@ func (c *Config) Validate() error {
 	}
 	if r := &c.RDMA; r.Poll < 0 || r.Poll > time.Second {
 		bad("--rdma-poll-us %d: want 0..1000000", r.Poll/time.Microsecond)
+	}
+	if c.SourceAddr != "" && net.ParseIP(c.SourceAddr) == nil {
+		bad("--source-address %q: want a numeric IPv4 or IPv6 address of this host (a name is not resolved)", c.SourceAddr)
 	}
 	if r := &c.RDMA; r.RetryCount < 0 || r.RetryCount > 7 {
 		bad("--rdma-retry-count %d: want 0..7", r.RetryCount)

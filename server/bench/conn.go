@@ -110,7 +110,7 @@ func (c *countConn) Write(p []byte) (int, error) {
 func dial(ctx context.Context, cfg *Config, ep transport.Endpoint, ioc *ioCounters, set *connSet) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
-	nc, err := transport.Dial(ctx, ep, transport.Options{RDMA: cfg.RDMA})
+	nc, err := transport.Dial(ctx, ep, transport.Options{RDMA: cfg.RDMA, SourceAddr: cfg.SourceAddr})
 	if err != nil {
 		return nil, err
 	}

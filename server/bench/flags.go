@@ -77,6 +77,7 @@ func NewFlags(fs *pflag.FlagSet) *Flags {
 	fs.IntVar(&f.rdmaPollUS, "rdma-poll-us", 0, "microseconds to spin on the rdma completion queue before sleeping")
 	fs.IntVar(&c.RDMA.RetryCount, "rdma-retry-count", 0, "RC retry count, 1..7 (0: 7)")
 	fs.IntVar(&c.RDMA.CompletionVector, "rdma-completion-vector", 0, "completion vector of rdma connections")
+	fs.StringVar(&c.SourceAddr, "source-address", "", "make every connection from this local IP address (tcp and rdma: over rdma it picks the device the connection leaves by)")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured time per run, e.g. 30s, 2m (instead of --test-time)")
 	fs.Int64Var(&c.Requests, "requests-total", 0, "requests per run in total over all connections (instead of --requests)")
 	fs.Float64Var(&c.Rate, "rate", 0, "fixed total rate in ops/s over all connections (instead of --rate-limiting)")
@@ -292,6 +293,9 @@ func (c *Config) endpointArgs() []string {
 	}
 	if len(sockets) > 0 {
 		a = append(a, "--unix-socket", strings.Join(sockets, ","))
+	}
+	if c.SourceAddr != "" {
+		a = append(a, "--source-address", c.SourceAddr)
 	}
 	r := &c.RDMA
 	if r.UC {

@@ -5,7 +5,8 @@
 // Unix sockets between processes, wire-compatible with wire.go's WireQP and
 // sim.go's handshake; tests only, never shipped). The Go side
 // (provider.go) serialises every call on one queue pair under its lock,
-// except dpl_wait, which reads only what never changes after setup.
+// except dpl_wait, which reads only what never changes after setup and the
+// completion channel, which it alone reads.
 #ifndef DPLVERBS_H
 #define DPLVERBS_H
 
@@ -86,17 +87,25 @@ dpl_listener *dpl_listen(const char *host, int port, int type, int *bound, char 
 // dpl_accept waits up to timeout_ms for a connection request: a queue pair
 // to set up with dpl_accept_setup, or NULL (err empty on a time-out).
 dpl_qp *dpl_accept(dpl_listener *l, int timeout_ms, char *err, size_t errlen);
+// dpl_peer gives the requesting client's address (numeric host, port),
+// known from dpl_accept on.
+void dpl_peer(dpl_qp *q, char *host, size_t hostlen, int *port);
 // dpl_accept_setup reads the request and creates the queue pair (a client
-// of the other type is refused with the reason); receives may be posted
-// after it. 0, or -1 with err (the qp must still be destroyed).
-int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int *peer_port, int timeout_ms, char *err, size_t errlen);
+// of the other type is refused with the reason, naming this server's
+// address and type); receives may be posted after it. 0, or -1 with err
+// (the qp must still be destroyed).
+int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int timeout_ms, char *err, size_t errlen);
 // dpl_wake_listener makes a waiting dpl_accept return (for Close).
 void dpl_wake_listener(dpl_listener *l);
 void dpl_listener_close(dpl_listener *l);
 
-// dpl_connect resolves host:port and creates the queue pair; receives may
-// be posted after it, then dpl_establish connects.
-dpl_qp *dpl_connect(const char *host, int port, const struct dpl_opts *o, int *local_port, int timeout_ms, char *err, size_t errlen);
+// dpl_connect resolves host:port (from the source address src when not
+// NULL or empty: the local interface, and so the device, the connection
+// leaves by) and creates the queue pair; the local address is told in
+// local_host and *local_port. Receives may be posted after it, then
+// dpl_establish connects.
+dpl_qp *dpl_connect(const char *host, int port, const char *src, const struct dpl_opts *o, char *local_host,
+		    size_t hostlen, int *local_port, int timeout_ms, char *err, size_t errlen);
 // dpl_establish completes the connection (server: accepts it; client:
 // connects) within timeout_ms: 0, or -1 with err.
 int dpl_establish(dpl_qp *q, int timeout_ms, char *err, size_t errlen);
@@ -119,7 +128,11 @@ int dpl_event(dpl_qp *q);
 // dpl_arm asks for a notification of the next completion before sleeping.
 int dpl_arm(dpl_qp *q);
 // dpl_wait sleeps until a completion, an event, dpl_wake or timeout_ms
-// (-1: no limit); what woke it is taken by the next dpl_poll/dpl_event.
+// (-1: no limit). The completion channel has one owner, the one goroutine
+// that arms and waits: dpl_wait alone takes (and acknowledges) the
+// channel's notifications, so a dpl_poll from elsewhere never consumes the
+// wake-up the waiter armed for. The caller arms, polls once more, then
+// waits; completions and events are taken by the next dpl_poll/dpl_event.
 int dpl_wait(dpl_qp *q, int timeout_ms);
 void dpl_wake(dpl_qp *q);
 

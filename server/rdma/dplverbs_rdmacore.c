@@ -86,7 +86,7 @@ struct dpl_qp {
 	struct ibv_cq *cq;
 	int has_qp, server, established, gone, errstate;
 	int wakefd, type, sq, rq, inline_size, retry, peer_type;
-	unsigned cq_events; // taken from the channel, not yet acked
+	unsigned cq_events; // taken from the channel by dpl_wait, not yet acked
 	struct mr_node *mrs;
 	int events[4], nev;
 };
@@ -160,8 +160,8 @@ int dpl_init(char *err, size_t errlen) {
 // new_id makes an id of the queue pair's type for host:port (passive: to
 // listen on), moved to channel ch: RC in the TCP port space, UC in the IB
 // one with a UC id. An active id has its address and route resolved.
-static struct rdma_cm_id *new_id(struct rdma_event_channel *ch, const char *host, int port, int type, int passive,
-				 char *err, size_t errlen) {
+static struct rdma_cm_id *new_id(struct rdma_event_channel *ch, const char *host, int port, const char *src, int type,
+				 int passive, char *err, size_t errlen) {
 	struct rdma_addrinfo hints = {0}, *res = NULL;
 	char ps[16];
 	snprintf(ps, sizeof ps, "%d", port);
@@ -175,11 +175,42 @@ static struct rdma_cm_id *new_id(struct rdma_event_channel *ch, const char *host
 		seterr(err, errlen, "rdma_getaddrinfo %s:%d: %s", host ? host : "*", port, strerror(errno));
 		return NULL;
 	}
+	// A source address picks the interface, and so the device, the
+	// connection leaves by: rdma_create_ep resolves from ai_src_addr.
+	struct sockaddr_storage ss = {0};
+	struct sockaddr *osrc = res->ai_src_addr;
+	socklen_t osrclen = res->ai_src_len;
+	if (!passive && src && *src) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		if (inet_pton(AF_INET, src, &s4->sin_addr) == 1) {
+			s4->sin_family = AF_INET;
+			res->ai_src_len = sizeof *s4;
+		} else if (inet_pton(AF_INET6, src, &s6->sin6_addr) == 1) {
+			s6->sin6_family = AF_INET6;
+			res->ai_src_len = sizeof *s6;
+		} else {
+			fn.rdma_freeaddrinfo(res);
+			seterr(err, errlen, "source address %s: not a numeric IPv4 or IPv6 address", src);
+			return NULL;
+		}
+		res->ai_src_addr = (struct sockaddr *)&ss;
+	}
 	struct rdma_cm_id *id = NULL;
 	rc = fn.rdma_create_ep(&id, res, NULL, NULL);
+	int saved = errno;
+	res->ai_src_addr = osrc;
+	res->ai_src_len = osrclen;
 	fn.rdma_freeaddrinfo(res);
 	if (rc) {
-		seterr(err, errlen, "%s: %s", passive ? "rdma_create_ep (bind)" : "rdma_create_ep (address and route)", strerror(errno));
+		if (passive)
+			seterr(err, errlen, "rdma_create_ep (bind %s:%d): %s%s", host ? host : "*", port, strerror(saved),
+			       saved == EADDRNOTAVAIL || saved == ENODEV ? " (no RDMA device has that address)" : "");
+		else if (src && *src)
+			seterr(err, errlen, "rdma_create_ep (address and route from %s): %s%s", src, strerror(saved),
+			       saved == EADDRNOTAVAIL || saved == ENODEV || saved == EINVAL ? " (is the source address on an RDMA device's interface?)" : "");
+		else
+			seterr(err, errlen, "rdma_create_ep (address and route): %s", strerror(saved));
 		return NULL;
 	}
 	if (fn.rdma_migrate_id(id, ch)) {
@@ -188,6 +219,16 @@ static struct rdma_cm_id *new_id(struct rdma_event_channel *ch, const char *host
 		return NULL;
 	}
 	return id;
+}
+
+static void addr_host(struct sockaddr *sa, char *host, size_t hostlen) {
+	if (!host || hostlen == 0)
+		return;
+	host[0] = 0;
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, host, (socklen_t)hostlen);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, host, (socklen_t)hostlen);
 }
 
 static int addr_port(struct sockaddr *sa) {
@@ -212,7 +253,7 @@ dpl_listener *dpl_listen(const char *host, int port, int type, int *bound, char 
 		goto fail;
 	}
 	nonblock(l->ch->fd);
-	l->id = new_id(l->ch, host, port, type, 1, err, errlen);
+	l->id = new_id(l->ch, host, port, NULL, type, 1, err, errlen);
 	if (!l->id)
 		goto fail;
 	if (fn.rdma_listen(l->id, 128)) {
@@ -343,13 +384,24 @@ static int verbs(dpl_qp *q, const struct dpl_opts *o, char *err, size_t errlen) 
 	return 0;
 }
 
-int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int *peer_port, int timeout_ms, char *err, size_t errlen) {
+void dpl_peer(dpl_qp *q, char *host, size_t hostlen, int *port) {
+	addr_host(&q->id->route.addr.dst_addr, host, hostlen);
+	*port = addr_port(&q->id->route.addr.dst_addr);
+}
+
+int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int timeout_ms, char *err, size_t errlen) {
 	(void)timeout_ms;
 	int want = o->type == DPL_UC ? DPL_UC : DPL_RC;
 	if (q->peer_type != want) {
-		char msg[120];
-		int n = snprintf(msg, sizeof msg, "the server's queue pairs are %s (rdma-transport-mode), the client asked for %s",
-				 want == DPL_UC ? "uc" : "rc", q->peer_type == DPL_UC ? "uc" : "rc");
+		// The words travel in the reject's private data (at most 148
+		// bytes in an IB CM REJ): who we are and what the client asked.
+		char self[INET6_ADDRSTRLEN] = "";
+		addr_host(&q->id->route.addr.src_addr, self, sizeof self);
+		char msg[140];
+		int n = snprintf(msg, sizeof msg, "the server on %s%s%s:%d speaks %s; this client asked for %s",
+				 strchr(self, ':') ? "[" : "", self, strchr(self, ':') ? "]" : "",
+				 addr_port(&q->id->route.addr.src_addr), want == DPL_UC ? "UC" : "RC",
+				 q->peer_type == DPL_UC ? "UC" : "RC");
 		fn.rdma_reject(q->id, msg, (uint8_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1));
 		seterr(err, errlen, "%s", msg);
 		return -1;
@@ -363,7 +415,6 @@ int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int *peer_port, int ti
 		seterr(err, errlen, "rdma_migrate_id: %s", strerror(errno));
 		return -1;
 	}
-	*peer_port = addr_port(&q->id->route.addr.dst_addr);
 	if (verbs(q, o, err, errlen) != 0) {
 		fn.rdma_reject(q->id, NULL, 0);
 		return -1;
@@ -371,8 +422,8 @@ int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int *peer_port, int ti
 	return 0;
 }
 
-dpl_qp *dpl_connect(const char *host, int port, const struct dpl_opts *o, int *local_port, int timeout_ms, char *err,
-		    size_t errlen) {
+dpl_qp *dpl_connect(const char *host, int port, const char *src, const struct dpl_opts *o, char *local_host,
+		    size_t hostlen, int *local_port, int timeout_ms, char *err, size_t errlen) {
 	(void)timeout_ms; // rdma_create_ep resolves with librdmacm's own time-outs (2 s each)
 	dpl_qp *q = qp_new();
 	if (!q) {
@@ -385,11 +436,12 @@ dpl_qp *dpl_connect(const char *host, int port, const struct dpl_opts *o, int *l
 		return NULL;
 	}
 	nonblock(q->ch->fd);
-	q->id = new_id(q->ch, host, port, o->type == DPL_UC ? DPL_UC : DPL_RC, 0, err, errlen);
+	q->id = new_id(q->ch, host, port, src, o->type == DPL_UC ? DPL_UC : DPL_RC, 0, err, errlen);
 	if (!q->id || verbs(q, o, err, errlen) != 0) {
 		dpl_destroy(q);
 		return NULL;
 	}
+	addr_host(&q->id->route.addr.src_addr, local_host, hostlen);
 	*local_port = addr_port(&q->id->route.addr.src_addr);
 	return q;
 }
@@ -612,16 +664,9 @@ static uint8_t wc_status(enum ibv_wc_status s) {
 int dpl_poll(dpl_qp *q, struct dpl_wc *wc, int n) {
 	if (!q->cq)
 		return 0;
-	// Take the channel's notifications (the waiter saw them) and ack them
-	// in one call.
-	struct ibv_cq *ecq;
-	void *ectx;
-	while (fn.ibv_get_cq_event(q->cc, &ecq, &ectx) == 0)
-		q->cq_events++;
-	if (q->cq_events >= 64) {
-		fn.ibv_ack_cq_events(q->cq, q->cq_events);
-		q->cq_events = 0;
-	}
+	// The completion channel is dpl_wait's alone: taking its
+	// notification here would leave the waiter asleep on a CQ that is no
+	// longer armed (the stall seen on Soft-RoCE).
 	struct ibv_wc w[64];
 	if (n > 64)
 		n = 64;
@@ -696,6 +741,19 @@ int dpl_wait(dpl_qp *q, int timeout_ms) {
 		uint64_t drain;
 		if (read(q->wakefd, &drain, sizeof drain) < 0) {
 			// Taken by another waiter.
+		}
+	}
+	if (r > 0 && q->cc && (pf[1].revents & POLLIN)) {
+		// The notification fired and disarmed the CQ: take it off the
+		// channel (or poll(2) would keep returning) and acknowledge in
+		// batches; the caller re-arms and polls before it waits again.
+		struct ibv_cq *ecq;
+		void *ectx;
+		while (fn.ibv_get_cq_event(q->cc, &ecq, &ectx) == 0)
+			q->cq_events++;
+		if (q->cq_events >= 64) {
+			fn.ibv_ack_cq_events(q->cq, q->cq_events);
+			q->cq_events = 0;
 		}
 	}
 	return r;

@@ -39,7 +39,8 @@ static const uint8_t sim_magic[8] = {'D', 'P', 'L', 'R', 'S', 'I', 'M', '1'};
 #define SIM_HELLO 12
 
 struct dpl_listener {
-	int fd, wakefd, type;
+	int fd, wakefd, type, port;
+	char host[64];
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
@@ -74,6 +75,8 @@ struct region {
 
 struct dpl_qp {
 	int fd, wakefd, type, state, gone, sq, rq;
+	int peer_port, lport; // the client's port (its hello), the listener's
+	char lhost[64];
 	struct region **regions;
 	int nregions, capregions;
 	uint64_t next_key;
@@ -222,6 +225,7 @@ dpl_listener *dpl_listen(const char *host, int port, int type, int *bound, char 
 		return NULL;
 	}
 	l->type = type;
+	snprintf(l->host, sizeof l->host, "%s", host);
 	for (int try = 0;; try++) {
 		int p = port ? port : 20000 + (int)(random() % 40000);
 		struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -254,7 +258,7 @@ dpl_listener *dpl_listen(const char *host, int port, int type, int *bound, char 
 		if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 128) == 0) {
 			l->fd = fd;
 			memcpy(l->path, sa.sun_path, sizeof l->path);
-			*bound = p;
+			*bound = l->port = p;
 			break;
 		}
 		int e = errno;
@@ -305,7 +309,10 @@ dpl_qp *dpl_accept(dpl_listener *l, int timeout_ms, char *err, size_t errlen) {
 	if (!q) {
 		close(fd);
 		seterr(err, errlen, "out of memory");
+		return NULL;
 	}
+	memcpy(q->lhost, l->host, sizeof q->lhost);
+	q->lport = l->port;
 	return q;
 }
 
@@ -337,7 +344,13 @@ static int qp_alloc(dpl_qp *q, const struct dpl_opts *o) {
 	return q->recvs && q->unacked && q->cq ? 0 : -1;
 }
 
-int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int *peer_port, int timeout_ms, char *err, size_t errlen) {
+void dpl_peer(dpl_qp *q, char *host, size_t hostlen, int *port) {
+	// Every simulated peer is on this machine.
+	snprintf(host, hostlen, "127.0.0.1");
+	*port = q->peer_port;
+}
+
+int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int timeout_ms, char *err, size_t errlen) {
 	uint8_t h[SIM_HELLO];
 	long long dl = now_ms() + timeout_ms;
 	if (io_full(q->fd, h, sizeof h, 0, dl) != 0 || memcmp(h, sim_magic, 8) != 0) {
@@ -345,12 +358,12 @@ int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int *peer_port, int ti
 		return -1;
 	}
 	int typ = h[8];
-	*peer_port = get16(h + 10);
+	q->peer_port = get16(h + 10);
 	int want = o->type == DPL_UC ? DPL_UC : DPL_RC;
 	if (typ != want) {
 		char msg[200];
-		int n = snprintf(msg, sizeof msg, "the server's queue pairs are %s (rdma-transport-mode), the client asked for %s",
-				 want == DPL_UC ? "uc" : "rc", typ == DPL_UC ? "uc" : typ == DPL_RC ? "rc" : "another type");
+		int n = snprintf(msg, sizeof msg, "the server on %s:%d speaks %s; this client asked for %s", q->lhost, q->lport,
+				 want == DPL_UC ? "UC" : "RC", typ == DPL_UC ? "UC" : typ == DPL_RC ? "RC" : "another type");
 		uint8_t b[3 + sizeof msg];
 		b[0] = 1;
 		put16(b + 1, (uint16_t)n);
@@ -371,7 +384,11 @@ int dpl_accept_setup(dpl_qp *q, const struct dpl_opts *o, int *peer_port, int ti
 	return 0;
 }
 
-dpl_qp *dpl_connect(const char *host, int port, const struct dpl_opts *o, int *local_port, int timeout_ms, char *err, size_t errlen) {
+dpl_qp *dpl_connect(const char *host, int port, const char *src, const struct dpl_opts *o, char *local_host,
+		    size_t hostlen, int *local_port, int timeout_ms, char *err, size_t errlen) {
+	// Simulated peers are all on this machine: a source address only
+	// names the local end.
+	snprintf(local_host, hostlen, "%s", src && *src ? src : "127.0.0.1");
 	char dir[4096];
 	if (sim_dir(dir, sizeof dir, err, errlen) != 0)
 		return NULL;

@@ -1,12 +1,59 @@
 package rdma
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
+
+// ErrModeMismatch is wrapped by a connect error whose server named itself
+// as speaking the other queue-pair type (RC against UC).
+var ErrModeMismatch = errors.New("queue-pair type mismatch")
+
+// mismatchText is how a server of ours words a refusal of the other
+// queue-pair type, in the reject's private data (the C layers write it
+// too): "the server on HOST:PORT speaks RC; this client asked for UC".
+const mismatchText = "; this client asked for "
+
+// modeMismatch is the refusal's text.
+func modeMismatch(server Addr, want, asked QPType) string {
+	return fmt.Sprintf("the server on %s speaks %s%s%s", server, strings.ToUpper(want.String()), mismatchText, strings.ToUpper(asked.String()))
+}
+
+// rejected gives a connect error its meaning: a refusal that names the
+// server's queue-pair type wraps ErrModeMismatch; a bare reject (no
+// reason: nothing of ours accepted it) lists what it may be.
+func rejected(err error, asked QPType) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, mismatchText):
+		return fmt.Errorf("%w: %v", ErrModeMismatch, err)
+	case msg == "rejected by the server":
+		other := UC
+		if asked == UC {
+			other = RC
+		}
+		return fmt.Errorf("%v without a reason: nothing accepts RDMA %s connections on that port (no server listens there; "+
+			"a server of %s only, since RC and UC are separate rdma_cm port spaces; or a server that refused it)",
+			err, strings.ToUpper(asked.String()), strings.ToUpper(other.String()))
+	}
+	return err
+}
+
+// peerAddr is a set-up connection's peer as a *net.TCPAddr. An address
+// that does not parse is the unspecified one, never loopback: protected
+// mode must not take an unknown peer for a local one.
+func peerAddr(host string, port int) *net.TCPAddr {
+	ip := net.ParseIP(host)
+	if ip == nil {
+		ip = net.IPv4zero
+	}
+	return &net.TCPAddr{IP: ip, Port: port}
+}
 
 // splitAddr parses an RDMA address HOST:PORT for op ("listen" or
 // "connect"): a listener may ask for port 0 (a free one), a client may not.
@@ -40,6 +87,17 @@ type listenerCore struct {
 
 	counters Counters
 	accepted atomic.Uint64
+	// refused, when set, hears of every connection refused or failed in
+	// setup (the server logs it).
+	refused func(peer string, err error)
+}
+
+// refuse reports a connection that was not served and returns err.
+func (l *listenerCore) refuse(peer net.Addr, err error) error {
+	if l.refused != nil {
+		l.refused(peer.String(), err)
+	}
+	return err
 }
 
 func newListenerCore(addr Addr, typ QPType) listenerCore {

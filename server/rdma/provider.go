@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -50,6 +51,13 @@ type ProviderOptions struct {
 	RetryCount int
 	// CompletionVector is the completion queue's vector (-1: automatic).
 	CompletionVector int
+	// SourceAddr, for Dial, is the local address to connect from (an IP
+	// of the interface, and so the device, to leave by; "": the route's).
+	SourceAddr string
+	// Refused, for Listen, is told of every connection refused before it
+	// was served (a client of the other queue-pair type, a setup that
+	// failed): the peer's address and why.
+	Refused func(peer string, err error)
 }
 
 func (o *ProviderOptions) c() C.struct_dpl_opts {
@@ -362,6 +370,9 @@ func (q *cQP) run() {
 		}
 		got, full := q.pump()
 		if !got && !full && (q.poll <= 0 || time.Since(last) >= q.poll) {
+			// This goroutine owns the completion channel: it alone arms
+			// the CQ and takes its notifications (in dpl_wait), so no
+			// Poll from the Conn can eat the wake-up it sleeps on.
 			C.dpl_arm(q.h)
 			// A completion that came between the poll and the arm raised
 			// no notification: look once more.
@@ -450,6 +461,11 @@ type cListener struct {
 	l    *C.dpl_listener
 	o    ProviderOptions
 	loop chan struct{}
+	// alt listens on the same port for the other queue-pair type (RC and
+	// UC ids live in different rdma_cm port spaces), only to refuse its
+	// clients with the reason rather than leave them to a bare reject.
+	alt     *C.dpl_listener
+	altLoop chan struct{}
 }
 
 // setupTimeout bounds a connection's setup (a client that connects and
@@ -478,12 +494,30 @@ func Listen(addr string, o ProviderOptions) (net.Listener, error) {
 		return nil, fmt.Errorf("rdma listen %s: %w", addr, cErr(e[:]))
 	}
 	ln := &cListener{listenerCore: newListenerCore(Addr{host, int(bound)}, o.Type), l: l, o: o, loop: make(chan struct{})}
-	go ln.acceptLoop()
+	ln.refused = o.Refused
+	go ln.acceptLoop(ln.l, ln.loop)
+	if ProviderSimulation == "" {
+		// The simulation has one port space; rdma_cm has two.
+		other := UC
+		if o.Type == UC {
+			other = RC
+		}
+		var altBound C.int
+		if alt := C.dpl_listen(ch, bound, C.int(other), &altBound, &e[0], C.DPL_ERRLEN); alt != nil {
+			ln.alt, ln.altLoop = alt, make(chan struct{})
+			go ln.acceptLoop(alt, ln.altLoop)
+		} else if o.Refused != nil {
+			// Not fatal: a client of the other type is then rejected
+			// without the reason.
+			o.Refused("", fmt.Errorf("cannot listen for %s clients on port %d to tell them this server speaks %s: %s",
+				strings.ToUpper(other.String()), int(bound), strings.ToUpper(o.Type.String()), C.GoString(&e[0])))
+		}
+	}
 	return ln, nil
 }
 
-func (l *cListener) acceptLoop() {
-	defer close(l.loop)
+func (l *cListener) acceptLoop(cl *C.dpl_listener, loop chan struct{}) {
+	defer close(loop)
 	var e [C.DPL_ERRLEN]C.char
 	for {
 		select {
@@ -491,7 +525,7 @@ func (l *cListener) acceptLoop() {
 			return
 		default:
 		}
-		h := C.dpl_accept(l.l, 1000, &e[0], C.DPL_ERRLEN)
+		h := C.dpl_accept(cl, 1000, &e[0], C.DPL_ERRLEN)
 		if h == nil {
 			if e[0] != 0 {
 				// A failing listener (out of descriptors): do not spin.
@@ -509,11 +543,17 @@ func (l *cListener) acceptLoop() {
 
 func (l *cListener) setup(h *C.dpl_qp) (net.Conn, error) {
 	var e [C.DPL_ERRLEN]C.char
-	var peer C.int
 	opts := l.o.c()
-	if C.dpl_accept_setup(h, &opts, &peer, C.int(setupTimeout.Milliseconds()), &e[0], C.DPL_ERRLEN) != 0 {
+	rc := C.dpl_accept_setup(h, &opts, C.int(setupTimeout.Milliseconds()), &e[0], C.DPL_ERRLEN)
+	// The peer's real address: protected mode, bind, CLIENT LIST, INFO
+	// and the logs read it as they read a TCP peer's.
+	var ph [64]C.char
+	var pp C.int
+	C.dpl_peer(h, &ph[0], C.size_t(len(ph)), &pp)
+	remote := peerAddr(C.GoString(&ph[0]), int(pp))
+	if rc != 0 {
 		C.dpl_destroy(h)
-		return nil, cErr(e[:])
+		return nil, l.refuse(remote, cErr(e[:]))
 	}
 	qp := newCQP(h, l.o.Type, l.o.Poll)
 	conn, err := NewConn(qp, l.serverConn(l.o.Conn))
@@ -522,9 +562,9 @@ func (l *cListener) setup(h *C.dpl_qp) (net.Conn, error) {
 	}
 	if err := qp.establish(setupTimeout); err != nil {
 		conn.Close()
-		return nil, err
+		return nil, l.refuse(remote, err)
 	}
-	return &NetConn{Conn: conn, local: tcpAddr(l.addr.Host, l.addr.Port), remote: tcpAddr("127.0.0.1", int(peer))}, nil
+	return &NetConn{Conn: conn, local: tcpAddr(l.addr.Host, l.addr.Port), remote: remote}, nil
 }
 
 // Close implements net.Listener.
@@ -533,6 +573,11 @@ func (l *cListener) Close() error {
 		C.dpl_wake_listener(l.l)
 		<-l.loop
 		C.dpl_listener_close(l.l)
+		if l.alt != nil {
+			C.dpl_wake_listener(l.alt)
+			<-l.altLoop
+			C.dpl_listener_close(l.alt)
+		}
 	})
 	return nil
 }
@@ -560,12 +605,15 @@ func Dial(ctx context.Context, addr string, o ProviderOptions) (net.Conn, error)
 	start := time.Now()
 	ch := C.CString(host)
 	defer C.free(unsafe.Pointer(ch))
+	src := C.CString(o.SourceAddr)
+	defer C.free(unsafe.Pointer(src))
 	var e [C.DPL_ERRLEN]C.char
+	var lh [64]C.char
 	var local C.int
 	opts := o.c()
-	h := C.dpl_connect(ch, C.int(port), &opts, &local, C.int(timeout.Milliseconds()), &e[0], C.DPL_ERRLEN)
+	h := C.dpl_connect(ch, C.int(port), src, &opts, &lh[0], C.size_t(len(lh)), &local, C.int(timeout.Milliseconds()), &e[0], C.DPL_ERRLEN)
 	if h == nil {
-		return nil, fmt.Errorf("rdma connect %s: %w", addr, cErr(e[:]))
+		return nil, fmt.Errorf("rdma connect %s: %w", addr, rejected(cErr(e[:]), o.Type))
 	}
 	qp := newCQP(h, o.Type, o.Poll)
 	cfg := o.Conn
@@ -576,11 +624,11 @@ func Dial(ctx context.Context, addr string, o ProviderOptions) (net.Conn, error)
 	}
 	if err := qp.establish(max(timeout-time.Since(start), time.Second)); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("rdma connect %s: %w", addr, err)
+		return nil, fmt.Errorf("rdma connect %s: %w", addr, rejected(err, o.Type))
 	}
 	lp := int(local)
 	if lp == 0 {
 		lp = 1024 + rand.IntN(60000)
 	}
-	return &NetConn{Conn: conn, local: tcpAddr("127.0.0.1", lp), remote: tcpAddr(host, port)}, nil
+	return &NetConn{Conn: conn, local: tcpAddr(C.GoString(&lh[0]), lp), remote: tcpAddr(host, port)}, nil
 }

@@ -151,11 +151,11 @@ func TestProviderRefusals(t *testing.T) {
 	t.Setenv(SimDirEnv, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	const why = "the server's queue pairs are rc (rdma-transport-mode), the client asked for uc"
 	ln, err := Listen("127.0.0.1:0", ProviderOptions{Type: RC})
 	if err != nil {
 		t.Fatal(err)
 	}
+	why := "the server on " + ln.Addr().String() + " speaks RC; this client asked for UC"
 	if _, err = Dial(ctx, ln.Addr().String(), ProviderOptions{Type: UC}); err == nil || !strings.Contains(err.Error(), why) {
 		t.Errorf("UC C client of an RC C server: %v", err)
 	}
@@ -174,7 +174,8 @@ func TestProviderRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gln.Close()
-	if _, err = Dial(ctx, gln.Addr().String(), ProviderOptions{Type: UC}); err == nil || !strings.Contains(err.Error(), why) {
+	why = "the server on " + gln.Addr().String() + " speaks RC; this client asked for UC"
+	if _, err = Dial(ctx, gln.Addr().String(), ProviderOptions{Type: UC}); err == nil || !strings.Contains(err.Error(), why) || !errors.Is(err, ErrModeMismatch) {
 		t.Errorf("UC C client of an RC Go server: %v", err)
 	}
 }

@@ -40,6 +40,9 @@ type SimOptions struct {
 	Conn Config
 	// Queues are the queue depths.
 	Queues WireOptions
+	// Refused, for ListenSim, is told of every connection refused before
+	// it was served: the peer's address and why.
+	Refused func(peer string, err error)
 }
 
 // StatsListener is a listener of RDMA connections that reports, for the
@@ -151,6 +154,7 @@ func ListenSim(addr string, o SimOptions) (net.Listener, error) {
 		}
 	}
 	l := &simListener{listenerCore: newListenerCore(Addr{host, port}, o.Type), ln: ln, o: o}
+	l.refused = o.Refused
 	go l.acceptLoop()
 	return l, nil
 }
@@ -182,11 +186,11 @@ func (l *simListener) setup(c net.Conn) (net.Conn, error) {
 	}
 	typ, port := QPType(h[8]), int(binary.BigEndian.Uint16(h[10:]))
 	if typ != l.o.Type {
-		msg := fmt.Sprintf("the server's queue pairs are %s (rdma-transport-mode), the client asked for %s", l.o.Type, typ)
+		msg := modeMismatch(l.addr, l.o.Type, typ)
 		b := append([]byte{1, byte(len(msg) >> 8), byte(len(msg))}, msg...)
 		c.Write(b)
 		c.Close()
-		return nil, errors.New(msg)
+		return nil, l.refuse(tcpAddr("127.0.0.1", port), errors.New(msg))
 	}
 	if _, err := c.Write([]byte{0}); err != nil {
 		c.Close()
@@ -255,7 +259,7 @@ func DialSim(ctx context.Context, addr string, o SimOptions) (net.Conn, error) {
 		msg := make([]byte, int(st[1])<<8|int(st[2]))
 		io.ReadFull(c, msg)
 		c.Close()
-		return nil, fmt.Errorf("rdma connect %s: refused: %s", addr, msg)
+		return nil, fmt.Errorf("rdma connect %s: %w", addr, rejected(fmt.Errorf("refused: %s", msg), o.Type))
 	}
 	c.SetDeadline(time.Time{})
 	cfg := o.Conn

@@ -84,7 +84,8 @@ func TestSimEcho(t *testing.T) {
 // the reason; nothing listening is a clear error.
 func TestSimRefusals(t *testing.T) {
 	t.Setenv(SimDirEnv, t.TempDir())
-	ln, err := ListenSim("127.0.0.1:0", SimOptions{Type: RC})
+	refused := make(chan string, 1)
+	ln, err := ListenSim("127.0.0.1:0", SimOptions{Type: RC, Refused: func(peer string, err error) { refused <- peer + ": " + err.Error() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +93,17 @@ func TestSimRefusals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err = DialSim(ctx, ln.Addr().String(), SimOptions{Type: UC})
-	if err == nil || !strings.Contains(err.Error(), "the server's queue pairs are rc (rdma-transport-mode), the client asked for uc") {
+	why := "the server on " + ln.Addr().String() + " speaks RC; this client asked for UC"
+	if err == nil || !strings.Contains(err.Error(), why) || !errors.Is(err, ErrModeMismatch) {
 		t.Errorf("UC client of an RC server: %v", err)
+	}
+	select {
+	case got := <-refused:
+		if !strings.HasPrefix(got, "127.0.0.1:") || !strings.HasSuffix(got, why) {
+			t.Errorf("the listener reported the refusal as %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the listener did not report the refused client")
 	}
 	if _, err := ListenSim(ln.Addr().String(), SimOptions{}); err == nil || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("second listener on the same address: %v", err)

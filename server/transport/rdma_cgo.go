@@ -29,6 +29,8 @@ func providerOptions(o Options) rdma.ProviderOptions {
 		Poll:             o.RDMA.Poll,
 		RetryCount:       o.RDMA.RetryCount,
 		CompletionVector: o.RDMA.CompletionVector,
+		SourceAddr:       o.SourceAddr,
+		Refused:          o.Refused,
 	}
 	if o.RDMA.UC {
 		po.Type = rdma.UC

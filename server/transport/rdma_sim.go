@@ -20,9 +20,10 @@ type simRDMA struct{}
 
 func simOptions(o Options) rdma.SimOptions {
 	so := rdma.SimOptions{
-		Type:   rdma.RC,
-		Conn:   rdma.Config{RxSize: o.RDMA.RxSize},
-		Queues: rdma.WireOptions{SendQueueDepth: o.RDMA.SQSize, RecvQueueDepth: o.RDMA.RQSize},
+		Type:    rdma.RC,
+		Conn:    rdma.Config{RxSize: o.RDMA.RxSize},
+		Queues:  rdma.WireOptions{SendQueueDepth: o.RDMA.SQSize, RecvQueueDepth: o.RDMA.RQSize},
+		Refused: o.Refused,
 	}
 	if o.RDMA.UC {
 		so.Type = rdma.UC

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"net"
 )
 
@@ -32,7 +33,14 @@ func (tcpTransport) Listen(ctx context.Context, addr string, _ Options) (net.Lis
 	return lc.Listen(ctx, network, net.JoinHostPort(host, port))
 }
 
-func (tcpTransport) Dial(ctx context.Context, addr string, _ Options) (net.Conn, error) {
+func (tcpTransport) Dial(ctx context.Context, addr string, o Options) (net.Conn, error) {
 	var d net.Dialer
+	if o.SourceAddr != "" {
+		ip := net.ParseIP(o.SourceAddr)
+		if ip == nil {
+			return nil, fmt.Errorf("source address %q: not a numeric IPv4 or IPv6 address", o.SourceAddr)
+		}
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
 	return d.DialContext(ctx, "tcp", addr)
 }

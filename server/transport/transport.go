@@ -64,6 +64,15 @@ type Options struct {
 	UnixPerm os.FileMode
 	// RDMA holds the RDMA settings (rdma only).
 	RDMA RDMAOptions
+	// SourceAddr, for Dial over tcp and rdma, is the local IP address to
+	// connect from: the interface (for RDMA, the device) the connection
+	// leaves by. "" lets the route choose.
+	SourceAddr string
+	// Refused, for Listen, is told of every connection a listener refused
+	// or failed to set up before the server saw it (an RDMA client of the
+	// other queue-pair type), with the peer's address and why; the server
+	// logs it. TCP and Unix listeners refuse nothing themselves.
+	Refused func(peer string, err error)
 }
 
 // RDMAOptions are the RDMA transport's settings, the server's rdma-* keys
