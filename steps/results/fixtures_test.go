@@ -39,6 +39,10 @@ var reportFixtures = []struct {
 	// A complete run swept over clients, with a published figure for each
 	// variant at each point of the sweep.
 	{"sweep-refs", sweepRefs},
+	// The same run over Soft-RoCE: the devices of both hosts are the
+	// kernel's rxe, so every figure says SOFTWARE RDMA and the article's
+	// hardware figures are not comparable.
+	{"software-rdma", softwareRDMA},
 }
 
 const fixtureNote = " [test fixture: made-up numbers]"
@@ -295,4 +299,14 @@ func sweepRefs() *Results {
 		Steps: steps(done("overview", "What the article compared", "read", 3), done("deploy", "Start the server", "deploy", 4.2),
 			done("connections", c.Title, "compare", 168), done("cleanup", "Stop the server", "cleanup", 1.1)),
 	}
+}
+
+func softwareRDMA() *Results {
+	r := sweepRefs()
+	r.Title = "Redis over Soft-RoCE: RC against UC" + fixtureNote
+	r.SoftwareRDMA = "rxe0 on server1, rxe1 on client1"
+	for i := range r.Hosts {
+		r.Hosts[i].Labels = map[string]string{"nic": "virtio-net (Soft-RoCE)"}
+	}
+	return r
 }

@@ -115,7 +115,7 @@ type htmlStep struct {
 
 func htmlData(r *Results) htmlPage {
 	title := cmp.Or(r.Title, r.Lab)
-	if k := RunKindShort(r); k != "" {
+	if k := RunKindTitle(r); k != "" {
 		title = k + ": " + title
 	}
 	d := htmlPage{Title: clean(title), Lab: clean(r.Lab), RunID: clean(r.RunID),

@@ -116,6 +116,13 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 		}
 		out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-per-second", Chart: ch})
 	}
+	if k := RunKindTitle(r); k != "" {
+		// A chart leaves its report (a PNG on a slide): it carries the
+		// run's label in its own title.
+		for i := range out {
+			out[i].Chart.Title = clean(k) + " · " + out[i].Chart.Title
+		}
+	}
 	return out
 }
 

@@ -19,7 +19,7 @@ func RenderMarkdown(r *Results) string {
 	if title == "" {
 		title = r.Lab
 	}
-	if k := RunKindShort(r); k != "" {
+	if k := RunKindTitle(r); k != "" {
 		title = k + ": " + title
 	}
 	fmt.Fprintf(&b, "# %s — results\n\n", title)
@@ -63,7 +63,7 @@ func RenderMarkdown(r *Results) string {
 	}
 	b.WriteString("\n")
 	for i := range r.Benches {
-		renderCompare(&b, &r.Benches[i])
+		renderCompareKind(&b, &r.Benches[i], RunKindTitle(r))
 		var refs []Reference
 		for _, ref := range r.References {
 			if ref.Step == r.Benches[i].Step {
@@ -130,10 +130,18 @@ func renderSteps(b *strings.Builder, steps []StepOutcome) {
 	b.WriteString("\n")
 }
 
-func renderCompare(b *strings.Builder, c *Compare) {
+func renderCompare(b *strings.Builder, c *Compare) { renderCompareKind(b, c, "") }
+
+// renderCompareKind is renderCompare under the run's label (RunKindTitle),
+// which heads the section when set: a section quoted alone still says what
+// its figures are.
+func renderCompareKind(b *strings.Builder, c *Compare, kind string) {
 	title := c.Title
 	if title == "" {
 		title = c.Step
+	}
+	if kind != "" {
+		title = kind + ": " + title
 	}
 	fmt.Fprintf(b, "## %s (`%s`)\n\n", title, c.Step)
 	for _, u := range c.Unavailable {

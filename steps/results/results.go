@@ -19,8 +19,10 @@ import (
 // adds several client hosts to a run (clients, clock spread, start skew),
 // client-bound runs, capacity searches beside the flat-out figures and the
 // TCO's inputs marked measured, assumed or entered, which an older reader
-// would drop, showing a saturated client's figure as the server's.
-const ResultsVersion = 6
+// would drop, showing a saturated client's figure as the server's;
+// version 7 adds software RDMA (software_rdma), which an older reader would
+// drop and so show Soft-RoCE's figures as those of RDMA hardware.
+const ResultsVersion = 7
 
 // Results is what a run of a lab leaves in results/LAB/TIMESTAMP/results.json:
 // enough to re-render the report and to replay the run in the dashboard.
@@ -62,6 +64,12 @@ type Results struct {
 	// machine's kernel), saying what was emulated; each such variant says
 	// what its path stands for in VariantResult.Emulation.
 	Emulation string `json:"emulation,omitempty"`
+	// SoftwareRDMA is set when the RDMA devices of the hosts that ran an
+	// RDMA bench are software ones (Soft-RoCE's rxe, soft-iWARP's siw: the
+	// kernel's RDMA stack over an ordinary interface), naming them by host:
+	// "rxe0 on server, rxe1 on client". Every output then labels the run
+	// SOFTWARE RDMA (RunKind).
+	SoftwareRDMA string `json:"software_rdma,omitempty"`
 }
 
 // RunStatus is how a run of a lab ended.
