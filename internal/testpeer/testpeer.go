@@ -56,6 +56,17 @@ func Require(t testing.TB, binary string) string {
 	return ""
 }
 
+// Missing skips a test whose peer (what names it) is absent, or fails it
+// when Required().
+func Missing(t testing.TB, what string) {
+	t.Helper()
+	msg := "peer missing: " + what
+	if Required() {
+		t.Fatalf("%s; %s=1 requires it", msg, RequireEnv)
+	}
+	t.Skip(msg)
+}
+
 // RequireNetns skips (or, with DPULAB_REQUIRE_PEERS=1, fails) a test that
 // makes real network namespaces, veths and nftables tables when this
 // machine cannot: ip or nft missing, or not root. how says how to run the

@@ -25,9 +25,14 @@ import (
 // -tags rdma build (with rdmasim: over the C layer's simulation; without:
 // over rdma-core, on a host with an RDMA device) as two processes.
 
-// cgoDpulab builds ./cmd/dpulab with this test's buildTags once.
+// cgoDpulab builds ./cmd/dpulab with this test's buildTags once, or is
+// $DPULAB_RDMA_BIN in the -tags rdma build (the Soft-RoCE guest has no
+// compiler worth using: under TCG a build would take most of an hour).
 func cgoDpulab(t *testing.T) string {
 	t.Helper()
+	if p := os.Getenv("DPULAB_RDMA_BIN"); p != "" && buildTags == "rdma" {
+		return p
+	}
 	return testpeer.DpulabTags(t, buildTags)
 }
 
