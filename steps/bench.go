@@ -173,7 +173,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		mu.Lock()
 		runs = append(runs, r)
 		mu.Unlock()
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: runSummary(job, r), Time: time.Now()}})
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(runSummary(job, r)), Time: time.Now()}})
 		if job.OnRun != nil {
 			job.OnRun(r)
 		}

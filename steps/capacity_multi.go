@@ -159,7 +159,7 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 			x := extras[ev.Probe]
 			pr.ServerCPU, pr.Clients = x.ServerCPU, x.Clients
 			probes = append(probes, pr)
-			e.say(job.Step, names[0], "%s", probeText(job.Label, &spec, ev, pr.ServerCPU))
+			e.say(job.Step, names[0], "%s", e.labelled(probeText(job.Label, &spec, ev, pr.ServerCPU)))
 			for _, c := range pr.Clients {
 				e.say(job.Step, c.Host, "  %s's share: %s ops/s asked, %s answered, p%s %.3f ms%s", c.Host, results.RateText(c.RateOpsPerSec),
 					results.RateText(c.OpsPerSec), strconv.FormatFloat(spec.Percentile, 'g', -1, 64), c.PercentileMs, clientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))

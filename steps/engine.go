@@ -69,6 +69,9 @@ type Options struct {
 	// unit-tested against a fake target. Roles still map to hosts through
 	// the inventory.
 	Targets func(host string) (runner.Target, error)
+	// SysfsRoot is where the software RDMA probe reads sysfs on every host
+	// (default /sys; softrdma.go): tests point it at a made-up tree.
+	SysfsRoot string
 
 	// warn reports what resolving hosts went past (an ssh config block it
 	// could not read); set by New.
@@ -87,6 +90,10 @@ type Engine struct {
 	// emulated paths it can make (both asked once per run); under mu.
 	cpus      map[string]int
 	pathProbe map[string]netpath.Report
+	// rdmaDevs caches each host's RDMA devices (softrdma.go), rdmaHosts
+	// the hosts of RDMA benches in the order they were probed; under mu.
+	rdmaDevs  map[string][]rdmaDevice
+	rdmaHosts []string
 
 	statePath string
 
@@ -565,7 +572,7 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 func (e *Engine) Run(ctx context.Context) error {
 	start := time.Now()
 	resume := e.Resume()
-	started := LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun, Rehearsal: e.Rehearsal()}
+	started := LabStarted{Lab: e.lab.ID, Title: e.lab.Title, RunID: e.runID, Steps: e.Steps(), Resume: resume, DryRun: e.opts.DryRun, Rehearsal: e.Rehearsal(), SoftwareRDMA: e.SoftwareRDMA()}
 	if !e.opts.DryRun {
 		started.ResultsDir = e.resDir
 	}
@@ -630,7 +637,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.hosts.close()
 	e.closeVCenter(cctx) // also when Cleanup did not run (--only)
 	err := errors.Join(runErr, cleanErr, finErr)
-	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus(), Rehearsal: e.Rehearsal()}
+	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus(), Rehearsal: e.Rehearsal(), SoftwareRDMA: e.SoftwareRDMA()}
 	if err != nil {
 		fin.Status = results.Failed
 		fin.Err = err.Error()

@@ -64,6 +64,22 @@ type LabStarted struct {
 	// Rehearsal, when set, says why this run is a rehearsal: no figure of
 	// it measures the hardware the lab is about.
 	Rehearsal string `json:"rehearsal,omitempty"`
+	// SoftwareRDMA names the software RDMA devices an earlier part of
+	// this run (resumed) went through; SoftwareRDMAFound says it when
+	// found later.
+	SoftwareRDMA string `json:"software_rdma,omitempty"`
+}
+
+// SoftwareRDMAFound says the RDMA benches of this run go through software
+// RDMA devices (Soft-RoCE, soft-iWARP), found before the first one
+// (softrdma.go): from now on every figure of the run is labelled
+// results.SoftwareRDMALabel(Devices). Sent again when more devices are
+// found (another host), with all of them.
+type SoftwareRDMAFound struct {
+	Step string `json:"step"`
+	// Devices is results.Results.SoftwareRDMA: "rxe0 on server, rxe1 on
+	// client".
+	Devices string `json:"devices"`
 }
 
 // StepStarted says a step began; Commands are what it will run (empty for
@@ -212,6 +228,8 @@ type LabFinished struct {
 	Duration   time.Duration     `json:"-"` // "duration_seconds" in JSON
 	// Rehearsal repeats LabStarted's: the summary says it again.
 	Rehearsal string `json:"rehearsal,omitempty"`
+	// SoftwareRDMA is results.Results.SoftwareRDMA: the summary says it.
+	SoftwareRDMA string `json:"software_rdma,omitempty"`
 }
 
 // MarshalJSON gives the duration in seconds, named with its unit.
@@ -232,6 +250,9 @@ func (Sample) Kind() string       { return "sample" }
 func (StepFinished) Kind() string { return "step_finished" }
 func (Prompt) Kind() string       { return "prompt" }
 func (LabFinished) Kind() string  { return "lab_finished" }
+
+// Kind implements Event.
+func (SoftwareRDMAFound) Kind() string { return "software_rdma" }
 
 // lineJSON is runner.Line as it appears in JSON output: lower-case keys and
 // the stream by name.

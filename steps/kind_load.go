@@ -295,6 +295,10 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 	if err != nil {
 		return stopStep{err}
 	}
+	if j.transport == rdmaName {
+		// Before its first figure: whether this RDMA is software.
+		e.noteSoftwareRDMA(ctx, st.ID, append(slices.Clone(p.clients), e.serverHosts(dep, j.deploy.Hosts)...))
+	}
 	settings := map[string]string{"transport": orDefault(j.transport, "tcp"), "instances": fmt.Sprint(len(dep.Instances))}
 	for _, s := range j.deploy.Settings {
 		if SecretSetting(s[0]) {

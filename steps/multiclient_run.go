@@ -136,7 +136,7 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 	var failed *clientRun
 	publish := func(r results.RunResult) {
 		out = append(out, r)
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: runSummary(job, r), Time: time.Now()}})
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(runSummary(job, r)), Time: time.Now()}})
 		for _, c := range r.Clients {
 			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, clientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
 		}

@@ -81,6 +81,9 @@ func (p *Printer) Print(ev Event) {
 		if ev.Rehearsal != "" {
 			fmt.Fprintf(w, "   REHEARSAL: no DPU in this run (%s); its numbers are not a DPU result\n", clean(ev.Rehearsal))
 		}
+		if ev.SoftwareRDMA != "" {
+			fmt.Fprintf(w, "   %s\n", clean(softwareRDMALine(ev.SoftwareRDMA)))
+		}
 		if ev.DryRun {
 			fmt.Fprintln(w, "   dry run: commands are shown, nothing runs")
 		}
@@ -140,6 +143,8 @@ func (p *Printer) Print(ev Event) {
 				fmt.Fprintf(w, "  hint: %s\n", clean(strings.TrimSpace(ev.Hint)))
 			}
 		}
+	case SoftwareRDMAFound:
+		fmt.Fprintf(w, "  %s\n", clean(softwareRDMALine(ev.Devices)))
 	case Prompt:
 		fmt.Fprintf(w, "  ? %s\n", clean(ev.Message))
 	case LabFinished:
@@ -154,10 +159,19 @@ func (p *Printer) Print(ev Event) {
 		if ev.Rehearsal != "" {
 			fmt.Fprintf(w, "\n   REHEARSAL: no DPU in this run (%s)", clean(ev.Rehearsal))
 		}
+		if ev.SoftwareRDMA != "" {
+			fmt.Fprintf(w, "\n   %s", clean(softwareRDMALine(ev.SoftwareRDMA)))
+		}
 		if ev.ResultsDir != "" {
 			fmt.Fprintf(w, "\n   results (%s): %s", orDefault(string(ev.Run), "written"), clean(ev.ResultsDir))
 			fmt.Fprintf(w, "\n   report: %s", clean(filepath.Join(ev.ResultsDir, results.ReportHTMLFile)))
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// softwareRDMALine is the headless header's and summary's line for a run
+// over software RDMA devices devs.
+func softwareRDMALine(devs string) string {
+	return results.RunKind(&results.Results{SoftwareRDMA: devs})
 }
