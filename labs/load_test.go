@@ -16,6 +16,7 @@ func extraFor(config bool) map[string]any {
 	m := map[string]any{
 		DataLab: "lab", DataHost: "local", DataRole: "client",
 		DataWorkdir: "/tmp/dpulab work", DataDpulab: "/usr/local/bin/dpulab",
+		DataLabels: map[string]string{},
 	}
 	if config {
 		m[DataGroup] = "g"

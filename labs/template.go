@@ -41,6 +41,10 @@ const (
 	DataWorkdir = "workdir"
 	// DataDpulab is the path of the dpulab binary on the host.
 	DataDpulab = "dpulab"
+	// DataLabels is the inventory labels of the host the command runs on
+	// (a map, empty without an inventory or labels): {{index .labels
+	// "rdma_device"}} is "" when the host has no such label.
+	DataLabels = "labels"
 	// DataGroup is the deploy group (deploy config templates).
 	DataGroup = "group"
 	// DataInstance is the instance number, 0-based (deploy config).
@@ -58,7 +62,7 @@ const (
 )
 
 // commandKeys are the data keys of shell commands and template files.
-var commandKeys = []string{DataVars, DataLab, DataHost, DataRole, DataWorkdir, DataDpulab}
+var commandKeys = []string{DataVars, DataLab, DataHost, DataRole, DataWorkdir, DataDpulab, DataLabels}
 
 // configKeys are the data keys of a deploy step's config template.
 var configKeys = append(append([]string{}, commandKeys...), DataGroup, DataInstance, DataPort, DataBind, DataSocket, DataTransport, DataDir)

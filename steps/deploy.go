@@ -343,6 +343,7 @@ func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars 
 			labs.DataLab: e.lab.ID, labs.DataHost: h.Name, labs.DataRole: h.Role, labs.DataWorkdir: e.workdir(),
 			labs.DataDpulab: e.dpulabOn(h), labs.DataGroup: p.Group, labs.DataInstance: k, labs.DataPort: port,
 			labs.DataBind: p.Bind, labs.DataSocket: sock, labs.DataTransport: p.Transport, labs.DataDir: dir,
+			labs.DataLabels: e.hostLabels(h.Name),
 		})
 		s, err := labs.RenderText(string(tmpl), data)
 		if err != nil {

@@ -220,7 +220,24 @@ func (e *Engine) cmdData(h hostRef, vars map[string]string) map[string]any {
 		labs.DataRole:    h.Role,
 		labs.DataWorkdir: e.workdir(),
 		labs.DataDpulab:  e.dpulabOn(h),
+		labs.DataLabels:  e.hostLabels(h.Name),
 	})
+}
+
+// hostLabels is a host's inventory labels, never nil (an empty map for
+// this machine without an inventory, or a host without labels), so that
+// {{index .labels "x"}} is "" rather than an error.
+func (e *Engine) hostLabels(name string) map[string]string {
+	out := map[string]string{}
+	if e.hosts == nil || e.hosts.inv == nil {
+		return out
+	}
+	if host, ok := e.hosts.inv.Host(name); ok {
+		for k, v := range host.Labels {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // writeOnHost writes content to dest on a host so that a reader sees the
