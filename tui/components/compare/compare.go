@@ -186,7 +186,12 @@ func (m *Model) View() string {
 	}
 	// The title gives way to the tabs when space is short.
 	titleW := max(m.Width-ansi.StringWidth(right)-2, 10)
-	head := ansi.Truncate(st.Title.Render("Compare: "+orStep(c)), titleW, "…") + "  " + right
+	title := st.Title.Render("Compare: " + orStep(c))
+	if k := results.RunKindTitle(m.res); k != "" {
+		// What every figure below is, before the title gives way.
+		title = st.Error.Render(k) + " " + title
+	}
+	head := ansi.Truncate(title, titleW, "…") + "  " + right
 	body := ""
 	h := m.Height - 2
 	switch m.tab {

@@ -72,6 +72,32 @@ func TestViewFitsEverySize(t *testing.T) {
 	}
 }
 
+// TestHeaderSaysWhatTheFiguresAre: a software RDMA run's compare view
+// carries its label on every tab, before the title; a measured one none.
+func TestHeaderSaysWhatTheFiguresAre(t *testing.T) {
+	res, err := results.LoadResults("../../testdata/recorded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	soft := *res
+	soft.Emulation, soft.Rehearsal = "", false
+	soft.SoftwareRDMA = "rxe0 on server, rxe1 on client"
+	for tab := TabTable; tab <= TabTCO; tab++ {
+		m := New(common.NewCommon(true, 160, 40), &soft, tco.Compute)
+		m.SetTab(tab)
+		head := ansi.Strip(strings.SplitN(m.View(), "\n", 2)[0])
+		if !strings.HasPrefix(head, "SOFTWARE RDMA (Soft-RoCE) Compare: ") {
+			t.Errorf("tab %d: header %q", tab, head)
+		}
+	}
+	plain := *res
+	plain.Emulation, plain.Rehearsal = "", false
+	m := New(common.NewCommon(true, 160, 40), &plain, tco.Compute)
+	if head := ansi.Strip(strings.SplitN(m.View(), "\n", 2)[0]); !strings.HasPrefix(head, "Compare: ") {
+		t.Errorf("a measured run's header %q", head)
+	}
+}
+
 func TestNoResults(t *testing.T) {
 	m := New(common.NewCommon(true, 100, 30), nil, nil)
 	if !strings.Contains(m.View(), "No compare results yet") {

@@ -45,11 +45,13 @@ type Model struct {
 	common.Common
 	// live holds a ring per live metric, in table order; groups are the
 	// charts, boxes the big numbers, both indexes into live.
-	live     []liveMetric
-	groups   []group
-	boxes    []box
-	series   string // variant/sweep/run the rings hold
-	step     string
+	live   []liveMetric
+	groups []group
+	boxes  []box
+	series string // variant/sweep/run the rings hold
+	step   string
+	// kind says what the figures are (SetKind); "" for a measurement.
+	kind     string
 	samples  int
 	progress steps.Progress
 	bar      progress.Model
@@ -213,6 +215,13 @@ func (m *Model) AddSample(s steps.Sample) {
 	m.version++
 }
 
+// SetKind labels every figure shown from now on with what they are
+// ("SOFTWARE RDMA (Soft-RoCE)"; "" for a measurement).
+func (m *Model) SetKind(kind string) { m.kind = kind }
+
+// Kind is the label SetKind set.
+func (m *Model) Kind() string { return m.kind }
+
 // SetProgress records how far the bench is.
 func (m *Model) SetProgress(p steps.Progress) { m.progress = p }
 
@@ -299,6 +308,10 @@ func (m *Model) View() string {
 		title += ": " + m.step
 	}
 	head := st.Title.Render(title)
+	if m.kind != "" {
+		// What the figures are, before any of them (results.RunKind).
+		head = st.Error.Render(m.kind) + " " + head
+	}
 	if m.series != "" {
 		head += st.Muted.Render("  " + m.series)
 	}

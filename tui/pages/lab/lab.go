@@ -149,9 +149,12 @@ type Model struct {
 	// rehearsal says why this run is a rehearsal (LabStarted): the status
 	// line then always starts with REHEARSAL.
 	rehearsal string
-	banner    string
-	resDir    string
-	now       time.Time
+	// softRDMA names the software RDMA devices of this run (LabStarted,
+	// SoftwareRDMAFound): the status line then always says SOFTWARE RDMA.
+	softRDMA string
+	banner   string
+	resDir   string
+	now      time.Time
 
 	// unattended: nobody at the keyboard (booth mode); a driver sends
 	// RunMsg and FinishMsg.

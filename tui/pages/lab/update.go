@@ -98,6 +98,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 	switch e := ev.(type) {
 	case steps.LabStarted:
 		m.rehearsal = e.Rehearsal
+		m.setSoftwareRDMA(e.SoftwareRDMA)
 		// Before the first step: where its results will be (empty in a
 		// dry run). The path is sanitised with every other event field.
 		if e.ResultsDir != "" {
@@ -143,6 +144,8 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		p := prompt.New(m.Common, e)
 		m.prompts = append(m.prompts, p)
 		return p.Init()
+	case steps.SoftwareRDMAFound:
+		m.setSoftwareRDMA(e.Devices)
 	case steps.LabFinished:
 		if e.ResultsDir != "" {
 			m.resDir = e.ResultsDir
@@ -342,4 +345,14 @@ func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
 		return nil
 	}
 	return nil
+}
+
+// setSoftwareRDMA labels the run as one over the software RDMA devices
+// devs: the status line and the live dashboard say so from now on.
+func (m *Model) setSoftwareRDMA(devs string) {
+	if devs == "" {
+		return
+	}
+	m.softRDMA = devs
+	m.dash.SetKind(results.SoftwareRDMALabel(devs))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/markdown"
 )
@@ -336,6 +337,11 @@ func (m *Model) statusLine() string {
 		if m.resultsDir != "" {
 			s += st.Muted.Render(" · results: " + m.resultsDir)
 		}
+	}
+	if m.softRDMA != "" {
+		// Said first and always: no number of this run is one of RDMA
+		// hardware.
+		s = st.Error.Render(results.SoftwareRDMALabel(m.softRDMA)) + st.Muted.Render(" ("+m.softRDMA+") · ") + s
 	}
 	if m.rehearsal != "" {
 		// Said first and always: no number of this run is a DPU result.

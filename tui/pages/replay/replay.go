@@ -63,6 +63,7 @@ func New(c common.Common, res *results.Results, opts Options) *Model {
 		opts.Hold = 45 * time.Second
 	}
 	m := &Model{Common: c, res: res, opts: opts, dash: dashboard.New(c), cmp: compare.New(c, res, opts.TCO)}
+	m.dash.SetKind(results.RunKindTitle(res))
 	m.flatten()
 	m.SetSize(c.Width, c.Height)
 	return m
@@ -134,8 +135,13 @@ func Banner(res *results.Results) string {
 		what = "an EMULATION (no DPU)"
 	case "REHEARSAL":
 		what = "a REHEARSAL (no DPU)"
+	case results.SoftwareRDMAShort:
+		what = "a run over " + results.SoftwareRDMALabel(res.SoftwareRDMA)
 	default:
-		what = "a " + k + " (no DPU)"
+		what = "a " + results.RunKindTitle(res)
+		if !strings.Contains(k, results.SoftwareRDMAShort) {
+			what += " (no DPU)"
+		}
 	}
 	return fmt.Sprintf("REPLAY of %s recorded on %s on %s — %s", what, date, where, title)
 }
