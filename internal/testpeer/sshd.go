@@ -22,7 +22,8 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 )
 
-// SSHD is a real OpenSSH sshd started by a test on 127.0.0.1, with its own
+// SSHD is a real OpenSSH sshd started by a test on 127.0.0.1 (or the
+// address SSHDListen names), with its own
 // config, host key and authorized user key, all in a temp dir, so a test
 // logs in as the current user with a key it made and touches nothing of
 // the machine's own ssh setup.
@@ -32,6 +33,9 @@ import (
 // ~/.bashrc costs seconds per session. dpulab's behaviour does not depend
 // on it.
 type SSHD struct {
+	// Host is the address sshd listens on: 127.0.0.1 unless SSHDListen
+	// said otherwise.
+	Host string
 	Port int
 	// HostKey is the first of HostKeys (ed25519 unless SSHDHostKeys
 	// said otherwise).
@@ -43,7 +47,7 @@ type SSHD struct {
 	// UserKey is the path of the user's private key (no passphrase).
 	UserKey string
 	// KnownHosts is a known_hosts file that trusts every HostKeys entry
-	// for 127.0.0.1:Port. Tests of the unknown-key path use another file.
+	// for Host:Port. Tests of the unknown-key path use another file.
 	KnownHosts string
 	// Dir holds the config, keys and known_hosts; it is the test's temp
 	// dir, removed after the test.
@@ -76,8 +80,8 @@ func (l *LockedBuffer) String() string {
 	return l.b.String()
 }
 
-// Addr is "127.0.0.1:PORT".
-func (s *SSHD) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.Port) }
+// Addr is "HOST:PORT" (127.0.0.1:PORT unless SSHDListen said otherwise).
+func (s *SSHD) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
 
 // Fingerprint is the host key's SHA256 fingerprint as OpenSSH prints it.
 func (s *SSHD) Fingerprint() string { return ssh.FingerprintSHA256(s.HostKey) }
@@ -90,6 +94,14 @@ type sshdOptions struct {
 	keyTypes []string
 	ca       ssh.Signer
 	caNames  []string
+	listen   string
+}
+
+// SSHDListen makes sshd listen on addr (an address of this machine, e.g.
+// one on an RDMA device's interface) instead of 127.0.0.1, so that a lab's
+// hosts can be told apart by address. KnownHosts names addr.
+func SSHDListen(addr string) SSHDOption {
+	return func(o *sshdOptions) { o.listen = addr }
 }
 
 // SSHDHostCertificate makes sshd present host certificates (HostCertificate)
@@ -113,14 +125,18 @@ func SSHDHostKeys(types ...string) SSHDOption {
 	return func(o *sshdOptions) { o.keyTypes = types }
 }
 
-// StartSSHD starts sshd on a free loopback port and stops it when the test
+// StartSSHD starts sshd on a free port of 127.0.0.1 (or SSHDListen's
+// address) and stops it when the test
 // ends. It skips (fails when Required()) when sshd is not installed or
 // the test does not run as root (sshd needs root to log a user in).
 func StartSSHD(t testing.TB, opts ...SSHDOption) *SSHD {
 	t.Helper()
-	o := sshdOptions{keyTypes: []string{"ed25519"}}
+	o := sshdOptions{keyTypes: []string{"ed25519"}, listen: "127.0.0.1"}
 	for _, f := range opts {
 		f(&o)
+	}
+	if net.ParseIP(o.listen) == nil {
+		t.Fatalf("testpeer: sshd listen address %q is not an IP address", o.listen)
 	}
 	for _, l := range o.extra {
 		if strings.ContainsAny(l, "\n\r") {
@@ -186,7 +202,7 @@ func StartSSHD(t testing.TB, opts ...SSHDOption) *SSHD {
 		port := FreePorts(t, 1)
 		cfg := filepath.Join(dir, "sshd_config")
 		conf := strings.Join(append(o.extra, ""), "\n") + hostKeyLines + fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
+ListenAddress %s
 PidFile %s
 AuthorizedKeysFile %s
 UsePAM no
@@ -198,7 +214,7 @@ KbdInteractiveAuthentication no
 Subsystem sftp internal-sftp
 LogLevel ERROR
 SetEnv SHLVL=1
-`, port, filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"))
+`, port, net.JoinHostPort(o.listen, strconv.Itoa(port)), filepath.Join(dir, "sshd.pid"), filepath.Join(dir, "authorized_keys"))
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +229,7 @@ SetEnv SHLVL=1
 		}
 		exited := make(chan struct{})
 		go func() { cmd.Wait(); close(exited) }()
-		if !waitListening(port, exited) {
+		if !waitListening(o.listen, port, exited) {
 			cmd.Process.Kill()
 			<-exited
 			lastErr = stderr.String()
@@ -226,27 +242,27 @@ SetEnv SHLVL=1
 		kh := filepath.Join(dir, "known_hosts")
 		var lines string
 		for _, k := range hostKeys {
-			lines += knownhosts.Line([]string{knownhosts.Normalize(fmt.Sprintf("127.0.0.1:%d", port))}, k) + "\n"
+			lines += knownhosts.Line([]string{knownhosts.Normalize(net.JoinHostPort(o.listen, strconv.Itoa(port)))}, k) + "\n"
 		}
 		if err := os.WriteFile(kh, []byte(lines), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return &SSHD{log: stderr, Port: port, HostKey: hostKeys[0], HostKeys: hostKeys, HostCerts: hostCerts, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
+		return &SSHD{log: stderr, Host: o.listen, Port: port, HostKey: hostKeys[0], HostKeys: hostKeys, HostCerts: hostCerts, UserKey: filepath.Join(dir, "user_ed25519"), KnownHosts: kh, Dir: dir}
 	}
 	t.Fatalf("sshd did not start: %s", lastErr)
 	return nil
 }
 
-// waitListening waits up to 5 s for 127.0.0.1:port to accept, giving up
-// early when the process exits.
-func waitListening(port int, exited <-chan struct{}) bool {
-	for i := 0; i < 100; i++ {
+// waitListening waits up to 20 s (an emulated guest starts sshd slowly)
+// for host:port to accept, giving up early when the process exits.
+func waitListening(host string, port int, exited <-chan struct{}) bool {
+	for i := 0; i < 400; i++ {
 		select {
 		case <-exited:
 			return false
 		default:
 		}
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		if c, err := net.Dial("tcp", net.JoinHostPort(host, strconv.Itoa(port))); err == nil {
 			c.Close()
 			return true
 		}
