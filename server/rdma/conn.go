@@ -150,6 +150,14 @@ type Conn struct {
 	// count we last acked, and last acked from the tick.
 	ucAcked, ucAckSent, ucAckTicked uint32
 	sqDepth, sqOut, sqRun           int
+	// backlog[backPos:] is what Write accepted but could not post yet
+	// (the peer's buffer full, or not yet re-announced); progress posts
+	// it as room comes. So a writer never stops its own reading for the
+	// peer's: two sides that block in Write until the other reads (our
+	// server answering a client still writing its pipeline) deadlock,
+	// which TCP's socket buffers hide. Write blocks only past maxBacklog.
+	backlog []byte
+	backPos int
 
 	wc [64]Completion
 
@@ -165,6 +173,15 @@ type Conn struct {
 // controlReserve send-queue entries are kept for control messages, so a
 // writer filling the queue cannot keep a re-registration from going out.
 const controlReserve = 16
+
+// maxBacklog is how much Write holds for the peer beyond what its buffer
+// takes before Write blocks (four of the largest buffers); closeDrain how
+// long Close waits for the backlog to go out, as a TCP close sends what
+// its socket buffer holds.
+const (
+	maxBacklog = 4 * MaxRxSize
+	closeDrain = 2 * time.Second
+)
 
 // NewConn sets up the protocol on qp, which must not be established yet:
 // it registers the buffers, posts the receives, and starts the goroutine
@@ -322,8 +339,39 @@ func wake(ch chan struct{}) {
 	}
 }
 
-// progress handles every pending event and completion. c.mu is held.
+// progress handles every pending event and completion, then posts what
+// the backlog holds as far as the peer's buffer allows. c.mu is held.
 func (c *Conn) progress() {
+	c.poll()
+	c.flush()
+}
+
+// flush posts the backlog while there is room. c.mu is held.
+func (c *Conn) flush() {
+	if c.backPos == len(c.backlog) || c.err != nil || c.eof || c.closed {
+		return
+	}
+	n, err := c.postFrom(c.backlog[c.backPos:])
+	c.backPos += n
+	if err != nil {
+		if c.err == nil && !c.eof {
+			c.fail(err)
+		}
+		return
+	}
+	if c.backPos == len(c.backlog) {
+		if cap(c.backlog) > 4*DefaultRxSize {
+			c.backlog = nil // a burst's buffer is not kept
+		}
+		c.backlog, c.backPos = c.backlog[:0], 0
+	}
+}
+
+// queued is how many accepted bytes wait in the backlog. c.mu is held.
+func (c *Conn) queued() int { return len(c.backlog) - c.backPos }
+
+// poll handles every pending event and completion. c.mu is held.
+func (c *Conn) poll() {
 	for {
 		ev, ok := c.qp.PollEvent()
 		if !ok {
@@ -634,48 +682,82 @@ func (c *Conn) Write(p []byte) (int, error) {
 	defer c.writeMu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	written := 0
-	for {
-		if c.closed {
-			return written, net.ErrClosed
+	if err := c.writeErr(); err != nil {
+		return 0, err
+	}
+	rest := p
+	if c.queued() == 0 {
+		// Nothing waits before these bytes: post what fits now.
+		n, err := c.postFrom(p)
+		if err != nil {
+			return n, err
 		}
-		if c.err != nil {
-			return written, c.err
-		}
-		if c.eof {
-			return written, fmt.Errorf("rdma: write: peer disconnected: %w", io.ErrClosedPipe)
-		}
-		if written == len(p) {
-			return written, nil
-		}
-		if c.canWrite() {
-			chunk := min(len(p)-written, int(c.txLen-c.txOff))
-			if c.uc {
-				chunk = min(chunk, ucMaxChunk)
-			}
-			if err := c.post(p[written : written+chunk]); err != nil {
-				if errors.Is(err, ErrQPState) {
-					// Disconnected or failed under us: the event or
-					// completion saying which is in the queue.
-					c.progress()
-					if c.eof || c.err != nil {
-						continue
-					}
-				}
-				c.fail(err)
-				return written, err
-			}
-			written += chunk
-			continue
-		}
+		rest = p[n:]
+	}
+	if len(rest) > 0 {
+		c.backlog = append(c.backlog, rest...)
+	}
+	for c.queued() > maxBacklog {
 		c.progress()
-		if c.canWrite() || c.err != nil || c.eof {
-			continue
+		if err := c.writeErr(); err != nil {
+			return len(p) - len(rest), err
+		}
+		if c.queued() <= maxBacklog {
+			break
 		}
 		if err := c.wait(c.writeWake, c.writeTimer, &c.writeDeadline); err != nil {
-			return written, err
+			return len(p) - len(rest), err
 		}
 	}
+	return len(p), nil
+}
+
+// writeErr is why nothing more can be written, or nil. c.mu is held.
+func (c *Conn) writeErr() error {
+	switch {
+	case c.closed:
+		return net.ErrClosed
+	case c.err != nil:
+		return c.err
+	case c.eof:
+		return fmt.Errorf("rdma: write: peer disconnected: %w", io.ErrClosedPipe)
+	}
+	return nil
+}
+
+// postFrom posts b from its start while the peer's buffer and the send
+// queue have room, and returns how many bytes it posted. c.mu is held.
+func (c *Conn) postFrom(b []byte) (int, error) {
+	written := 0
+	for written < len(b) {
+		if !c.canWrite() {
+			c.poll()
+			if err := c.writeErr(); err != nil {
+				return written, err
+			}
+			if !c.canWrite() {
+				return written, nil
+			}
+		}
+		chunk := min(len(b)-written, int(c.txLen-c.txOff))
+		if c.uc {
+			chunk = min(chunk, ucMaxChunk)
+		}
+		if err := c.post(b[written : written+chunk]); err != nil {
+			if errors.Is(err, ErrQPState) {
+				// Disconnected or failed under us: the event or
+				// completion saying which is in the queue.
+				c.poll()
+				if err := c.writeErr(); err != nil {
+					return written, err
+				}
+			}
+			c.fail(err)
+			return written, err
+		}
+		written += chunk
+	}
+	return written, nil
 }
 
 // post writes one chunk at the current offset of the peer's buffer.
@@ -751,6 +833,7 @@ func (c *Conn) Close() error {
 		c.mu.Unlock()
 		return net.ErrClosed
 	}
+	c.drain()
 	c.closed = true
 	c.qp.Disconnect()
 	wake(c.readWake)
@@ -770,6 +853,31 @@ func (c *Conn) Close() error {
 		return fmt.Errorf("rdma: closing the queue pair: %w", err)
 	}
 	return nil
+}
+
+// drain gives the backlog up to closeDrain to go out before Close
+// disconnects. c.mu is held.
+func (c *Conn) drain() {
+	if c.queued() == 0 {
+		return
+	}
+	t := time.NewTimer(closeDrain)
+	defer t.Stop()
+	for c.queued() > 0 && c.writeErr() == nil {
+		c.mu.Unlock()
+		expired := false
+		select {
+		case <-c.writeWake:
+		case <-c.qp.Notify():
+		case <-t.C:
+			expired = true
+		}
+		c.mu.Lock()
+		c.progress()
+		if expired {
+			return
+		}
+	}
 }
 
 // Err is the error that finished the connection, nil while it is up (or

@@ -567,7 +567,9 @@ func TestConfigRefused(t *testing.T) {
 }
 
 // TestClientWaitsForAnnounce: a client's Write before the server announced
-// its buffer waits for it, then lands.
+// its buffer is accepted into the backlog, posted once the announcement
+// comes (nothing is posted before: the fabric would refuse it), then
+// lands.
 func TestClientWaitsForAnnounce(t *testing.T) {
 	f := NewFabric()
 	l := f.Pair(RC, FabricOptions{})
@@ -581,17 +583,14 @@ func TestClientWaitsForAnnounce(t *testing.T) {
 	}
 	defer c.Close()
 	defer s.Close()
-	wrote := make(chan error, 1)
-	go func() { _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); wrote <- err }()
-	select {
-	case err := <-wrote:
-		t.Fatalf("Write returned before the connection was established: %v", err)
-	case <-time.After(20 * time.Millisecond):
+	if n, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); n != 14 || err != nil {
+		t.Fatalf("Write before the connection was established: %d, %v; want it taken into the backlog", n, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if got := c.Counters().WritesOut.Load(); got != 0 {
+		t.Fatalf("%d writes posted before the server announced its buffer", got)
 	}
 	l.Establish()
-	if err := <-wrote; err != nil {
-		t.Fatal(err)
-	}
 	got := make([]byte, 14)
 	if _, err := io.ReadFull(s, got); err != nil || string(got) != "*1\r\n$4\r\nPING\r\n" {
 		t.Fatalf("server read %q, %v", got, err)
@@ -665,8 +664,9 @@ func TestPeerBufferResized(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i)
 	}
-	wrote := make(chan error, 1)
-	go func() { _, err := c.Write(src); wrote <- err }()
+	if _, err := c.Write(src); err != nil {
+		t.Fatal(err)
+	}
 	// Take the writes into the small buffer until it is full.
 	landed := 0
 	var wc [1]Completion
@@ -685,10 +685,72 @@ func TestPeerBufferResized(t *testing.T) {
 		t.Fatalf("small buffer got %d bytes: %v", landed, small.Bytes())
 	}
 	p.sendMsg(t, Msg{Op: OpRegisterXferMemory, Addr: big.Addr(), Length: 300, RKey: big.RKey()})
-	if err := <-wrote; err != nil {
-		t.Fatal(err)
+	// The backlog's rest goes to the new buffer from its offset 0.
+	for landed < 250 {
+		if n, _ := p.qp.Poll(wc[:]); n == 0 {
+			<-p.qp.Notify()
+			continue
+		}
+		if wc[0].Op != OpRecvWriteImm || wc[0].Status != StatusSuccess {
+			t.Fatalf("completion %+v", wc[0])
+		}
+		landed += int(wc[0].Imm)
+		p.qp.PostRecv(wc[0].WRID, p.cmd, int(wc[0].WRID)*MsgSize, MsgSize)
 	}
-	if !bytes.Equal(big.Bytes()[:150], src[100:]) {
+	if landed != 250 || !bytes.Equal(big.Bytes()[:150], src[100:]) {
 		t.Fatalf("big buffer starts %v", big.Bytes()[:150])
+	}
+}
+
+// TestBothWriteFirst: two sides that each write three times the other's
+// buffer before reading anything (our server answering a client that is
+// still writing its pipeline) both finish: the bytes the peer's buffer
+// cannot take wait in the backlog while the writer goes on to read. With
+// blocking writes this deadlocked on Soft-RoCE (each waited for the other
+// to read and re-announce its buffer).
+func TestBothWriteFirst(t *testing.T) {
+	for _, typ := range []QPType{RC, UC} {
+		t.Run(typ.String(), func(t *testing.T) {
+			f := NewFabric()
+			l := f.Pair(typ, FabricOptions{})
+			c, err := NewConn(l.Client, Config{Role: Client, RxSize: MinRxSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := NewConn(l.Server, Config{Role: Server, RxSize: MinRxSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			defer s.Close()
+			l.Establish()
+			const n = 3 * MinRxSize
+			errs := make(chan error, 2)
+			for i, end := range []*Conn{c, s} {
+				go func() {
+					out := bytes.Repeat([]byte{byte('a' + i)}, n)
+					if _, err := end.Write(out); err != nil {
+						errs <- err
+						return
+					}
+					in := make([]byte, n)
+					end.SetReadDeadline(time.Now().Add(20 * time.Second))
+					if _, err := io.ReadFull(end, in); err != nil {
+						errs <- fmt.Errorf("reading after writing: %w", err)
+						return
+					}
+					if !bytes.Equal(in, bytes.Repeat([]byte{byte('b' - i)}, n)) {
+						errs <- errors.New("read the wrong bytes")
+						return
+					}
+					errs <- nil
+				}()
+			}
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }
