@@ -12,6 +12,13 @@ var rdmaErrorMetrics = map[string]string{
 	"packet_seq_err":        results.MetricRDMASeqNAKs,
 	"local_ack_timeout_err": results.MetricRDMAAckTimeouts,
 	"rnr_nak_retry_err":     results.MetricRDMARNRRetryErrors,
+	// Soft-RoCE (rxe) names the nearest counts its own way: requests that
+	// arrived out of sequence, sequence-error NAKs received, RC senders out
+	// of RNR retries. Its completer_retry_err counts every resend, not
+	// only timeouts, so it is not set beside mlx5's ack timeouts.
+	"out_of_seq_request":     results.MetricRDMAOutOfSequence,
+	"rcvd_seq_err":           results.MetricRDMASeqNAKs,
+	"retry_rnr_exceeded_err": results.MetricRDMARNRRetryErrors,
 }
 
 // rdmaMetrics is one host's InfiniBand/RoCE figures for a second, by
@@ -22,17 +29,26 @@ func rdmaMetrics(s sample.Sample) map[string]float64 {
 	if len(s.RDMA) == 0 {
 		return nil
 	}
-	var bps float64
+	var bps, pps float64
+	bytes := false
 	out := map[string]float64{}
 	for _, p := range s.RDMA {
-		bps += p.RxBytesPerSec + p.TxBytesPerSec
+		pps += p.RxPacketsPerSec + p.TxPacketsPerSec
+		if !p.NoBytes {
+			bytes = true
+			bps += p.RxBytesPerSec + p.TxBytesPerSec
+		}
 		for counter, v := range p.Errors {
 			if name, ok := rdmaErrorMetrics[counter]; ok {
 				out[name] += v
 			}
 		}
 	}
-	out[results.MetricRDMAGbps] = bps * 8 / 1e9
+	out[results.MetricRDMAPackets] = pps
+	// A port that counts no bytes (Soft-RoCE) gives no Gb/s: absent, not 0.
+	if bytes {
+		out[results.MetricRDMAGbps] = bps * 8 / 1e9
+	}
 	return out
 }
 

@@ -35,6 +35,7 @@ func TestSampleRDMAMetricsMerge(t *testing.T) {
 	want := map[string]float64{
 		results.MetricESXiCPU:            12, // kept
 		results.MetricRDMAGbps:           11, // (0.5+0.75+0.125) GB/s × 8
+		results.MetricRDMAPackets:        4,  // 2 + 0 on srv1, 2 on srv2
 		results.MetricRDMAOutOfSequence:  5,  // 3 + 2 over hosts
 		results.MetricRDMASeqNAKs:        1,  // srv1 only
 		results.MetricRDMAAckTimeouts:    0,  // measured: zero
@@ -64,5 +65,36 @@ func TestSampleRDMAMetricsMerge(t *testing.T) {
 	b2.put("tcp1", hs)
 	if p := b2.merge(results.Point{}, since); p.Metrics != nil {
 		t.Fatalf("metrics %v from a host without RDMA ports", p.Metrics)
+	}
+}
+
+// TestSampleRDMAMetricsSoftRoCE: a Soft-RoCE port counts packets, not bytes
+// (server/sample leaves its byte rates out): the second gets packets/s and
+// rxe's trouble counters under the metrics of the same meaning, and no
+// Gb/s at all rather than 0.
+func TestSampleRDMAMetricsSoftRoCE(t *testing.T) {
+	rxe := []byte(`{"t":"2026-12-03T19:00:00Z","host":"srv1","cpu":{"idle":50},"net":{},"power_watts":null,` +
+		`"rdma":{"rxe0/1":{"rx_packets_per_sec":2500,"tx_packets_per_sec":1000,` +
+		`"errors":{"out_of_seq_request":1,"rcvd_seq_err":2,"retry_rnr_exceeded_err":0,"completer_retry_err":7}}}}`)
+	hs, ok := parseHostSample(rxe)
+	if !ok {
+		t.Fatal("line not parsed")
+	}
+	b := newSampleBoard()
+	b.put("srv1", hs)
+	p := b.merge(results.Point{}, time.Now().Add(-time.Second))
+	want := map[string]float64{
+		results.MetricRDMAPackets:        3500,
+		results.MetricRDMAOutOfSequence:  1,
+		results.MetricRDMASeqNAKs:        2,
+		results.MetricRDMARNRRetryErrors: 0,
+	}
+	if len(p.Metrics) != len(want) {
+		t.Fatalf("metrics %v, want %v (no rdma_gbps)", p.Metrics, want)
+	}
+	for k, v := range want {
+		if g, ok := p.Metrics[k]; !ok || g != v {
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
+		}
 	}
 }

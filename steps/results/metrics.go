@@ -192,6 +192,8 @@ var (
 		{Name: MetricRDMAGbps, Label: "RDMA ports Gb/s", Unit: "Gb/s", Help: "the server hosts' InfiniBand/RoCE ports' traffic, received plus sent, from the port counters (port_rcv_data + port_xmit_data, whole packets: RDMA and IPoIB alike)", Better: Neither,
 			Read: StatsMetric(MetricRDMAGbps), Sample: PointMetric(MetricRDMAGbps), Digits: 4,
 			Live: &Live{Chart: "RDMA ports (Gb/s)", OnlyWithData: true}},
+		{Name: MetricRDMAPackets, Label: "RDMA ports packets/s", Unit: "packets/s", Help: "the server hosts' InfiniBand/RoCE ports' packets, received plus sent (port_rcv_packets + port_xmit_packets; on Soft-RoCE, which counts no bytes, hw_counters rcvd_pkts + sent_pkts, the counters rdma statistic prints)", Better: Neither,
+			Read: StatsMetric(MetricRDMAPackets), Sample: PointMetric(MetricRDMAPackets), Digits: 0},
 		{Name: MetricRDMAOutOfSequence, Label: "RDMA out-of-sequence/s", Unit: "packets/s", Help: "packets the server hosts' RDMA ports received out of sequence (hw_counters/out_of_sequence): on UC a lost packet, on RC one the sender resends", Better: Lower,
 			Read: StatsMetric(MetricRDMAOutOfSequence), Sample: PointMetric(MetricRDMAOutOfSequence), Digits: 2},
 		{Name: MetricRDMASeqNAKs, Label: "RDMA sequence NAKs/s", Unit: "NAKs/s", Help: "sequence-error NAKs the server hosts' RC senders received, each a resend (hw_counters/packet_seq_err)", Better: Lower,
@@ -207,6 +209,7 @@ var (
 // The error ones are "rdma_" plus the kernel's counter name.
 const (
 	MetricRDMAGbps           = "rdma_gbps"
+	MetricRDMAPackets        = "rdma_packets_per_sec"
 	MetricRDMAOutOfSequence  = "rdma_out_of_sequence"
 	MetricRDMASeqNAKs        = "rdma_packet_seq_err"
 	MetricRDMAAckTimeouts    = "rdma_local_ack_timeout_err"
@@ -227,7 +230,7 @@ const (
 // byNameMetrics are the built-in metrics read from Stats.Metrics rather
 // than a Stats field of their own.
 var byNameMetrics = []string{MetricESXiCPU, MetricESXiCoresPerMOps, MetricESXiWattsPerMOps, MetricESXiNetGbps, MetricESXiVMNetGbps, MetricESXiCPUReady,
-	MetricRDMAGbps, MetricRDMAOutOfSequence, MetricRDMASeqNAKs, MetricRDMAAckTimeouts, MetricRDMARNRRetryErrors}
+	MetricRDMAGbps, MetricRDMAPackets, MetricRDMAOutOfSequence, MetricRDMASeqNAKs, MetricRDMAAckTimeouts, MetricRDMARNRRetryErrors}
 
 // MetricDescs returns the metrics in report order (a copy).
 func MetricDescs() []MetricDesc {
