@@ -119,10 +119,10 @@ func startServer(t *testing.T, g guest, mode, extra string) *guestServer {
 			t.Logf("server log:\n%s", s.log.String())
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(s.log.String(), "Ready to accept connections rdma") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the server did not listen on RDMA within 60 s:\n%s", s.log.String())
+			t.Fatalf("the server did not listen on RDMA within 3 minutes:\n%s", s.log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -298,7 +298,7 @@ func TestGuestClientKilled(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				clients = infoInt(v.String(), "connected_clients")
+				clients = infoInt(string(v.Str), "connected_clients")
 				if clients == 1 || time.Now().After(deadline) {
 					break
 				}
@@ -414,7 +414,7 @@ func TestGuestConnectCycles(t *testing.T) {
 				if err != nil {
 					t.Fatalf("cycle %d: %v", i, err)
 				}
-				if v, err := do(c, "PING"); err != nil || v.String() != "PONG" {
+				if v, err := do(c, "PING"); err != nil || string(v.Str) != "PONG" {
 					t.Fatalf("cycle %d: PING: %q, %v", i, v.String(), err)
 				}
 				c.Close()
@@ -464,11 +464,11 @@ func TestGuestProtectedMode(t *testing.T) {
 		name string
 		v    resp.Value
 	}{{"tcp", tv}, {"rdma", rv}} {
-		if !strings.HasPrefix(c.v.String(), "DENIED") {
-			t.Errorf("over %s from %s: %q; want DENIED", c.name, g.src, c.v.String())
+		if !strings.HasPrefix(string(c.v.Str), "DENIED") {
+			t.Errorf("over %s from %s: %q; want DENIED", c.name, g.src, c.v.Str)
 		}
 	}
-	figure(t, "protected mode, no password, client at %s: TCP %.40q…, RDMA %.40q…", g.src, tv.String(), rv.String())
+	figure(t, "protected mode, no password, client at %s: TCP %.40q…, RDMA %.40q…", g.src, tv.Str, rv.Str)
 
 	open := startServer(t, g, "reliable-connected", "protected-mode no")
 	oc, err := dialGuest(t, g, open.rdma, false)
@@ -477,10 +477,11 @@ func TestGuestProtectedMode(t *testing.T) {
 	}
 	defer oc.Close()
 	v, err := do(oc, "CLIENT", "INFO")
-	if err != nil || !strings.Contains(v.String(), "addr="+g.src+":") {
-		t.Errorf("CLIENT INFO over RDMA from %s: %q, %v", g.src, v.String(), err)
+	info := string(v.Str)
+	if err != nil || !strings.Contains(info, "addr="+g.src+":") {
+		t.Fatalf("CLIENT INFO over RDMA from %s: %q, %v", g.src, info, err)
 	}
-	figure(t, "CLIENT INFO over RDMA: %s", strings.Fields(v.String())[1])
+	figure(t, "CLIENT INFO over RDMA: %s", strings.Fields(info)[1])
 }
 
 // TestGuestModeMismatch: an RC client of a UC server, and the reverse, is
@@ -601,30 +602,48 @@ func TestGuestValkeyClient(t *testing.T) {
 	vdir := valkeyDir(t)
 	s := startServer(t, g, "reliable-connected", "protected-mode no")
 	h, p, _ := net.SplitHostPort(s.rdma.Address)
-	run := func(bin string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, "-h", h, "-p", p, "-t", "4", "-m", "128", "-M", "512").CombinedOutput()
-		if ctx.Err() != nil {
-			t.Fatalf("%s did not end within 5 minutes (a stall):\n%s", bin, out)
+	run := func(bin string, threads string) (string, error) {
+		for try := 1; ; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			out, err := exec.CommandContext(ctx, bin, "-h", h, "-p", p, "-t", threads, "-m", "128", "-M", "512").CombinedOutput()
+			cancel()
+			if ctx.Err() != nil {
+				t.Fatalf("%s did not end within 5 minutes (a stall):\n%s", bin, out)
+			}
+			// rdma-test gives rdma_resolve_route at most 100 ms, which an
+			// emulated guest (TCG) sometimes exceeds: "RDMA: resolve
+			// failed" before anything reached our server. Tried again,
+			// and said.
+			if !strings.Contains(string(out), "resolve failed") || try == 3 {
+				return string(out), err
+			}
+			t.Logf("%s: its 100 ms route resolution timed out (try %d of 3), again", filepath.Base(bin), try)
 		}
-		return string(out), err
 	}
-	out, err := run(filepath.Join(vdir, "rdma-test"))
-	sets := strings.Count(out, "] SET ")
-	if sets != 4 || !strings.Contains(out, "PING/PONG [OK]") {
-		t.Errorf("Valkey's rdma-test against dpulab server: %d of 4 threads passed SET before BGSAVE: %v\n%s", sets, err, out)
+	// One thread: PING, SET of 128..512 keys, then BGSAVE, where it
+	// aborts on our error reply (its stdout, a pipe, is lost with the
+	// abort: the keys it wrote say how far it came).
+	_, err := run(filepath.Join(vdir, "rdma-test"), "1")
+	tc, derr := net.Dial("tcp", s.tcp.Address)
+	if derr != nil {
+		t.Fatal(derr)
 	}
-	figure(t, "rdma-test (unmodified) -> dpulab server: PING and SET passed in %d/4 threads; stopped at BGSAVE as expected (%v)", sets, err)
+	defer tc.Close()
+	keys, _ := do(tc, "DBSIZE")
+	bg, _ := do(tc, "BGSAVE")
+	if keys.Int < 128 || err == nil {
+		t.Errorf("Valkey's rdma-test (one thread) against dpulab server: %v, and %d keys written; want the abort at BGSAVE after at least 128 SETs", err, keys.Int)
+	}
+	figure(t, "rdma-test (unmodified, 1 thread) -> dpulab server: PING, then %d SETs of 1 KiB verified +OK; stopped at BGSAVE, which this server answers %q (%v)", keys.Int, bg.Str, err)
 	nosave := filepath.Join(vdir, "rdma-test-nosave")
 	if _, err := os.Stat(nosave); err != nil {
 		testpeer.Missing(t, "rdma-test-nosave (Valkey's rdma-test.c with its BGSAVE round removed; .ci/rdma-guest builds it)")
 	}
-	out, err = run(nosave)
-	if err != nil || !strings.Contains(out, "Valkey Over RDMA test [OK]") || strings.Count(out, "] GET ") != 4 {
+	out, err := run(nosave, "2")
+	if err != nil || !strings.Contains(out, "Valkey Over RDMA test [OK]") || strings.Count(out, "] GET ") != 2 {
 		t.Errorf("rdma-test without BGSAVE against dpulab server: %v\n%s", err, out)
 	}
-	figure(t, "rdma-test (BGSAVE round removed) -> dpulab server, 4 threads: %d SET and %d GET rounds verified", strings.Count(out, "] SET "), strings.Count(out, "] GET "))
+	figure(t, "rdma-test (BGSAVE round removed) -> dpulab server, 2 threads: %d SET and %d GET rounds of 128..512 1 KiB values verified", strings.Count(out, "] SET "), strings.Count(out, "] GET "))
 }
 
 // hwCounter reads a Soft-RoCE port counter.
@@ -698,7 +717,7 @@ func TestGuestOnTheWire(t *testing.T) {
 	}
 	defer c.Close()
 	v, _ := do(c, "INFO", "rdma")
-	in := infoInt(v.String(), "rdma_writes_in")
+	in := infoInt(string(v.Str), "rdma_writes_in")
 	if in < 4000/16 {
 		t.Errorf("INFO rdma_writes_in %d after 4000 requests 16 deep", in)
 	}
