@@ -22,6 +22,7 @@ import (
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/server/resp"
+	"github.com/dpulab/dpulab/server/sample"
 	"github.com/dpulab/dpulab/server/transport"
 )
 
@@ -747,4 +748,67 @@ func TestGuestPerfPrint(t *testing.T) {
 		}
 		figure(t, "TCG, c4 P16 1:4, %5s B: %s", size, strings.Join(line, " | "))
 	}
+}
+
+// TestGuestCountersAgree: the sampler reads the ports' counters the kernel
+// reports through `rdma statistic show`, value for value, and during a
+// bench `dpulab sample` reports both Soft-RoCE ports' packets (and no byte
+// rates, which rxe does not count).
+func TestGuestCountersAgree(t *testing.T) {
+	g := needGuest(t)
+	s := startServer(t, g, "reliable-connected", "protected-mode no")
+	read := func() (map[string]map[string]uint64, map[string]map[string]uint64) {
+		ours, err := sample.ReadRDMAPortCounters("/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("rdma", "statistic", "show").CombinedOutput()
+		if err != nil {
+			t.Fatalf("rdma statistic show: %v\n%s", err, out)
+		}
+		theirs, err := sample.ParseRDMAStatistic(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ours, theirs
+	}
+	ours, theirs := read() // idle: nothing moves between the two reads
+	if len(theirs) == 0 {
+		t.Fatal("rdma statistic show listed no port")
+	}
+	for port, cs := range theirs {
+		for name, v := range cs {
+			if got, ok := ours[port][name]; !ok || got != v {
+				t.Errorf("%s %s: the sampler reads %d (present %v), rdma statistic %d", port, name, got, ok, v)
+			}
+		}
+	}
+	smp := exec.Command(g.bin, "sample", "--interval", "1s")
+	var sout bytes.Buffer
+	smp.Stdout = &sout
+	if err := smp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	benchGuest(t, g, s.rdma, "rc", 2*time.Minute, "-c", "2", "--pipeline", "16", "-d", "1024", "--duration", "4s")
+	smp.Process.Signal(syscall.SIGINT)
+	smp.Wait()
+	ports := map[string]float64{}
+	for _, l := range strings.Split(sout.String(), "\n") {
+		smpl, err := sample.DecodeLine([]byte(l), 0)
+		if err != nil {
+			continue
+		}
+		for port, r := range smpl.RDMA {
+			if !r.NoBytes {
+				t.Errorf("%s: byte rates from a Soft-RoCE port, which counts none", port)
+			}
+			ports[port] += r.TxPacketsPerSec + r.RxPacketsPerSec
+		}
+	}
+	for port := range theirs {
+		if ports[port] == 0 {
+			t.Errorf("dpulab sample reported no packets on %s during the bench:\n%s", port, sout.String())
+		}
+	}
+	figure(t, "dpulab sample during a 4 s bench, packets/s summed over its seconds: %v; equal to rdma statistic at rest on %d ports", ports, len(theirs))
 }
