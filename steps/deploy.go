@@ -244,13 +244,37 @@ func (e *Engine) groupNeedsSocket(group string, vars map[string]string) bool {
 }
 
 // hostSide is instance k on h as the engine pings it from the host: over
-// the host's loopback, or inside the path's namespace.
+// the host's loopback (or the address the server is bound to, when that is
+// not the loopback), or inside the path's namespace.
 func (p deployPlan) hostSide(h hostRef, k int) Instance {
 	port := p.Port + k
 	if p.NetNS != "" {
 		return Instance{Host: h.Name, Port: port, Address: net.JoinHostPort(p.Bind, strconv.Itoa(port)), NetNS: p.NetNS}
 	}
-	return Instance{Host: h.Name, Port: port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	return Instance{Host: h.Name, Port: port, Address: net.JoinHostPort(hostSideAddr(p.Bind), strconv.Itoa(port))}
+}
+
+// hostSideAddr is where a server bound to bind (redis.conf's bind: one or
+// more addresses, "-" marking an optional one) answers on its own host:
+// the loopback when bind is empty, a wildcard or names a loopback address;
+// else bind's first address, since a server bound only to one interface's
+// address (an RDMA network's, say) does not answer on 127.0.0.1.
+func hostSideAddr(bind string) string {
+	addrs := strings.Fields(bind)
+	for _, a := range addrs {
+		a = strings.TrimPrefix(a, "-")
+		switch a {
+		case "0.0.0.0", "*", "::", "::*", "localhost":
+			return "127.0.0.1"
+		}
+		if ip := net.ParseIP(a); ip != nil && ip.IsLoopback() {
+			return a
+		}
+	}
+	if len(addrs) == 0 {
+		return "127.0.0.1"
+	}
+	return strings.TrimPrefix(addrs[0], "-")
 }
 
 // instances lists how clients reach the instances of a plan.
