@@ -44,16 +44,6 @@ func rejected(err error, asked QPType) error {
 	return err
 }
 
-// peerAddr is a set-up connection's peer as a *net.TCPAddr. An address
-// that does not parse is the unspecified one, never loopback: protected
-// mode must not take an unknown peer for a local one.
-func peerAddr(host string, port int) *net.TCPAddr {
-	ip := net.ParseIP(host)
-	if ip == nil {
-		ip = net.IPv4zero
-	}
-	return &net.TCPAddr{IP: ip, Port: port}
-}
 
 // splitAddr parses an RDMA address HOST:PORT for op ("listen" or
 // "connect"): a listener may ask for port 0 (a free one), a client may not.

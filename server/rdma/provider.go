@@ -455,6 +455,17 @@ func (q *cQP) Close() error {
 	return nil
 }
 
+// peerAddr is a set-up connection's peer as a *net.TCPAddr. An address
+// that does not parse is the unspecified one, never loopback: protected
+// mode must not take an unknown peer for a local one.
+func peerAddr(host string, port int) *net.TCPAddr {
+	ip := net.ParseIP(host)
+	if ip == nil {
+		ip = net.IPv4zero
+	}
+	return &net.TCPAddr{IP: ip, Port: port}
+}
+
 // cListener accepts connections through the C layer.
 type cListener struct {
 	listenerCore
