@@ -44,7 +44,6 @@ func rejected(err error, asked QPType) error {
 	return err
 }
 
-
 // splitAddr parses an RDMA address HOST:PORT for op ("listen" or
 // "connect"): a listener may ask for port 0 (a free one), a client may not.
 func splitAddr(op, addr string) (string, int, error) {
