@@ -72,27 +72,9 @@ func figure(t *testing.T, format string, a ...any) {
 // guestServer is a running `dpulab server`.
 type guestServer struct {
 	cmd       *exec.Cmd
-	log       *syncBuffer
+	log       *testpeer.LockedBuffer
 	tcp, rdma transport.Endpoint
 	done      chan error
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startServer runs `dpulab server` on g.addr (TCP and RDMA ports) with the
@@ -103,7 +85,7 @@ func startServer(t *testing.T, g guest, mode, extra string) *guestServer {
 	port := testpeer.FreePorts(t, 2)
 	conf := filepath.Join(t.TempDir(), "redis.conf")
 	os.WriteFile(conf, fmt.Appendf(nil, "bind %s\nport %d\nrdma-port %d\nrdma-transport-mode %s\n%s\n", g.addr, port, port+1, mode, extra), 0o644)
-	s := &guestServer{log: &syncBuffer{}, done: make(chan error, 1),
+	s := &guestServer{log: &testpeer.LockedBuffer{}, done: make(chan error, 1),
 		tcp:  transport.TCPEndpoint(net.JoinHostPort(g.addr, strconv.Itoa(port))),
 		rdma: transport.RDMAEndpoint(net.JoinHostPort(g.addr, strconv.Itoa(port+1)))}
 	s.cmd = exec.Command(g.bin, "server", "--config", conf)
@@ -550,7 +532,7 @@ func TestGuestValkeyServer(t *testing.T) {
 	cmd := exec.Command(filepath.Join(vdir, "valkey-server"), "--port", strconv.Itoa(port), "--bind", g.addr, "--protected-mode", "no",
 		"--save", "", "--appendonly", "no", "--dir", t.TempDir(),
 		"--loadmodule", filepath.Join(vdir, "valkey-rdma.so"), "bind="+g.addr, "port="+strconv.Itoa(port+1))
-	log := &syncBuffer{}
+	log := &testpeer.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
