@@ -212,7 +212,7 @@ func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []transpo
 			if cctx.Err() != nil {
 				return
 			}
-			tctx, tcancel := context.WithTimeout(cctx, cfg.ConnectTimeout)
+			tctx, tcancel := context.WithTimeout(cctx, cfg.ConnectTimeoutFor(eps[ti]))
 			defer tcancel()
 			var c client
 			var err error

@@ -13,6 +13,29 @@ import (
 	"github.com/dpulab/dpulab/server/transport"
 )
 
+// The connect timeouts when --connect-timeout is not given. An RDMA
+// connection is an address and a route resolved, then a connection
+// manager exchange (REQ, REP, RTU) whose lost packet is resent only after
+// its response timeout (about 4 s); many at once on a loaded host (a
+// trainee's VM, a Soft-RoCE guest: 128 connections there timed out at 5 s)
+// take longer than TCP's handshake.
+const (
+	DefaultConnectTimeout = 5 * time.Second
+	RDMAConnectTimeout    = 30 * time.Second
+)
+
+// ConnectTimeoutFor is how long connecting to ep may take: ConnectTimeout,
+// or when it is 0 the default for ep's transport.
+func (c *Config) ConnectTimeoutFor(ep transport.Endpoint) time.Duration {
+	switch {
+	case c.ConnectTimeout > 0:
+		return c.ConnectTimeout
+	case ep.Transport == transport.RDMA:
+		return RDMAConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
 // PasswordEnv is the environment variable `dpulab bench` reads the password
 // from when --password is not given, so that it never has to appear in argv
 // (visible in ps on a shared lab host). The step engine uses it.
@@ -332,8 +355,10 @@ type Config struct {
 	// Protocol is the RESP version, 2 (default, what redis-benchmark and
 	// memtier speak) or 3 (HELLO 3 on connect).
 	Protocol int `json:"protocol"`
-	// ConnectTimeout bounds connecting (and AUTH/HELLO) to each target
-	// (default 5s); an unreachable target fails the bench within it.
+	// ConnectTimeout bounds connecting (and AUTH/HELLO) to each target;
+	// an unreachable target fails the bench within it. 0 (the default)
+	// is DefaultConnectTimeout, or RDMAConnectTimeout for an rdma://
+	// target (ConnectTimeoutFor).
 	ConnectTimeout time.Duration `json:"connect_timeout_ns"`
 	// Interval is the sampling interval (default 1s).
 	Interval time.Duration `json:"interval_ns"`
@@ -426,22 +451,21 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 // target: the caller must name one).
 func DefaultConfig() Config {
 	return Config{
-		Threads:        1,
-		Clients:        50,
-		Pipeline:       1,
-		Ratio:          Ratio{Set: 1, Get: 10},
-		DataSize:       32,
-		KeyMinimum:     0,
-		KeyMaximum:     999_999,
-		KeyPrefix:      "memtier-",
-		KeyPattern:     KeyRandom,
-		Duration:       10 * time.Second,
-		Runs:           1,
-		Percentiles:    []float64{50, 99, 99.9},
-		Client:         ClientAuto,
-		Protocol:       2,
-		ConnectTimeout: 5 * time.Second,
-		Interval:       time.Second,
+		Threads:     1,
+		Clients:     50,
+		Pipeline:    1,
+		Ratio:       Ratio{Set: 1, Get: 10},
+		DataSize:    32,
+		KeyMinimum:  0,
+		KeyMaximum:  999_999,
+		KeyPrefix:   "memtier-",
+		KeyPattern:  KeyRandom,
+		Duration:    10 * time.Second,
+		Runs:        1,
+		Percentiles: []float64{50, 99, 99.9},
+		Client:      ClientAuto,
+		Protocol:    2,
+		Interval:    time.Second,
 	}
 }
 
@@ -589,8 +613,8 @@ func (c *Config) Validate() error {
 	if c.Protocol != 2 && c.Protocol != 3 {
 		bad("--protocol %d: want resp2 or resp3", c.Protocol)
 	}
-	if c.ConnectTimeout <= 0 {
-		bad("--connect-timeout %s: want a positive duration", c.ConnectTimeout)
+	if c.ConnectTimeout < 0 {
+		bad("--connect-timeout %s: want a positive duration (or 0: %v, %v for rdma:// targets)", c.ConnectTimeout, DefaultConnectTimeout, RDMAConnectTimeout)
 	}
 	if c.Interval < 10*time.Millisecond {
 		bad("sample interval %s: want at least 10ms", c.Interval)

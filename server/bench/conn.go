@@ -108,7 +108,7 @@ func (c *countConn) Write(p []byte) (int, error) {
 // dial connects to ep through the transport seam within timeout, counted
 // and remembered in set.
 func dial(ctx context.Context, cfg *Config, ep transport.Endpoint, ioc *ioCounters, set *connSet) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeoutFor(ep))
 	defer cancel()
 	nc, err := transport.Dial(ctx, ep, transport.Options{RDMA: cfg.RDMA, SourceAddr: cfg.SourceAddr})
 	if err != nil {
@@ -241,7 +241,7 @@ func dialLean(ctx context.Context, cfg *Config, ep transport.Endpoint, ioc *ioCo
 		kinds: newKindCache(),
 	}
 	c.rd = resp.NewReaderSize(&c.stamp, replyBuf)
-	if err := c.handshake(ctx, cfg); err != nil {
+	if err := c.handshake(ctx, cfg, ep); err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func dialLean(ctx context.Context, cfg *Config, ep transport.Endpoint, ioc *ioCo
 // handshake authenticates, picks the protocol and selects the database,
 // within the connect timeout: a server that accepts and never answers is as
 // unreachable as one that refuses.
-func (c *leanConn) handshake(ctx context.Context, cfg *Config) error {
+func (c *leanConn) handshake(ctx context.Context, cfg *Config, ep transport.Endpoint) error {
 	user := cfg.User
 	if user == "" {
 		user = "default"
@@ -273,7 +273,7 @@ func (c *leanConn) handshake(ctx context.Context, cfg *Config) error {
 	if len(cmds) == 0 {
 		return nil
 	}
-	dl := time.Now().Add(cfg.ConnectTimeout)
+	dl := time.Now().Add(cfg.ConnectTimeoutFor(ep))
 	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
 		dl = d
 	}

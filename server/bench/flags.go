@@ -86,7 +86,7 @@ func NewFlags(fs *pflag.FlagSet) *Flags {
 	fs.StringVar(&c.User, "user", "", "ACL user for AUTH (the password from "+PasswordEnv+")")
 	fs.StringVar(&f.password, "password", "", "AUTH password (visible in ps: prefer "+PasswordEnv+")")
 	fs.StringVar(&f.client, "client", string(c.Client), "client path: lean (pipelined, allocation-free), go-redis, or auto (= lean)")
-	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and authenticate) to each target")
+	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 0, "time allowed to connect (and authenticate) to each target (default 5s, 30s for rdma:// targets)")
 	fs.DurationVar(&c.Interval, "interval", c.Interval, "sampling interval")
 	fs.BoolVar(&c.TargetSamples, "target-samples", false, "with --json, also print a sample per target per interval")
 	fs.StringVar(&f.startAt, "start-at", "", "connect first, then send the first request at this instant: Unix time in milliseconds on this host's clock, e.g. $(( $(date +%s%3N) + 3000 )); refused when more than 5s past or 60s ahead (several client hosts starting together)")
@@ -412,9 +412,11 @@ func (c *Config) Args() []string {
 		"--run-count", strconv.Itoa(c.Runs),
 		"--client", string(c.Client),
 		"--protocol", proto,
-		"--connect-timeout", c.ConnectTimeout.String(),
 		"--print-percentiles="+formatPercentiles(c.Percentiles),
 	)
+	if c.ConnectTimeout != 0 {
+		a = append(a, "--connect-timeout", c.ConnectTimeout.String())
+	}
 	if c.Interval != time.Second {
 		a = append(a, "--interval", c.Interval.String())
 	}
