@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/server/resp"
+	"github.com/dpulab/dpulab/server/sample"
 	"github.com/dpulab/dpulab/server/transport"
 )
 
@@ -135,5 +136,42 @@ func TestRDMAEnabledNeedsAPort(t *testing.T) {
 	c.RDMA.Port = 7100
 	if err := c.Validate(); err != nil {
 		t.Errorf("rdma-enabled, port 0, rdma-port 7100: %v", err)
+	}
+}
+
+// TestRDMAPortInfo: INFO's rdma section ends with a line per RDMA port of
+// the host carrying that port's counters, exactly as server/sample reads
+// them (and `rdma statistic show` prints them): here a Soft-RoCE fixture.
+func TestRDMAPortInfo(t *testing.T) {
+	srv, err := New(DefaultConfig().WithLog(&syncBuffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.sysRoot = filepath.Join("sample", "testdata", "rxe", "t0")
+	want, err := sample.ReadRDMAPortCounters(srv.sysRoot)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("fixture: %v, %v", want, err)
+	}
+	got := map[string]string{}
+	srv.rdmaPortInfo(func(k string, v any) { got[k] = fmt.Sprint(v) })
+	if len(got) != len(want) {
+		t.Fatalf("port lines %v, want one per port of %v", got, want)
+	}
+	for port, cs := range want {
+		line, ok := got["rdma_port_"+strings.ReplaceAll(port, "/", "_")]
+		if !ok {
+			t.Errorf("no line for %s in %v", port, got)
+			continue
+		}
+		fields := strings.Split(line, ",")
+		if len(fields) != len(cs) {
+			t.Errorf("%s: %q, want %d counters", port, line, len(cs))
+		}
+		for _, f := range fields {
+			name, v, _ := strings.Cut(f, "=")
+			if n, err := strconv.ParseUint(v, 10, 64); err != nil || n != cs[name] {
+				t.Errorf("%s %s = %q, the sampler reads %d", port, name, v, cs[name])
+			}
+		}
 	}
 }

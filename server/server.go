@@ -27,10 +27,13 @@ type Server struct {
 	// mu guards the keyspace, the config, the statistics and every
 	// Client's per-command state. A connection holds it for a whole batch
 	// of pipelined commands, not per command: one lock round trip per read.
-	mu    sync.Mutex
-	cfg   Config
-	dbs   []*db
-	stats stats
+	mu  sync.Mutex
+	cfg Config
+	// sysRoot is where /sys is read from for INFO's RDMA ports ("/"; a
+	// fixture tree in tests).
+	sysRoot string
+	dbs     []*db
+	stats   stats
 
 	logw   io.Writer
 	logMu  sync.Mutex
@@ -100,6 +103,7 @@ func New(cfg Config) (*Server, error) {
 		done:    make(chan struct{}),
 		logw:    os.Stdout,
 		cmds:    table(),
+		sysRoot: "/",
 	}
 	s.applyDerived()
 	if cfg.LogFile != "" {
