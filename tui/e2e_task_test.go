@@ -39,11 +39,13 @@ func TestEndToEndTaskInShell(t *testing.T) {
 	show := s.waitFor(10*time.Second, "Step 5: show me", "sed -i", "the lab checks it with")
 	saveCapture(t, "showme.txt", show)
 	s.press(km.Back)
+	s.waitGone(10*time.Second, "Step 5: show me")
 
 	s.press(km.Files)
 	files := s.waitFor(10*time.Second, "Rendered files", "/redis.conf", "step 4 (config, done) writes it", "unixsocket ")
 	saveCapture(t, "files.txt", files)
 	s.press(km.Back)
+	s.waitGone(10*time.Second, "Rendered files")
 
 	// A shell, left at once: the check fails and says why.
 	const banner = "dpulab · step 5: Edit the redis.conf yourself"

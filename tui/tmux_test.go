@@ -114,6 +114,26 @@ func (s *tmuxScreen) waitFor(timeout time.Duration, want ...string) string {
 	}
 }
 
+// waitGone polls the screen until gone is off it (an overlay closed),
+// failing with the last screen after timeout. A key pressed right after esc
+// can reach the program in the same read as the esc, which then reads as
+// alt+key (an alt+enter that neither closes the overlay nor runs the
+// step): wait for esc's effect before the next key.
+func (s *tmuxScreen) waitGone(timeout time.Duration, gone string) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		scr := s.screen()
+		if !strings.Contains(scr, gone) {
+			return
+		}
+		if strings.Contains(scr, "DPULAB-EXITED") || time.Now().After(deadline) {
+			s.t.Fatalf("screen still shows %q; last screen:\n%s", gone, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // waitForShell waits until the n-th shell of a task step (banner) shows
 // its prompt: n banners on the screen and the prompt after the last. When
 // the TUI hands the terminal over it leaves its alternate screen, and the
