@@ -110,6 +110,7 @@ func encodeStep(s *Step) *yaml.Node {
 	}
 	m.opt("skip_if", s.SkipIf)
 	m.opt("vsphere", s.VSphere)
+	m.opt("record", s.Record)
 	if v := s.Verify; v != nil {
 		vm := newMap()
 		vm.str("run", v.Run)

@@ -186,6 +186,10 @@ type Step struct {
 	// VSphere, on a check step, names the vSphere check it asks vCenter
 	// for instead of running a command (VSphereChecks; vsphere_check.go).
 	VSphere string
+	// Record, on a run step, names the format of figures its commands
+	// print that the engine keeps beside the lab's benchmarks (results'
+	// measured figures, the reports): one of RecordFormats.
+	Record string
 
 	Template *TemplateSpec
 	Deploy   *DeploySpec
@@ -196,6 +200,12 @@ type Step struct {
 	// Line is the line of the step's "- id:" entry in File.
 	Line int
 }
+
+// RecordFormats are the outputs a run step's record: can name, each read
+// by the engine (steps/record_*.go): "perftest", the result tables of
+// perftest's ib_*_lat and ib_*_bw clients (the physical floor an RDMA lab
+// sets its Redis figures beside).
+var RecordFormats = []string{"perftest"}
 
 // Verify is a check run after a step's commands (or alone, in a check step).
 type Verify struct {

@@ -46,7 +46,15 @@ var kindSyntaxes = map[Kind]kindSyntax{
 			p.errf(m.node, "%s: a read step needs doc: (the markdown file it shows)", what)
 		}
 	}},
-	KindRun:     {keys: commandStepKeys, onHosts: true, parse: needRun},
+	KindRun: {keys: append(slices.Clone(commandStepKeys), "record"), onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
+		needRun(p, s, m, what)
+		if n := m.get("record"); n != nil {
+			s.Record = p.str(n, what+" record")
+			if !slices.Contains(RecordFormats, s.Record) {
+				p.errf(n, "%s: record %q: want one of %s", what, s.Record, strings.Join(RecordFormats, ", "))
+			}
+		}
+	}},
 	KindCleanup: {keys: commandStepKeys, onHosts: true, parse: needRun},
 	KindCheck:   {keys: []string{"verify", "sudo", "skip_if", "hardware", "vsphere"}, onHosts: true, parse: (*parser).checkStep},
 	KindTask: {keys: commandStepKeys, onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {

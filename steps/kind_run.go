@@ -123,8 +123,24 @@ func (p *commandsPlan) run(ctx context.Context) error {
 			}
 		}
 		var errs []error
+		output := e.emitOutput(st.ID)
+		var mu sync.Mutex
+		var recorded []string
+		if st.Record != "" {
+			// The figures the step records are read from what its
+			// commands print on standard output, as it is shown.
+			emit := output
+			output = func(l runner.Line) {
+				if l.Stream == runner.Stdout {
+					mu.Lock()
+					recorded = append(recorded, l.Text)
+					mu.Unlock()
+				}
+				emit(l)
+			}
+		}
 		for _, cmd := range sc.run {
-			res, err := t.Run(ctx, runner.Command{Cmd: cmd, Sudo: st.Sudo, Timeout: p.timeout, Output: e.emitOutput(st.ID)})
+			res, err := t.Run(ctx, runner.Command{Cmd: cmd, Sudo: st.Sudo, Timeout: p.timeout, Output: output})
 			if err == nil && res.ExitCode != 0 {
 				err = fmt.Errorf("exit status %d", res.ExitCode)
 			}
@@ -138,6 +154,12 @@ func (p *commandsPlan) run(ctx context.Context) error {
 		}
 		if len(errs) > 0 {
 			return errors.Join(errs...)
+		}
+		if read := recorders[st.Record]; read != nil {
+			mu.Lock()
+			figs := read(recorded)
+			mu.Unlock()
+			e.keepHostFigures(st.ID, h.Name, figs)
 		}
 		if st.Verify != nil {
 			return e.verify(ctx, st, h, t, sc.verify, p.timeout)

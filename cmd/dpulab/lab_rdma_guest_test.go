@@ -187,6 +187,20 @@ func TestGuestLab(t *testing.T) {
 			figure(t, "perftest %s, client host -> %s (loopback on %s): %s (TCG)", tool, server, serverDev, f)
 		}
 	}
+	// The same figures, kept in results.json beside the benchmarks (the
+	// step's record: perftest), from the client host.
+	kept := map[string]int{}
+	for _, f := range r.HostFigures {
+		if f.Step == "perftest" && f.Host == "rdma-client" && f.Value > 0 {
+			kept[f.Tool]++
+		}
+	}
+	for _, tool := range []string{"perftest ib_send_lat", "perftest ib_write_lat", "perftest ib_write_bw"} {
+		if kept[tool] == 0 {
+			t.Errorf("results.json keeps no figure of %s from the client: %+v", tool, r.HostFigures)
+		}
+	}
+	figure(t, "results.json host_figures: %d from the perftest step (%v)", len(r.HostFigures), kept)
 	if t.Failed() {
 		for _, step := range []string{"rdma-devices", "perftest-server", "perftest", "deploy"} {
 			if out := ev.output[step]; len(out) > 0 {

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -60,12 +61,18 @@ type htmlPage struct {
 	Variables      []htmlKV
 	Benches        []htmlBench
 	OtherRefs      []Reference
-	TCO            *htmlTCO
-	Steps          []htmlStep
-	ConclusionNote string
+	HostFigures    []htmlHostFigure
+	// HostFiguresNote says what the host figures are when the run is not
+	// a measurement of its lab's hardware (software RDMA, an emulation).
+	HostFiguresNote string
+	TCO             *htmlTCO
+	Steps           []htmlStep
+	ConclusionNote  string
 }
 
 type htmlKV struct{ Key, Value string }
+
+type htmlHostFigure struct{ Step, Host, Tool, Label, Value string }
 
 type htmlHost struct {
 	Name, Address, Roles, Labels, Platform string
@@ -176,6 +183,13 @@ func htmlData(r *Results) htmlPage {
 		if ref.Step == "" || !steps[ref.Step] {
 			d.OtherRefs = append(d.OtherRefs, cleanRef(ref))
 		}
+	}
+	if k := RunKindShort(r); k != "" && len(r.HostFigures) > 0 {
+		d.HostFiguresNote = fmt.Sprintf("%s: these figures, like the benchmarks', are %s.", k, kindArticle(r))
+	}
+	for _, f := range r.HostFigures {
+		d.HostFigures = append(d.HostFigures, htmlHostFigure{clean(f.Step), clean(f.Host), clean(f.Tool), clean(f.Label),
+			strconv.FormatFloat(f.Value, 'g', 6, 64) + " " + clean(f.Unit)})
 	}
 	if r.TCO != nil {
 		v := ViewTCO(r.TCO)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,6 +91,18 @@ func RenderMarkdown(r *Results) string {
 	}
 	if len(r.Steps) > 0 {
 		renderSteps(&b, r.Steps)
+	}
+	if len(r.HostFigures) > 0 {
+		fmt.Fprintf(&b, "## Measured on these hosts by the lab's tools\n\n")
+		if k := RunKindShort(r); k != "" {
+			fmt.Fprintf(&b, "> %s: these figures, like the benchmarks', are %s.\n\n", k, kindArticle(r))
+		}
+		b.WriteString("| step | host | tool | figure | value |\n|---|---|---|---|---|\n")
+		for _, f := range r.HostFigures {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s %s |\n", mdCell(f.Step), mdCell(f.Host), mdCell(f.Tool), mdCell(f.Label),
+				strconv.FormatFloat(f.Value, 'g', 6, 64), mdCell(f.Unit))
+		}
+		b.WriteString("\n")
 	}
 	if len(r.References) > 0 {
 		b.WriteString("## Reference figures (published, not measured here)\n\n| figure | value | source |\n|---|---|---|\n")

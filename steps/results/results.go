@@ -43,6 +43,10 @@ type Results struct {
 	TCO *tco.Estimate `json:"tco,omitempty"`
 	// References are published figures shown beside ours, with sources.
 	References []Reference `json:"references,omitempty"`
+	// HostFigures are figures a tool of the lab measured on its hosts
+	// (a run step's record:, e.g. perftest's latency floor), set beside
+	// the benchmarks in the reports.
+	HostFigures []HostFigure `json:"host_figures,omitempty"`
 
 	// Status says how the run ended; FailedStep and Error say where and why
 	// when it did not complete. A file written mid-run says "running", so a
@@ -317,6 +321,21 @@ type Stats struct {
 }
 
 // Reference is a published figure shown beside ours, always with its source.
+// HostFigure is one figure a lab's tool printed on a host of this run:
+// measured here, by that tool, not by dpulab's bench.
+type HostFigure struct {
+	// Step is the run step whose commands printed it.
+	Step string `json:"step"`
+	// Host is the inventory host that ran the tool.
+	Host string `json:"host"`
+	// Tool names the program and test ("perftest ib_send_lat").
+	Tool string `json:"tool"`
+	// Label says what the figure is ("typical latency, 256 B").
+	Label string  `json:"label"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
 type Reference struct {
 	Label  string `json:"label"`
 	Value  string `json:"value"`
