@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -91,8 +92,11 @@ func perftestFigures(lines []string) []results.HostFigure {
 			if !ok {
 				continue
 			}
+			// perftest prints "inf" (and ParseFloat takes it) when a
+			// test's time rounds to nothing, e.g. a bandwidth peak over
+			// one iteration: not a figure, and JSON cannot carry it.
 			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
+			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
 				continue
 			}
 			out = append(out, results.HostFigure{Tool: tool, Label: kept.label + ", " + sizeText(size), Value: v, Unit: kept.unit})

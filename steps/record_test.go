@@ -50,6 +50,13 @@ func TestPerftestFigures(t *testing.T) {
 	if got := perftestFigures([]string{"ib_send_lat: command not found", " 256 1000 1 2 3"}); len(got) != 0 {
 		t.Errorf("figures from no table: %v", got)
 	}
+	// A column perftest printed as inf or nan (a peak over an instant) is
+	// left out: not a figure, and results.json could not be written with
+	// it (seen in the guest: "json: unsupported value: +Inf").
+	bw := []string{"                    RDMA_Write BW Test", " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]", " 65536      5000             inf               0.30   		   -nan"}
+	if got := perftestFigures(bw); len(got) != 1 || got[0].Label != "average bandwidth, 64 KiB" {
+		t.Errorf("figures from a row with inf and nan: %v", got)
+	}
 }
 
 // TestRecordFormatsHaveReaders: every format a lab may name in record:
