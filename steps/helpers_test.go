@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/steps/results"
 )
 
 // loadLab writes a lab.yaml into a temp dir and loads it with the real
@@ -103,4 +104,22 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// writeAndLoadResults writes e's results folder now, as after a bench run,
+// and reads results.json back.
+func writeAndLoadResults(t testing.TB, e *Engine) *results.Results {
+	t.Helper()
+	e.mu.Lock()
+	err := e.writeResultsLocked(false)
+	dir := e.resDir
+	e.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -112,17 +112,7 @@ func TestRecordThroughTheEngine(t *testing.T) {
 			t.Fatalf("the step: %s\n%s", st, strings.Join(rec.output(), "\n"))
 		}
 	}
-	e.mu.Lock()
-	err := e.writeResultsLocked(false)
-	dir := e.resDir
-	e.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.LoadResults(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := writeAndLoadResults(t, e)
 	if len(r.HostFigures) != 6 {
 		t.Fatalf("host figures %v, want the 6 of one run of the step", r.HostFigures)
 	}

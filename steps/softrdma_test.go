@@ -161,17 +161,7 @@ func TestSoftwareRDMAIsFoundAndLabelled(t *testing.T) {
 			if line != "[SOFTWARE RDMA] RDMA RC run 1/5: 12,000 ops/s" {
 				t.Errorf("bench line %q", line)
 			}
-			e.mu.Lock()
-			err := e.writeResultsLocked(false)
-			dir := e.resDir
-			e.mu.Unlock()
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := results.LoadResults(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := writeAndLoadResults(t, e)
 			if r.SoftwareRDMA != tc.want || !strings.HasPrefix(results.RunKind(r), "SOFTWARE RDMA (Soft-RoCE): rxe0 on local") || r.Measured() {
 				t.Errorf("results.json: software_rdma %q, kind %q", r.SoftwareRDMA, results.RunKind(r))
 			}
