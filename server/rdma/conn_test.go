@@ -632,6 +632,19 @@ func TestUCLostAcks(t *testing.T) {
 	}
 	go func() {
 		for p := src; len(p) > 0; p = p[40:] {
+			// One write per 40 bytes: a Write made while bytes wait
+			// would join them in the backlog and go out in one larger
+			// write, and the window (counted in writes) would never
+			// bind.
+			for {
+				c.mu.Lock()
+				q := c.queued()
+				c.mu.Unlock()
+				if q == 0 {
+					break
+				}
+				time.Sleep(20 * time.Microsecond)
+			}
 			if _, err := c.Write(p[:40]); err != nil {
 				return
 			}
@@ -644,6 +657,9 @@ func TestUCLostAcks(t *testing.T) {
 	}
 	if !bytes.Equal(got, src) {
 		t.Fatal("bytes differ")
+	}
+	if n := c.Counters().WritesOut.Load(); n < 3*ucWindow {
+		t.Fatalf("%d writes posted, want at least %d: the window was never reached", n, 3*ucWindow)
 	}
 	mu.Lock()
 	defer mu.Unlock()
