@@ -531,6 +531,8 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 		// step's hint (written for the step's commands) would mislead.
 		if h := runner.Hint(err); h != "" {
 			fin.Hint = h
+		} else if h := ownHint(err); h != "" {
+			fin.Hint = h
 		} else if !aborted {
 			fin.Hint = st.Hint
 			if st.Hardware {

@@ -199,6 +199,9 @@ type Answer struct {
 	Choice string
 	// Secret is the typed password for PromptSecret.
 	Secret string
+	// NoTerminal is set when no one could be asked (headless, no
+	// terminal): the engine then says what to do instead (Prompt.Fix).
+	NoTerminal bool
 }
 
 // Prompt asks the person something; the engine waits until Reply is called
@@ -212,6 +215,9 @@ type Prompt struct {
 	KeyType     string   `json:"key_type,omitempty"`
 	Fingerprint string   `json:"fingerprint,omitempty"`
 	Choices     []string `json:"choices,omitempty"`
+	// Fix, when set, is what to do instead when there is no one to ask
+	// (headless without a terminal), e.g. the variable to export.
+	Fix string `json:"fix,omitempty"`
 	// Reply answers the prompt.
 	Reply func(Answer) `json:"-"`
 }

@@ -118,9 +118,13 @@ func (e *Engine) vcenter(ctx context.Context, step string) (*vsphere.Client, err
 		return e.vc.client, nil
 	}
 	cfg := vsphere.FromInventory(inv.VCenter, func(ctx context.Context, prompt string) (string, error) {
-		a, err := e.ask(ctx, Prompt{Step: step, Type: PromptSecret, Host: inv.VCenter.URL, Message: prompt})
+		noPw := vsphere.NoPasswordError(inv.VCenter.URL, inv.VCenter.User, inv.VCenter.PasswordEnv)
+		a, err := e.ask(ctx, Prompt{Step: step, Type: PromptSecret, Host: inv.VCenter.URL, Message: prompt, Fix: noPw.Fix})
 		if err != nil {
 			return "", fmt.Errorf("no answer to %q: %w", prompt, err)
+		}
+		if a.NoTerminal {
+			return "", noPw
 		}
 		if a.Choice == "cancel" {
 			return "", errors.New("vCenter password: cancelled")
@@ -161,6 +165,17 @@ func (e *Engine) vcenter(ctx context.Context, step string) (*vsphere.Client, err
 	}
 	e.vc.client = c
 	return c, nil
+}
+
+// ownHint is the fix an error carries itself (a *vsphere.Error's, a
+// refused certificate's): it replaces the step's hint, written for what
+// the step checks, not for failing to ask.
+func ownHint(err error) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
 }
 
 // closeVCenter logs the run's vCenter session out (every exit path: the

@@ -249,8 +249,12 @@ func (a *termAsker) answer(p steps.Prompt) {
 			fmt.Fprintf(a.w, "  no terminal to ask: refusing the %s key %s of %s (use --accept-new-host-keys after checking it)\n", termtext.Line(p.KeyType), termtext.Line(p.Fingerprint), termtext.Line(p.Host))
 			p.Reply(steps.Answer{Choice: "refuse"})
 		default:
-			fmt.Fprintln(a.w, "  no terminal to ask for a secret: use an SSH key or ssh-agent, or passwordless sudo")
-			p.Reply(steps.Answer{Choice: "cancel"})
+			fix := p.Fix
+			if fix == "" {
+				fix = "use an SSH key or ssh-agent, or passwordless sudo"
+			}
+			fmt.Fprintf(a.w, "  no terminal to ask for %s: %s\n", termtext.Line(p.Message), termtext.Line(fix))
+			p.Reply(steps.Answer{Choice: "cancel", NoTerminal: true})
 		}
 		return
 	}

@@ -2,6 +2,7 @@ package vsphere
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -291,7 +292,19 @@ func (c *Client) CheckDPUs(ctx context.Context, hostName string) (Result, []DPU,
 	sort.Slice(dpus, func(i, j int) bool { return dpus[i].ID < dpus[j].ID })
 	subject := "ESXi " + termtext.Line(hostName)
 	if len(dpus) == 0 {
-		return Result{Check: CheckDPU, Subject: subject, Status: Fail, Detail: "the host reports no DPU", Hint: hintDPU}, nil, nil
+		var nics []string
+		if h.Config != nil && h.Config.Network != nil {
+			for _, p := range h.Config.Network.Pnic {
+				nics = append(nics, termtext.Line(p.Device))
+			}
+		}
+		sort.Strings(nics)
+		seen := "it lists no physical NIC"
+		if len(nics) > 0 {
+			seen = fmt.Sprintf("none of its %d physical NICs (%s) is backed by a DPU", len(nics), strings.Join(nics, ", "))
+		}
+		return Result{Check: CheckDPU, Subject: subject, Status: Fail,
+			Detail: "the host reports no DPU: " + seen + ", and its hardware health lists no DPU", Hint: hintDPU}, nil, nil
 	}
 	var parts []string
 	bad := false
@@ -406,7 +419,7 @@ func (c *Client) Checks(ctx context.Context, targets []Target) []Result {
 			seen[t.Host] = true
 			r, _, err := c.CheckDPUs(ctx, t.Host)
 			if err != nil {
-				r = Result{Check: CheckDPU, Subject: "ESXi " + termtext.Line(t.Host), Status: Unknown, Detail: termtext.Line(err.Error()), Hint: "check the inventory's esxi: name against the vSphere Client"}
+				r = Result{Check: CheckDPU, Subject: "ESXi " + termtext.Line(t.Host), Status: Unknown, Detail: termtext.Line(err.Error()), Hint: hintOf(err, "check the inventory's esxi: name against the vSphere Client")}
 			}
 			out = append(out, r)
 		}
@@ -419,12 +432,21 @@ func (c *Client) Checks(ctx context.Context, targets []Target) []Result {
 		}{{CheckUPTv2, c.CheckUPTv2}, {CheckNetworkOffload, c.CheckNetworkOffload}} {
 			rs, err := f.run(ctx, t.VM)
 			if err != nil {
-				rs = []Result{{Check: f.check, Subject: "VM " + termtext.Line(t.VM), Status: Unknown, Detail: termtext.Line(err.Error()), Hint: "check the inventory's vm: name (default: the host's name) against the vSphere Client"}}
+				rs = []Result{{Check: f.check, Subject: "VM " + termtext.Line(t.VM), Status: Unknown, Detail: termtext.Line(err.Error()), Hint: hintOf(err, "check the inventory's vm: name (default: the host's name) against the vSphere Client")}}
 			}
 			out = append(out, rs...)
 		}
 	}
 	return out
+}
+
+// hintOf is the fix an error carries (an *Error's), else def.
+func hintOf(err error, def string) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) && h.Hint() != "" {
+		return h.Hint()
+	}
+	return def
 }
 
 func (c *Client) vm(ctx context.Context, name string) (*mo.VirtualMachine, error) {

@@ -42,6 +42,9 @@ type Config struct {
 	// KnownThumbprints is the file of trusted certificates; empty means
 	// DefaultKnownThumbprints().
 	KnownThumbprints string
+	// PasswordFrom says where Password gets the password ("$VAR, else
+	// asked for"), for the fix of a refused login.
+	PasswordFrom string
 	// AcceptNew saves the thumbprint of a server not in KnownThumbprints
 	// instead of refusing it (--accept-new-host-keys, as OpenSSH's
 	// accept-new). A changed thumbprint is refused whatever this says.
@@ -54,27 +57,38 @@ type Config struct {
 }
 
 // FromInventory makes a Config from the inventory's vcenter section. The
-// password comes from the environment variable vc.PasswordEnv names when
-// it is set and non-empty, else from ask (nil: no way to ask, an error
-// saying which variable to set).
+// password comes from the environment variable vc.PasswordEnv names
+// (DefaultPasswordEnv when it names none) when it is set and non-empty,
+// else from ask (nil: no way to ask, an *Error saying which variable to
+// set).
 func FromInventory(vc *runner.VCenter, ask func(ctx context.Context, prompt string) (string, error)) Config {
-	cfg := Config{URL: vc.URL, User: vc.User, Thumbprint: vc.Thumbprint}
-	env, user := vc.PasswordEnv, vc.User
+	env := vc.PasswordEnv
+	if env == "" {
+		env = DefaultPasswordEnv
+	}
+	cfg := Config{URL: vc.URL, User: vc.User, Thumbprint: vc.Thumbprint, PasswordFrom: "$" + env + ", else typed when asked"}
+	user := vc.User
 	cfg.Password = func(ctx context.Context) (string, error) {
-		if env != "" {
-			if pw := os.Getenv(env); pw != "" {
-				return pw, nil
-			}
+		if pw := os.Getenv(env); pw != "" {
+			return pw, nil
 		}
 		if ask == nil {
-			if env != "" {
-				return "", fmt.Errorf("vCenter password for %s: $%s is empty and there is no terminal to ask on: export %s", user, env, env)
-			}
-			return "", fmt.Errorf("vCenter password for %s: no terminal to ask on: set vcenter.password_env in the inventory and export that variable", user)
+			return "", NoPasswordError(vc.URL, user, env)
 		}
 		return ask(ctx, fmt.Sprintf("vCenter password for %s", user))
 	}
 	return cfg
+}
+
+// NoPasswordError says that the vCenter password was not given and there
+// was no terminal to ask for it on: which variable to export.
+func NoPasswordError(url, user, env string) *Error {
+	if env == "" {
+		env = DefaultPasswordEnv
+	}
+	return &Error{Problem: NoPassword, Address: url,
+		Msg: fmt.Sprintf("vCenter password for %s: $%s is not set and there is no terminal to ask for it on", user, env),
+		Fix: fmt.Sprintf("Export %s with the password before the run (read -rs %s && export %s), or name another variable with vcenter.password_env in the inventory; in the TUI it is asked for", env, env, env)}
 }
 
 // Client is a logged-in vCenter session.
@@ -86,6 +100,8 @@ type Client struct {
 	// offset is vCenter's clock minus ours, measured at login: samples
 	// carry vCenter's timestamps.
 	offset time.Duration
+	// origin is what vCenter says it is (Origin).
+	origin Origin
 }
 
 // Address is the server's host:port.
@@ -143,7 +159,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	sc.DefaultTransport().DialTLSContext = p.dialTLS
 	vc, err := vim25.NewClient(ctx, sc)
 	if err != nil {
-		return nil, connErr(addr, err)
+		return nil, connErr(u.String(), addr, err)
 	}
 	pw, err := cfg.Password(ctx)
 	if err != nil {
@@ -156,11 +172,19 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	vc.RoundTripper = ka
 	if err := session.NewManager(vc).Login(ctx, url.UserPassword(cfg.User, pw)); err != nil {
 		if isFault[*types.InvalidLogin](err) || isFault[types.InvalidLogin](err) {
-			return nil, fmt.Errorf("vCenter %s refused the login of %s: check the user name and the password", addr, cfg.User)
+			from := cfg.PasswordFrom
+			if from == "" {
+				from = "as given"
+			}
+			return nil, &Error{Problem: LoginRefused, Address: addr,
+				Msg: fmt.Sprintf("vCenter %s refused the login of %s: wrong user name or password", addr, cfg.User),
+				Fix: fmt.Sprintf("Check vcenter.user in the inventory (with its domain, e.g. administrator@vsphere.local) and the password (%s): "+
+					"log in to the vSphere Client with the same two; a locked-out account is refused the same way", from)}
 		}
-		return nil, redact(connErr(addr, err), pw)
+		return nil, redact(connErr(u.String(), addr, err), pw)
 	}
 	c := &Client{vim: vc, addr: addr, pin: p, ka: ka}
+	c.origin = c.readOrigin(ctx, u)
 	if t, err := methods.GetCurrentTime(ctx, vc); err == nil && t != nil {
 		c.offset = time.Until(*t)
 	}
@@ -203,16 +227,6 @@ func parseURL(s string) (*url.URL, string, error) {
 	return u, net.JoinHostPort(strings.ToLower(u.Hostname()), port), nil
 }
 
-// connErr unwraps our own refusal from the HTTP client's wrapping, so that
-// the person reads what to do, not a Post error.
-func connErr(addr string, err error) error {
-	var te *ThumbprintError
-	if errors.As(err, &te) {
-		return te
-	}
-	return fmt.Errorf("vCenter %s: %w", addr, err)
-}
-
 func isFault[T any](err error) bool {
 	if !soap.IsSoapFault(err) {
 		return false
@@ -247,7 +261,7 @@ func (p *pinner) accepted() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.sa
 func (p *pinner) ca() bool       { p.mu.Lock(); defer p.mu.Unlock(); return p.caOK }
 
 func (p *pinner) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
+	d := net.Dialer{Timeout: dialTimeout}
 	raw, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func TestFirstUseRefusedWithoutAcceptNew(t *testing.T) {
 		t.Fatalf("err = %v, want an unknown-thumbprint refusal", err)
 	}
 	for _, want := range []string{s.Thumb, "--accept-new-host-keys", s.Known, "is not known yet"} {
-		if !strings.Contains(err.Error(), want) {
+		if !strings.Contains(full(err), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestChangedThumbprintRefused(t *testing.T) {
 		t.Fatalf("err = %v, want a changed-thumbprint refusal", err)
 	}
 	for _, want := range []string{s.Thumb, old, s.Known + ":3", "intercepting", "refused"} {
-		if !strings.Contains(err.Error(), want) {
+		if !strings.Contains(full(err), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
 	}
@@ -184,7 +184,7 @@ func TestFromInventoryPassword(t *testing.T) {
 	}
 	t.Setenv("DPULAB_TEST_VC_PW", "")
 	_, err := FromInventory(vc, nil).Password(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "export DPULAB_TEST_VC_PW") {
+	if err == nil || !strings.Contains(full(err), "Export DPULAB_TEST_VC_PW") {
 		t.Fatalf("no terminal: %v", err)
 	}
 }

@@ -3,6 +3,12 @@ package vsphere
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/vmware/govmomi/vim25/mo"
 
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/view"
@@ -32,12 +38,49 @@ func (c *Client) find(ctx context.Context, kind, name string) (types.ManagedObje
 	}
 	switch len(exact) {
 	case 0:
-		return types.ManagedObjectReference{}, fmt.Errorf("vCenter %s has no %s named %q: use the name the vSphere Client shows (inventory: esxi: / vm:)", c.addr, kindWord(kind), name)
+		return types.ManagedObjectReference{}, c.notFound(ctx, v, kind, name)
 	case 1:
 		return exact[0], nil
 	}
 	return types.ManagedObjectReference{}, fmt.Errorf("vCenter %s has %d %ss named %q: rename one", c.addr, len(exact), kindWord(kind), name)
 }
+
+// notFound says what was looked up and what vCenter has of that kind,
+// so that a typo in the inventory is seen at once.
+func (c *Client) notFound(ctx context.Context, v *view.ContainerView, kind, name string) error {
+	key := "vm:"
+	if kind == "HostSystem" {
+		key = "esxi:"
+	}
+	e := &Error{Problem: NotFound, Address: c.addr,
+		Msg: fmt.Sprintf("vCenter %s has no %s named %q", c.addr, kindWord(kind), termtext.Line(name)),
+		Fix: fmt.Sprintf("Set the inventory's %s to the name the vSphere Client shows for it", key)}
+	if kind == "VirtualMachine" {
+		e.Fix += " (vm: defaults to the host's name in the inventory)"
+	}
+	var all []mo.ManagedEntity
+	if err := v.Retrieve(ctx, []string{kind}, []string{"name"}, &all); err != nil {
+		return e
+	}
+	names := make([]string, 0, len(all))
+	for _, m := range all {
+		names = append(names, strconv.Quote(termtext.Line(m.Name)))
+	}
+	sort.Strings(names)
+	switch {
+	case len(names) == 0:
+		e.Msg += fmt.Sprintf(", nor any other %s this user can see", kindWord(kind))
+		e.Fix += "; if it exists, give the vCenter user read access to it"
+	case len(names) > maxListed:
+		e.Msg += fmt.Sprintf("; it has %d %ss: %s, …", len(names), kindWord(kind), strings.Join(names[:maxListed], ", "))
+	default:
+		e.Msg += fmt.Sprintf("; it has %s", strings.Join(names, ", "))
+	}
+	return e
+}
+
+// maxListed bounds the names a not-found error lists.
+const maxListed = 12
 
 func kindWord(kind string) string {
 	switch kind {
