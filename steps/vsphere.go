@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -160,11 +161,48 @@ func (e *Engine) vcenter(ctx context.Context, step string) (*vsphere.Client, err
 	if err != nil {
 		return nil, err
 	}
+	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: c.Address(), Text: "vSphere figures and checks from: " + c.Origin().Label(), Time: time.Now()}})
 	if c.Accepted() {
 		e.opts.Emit(Output{Step: step, Line: runner.Line{Host: c.Address(), Text: fmt.Sprintf("vCenter %s: certificate thumbprint %s saved as trusted", c.Address(), c.Thumbprint()), Time: time.Now()}})
 	}
 	e.vc.client = c
 	return c, nil
+}
+
+// keepHostMetricsSource records in the results where a bench step's host
+// (ESXi) figures come from: vCenter's url and version (SIMULATED for
+// govmomi's simulator), the ESXi hosts and VMs read; a step's later jobs
+// (sweep points, variants) add their hosts to its entry.
+func (e *Engine) keepHostMetricsSource(step string, o vsphere.Origin, hosts, vms []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.results == nil {
+		return
+	}
+	src := &results.HostMetricsSource{Step: step, VCenter: o.URL}
+	found := false
+	for i := range e.results.HostMetricsFrom {
+		if s := &e.results.HostMetricsFrom[i]; s.Step == step && s.VCenter == o.URL {
+			src, found = s, true
+		}
+	}
+	src.Product, src.Version, src.Build, src.Simulated = o.Product, o.Version, o.Build, o.Simulated
+	if o.Simulated {
+		src.Simulator = vsphere.SimulatorProduct
+	}
+	for _, h := range hosts {
+		if !slices.Contains(src.ESXiHosts, h) {
+			src.ESXiHosts = append(src.ESXiHosts, h)
+		}
+	}
+	for _, v := range vms {
+		if !slices.Contains(src.VMs, v) {
+			src.VMs = append(src.VMs, v)
+		}
+	}
+	if !found {
+		e.results.HostMetricsFrom = append(e.results.HostMetricsFrom, *src)
+	}
 }
 
 // ownHint is the fix an error carries itself (a *vsphere.Error's, a
@@ -274,6 +312,7 @@ func (e *Engine) startVSphere(ctx context.Context, job benchJob) (*vsphereJob, e
 	if err != nil {
 		return nil, &StepError{Host: e.opts.Inventory.VCenter.URL, Err: fmt.Errorf("host (ESXi) metrics: %w", err)}
 	}
+	e.keepHostMetricsSource(job.Step, c.Origin(), hosts, e.serverVMs(job.Servers))
 	vj := &vsphereJob{e: e, step: job.Step, hosts: hosts, vms: e.serverVMs(job.Servers), tail: vsphereTail, done: make(chan struct{}),
 		pts: map[string]map[int64]vsphere.Point{}, vmPts: map[string]map[int64]vsphere.Point{}, upTo: map[string]time.Time{}, changed: make(chan struct{}, 1)}
 	if e.vc.tail > 0 {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,9 +277,29 @@ func TestCompareGetsHostESXiMetrics(t *testing.T) {
 			t.Errorf("%s: the point's summary lacks host (ESXi) CPU: %+v", v.Label, v.Points[0].Stats.Metrics)
 		}
 	}
+	// Where the host figures come from: the simulator, said as such.
+	if len(res.HostMetricsFrom) != 1 {
+		t.Fatalf("host_metrics_from %+v, want one source", res.HostMetricsFrom)
+	}
+	src := res.HostMetricsFrom[0]
+	if src.Step != "compare" || src.VCenter != u || !src.Simulated || src.Simulator != vsphere.SimulatorProduct || src.Product == "" || src.Version == "" ||
+		!slices.Equal(src.ESXiHosts, []string{"DC0_H0"}) || !slices.Equal(src.VMs, []string{"DC0_H0_VM0"}) {
+		t.Errorf("host_metrics_from[0] = %+v", src)
+	}
+	if out := strings.Join(rec.output(), "\n"); !strings.Contains(out, "vSphere figures and checks from: SIMULATED by "+vsphere.SimulatorProduct) {
+		t.Errorf("the run does not say its vSphere figures are simulated:\n%s", out)
+	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, w := range []string{"> **SIMULATED: the host (ESXi) figures come from a vCenter simulator", "Host (ESXi) figures of this step from: SIMULATED: made-up figures from " + vsphere.SimulatorProduct + " at " + u, "ESXi host(s) DC0_H0; VM(s) DC0_H0_VM0"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("report.md lacks %q", w)
+		}
+	}
+	if html, err := os.ReadFile(filepath.Join(dir, results.ReportHTMLFile)); err != nil || !strings.Contains(string(html), `id="simulated"`) || !strings.Contains(string(html), "Host (ESXi) figures of this step from: SIMULATED") {
+		t.Errorf("report.html (%v) does not say where the host figures come from", err)
 	}
 	if !strings.Contains(string(md), "| host (ESXi) CPU % |") || !strings.Contains(string(md), "| host (ESXi) server VMs' network Gb/s |") || !strings.Contains(string(md), "| host (ESXi) CPU ready % |") {
 		t.Errorf("report.md lacks a host (ESXi) row (CPU, server VMs' network, CPU ready):\n%s", md)

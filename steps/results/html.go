@@ -51,6 +51,8 @@ type htmlPage struct {
 	StatusText        string
 	StatusClass       string
 	Kind              string
+	// Simulated: some host (ESXi) figures come from a vCenter simulator.
+	Simulated bool
 	Conclusion        string
 	ConclusionClass   string
 	// ConclusionKind tags the conclusion line with what its numbers are
@@ -84,6 +86,8 @@ type htmlBench struct {
 	Cols                       []string
 	Rows                       []htmlRow
 	CPUNote                    string
+	// HostSources says where the step's host (ESXi) figures came from.
+	HostSources []string
 	Failed                     []string
 	Charts                     []htmlChart
 	Refs                       []Reference
@@ -127,6 +131,7 @@ func htmlData(r *Results) htmlPage {
 	}
 	d := htmlPage{Title: clean(title), Lab: clean(r.Lab), RunID: clean(r.RunID),
 		Status: clean(cmp.Or(string(r.Status), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
+		Simulated: r.SimulatedHostMetrics(),
 	}
 	switch r.Status {
 	case RunComplete:
@@ -226,6 +231,9 @@ func htmlData(r *Results) htmlPage {
 
 func htmlBenchOf(r *Results, c *Compare) htmlBench {
 	b := htmlBench{Title: clean(cmp.Or(c.Title, c.Step)), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client)}
+	for _, l := range r.hostSourcesFor(c.Step) {
+		b.HostSources = append(b.HostSources, clean(l))
+	}
 	for _, ref := range r.References {
 		if ref.Step != "" && ref.Step == c.Step {
 			b.Refs = append(b.Refs, cleanRef(ref))

@@ -29,6 +29,9 @@ func RenderMarkdown(r *Results) string {
 		// on the hardware the lab is about.
 		fmt.Fprintf(&b, "> **%s**\n\n", k)
 	}
+	if r.SimulatedHostMetrics() {
+		b.WriteString("> **SIMULATED: the host (ESXi) figures come from a vCenter simulator, not from a real vCenter (sources under each table)**\n\n")
+	}
 	if r.Status != RunComplete {
 		// Said first, so nobody reads the tables below as a finished run.
 		fmt.Fprintf(&b, "> **Run status: %s**\n\n", r.Describe())
@@ -65,6 +68,7 @@ func RenderMarkdown(r *Results) string {
 	b.WriteString("\n")
 	for i := range r.Benches {
 		renderCompareKind(&b, &r.Benches[i], RunKindTitle(r))
+		renderHostSourcesMD(&b, r, r.Benches[i].Step)
 		var refs []Reference
 		for _, ref := range r.References {
 			if ref.Step == r.Benches[i].Step {

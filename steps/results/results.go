@@ -47,6 +47,10 @@ type Results struct {
 	// (a run step's record:, e.g. perftest's latency floor), set beside
 	// the benchmarks in the reports.
 	HostFigures []HostFigure `json:"host_figures,omitempty"`
+	// HostMetricsFrom says where the host (ESXi) figures came from, per
+	// bench step: vCenter's url and version, SIMULATED for a simulator,
+	// the ESXi hosts and VMs read (hostsource.go).
+	HostMetricsFrom []HostMetricsSource `json:"host_metrics_from,omitempty"`
 
 	// Status says how the run ended; FailedStep and Error say where and why
 	// when it did not complete. A file written mid-run says "running", so a
