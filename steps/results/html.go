@@ -52,9 +52,9 @@ type htmlPage struct {
 	StatusClass       string
 	Kind              string
 	// Simulated: some host (ESXi) figures come from a vCenter simulator.
-	Simulated bool
-	Conclusion        string
-	ConclusionClass   string
+	Simulated       bool
+	Conclusion      string
+	ConclusionClass string
 	// ConclusionKind tags the conclusion line with what its numbers are
 	// (MEASURED, REHEARSAL, EMULATION), so the line cannot be quoted
 	// without it.
@@ -88,9 +88,9 @@ type htmlBench struct {
 	CPUNote                    string
 	// HostSources says where the step's host (ESXi) figures came from.
 	HostSources []string
-	Failed                     []string
-	Charts                     []htmlChart
-	Refs                       []Reference
+	Failed      []string
+	Charts      []htmlChart
+	Refs        []Reference
 }
 
 type htmlVariant struct{ Label, Description, Hosts, Settings string }
