@@ -44,6 +44,7 @@ func Encode(l *Lab) ([]byte, error) {
 			}
 			m.opt("pattern", v.Pattern)
 			m.str("description", v.Description)
+			m.opt("rehearsal", v.Rehearsal)
 			vars.add(v.Name, m.node)
 		}
 		root.add("variables", vars.node)
@@ -171,7 +172,11 @@ func encodeStep(s *Step) *yaml.Node {
 		if sw := c.Sweep; sw != nil {
 			sm := newMap()
 			sm.str("var", sw.Var)
-			sm.add("values", strSeq(sw.Values))
+			if sw.From != "" {
+				sm.str("values", string(sw.From))
+			} else {
+				sm.add("values", strSeq(sw.Values))
+			}
 			m.add("sweep", sm.node)
 		}
 	}

@@ -31,8 +31,10 @@ func stepLoadTime(s *Step, vars map[string]string) time.Duration {
 	var sweepVar string
 	if c := s.Compare; c != nil {
 		variants = len(c.Variants)
-		if c.Sweep != nil && len(c.Sweep.Values) > 0 {
-			sweepVar, points = c.Sweep.Var, c.Sweep.Values
+		if c.Sweep != nil {
+			if pts, err := c.Sweep.Points(vars); err == nil && len(pts) > 0 {
+				sweepVar, points = c.Sweep.Var, pts
+			}
 		}
 	}
 	var total time.Duration

@@ -7,7 +7,9 @@
 package labs
 
 import (
+	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 )
 
@@ -125,8 +127,17 @@ type Variable struct {
 	// Pattern is an optional regular expression a string must match whole.
 	Pattern     string
 	Description string
-	Line        int
+	// Rehearsal, when set, is the value a rehearsal (--rehearse) takes
+	// when the variable is not set: a value of the variable's type, or
+	// RehearsalDefaultRoute (this machine's default route: its interface
+	// for a string, its MTU for an int).
+	Rehearsal string
+	Line      int
 }
+
+// RehearsalDefaultRoute as a variable's rehearsal value reads it from this
+// machine's default route.
+const RehearsalDefaultRoute = "default-route"
 
 // Reference is a published figure the report shows beside ours. Source names
 // the document and the section or figure it comes from.
@@ -350,7 +361,32 @@ type Sweep struct {
 	// Var is the variable's name; each value is checked against it.
 	Var    string
 	Values []string
-	Line   int
+	// From, when set instead of Values, is a template (values:
+	// "{{.vars.NAME}}") whose rendering lists the values, separated by
+	// commas or spaces: a lab variable, so that --set can shorten a sweep.
+	From Value
+	Line int
+}
+
+// Points are the sweep's values with the run's variables.
+func (s *Sweep) Points(vars map[string]string) ([]string, error) {
+	if s.From == "" {
+		return s.Values, nil
+	}
+	r, err := s.From.Resolve(vars)
+	if err != nil {
+		return nil, err
+	}
+	return splitList(r)
+}
+
+// splitList splits "10,20 30" into its values; empty is an error.
+func splitList(s string) ([]string, error) {
+	out := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	if len(out) == 0 {
+		return nil, fmt.Errorf("sweep values %q: give at least one value, separated by commas", s)
+	}
+	return out, nil
 }
 
 // TCOSpec estimates fleet savings. The arithmetic is the engine's and is

@@ -351,7 +351,7 @@ func (p *parser) variables(n *yaml.Node) {
 		if vm == nil {
 			continue
 		}
-		p.allow(vm, what, "default", "type", "min", "max", "values", "pattern", "description")
+		p.allow(vm, what, "default", "type", "min", "max", "values", "pattern", "description", "rehearsal")
 		p.require(vm, what, "default", "type", "description")
 		v := Variable{
 			Name:        name,
@@ -362,6 +362,7 @@ func (p *parser) variables(n *yaml.Node) {
 			Values:      p.strList(vm.get("values"), what+" values"),
 			Pattern:     p.str(vm.get("pattern"), what+" pattern"),
 			Description: strings.TrimSpace(p.text(vm.get("description"), what+" description")),
+			Rehearsal:   p.str(vm.get("rehearsal"), what+" rehearsal"),
 			Line:        k.Line,
 		}
 		p.checkVariable(v, vm)
@@ -412,6 +413,18 @@ func (p *parser) checkVariable(v Variable, vm *mapping) {
 			p.errf(n, "%s: pattern applies only to string variables", what)
 		} else if _, err := regexp.Compile(v.Pattern); err != nil {
 			p.errf(n, "%s: pattern: %v", what, err)
+		}
+	}
+	if n := vm.get("rehearsal"); n != nil {
+		switch {
+		case v.Rehearsal == RehearsalDefaultRoute:
+			if v.Type != TypeString && v.Type != TypeInt {
+				p.errf(n, "%s: rehearsal: %s gives an interface name (string) or its MTU (int), not a %s", what, RehearsalDefaultRoute, v.Type)
+			}
+		default:
+			if err := v.check(v.Rehearsal); err != nil {
+				p.errf(n, "rehearsal value of %v", err)
+			}
 		}
 	}
 	if n := vm.get("default"); n != nil {

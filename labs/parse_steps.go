@@ -563,8 +563,22 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 			p.require(sm, what+" sweep", "var", "values")
 			sw := &Sweep{Line: sn.Line, Var: p.str(sm.get("var"), what+" sweep var")}
 			p.sweeps = append(p.sweeps, sweepUse{name: sw.Var, node: sm.get("var"), what: what})
-			sw.Values = p.strList(sm.get("values"), what+" sweep values")
 			v, ok := p.lab.Var(sw.Var)
+			if vn := deref(sm.get("values")); vn != nil && vn.Kind == yaml.ScalarNode {
+				// values: "{{.vars.NAME}}": the list is a variable's.
+				sw.From = p.value(vn, what+" sweep values", func(s string) error {
+					vals, err := splitList(s)
+					for _, val := range vals {
+						if err == nil && ok {
+							err = v.Check(val)
+						}
+					}
+					return err
+				})
+				c.Sweep = sw
+				return c
+			}
+			sw.Values = p.strList(sm.get("values"), what+" sweep values")
 			if sw.Var != "" && !ok {
 				p.errf(sm.get("var"), "%s: sweep over undefined variable %q", what, sw.Var)
 			}

@@ -367,7 +367,7 @@ func (e *Engine) emitProgress(job benchJob, start time.Time, total time.Duration
 	if overall > 0 && job.StepTotal > 0 {
 		remaining = time.Duration(float64(job.StepTotal) * (1 - overall))
 	}
-	e.opts.Emit(Progress{Step: job.Step, Label: label, Fraction: overall, Elapsed: stepEl, Remaining: remaining})
+	e.opts.Emit(Progress{Step: job.Step, Label: e.labelled(label), Fraction: overall, Elapsed: stepEl, Remaining: remaining})
 }
 
 // deploymentFor returns the running deployment of group, deploying it

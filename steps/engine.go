@@ -129,6 +129,8 @@ type Engine struct {
 	swept []string
 	// announced is set once the inventory's warnings were said.
 	announced bool
+	// rehearsalNotes say which variables a rehearsal set, said once.
+	rehearsalNotes []string
 	// vc is the run's vCenter session (steps/vsphere.go).
 	vc vcenterConn
 }
@@ -233,6 +235,9 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	vars, err := resolveVars(lab, e.state.Vars, opts.Vars)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Rehearse {
+		e.rehearsalNotes = rehearsalVars(lab, vars, e.state.Vars, opts.Vars)
 	}
 	e.vars = vars
 	e.state.Vars = redactVars(vars, true)
@@ -497,6 +502,12 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 	case e.opts.DryRun:
 		err = errSkipped
 	case st.Hardware && e.opts.Rehearse:
+		if vp, ok := plan.(*vsphereCheckPlan); ok {
+			// vCenter is asked all the same: what it says is a note.
+			e.announce()
+			err = vp.rehearse(ctx)
+			break
+		}
 		e.say(st.ID, "", "REHEARSAL: hardware check not run (%s)", e.Rehearsal())
 		err = errSkipped
 	default:
@@ -656,7 +667,13 @@ func (e *Engine) announce() {
 	done := e.announced
 	e.announced = true
 	e.mu.Unlock()
-	if done || e.opts.Inventory == nil {
+	if done {
+		return
+	}
+	for _, n := range e.rehearsalNotes {
+		e.opts.Emit(Output{Line: runner.Line{Text: n, Time: time.Now()}})
+	}
+	if e.opts.Inventory == nil {
 		return
 	}
 	for _, w := range e.opts.Inventory.Warnings {

@@ -93,8 +93,12 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 	client := clients[0]
 	p := &loadPlan{e: e, st: st, spec: spec, client: client, clients: clients, variants: variants}
 	sweepVals := []string{""}
-	if cs := st.Compare; cs != nil && cs.Sweep != nil && len(cs.Sweep.Values) > 0 {
-		p.sweepVar, sweepVals = cs.Sweep.Var, cs.Sweep.Values
+	if cs := st.Compare; cs != nil && cs.Sweep != nil {
+		pts, err := cs.Sweep.Points(vars)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %w", st.ID, err)
+		}
+		p.sweepVar, sweepVals = cs.Sweep.Var, pts
 		if def, ok := e.lab.Var(p.sweepVar); ok {
 			for _, v := range sweepVals {
 				if err := def.Check(v); err != nil {

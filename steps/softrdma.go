@@ -174,8 +174,13 @@ func (e *Engine) SoftwareRDMA() string {
 // the figure a headless log shows, when the run has one: a line copied out
 // of a CI log still says what it measured.
 func (e *Engine) labelled(line string) string {
-	if e.SoftwareRDMA() == "" {
-		return line
+	if e.SoftwareRDMA() != "" {
+		line = "[" + results.SoftwareRDMAShort + "] " + line
 	}
-	return "[" + results.SoftwareRDMAShort + "] " + line
+	// A rehearsal's figures are no DPU's: every line that carries one
+	// says so, as the header and the summary do.
+	if e.Rehearsal() != "" {
+		line = "[REHEARSAL] " + line
+	}
+	return line
 }

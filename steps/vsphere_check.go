@@ -129,7 +129,33 @@ func (p *vsphereCheckPlan) commands() []PlannedCommand {
 // run asks vCenter and says each result; a failed one fails the step
 // with its hint. Unknown results (vSphere did not say) are said with what
 // to look at, and do not fail it.
-func (p *vsphereCheckPlan) run(ctx context.Context) error {
+func (p *vsphereCheckPlan) run(ctx context.Context) error { return p.ask(ctx, false) }
+
+// rehearse is run in a rehearsal (--rehearse): the same questions to
+// vCenter, but what fails is said as a note and stops nothing, as
+// runner/vsphere's doc says. The step is done when every answer passed,
+// else skipped with the notes said.
+func (p *vsphereCheckPlan) rehearse(ctx context.Context) error {
+	if p.targets == nil {
+		p.e.say(p.st.ID, "", "REHEARSAL: vSphere check %s not run: the inventory has no vcenter: section", p.st.VSphere)
+		return errSkipped
+	}
+	err := p.ask(ctx, true)
+	if err == nil || errors.Is(err, errSkipped) {
+		return err
+	}
+	msg := err.Error()
+	if h := ownHint(err); h != "" {
+		msg += " (" + h + ")"
+	}
+	p.e.say(p.st.ID, "", "REHEARSAL note, not a failure: vSphere check %s: %s", p.st.VSphere, msg)
+	return errSkipped
+}
+
+// ask asks vCenter and says each result; a failed one fails the step with
+// its hint (notes: a rehearsal, where failures are said as notes and the
+// step is skipped, not failed).
+func (p *vsphereCheckPlan) ask(ctx context.Context, notes bool) error {
 	if skip, err := p.skipped(ctx); err != nil || skip {
 		if skip {
 			p.e.say(p.st.ID, "", "skip_if holds on every host: vSphere check %s not needed", p.st.VSphere)
@@ -175,7 +201,11 @@ func (p *vsphereCheckPlan) run(ctx context.Context) error {
 			if r.Status == vsphere.Fail || r.Status == vsphere.Unknown {
 				stream = runner.Stderr
 			}
-			p.e.opts.Emit(Output{Step: p.st.ID, Line: runner.Line{Host: h.Name, Stream: stream, Text: r.String(), Time: time.Now()}})
+			text := r.String()
+			if notes && stream == runner.Stderr {
+				text = "REHEARSAL note: " + text
+			}
+			p.e.opts.Emit(Output{Step: p.st.ID, Line: runner.Line{Host: h.Name, Stream: stream, Text: text, Time: time.Now()}})
 			if r.Status == vsphere.Fail {
 				errs = append(errs, &StepError{Host: h.Name, Err: errors.New(r.String())})
 			}

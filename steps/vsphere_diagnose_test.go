@@ -85,3 +85,49 @@ func TestVSphereCheckDiagnoses(t *testing.T) {
 		})
 	}
 }
+
+// TestVSphereChecksAreNotesInARehearsal: under --rehearse a vSphere check
+// still asks vCenter (govmomi's simulator here); what fails is said as a
+// REHEARSAL note and skips the step instead of failing the run, and what
+// passes is done.
+func TestVSphereChecksAreNotesInARehearsal(t *testing.T) {
+	for _, active := range []bool{true, false} {
+		u, thumb, m := vsSimModel(t)
+		uptv2VM(t, m, "DC0_H0_VM0", active)
+		rec := &recorder{}
+		var secrets, keys int
+		rec.onPrompt = answerVSphere(vsPassword, "save", &secrets, &keys)
+		e, _ := vsEngineLab(t, vsCheckLab, u, "  thumbprint: "+thumb+"\n", rec)
+		e.opts.Rehearse = true
+		st := e.RunStep(testCtx(t, time.Minute), 0)
+		e.Cleanup(testCtx(t, time.Minute))
+		out := strings.Join(rec.output(), "\n")
+		switch {
+		case active && st != results.Done:
+			t.Errorf("UPTv2 active, rehearsal: %v, want done\n%s", st, out)
+		case !active && st != results.Skipped:
+			t.Errorf("UPTv2 inactive, rehearsal: %v, want skipped (a note)\n%s", st, out)
+		case !active && (!strings.Contains(out, "REHEARSAL note: ") || !strings.Contains(out, "vmNptInsufficientMemoryReservation")):
+			t.Errorf("the failed check is not said as a note with vCenter's reason:\n%s", out)
+		}
+		if secrets != 1 {
+			t.Errorf("active=%v: vCenter was asked %d times for a password, want 1 (the check ran)", active, secrets)
+		}
+	}
+	// vCenter unreachable: a note saying so, the step skipped.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	rec := &recorder{}
+	rec.onPrompt = answerVSphere(vsPassword, "refuse", new(int), new(int))
+	e, _ := vsEngineLab(t, vsCheckLab, "https://"+l.Addr().String()+"/sdk", "", rec)
+	e.opts.Rehearse = true
+	if st := e.RunStep(testCtx(t, time.Minute), 0); st != results.Skipped {
+		t.Errorf("unreachable vCenter, rehearsal: %v, want skipped", st)
+	}
+	if out := strings.Join(rec.output(), "\n"); !strings.Contains(out, "REHEARSAL note, not a failure: vSphere check uptv2: ") || !strings.Contains(out, "cannot be reached") {
+		t.Errorf("no note of the unreachable vCenter:\n%s", out)
+	}
+}
