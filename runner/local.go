@@ -227,6 +227,13 @@ func (l *Local) simple(ctx context.Context, script string, stdin []byte) ([]byte
 	if errors.As(err, &ee) {
 		return out.Bytes(), errOut.Bytes(), exitStatus(ee), nil
 	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// The script ended; a child it left (or a slow copy on a
+		// saturated host) held its output open past WaitDelay. Its exit
+		// status is what counts, as in Run: a stop that worked is not
+		// reported as failed.
+		return out.Bytes(), errOut.Bytes(), cmd.ProcessState.ExitCode(), nil
+	}
 	return out.Bytes(), errOut.Bytes(), -1, err
 }
 

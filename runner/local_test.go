@@ -281,3 +281,22 @@ func TestLocalTarget(t *testing.T) {
 	}
 	targetSuite(t, tg)
 }
+
+// TestLocalSimpleOutlivedByChild: a helper script (stop, kill) that exits
+// while a child it left holds its output open ends with the script's own
+// exit status once WaitDelay passes, not an error: on a saturated host a
+// stop that worked was reported as failed ("WaitDelay expired before I/O
+// complete") and the run's cleanup failed with it.
+func TestLocalSimpleOutlivedByChild(t *testing.T) {
+	t.Parallel()
+	tg := NewLocal()
+	defer tg.Close()
+	start := time.Now()
+	out, _, code, err := tg.simple(context.Background(), "echo done; sleep 6 & exit 0", nil)
+	if err != nil || code != 0 || !strings.Contains(string(out), "done") {
+		t.Fatalf("out %q, code %d, err %v; want the script's exit 0 and its output", out, code, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("waited %v for the child", d)
+	}
+}
