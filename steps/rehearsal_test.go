@@ -135,4 +135,183 @@ func TestRehearsal(t *testing.T) {
 	if strings.Count(text, "REHEARSAL: no DPU in this run") < 2 || !strings.Contains(text, "REHEARSAL: hardware check not run") || !strings.Contains(text, "REHEARSAL: no TCO estimate") {
 		t.Errorf("headless output does not say REHEARSAL at the start, the skipped check, the TCO and the end:\n%s", text)
 	}
+	// Every figure the headless log shows is labelled: a line copied out
+	// of it still says it is no DPU's.
+	figures := 0
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "ops/s") {
+			figures++
+			if !strings.Contains(l, "[REHEARSAL]") {
+				t.Errorf("a figure without REHEARSAL: %q", l)
+			}
+		}
+	}
+	if figures == 0 {
+		t.Errorf("no figure in the headless output:\n%s", text)
+	}
+}
+
+// TestRehearsalVars: in a rehearsal the lab's rehearsal values apply to
+// the variables --set did not give: the interface and MTU of this
+// machine's default route (the lowest metric), a literal value; not
+// without --rehearse, and said in the output.
+func TestRehearsalVars(t *testing.T) {
+	dir := t.TempDir()
+	route := "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +
+		"wlan0\t00000000\t0101A8C0\t0003\t0\t0\t600\t00000000\t0\t0\t0\n" +
+		"enp3s0\t00000000\t010200C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n" +
+		"enp3s0\t000200C0\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n"
+	if err := os.WriteFile(filepath.Join(dir, "route"), []byte(route), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for ifc, mtu := range map[string]string{"enp3s0": "9000\n", "wlan0": "1500\n"} {
+		if err := os.MkdirAll(filepath.Join(dir, "net", ifc), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "net", ifc, "mtu"), []byte(mtu), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldRoute, oldNet := procNetRoute, sysClassNet
+	procNetRoute, sysClassNet = filepath.Join(dir, "route"), filepath.Join(dir, "net")
+	t.Cleanup(func() { procNetRoute, sysClassNet = oldRoute, oldNet })
+
+	lab := loadLab(t, `
+id: rv
+title: Rehearsal values
+summary: variables a rehearsal sets
+duration: 1m
+roles:
+  client: load
+variables:
+  iface:
+    type: string
+    default: ens192
+    description: the lab interface
+    rehearsal: default-route
+  mtu:
+    type: int
+    default: 1500
+    description: its MTU
+    rehearsal: default-route
+  runs:
+    type: int
+    default: 3
+    description: runs
+    rehearsal: "1"
+steps:
+  - id: show
+    title: Show
+    kind: run
+    on: client
+    run: echo {{.vars.iface}} {{.vars.mtu}} {{.vars.runs}}
+`)
+	for _, tc := range []struct {
+		name     string
+		rehearse bool
+		set      map[string]string
+		want     map[string]string
+	}{
+		{"not a rehearsal", false, nil, map[string]string{"iface": "ens192", "mtu": "1500", "runs": "3"}},
+		{"rehearsal", true, nil, map[string]string{"iface": "enp3s0", "mtu": "9000", "runs": "1"}},
+		{"rehearsal with --set", true, map[string]string{"iface": "eth9", "runs": "2"}, map[string]string{"iface": "eth9", "mtu": "9000", "runs": "2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			e := newEngine(t, lab, Options{Rehearse: tc.rehearse, Vars: tc.set, DryRun: true}, rec)
+			for k, v := range tc.want {
+				if got := e.Vars()[k]; got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+			e.announce()
+			out := strings.Join(rec.output(), "\n")
+			if said := strings.Contains(out, "REHEARSAL: variables set for a rehearsal on this machine: "); said != tc.rehearse {
+				t.Errorf("the rehearsal values said: %v, want %v:\n%s", said, tc.rehearse, out)
+			}
+			if tc.rehearse && tc.set == nil && !strings.Contains(out, "iface=enp3s0 (this machine's default route, dev enp3s0), mtu=9000 (the MTU of enp3s0") {
+				t.Errorf("output does not say where iface and mtu come from:\n%s", out)
+			}
+		})
+	}
+	// No default route: the lab's default is kept, and said with what to do.
+	if err := os.WriteFile(filepath.Join(dir, "route"), []byte("Iface\tDestination\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	e := newEngine(t, lab, Options{Rehearse: true, DryRun: true}, rec)
+	e.announce()
+	if out := strings.Join(rec.output(), "\n"); e.Vars()["iface"] != "ens192" || !strings.Contains(out, "no IPv4 default route: --set iface=VALUE") {
+		t.Errorf("iface %q; output:\n%s", e.Vars()["iface"], out)
+	}
+}
+
+// TestSweepFromVariable: a compare's sweep may list a variable's values,
+// so that --set shortens it.
+func TestSweepFromVariable(t *testing.T) {
+	lab := loadLab(t, `
+id: sv
+title: Sweep from a variable
+summary: a sweep --set can shorten
+duration: 1m
+roles:
+  client: load
+  server: servers
+variables:
+  instances:
+    type: int
+    default: 1
+    min: 1
+    max: 8
+    description: instances
+  sweep:
+    type: string
+    default: "1,2,4,8"
+    description: instances swept
+steps:
+  - id: deploy
+    title: Deploy
+    kind: deploy
+    on: server
+    group: g
+    instances: "{{.vars.instances}}"
+    port: 7000
+  - id: compare
+    title: Compare
+    kind: compare
+    on: client
+    target: g
+    duration: 1s
+    runs: 1
+    variants:
+      - label: a
+      - label: b
+    sweep:
+      var: instances
+      values: "{{.vars.sweep}}"
+`)
+	points := func(set map[string]string) []string {
+		e := newEngine(t, lab, Options{Vars: set, DryRun: true}, nil)
+		p, err := e.resolve(&e.lab.Steps[1], e.Vars())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, j := range p.(*loadPlan).jobs {
+			if j.vi == 0 {
+				out = append(out, j.sweep)
+			}
+		}
+		return out
+	}
+	if got := strings.Join(points(nil), ","); got != "1,2,4,8" {
+		t.Errorf("default sweep %s", got)
+	}
+	if got := strings.Join(points(map[string]string{"sweep": "2, 4"}), ","); got != "2,4" {
+		t.Errorf("--set sweep=2,4: %s", got)
+	}
+	e := newEngine(t, lab, Options{Vars: map[string]string{"sweep": "2,9"}, DryRun: true}, nil)
+	if _, err := e.resolve(&e.lab.Steps[1], e.Vars()); err == nil || !strings.Contains(err.Error(), "9") {
+		t.Errorf("a sweep value above the variable's max: %v", err)
+	}
 }
