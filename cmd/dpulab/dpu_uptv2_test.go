@@ -56,7 +56,8 @@ func dpuLabShort(t *testing.T) string {
 		if e.Name() == "lab.yaml" {
 			s := string(b)
 			for _, r := range [][2]string{
-				{"values: [10, 20, 30, 40, 50, 60, 70, 80]", "values: [1, 2]"},
+				{`    default: "10,20,30,40,50,60,70,80"` + "\n", `    default: "1,2"` + "\n"},
+				{`    rehearsal: "10,20"` + "\n", `    rehearsal: "1,2"` + "\n"},
 				{"    warmup: 2s\n    duration: 10s\n", "    warmup: 0s\n    duration: 1s\n"},
 			} {
 				if strings.Count(s, r[0]) != 1 {

@@ -23,6 +23,23 @@
 // only after the certificate is trusted, is sent only in the login, and
 // never appears in an error.
 //
+// # Failures and where figures come from
+//
+// Every failure to use vCenter is one of a few kinds, each with its own
+// message and fix, so that none reads as a missing DPU: a refused
+// certificate (*ThumbprintError: both thumbprints, where vCenter shows its
+// own, how to pin it; never a way round it), and *Error of a Problem:
+// Unreachable (the address, the port and what was tried, not a Go network
+// error), NotVSphere, LoginRefused, NoPassword (which variable to export:
+// DefaultPasswordEnv unless vcenter.password_env names another) and
+// NotFound (the ESXi host or VM looked up, and the names vCenter has).
+// Both carry Hint(), which the engine shows instead of the step's hint.
+//
+// Client.Origin says what the server is: its url, product and version as
+// it reports them, and Simulated for govmomi's simulator (it sets the
+// option vcsim.server.url, which no real vCenter has), whose figures are
+// labelled SIMULATED wherever they go.
+//
 // # How the engine calls it
 //
 // The engine does this in steps/vsphere.go (session, sampler) and
