@@ -118,15 +118,6 @@ func cmdShutdown(c *Client, args [][]byte) {
 
 // ---- CONFIG ----
 
-// ignoredValues are CONFIG GET answers for settings that exist in Redis but
-// not here, so tools that read them (redis-benchmark reads save and
-// appendonly) get an answer.
-var ignoredValues = map[string]string{
-	"save": "", "appendonly": "no", "appendfsync": "everysec", "daemonize": "no", "io-threads": "1",
-	"tcp-backlog": "511", "dbfilename": "dump.rdb", "repl-backlog-size": "1048576",
-	"cluster-enabled": "no", "lazyfree-lazy-eviction": "no", "maxmemory-clients": "0",
-}
-
 func cmdConfigGet(c *Client, args [][]byte) {
 	cfg := &c.srv.cfg
 	type kv struct{ k, v string }
@@ -143,14 +134,6 @@ func cmdConfigGet(c *Client, args [][]byte) {
 		for _, d := range directives() {
 			if globMatch(lp, []byte(d.name), true) {
 				add(d.name, d.get(cfg))
-			}
-		}
-		for k, v := range ignoredValues {
-			if globMatch(lp, []byte(k), true) {
-				if k == "dir" {
-					v, _ = os.Getwd()
-				}
-				add(k, v)
 			}
 		}
 	}
@@ -180,9 +163,6 @@ func cmdConfigSet(c *Client, args [][]byte) {
 		seen[name] = true
 		d := findDirective(name)
 		if d == nil {
-			if _, ok := ignoredValues[name]; ok {
-				continue
-			}
 			c.writeError("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
 			return
 		}
@@ -190,9 +170,15 @@ func cmdConfigSet(c *Client, args [][]byte) {
 			c.writeError("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
 			return
 		}
+		if d.protected && !c.protectedConfigAllowed() {
+			c.writeError("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set protected config")
+			return
+		}
 		vals := []string{val}
 		if name == "bind" {
 			vals = strings.Fields(val)
+		} else if d.multiArg {
+			vals = splitConfigValue(val)
 		}
 		if err := d.set(&next, vals); err != nil {
 			c.writeError("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())

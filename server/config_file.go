@@ -20,6 +20,10 @@ type directive struct {
 	set     func(c *Config, args []string) error
 	get     func(c *Config) string
 	runtime bool // CONFIG SET may change it
+	// multiArg: CONFIG SET splits the value into arguments (Redis's
+	// MULTI_ARG_CONFIG); protected: CONFIG SET refuses it unless
+	// enable-protected-configs allows the client (PROTECTED_CONFIG).
+	multiArg, protected bool
 }
 
 func intArg(dst *int, lo, hi int) func(*Config, []string) error {
@@ -114,7 +118,7 @@ func boolStr(b bool) string {
 
 // directives is the table of implemented settings.
 func directives() []directive {
-	return append(append(tuningDirectives(), protectedDirectives()...), []directive{
+	return append(append(append(tuningDirectives(), protectedDirectives()...), redis70Directives()...), []directive{
 		{name: "bind", runtime: false,
 			set: func(c *Config, a []string) error {
 				if len(a) == 0 {
