@@ -75,6 +75,7 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	}
 	c.srv.stats.dirty += int64(len(c.db.keys))
 	c.db.flush()
+	c.srv.trackingFlushed()
 	c.writeOK()
 }
 
@@ -86,6 +87,7 @@ func cmdFlushAll(c *Client, args [][]byte) {
 		c.srv.stats.dirty += int64(len(d.keys))
 		d.flush()
 	}
+	c.srv.trackingFlushed()
 	c.writeOK()
 }
 

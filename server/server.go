@@ -66,8 +66,9 @@ type Server struct {
 	// guarded by mu.
 	ps    pubsubState
 	blk   blockingState
-	pause pauseState   // CLIENT PAUSE (client_pause.go)
-	slow  slowlogState // SLOWLOG (slowlog.go)
+	pause pauseState    // CLIENT PAUSE (client_pause.go)
+	slow  slowlogState  // SLOWLOG (slowlog.go)
+	trk   trackingState // CLIENT TRACKING (tracking.go)
 	// Every key's 24 clock bits record its last access, as in Redis
 	// (OBJECT IDLETIME, LRU eviction), or under an LFU policy its access
 	// frequency (OBJECT FREQ, LFU eviction); see Client.lookup.
@@ -529,6 +530,9 @@ func (s *Server) cron(done chan struct{}) {
 			if len(d.expires) > 0 && s.pause.mode == pauseOff {
 				s.stats.expiredKeys += int64(d.activeExpire(ms, budget))
 			}
+		}
+		if s.trk.dirty {
+			s.trk.broadcast() // BCAST tracking of the keys that expired
 		}
 		s.stats.sample(now)
 		s.setClocks(ms)
