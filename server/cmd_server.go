@@ -548,6 +548,7 @@ func cmdInfo(c *Client, args [][]byte) {
 				want[d] = true
 			}
 			want["commandstats"] = true
+			want["latencystats"] = true
 		default:
 			want[s] = true
 		}
@@ -742,6 +743,9 @@ func (s *Server) info(want map[string]bool) string {
 			}
 			kv("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d", st.calls, st.usec, per, st.rejected, st.failed))
 		}
+	}
+	if sec("latencystats") {
+		s.latencyStats(kv)
 	}
 	if sec("cluster") {
 		kv("cluster_enabled", 0)

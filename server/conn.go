@@ -428,6 +428,7 @@ func (s *Server) chargeTime(batch []int, ncmds int, start time.Time) {
 	for _, id := range batch {
 		s.stats.cmd[id].usec += per
 	}
+	s.recordLatency(batch, per)
 }
 
 // exec runs one command with the server lock held and returns its

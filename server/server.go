@@ -72,10 +72,12 @@ type Server struct {
 	// Every key's 24 clock bits record its last access, as in Redis
 	// (OBJECT IDLETIME, LRU eviction), or under an LFU policy its access
 	// frequency (OBJECT FREQ, LFU eviction); see Client.lookup.
-	lfu        bool   // an LFU maxmemory policy is selected
-	lruClock   uint32 // lruClock(now), refreshed by cron
-	lfuMinutes uint32 // lfuMinutes(now), refreshed by cron
-	newClock   uint32 // the clock bits of a key created now
+	lfu bool // an LFU maxmemory policy is selected
+	// latencyTracking: latency-tracking is on (latency.go).
+	latencyTracking bool
+	lruClock        uint32 // lruClock(now), refreshed by cron
+	lfuMinutes      uint32 // lfuMinutes(now), refreshed by cron
+	newClock        uint32 // the clock bits of a key created now
 	// logLevel is cfg.LogLevel as the order of the least important level
 	// logged (4 = nothing), readable without mu: logf is called with and
 	// without it.
@@ -586,6 +588,7 @@ func writeFileAtomic(path string, data []byte) error {
 func (s *Server) applyDerived() {
 	s.logLevel.Store(map[string]int32{"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}[s.cfg.LogLevel])
 	s.lfu = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lfu")
+	s.applyLatencyConfig()
 	s.setClocks(time.Now().UnixMilli())
 }
 
