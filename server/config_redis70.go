@@ -705,7 +705,9 @@ func capitalize(s string) string {
 // protectedConfigAllowed reports whether enable-protected-configs lets c
 // change a protected parameter (dir, dbfilename), as debugAllowed does
 // for DEBUG.
-func (c *Client) protectedConfigAllowed() bool { return c.protectedAllowed(c.srv.cfg.Protected.Configs) }
+func (c *Client) protectedConfigAllowed() bool {
+	return c.protectedAllowed(c.srv.cfg.Protected.Configs)
+}
 
 // protectedAllowed is Redis's allowProtectedAction for a setting of
 // enable-*-command or enable-protected-configs: yes, or local for a
