@@ -115,7 +115,7 @@ var params70 = []param70{
 		}
 		if v {
 			// Debian's build has no defrag-capable allocator either.
-			return "", errors.New("Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution")
+			return "", configErr("Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution")
 		}
 		return "no", nil
 	}},
@@ -143,7 +143,7 @@ var params70 = []param70{
 		for i := 0; i < len(v); i++ {
 			b := v[i]
 			if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '.') {
-				return errors.New("Hostnames may only contain alphanumeric characters, hyphens or dots")
+				return configErr("Hostnames may only contain alphanumeric characters, hyphens or dots")
 			}
 		}
 		return nil
@@ -226,7 +226,7 @@ var params70 = []param70{
 			return "", err
 		}
 		if v != 0 {
-			return "", errors.New("Unable to update TLS configuration. Check server logs.")
+			return "", configErr("Unable to update TLS configuration. Check server logs.")
 		}
 		return "0", nil
 	}},
@@ -260,10 +260,10 @@ var params70 = []param70{
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			return "", errors.New(capitalize(err.Error()))
+			return "", configErr(capitalize(err.Error()))
 		}
 		if !st.IsDir() {
-			return "", errors.New("Not a directory")
+			return "", configErr("Not a directory")
 		}
 		return a[0], nil
 	}},
@@ -272,7 +272,7 @@ var params70 = []param70{
 	{name: "notify-keyspace-events", kind: pSpecial, parse: func(a []string) (string, error) {
 		f, ok := keyspaceEventFlags(a[0])
 		if !ok {
-			return "", errors.New("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+			return "", configErr("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
 		}
 		return keyspaceEventString(f), nil
 	}},
@@ -285,7 +285,7 @@ var params70 = []param70{
 		}
 		p, err := strconv.Atoi(a[1])
 		if err != nil || p < 0 || p > 65535 {
-			return "", errors.New("Invalid master port")
+			return "", configErr("Invalid master port")
 		}
 		return a[0] + " " + strconv.Itoa(p), nil
 	}},
@@ -499,13 +499,13 @@ func parseSaveParam(a []string) (string, error) {
 		return "", nil
 	}
 	if len(a)%2 != 0 {
-		return "", errors.New("Invalid save parameters")
+		return "", configErr("Invalid save parameters")
 	}
 	out := make([]string, len(a))
 	for i, x := range a {
 		n, err := strconv.ParseInt(x, 10, 64)
 		if err != nil || n < 0 {
-			return "", errors.New("Invalid save parameters")
+			return "", configErr("Invalid save parameters")
 		}
 		out[i] = strconv.FormatInt(n, 10)
 	}
@@ -521,7 +521,7 @@ func parseOOMScoreAdjValues(a []string) (string, error) {
 	for i, x := range a {
 		n, err := strconv.Atoi(x)
 		if err != nil || n < -2000 || n > 2000 {
-			return "", errors.New("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
+			return "", configErr("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
 		}
 		out[i] = strconv.Itoa(n)
 	}
@@ -538,13 +538,13 @@ func parsePercentiles(a []string) (string, error) {
 		return "", nil
 	}
 	if len(a) > maxPercentiles {
-		return "", errors.New("Invalid latency-tracking-info-percentiles parameters")
+		return "", configErr("Invalid latency-tracking-info-percentiles parameters")
 	}
 	out := make([]string, len(a))
 	for i, x := range a {
 		f, ok := parseRedisDouble([]byte(x))
 		if !ok || math.IsInf(f, 0) || math.IsNaN(f) {
-			return "", errors.New("Invalid latency-tracking-info-percentiles parameters")
+			return "", configErr("Invalid latency-tracking-info-percentiles parameters")
 		}
 		if f > 100 || f < 0 {
 			return "", errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
@@ -729,3 +729,9 @@ func (c *Client) protectedAllowed(setting string) bool {
 	}
 	return false
 }
+
+// configErr is a CONFIG SET error in Redis's words, capitals and full
+// stops included.
+type configErr string
+
+func (e configErr) Error() string { return string(e) }
