@@ -641,7 +641,7 @@ func (s *Server) info(want map[string]bool) string {
 		kv("client_recent_max_input_buffer", 0)
 		kv("client_recent_max_output_buffer", 0)
 		kv("blocked_clients", s.blk.blocked)
-		kv("tracking_clients", 0)
+		kv("tracking_clients", s.trk.clients)
 		kv("clients_in_timeout_table", s.blk.timed)
 	}
 	if sec("memory") {
@@ -691,6 +691,9 @@ func (s *Server) info(want map[string]bool) string {
 		kv("keyspace_misses", st.keyspaceMisses)
 		kv("pubsub_channels", len(s.ps.channels))
 		kv("pubsub_patterns", len(s.ps.patterns))
+		kv("tracking_total_keys", len(s.trk.table))
+		kv("tracking_total_items", s.trk.items)
+		kv("tracking_total_prefixes", len(s.trk.prefixes))
 		kv("total_error_replies", st.totalErrors)
 	}
 	if sec("replication") {

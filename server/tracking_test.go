@@ -127,6 +127,12 @@ func TestTrackingTableMaxKeys(t *testing.T) {
 		t.Errorf("replies: %v", count)
 	}
 	c.must(`"PONG"`, "PING") // nothing more came before it
+	info := c.do("INFO", "all")
+	for _, want := range []string{"tracking_clients:1", "tracking_total_keys:10", "tracking_total_items:10", "tracking_total_prefixes:0"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO lacks %s", want)
+		}
+	}
 }
 
 // TestTrackingExpiry: a key that expires (active expiry, no command
