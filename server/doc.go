@@ -72,7 +72,8 @@
 //
 // INFO commandstats is charged per batch (one clock read per batch, not
 // per command); the slow log times a command on its own only when it can
-// be slow (slowlog.go).
+// be slow (slowlog.go). LATENCY HISTOGRAM (latency.go) takes its samples
+// from the same per-batch timing.
 //
 // # What a client can make the server hold
 //
