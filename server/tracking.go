@@ -235,10 +235,17 @@ func (s *Server) trackingFlushed() {
 		return // tracking never used
 	}
 	if t.clients > 0 {
-		for _, c := range s.clientList() {
-			if !c.tracking() {
-				continue
+		// Not clientList: it sorts, and only the tracking ones matter.
+		var list []*Client
+		s.clientsMu.Lock()
+		for _, c := range s.clients {
+			if c.tracking() {
+				list = append(list, c)
 			}
+		}
+		s.clientsMu.Unlock()
+		sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+		for _, c := range list {
 			if c == t.cur {
 				t.pending = append(t.pending, nullInvalidation)
 				continue
