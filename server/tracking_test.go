@@ -142,7 +142,7 @@ func TestTrackingExpiry(t *testing.T) {
 	c.do("HELLO", "3")
 	c.must(`"OK"`, "CLIENT", "TRACKING", "on")
 	o := dialTest(t, addr)
-	o.must(`"OK"`, "SET", "k", "v", "PX", "50")
+	o.must(`"OK"`, "SET", "k", "v", "PX", "300")
 	c.must(`"v"`, "GET", "k")
 	if got := c.read(); got != `>["invalidate" *["k"]]` {
 		t.Errorf("after expiry: %s", got)
