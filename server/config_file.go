@@ -375,7 +375,13 @@ func findDirective(name string) *directive {
 func (c *Config) Set(name string, args []string) error {
 	name = strings.ToLower(name)
 	if d := findDirective(name); d != nil {
-		return d.set(c, args)
+		if err := d.set(c, args); err != nil {
+			return err
+		}
+		if !paramHonoured(name) && !contains(c.Ignored, name) {
+			c.Ignored = append(c.Ignored, name) // kept and reported only (config_redis70.go)
+		}
+		return nil
 	}
 	if isIgnored(name) {
 		if !contains(c.Ignored, name) {

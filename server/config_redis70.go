@@ -292,6 +292,21 @@ var params70 = []param70{
 	{name: "latency-tracking-info-percentiles", kind: pSpecial, def: "50 99 99.9", multi: true, parse: parsePercentiles},
 }
 
+// honouredParams are the table's parameters the server acts on; the
+// others are validated, kept and reported only.
+var honouredParams = []string{
+	"busy-reply-threshold", "lua-time-limit", // scripting's time limit
+	"tracking-table-max-keys",                               // tracking.go
+	"latency-tracking", "latency-tracking-info-percentiles", // latency.go
+}
+
+// paramHonoured reports whether name is not one of the table's
+// report-only parameters.
+func paramHonoured(name string) bool {
+	_, inTable := paramIndex[name]
+	return !inTable || contains(honouredParams, name)
+}
+
 // paramIndex finds a parameter by name or alias: the row and whether
 // the name is the alias.
 var paramIndex = func() map[string]int {
