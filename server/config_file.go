@@ -375,6 +375,9 @@ func findDirective(name string) *directive {
 func (c *Config) Set(name string, args []string) error {
 	name = strings.ToLower(name)
 	if d := findDirective(name); d != nil {
+		if name == "save" {
+			args = c.Extra.saveLine(args)
+		}
 		if err := d.set(c, args); err != nil {
 			return err
 		}

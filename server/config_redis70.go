@@ -325,6 +325,23 @@ var paramIndex = func() map[string]int {
 // one, and drops it on error) never changes the original.
 type ExtraParams struct {
 	v []string // nil: every parameter at its default
+	// saveLoaded: a save line was read (config file or command line),
+	// so later ones add to it, as in Redis.
+	saveLoaded bool
+}
+
+// saveLine is the arguments a "save" line of a config file amounts to:
+// Redis's first save line replaces the default, later ones append.
+func (e *ExtraParams) saveLine(args []string) []string {
+	if len(args) == 1 && args[0] == "" {
+		e.saveLoaded = true
+		return args
+	}
+	if e.saveLoaded {
+		args = append(strings.Fields(e.get(paramIndex["save"])), args...)
+	}
+	e.saveLoaded = true
+	return args
 }
 
 func (e *ExtraParams) get(i int) string {

@@ -80,7 +80,7 @@ func TestConfigNamesRedis70(t *testing.T) {
 func TestConfigFileRedis70(t *testing.T) {
 	f := t.TempDir() + "/redis.conf"
 	conf := "lua-time-limit 1234\nset-max-intset-entries 10\nhash-max-ziplist-entries 3\nnotify-keyspace-events KEA\n" +
-		"save 900 1 300 10\nlatency-tracking-info-percentiles 50 99\nappendonly no\n"
+		"save 900 1\nsave 300 10\nlatency-tracking-info-percentiles 50 99\nappendonly no\n"
 	if err := os.WriteFile(f, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
