@@ -6,7 +6,21 @@ package server
 // allowed they fail as Redis's do for a library that cannot be loaded or
 // a module that is not loaded.
 
-func init() { registerGroup(registerModuleCommands) }
+func init() {
+	registerGroup(registerModuleCommands)
+	// COMMAND DOCS' argument syntax (command_docs.go's usages) for this
+	// group and the other commands of this branch.
+	for name, u := range map[string]string{
+		"module|load": "path [arg [arg ...]]", "module|unload": "name",
+		"module|loadex":  "path [CONFIG name value [CONFIG name value ...]] [ARGS args [args ...]]",
+		"client|caching": "YES|NO", "client|reply": "ON|OFF|SKIP",
+		"latency|histogram": "[command [command ...]]",
+	} {
+		if _, ok := usages[name]; !ok {
+			usages[name] = u
+		}
+	}
+}
 
 func registerModuleCommands(t *commandTable) {
 	const g = "server"
@@ -14,11 +28,11 @@ func registerModuleCommands(t *commandTable) {
 	t.add(
 		&command{Name: "module", Arity: -2, Group: g, Summary: "A container for module commands", Since: "4.0.0",
 			Subcommands: []*command{
-				{Name: "module|list", Fn: cmdModuleList, Arity: 2, Flags: adm, Group: g, Summary: "Returns all loaded modules.", Since: "4.0.0"},
-				{Name: "module|load", Fn: cmdModuleLoad, Arity: -3, Flags: adm, Group: g, Summary: "Loads a module.", Since: "4.0.0"},
-				{Name: "module|loadex", Fn: cmdModuleLoad, Arity: -3, Flags: adm, Group: g, Summary: "Loads a module using extended parameters.", Since: "7.0.0"},
-				{Name: "module|unload", Fn: cmdModuleUnload, Arity: 3, Flags: adm, Group: g, Summary: "Unloads a module.", Since: "4.0.0"},
-				{Name: "module|help", Fn: cmdModuleHelp, Arity: 2, Flags: flagLoading | flagStale, Group: g, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0"},
+				{Name: "module|list", Fn: cmdModuleList, Arity: 2, Flags: adm, Group: g, Summary: "List all modules loaded by the server", Since: "4.0.0"},
+				{Name: "module|load", Fn: cmdModuleLoad, Arity: -3, Flags: adm, Group: g, Summary: "Load a module", Since: "4.0.0"},
+				{Name: "module|loadex", Fn: cmdModuleLoad, Arity: -3, Flags: adm, Group: g, Summary: "Load a module with extended parameters", Since: "7.0.0"},
+				{Name: "module|unload", Fn: cmdModuleUnload, Arity: 3, Flags: adm, Group: g, Summary: "Unload a module", Since: "4.0.0"},
+				{Name: "module|help", Fn: cmdModuleHelp, Arity: 2, Flags: flagLoading | flagStale, Group: g, Summary: "Show helpful text about the different subcommands", Since: "5.0.0"},
 			}},
 	)
 }
