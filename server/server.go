@@ -526,6 +526,7 @@ func (s *Server) cron(done chan struct{}) {
 		ms := now.UnixMilli()
 		// Redis spends up to 25% of a cron period on active expiry.
 		budget := time.Second / time.Duration(s.cfg.Hz) / 4 / time.Duration(len(s.dbs))
+		s.trk.cur = nil // no client's command runs here (tracking.go)
 		for _, d := range s.dbs {
 			// Nothing is deleted while clients are paused (Redis
 			// pauses active expiry with them).
