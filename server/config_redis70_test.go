@@ -104,3 +104,27 @@ func TestConfigFileRedis70(t *testing.T) {
 		t.Error("lua-time-limit x accepted")
 	}
 }
+
+// TestConfigSetHostile: every parameter survives hostile values (errors
+// or accepted values, never a crash), and the connection carries on.
+func TestConfigSetHostile(t *testing.T) {
+	data, err := os.ReadFile("testdata/redis70_config_names.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := newTestServer(t)
+	hostile := []string{"", " ", "-1", "0", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
+		"18446744073709551616kb", "101%", "-5%", "%", "1gb", "yes", "NO", "a b c", "\"unbalanced", "{title", "nan", "1e400"}
+	for _, n := range strings.Fields(string(data)) {
+		if n == "port" || n == "maxclients" || n == "bind" || n == "requirepass" || n == "dir" {
+			continue // would move the server or lock us out
+		}
+		for _, v := range hostile {
+			got := c.do("CONFIG", "SET", n, v)
+			if got != `"OK"` && !strings.HasPrefix(got, "(error) ERR ") {
+				t.Errorf("CONFIG SET %s %q: %s", n, v, got)
+			}
+		}
+	}
+	c.must(`"PONG"`, "PING")
+}
