@@ -66,18 +66,21 @@ type Server struct {
 	// guarded by mu.
 	ps    pubsubState
 	blk   blockingState
-	pause pauseState    // CLIENT PAUSE (client_pause.go)
-	slow  slowlogState  // SLOWLOG (slowlog.go)
-	trk   trackingState // CLIENT TRACKING (tracking.go)
+	pause pauseState   // CLIENT PAUSE (client_pause.go)
+	slow  slowlogState // SLOWLOG (slowlog.go)
 	// Every key's 24 clock bits record its last access, as in Redis
 	// (OBJECT IDLETIME, LRU eviction), or under an LFU policy its access
 	// frequency (OBJECT FREQ, LFU eviction); see Client.lookup.
-	lfu bool // an LFU maxmemory policy is selected
+	lfu        bool   // an LFU maxmemory policy is selected
+	lruClock   uint32 // lruClock(now), refreshed by cron
+	lfuMinutes uint32 // lfuMinutes(now), refreshed by cron
+	newClock   uint32 // the clock bits of a key created now
+
+	// CLIENT TRACKING's table (tracking.go), guarded by mu.
+	trk trackingState
 	// latencyTracking: latency-tracking is on (latency.go).
 	latencyTracking bool
-	lruClock        uint32 // lruClock(now), refreshed by cron
-	lfuMinutes      uint32 // lfuMinutes(now), refreshed by cron
-	newClock        uint32 // the clock bits of a key created now
+
 	// logLevel is cfg.LogLevel as the order of the least important level
 	// logged (4 = nothing), readable without mu: logf is called with and
 	// without it.
