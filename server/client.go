@@ -87,6 +87,9 @@ type Client struct {
 	// denyBlocking makes blocking commands reply as if timed out at once
 	// (inside EXEC, as Redis's CLIENT_DENY_BLOCKING).
 	denyBlocking bool
+
+	trk   *clientTracking // CLIENT TRACKING (tracking.go); nil: off
+	reply replyMode       // CLIENT REPLY (cmd_client_reply.go)
 }
 
 // Redis's error replies that commands share.

@@ -202,6 +202,8 @@ func cmdReset(c *Client, args [][]byte) {
 	c.resp = 2
 	c.name = ""
 	c.authed = c.srv.cfg.RequirePass == ""
+	c.disableTracking()
+	c.reply = replyOn
 	c.writeSimple("RESET")
 }
 
@@ -275,8 +277,8 @@ func (c *Client) infoLine(now time.Time, caller *Client) string {
 		omem, totMem = 0, c.totMem.Load()
 	}
 	sub, psub, ssub := c.subCounts()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.addr, c.laddr, c.fd, c.name, age, idle, c.clientFlags(), c.dbIndex, sub, psub, ssub, qbuf, qbufFree, argvMem, readBufSize, omem, totMem, cmd, c.resp, c.libName, c.libVer)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.addr, c.laddr, c.fd, c.name, age, idle, c.clientFlags(), c.dbIndex, sub, psub, ssub, qbuf, qbufFree, argvMem, readBufSize, omem, totMem, cmd, c.trackingRedir(), c.resp, c.libName, c.libVer)
 }
 
 func (s *Server) clientList() []*Client {
@@ -435,51 +437,6 @@ func (c *Client) kill(victims []*Client) {
 	}
 }
 
-// cmdClientTracking refuses client-side caching: the server keeps no
-// invalidation table.
-func cmdClientTracking(c *Client, args [][]byte) {
-	if equalFold(args[2], "off") {
-		c.writeOK() // tracking is off
-		return
-	}
-	c.writeError("ERR CLIENT TRACKING is not supported by dpulab's server (no invalidation messages for client-side caching); turn client-side caching off in the client")
-}
-
-// cmdClientReply accepts ON (replies are on) and refuses OFF and SKIP:
-// dropping a client's replies would cost every command a check on the
-// hot path, and no lab or client library needs it.
-func cmdClientReply(c *Client, args [][]byte) {
-	switch {
-	case equalFold(args[2], "on"):
-		c.writeOK()
-	case equalFold(args[2], "off"), equalFold(args[2], "skip"):
-		c.writeError("ERR CLIENT REPLY OFF and SKIP are not supported by dpulab's server (every command is answered); read and discard the replies in the client")
-	default:
-		c.writeError(errSyntax)
-	}
-}
-
-// cmdClientTrackingInfo: tracking is always off.
-func cmdClientTrackingInfo(c *Client, args [][]byte) {
-	c.writeMap(3)
-	c.writeBulkString("flags")
-	c.writeSet(1)
-	c.writeBulkString("off")
-	c.writeBulkString("redirect")
-	c.writeInt(-1)
-	c.writeBulkString("prefixes")
-	c.writeArray(0)
-}
-
-// cmdClientGetRedir: no tracking, so no redirection (-1).
-func cmdClientGetRedir(c *Client, args [][]byte) { c.writeInt(-1) }
-
-// cmdClientCaching is refused as Redis refuses it outside OPTIN/OPTOUT
-// tracking, which is never on here.
-func cmdClientCaching(c *Client, args [][]byte) {
-	c.writeError("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
-}
-
 func cmdClientNoEvict(c *Client, args [][]byte) {
 	if !equalFold(args[2], "on") && !equalFold(args[2], "off") {
 		c.writeError(errSyntax)
@@ -515,15 +472,16 @@ var clientHelp = []string{
 	"UNBLOCK <clientid> [TIMEOUT|ERROR]",
 	"    Unblock the specified blocked client.",
 	"REPLY (ON|OFF|SKIP)",
-	"    ON only: every command is answered (OFF and SKIP are refused).",
-	"TRACKING (ON|OFF)",
-	"    OFF only: client-side caching is not supported (ON is refused).",
+	"    Control the replies sent to the current connection.",
+	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+	"         [OPTIN] [OPTOUT] [NOLOOP]",
+	"    Control server assisted client side caching.",
 	"TRACKINGINFO",
-	"    Report tracking status for the current connection (always off).",
+	"    Report tracking status for the current connection.",
 	"GETREDIR",
-	"    Return the client ID tracking notifications are redirected to (-1: none).",
+	"    Return the client ID we are redirecting to when tracking is enabled.",
 	"CACHING (YES|NO)",
-	"    Refused: tracking is never on.",
+	"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
 	"HELP",
 	"    Print this help.",
 }

@@ -308,13 +308,6 @@ func cmdLatencyGraph(c *Client, args [][]byte) {
 	c.writeError("ERR No samples available for event '" + string(args[2]) + "'")
 }
 
-// cmdLatencyHistogram is refused: Redis's histograms are of each call's
-// duration, and dpulab's server times commands per pipelined batch (see
-// slowlog.go), so it has no per-call distribution to report.
-func cmdLatencyHistogram(c *Client, args [][]byte) {
-	c.writeError("ERR LATENCY HISTOGRAM is not supported by dpulab's server (commands are timed per pipelined batch, not per call); INFO commandstats has each command's calls and mean time")
-}
-
 func cmdLatencyHelp(c *Client, args [][]byte) {
 	c.writeHelp([]string{
 		"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -329,8 +322,11 @@ func cmdLatencyHelp(c *Client, args [][]byte) {
 		"RESET [<event> ...]",
 		"    Reset latency data of one or more <event> classes.",
 		"    (default: reset all data for all event classes)",
+		"HISTOGRAM [COMMAND ...]",
+		"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+		"    If no commands are specified then all histograms are replied.",
 		"HELP",
-		"    Print this help.",
+		"    Prints this help.",
 	})
 }
 

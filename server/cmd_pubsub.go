@@ -176,6 +176,7 @@ func (c *Client) clientFlags() string {
 	if c.blocked != nil {
 		b = append(b, 'b')
 	}
+	b = c.trackingFlags(b)
 	if c.dirtyCAS {
 		b = append(b, 'd')
 	}

@@ -75,6 +75,7 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	}
 	c.srv.stats.dirty += int64(len(c.db.keys))
 	c.db.flush()
+	c.srv.trackingFlushed()
 	c.writeOK()
 }
 
@@ -86,6 +87,7 @@ func cmdFlushAll(c *Client, args [][]byte) {
 		c.srv.stats.dirty += int64(len(d.keys))
 		d.flush()
 	}
+	c.srv.trackingFlushed()
 	c.writeOK()
 }
 
@@ -118,15 +120,6 @@ func cmdShutdown(c *Client, args [][]byte) {
 
 // ---- CONFIG ----
 
-// ignoredValues are CONFIG GET answers for settings that exist in Redis but
-// not here, so tools that read them (redis-benchmark reads save and
-// appendonly) get an answer.
-var ignoredValues = map[string]string{
-	"save": "", "appendonly": "no", "appendfsync": "everysec", "daemonize": "no", "io-threads": "1",
-	"tcp-backlog": "511", "dbfilename": "dump.rdb", "repl-backlog-size": "1048576",
-	"cluster-enabled": "no", "lazyfree-lazy-eviction": "no", "maxmemory-clients": "0",
-}
-
 func cmdConfigGet(c *Client, args [][]byte) {
 	cfg := &c.srv.cfg
 	type kv struct{ k, v string }
@@ -143,14 +136,6 @@ func cmdConfigGet(c *Client, args [][]byte) {
 		for _, d := range directives() {
 			if globMatch(lp, []byte(d.name), true) {
 				add(d.name, d.get(cfg))
-			}
-		}
-		for k, v := range ignoredValues {
-			if globMatch(lp, []byte(k), true) {
-				if k == "dir" {
-					v, _ = os.Getwd()
-				}
-				add(k, v)
 			}
 		}
 	}
@@ -180,9 +165,6 @@ func cmdConfigSet(c *Client, args [][]byte) {
 		seen[name] = true
 		d := findDirective(name)
 		if d == nil {
-			if _, ok := ignoredValues[name]; ok {
-				continue
-			}
 			c.writeError("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
 			return
 		}
@@ -190,9 +172,15 @@ func cmdConfigSet(c *Client, args [][]byte) {
 			c.writeError("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
 			return
 		}
+		if d.protected && !c.protectedConfigAllowed() {
+			c.writeError("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set protected config")
+			return
+		}
 		vals := []string{val}
 		if name == "bind" {
 			vals = strings.Fields(val)
+		} else if d.multiArg {
+			vals = splitConfigValue(val)
 		}
 		if err := d.set(&next, vals); err != nil {
 			c.writeError("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())
@@ -560,6 +548,7 @@ func cmdInfo(c *Client, args [][]byte) {
 				want[d] = true
 			}
 			want["commandstats"] = true
+			want["latencystats"] = true
 		default:
 			want[s] = true
 		}
@@ -652,7 +641,7 @@ func (s *Server) info(want map[string]bool) string {
 		kv("client_recent_max_input_buffer", 0)
 		kv("client_recent_max_output_buffer", 0)
 		kv("blocked_clients", s.blk.blocked)
-		kv("tracking_clients", 0)
+		kv("tracking_clients", s.trk.clients)
 		kv("clients_in_timeout_table", s.blk.timed)
 	}
 	if sec("memory") {
@@ -702,6 +691,9 @@ func (s *Server) info(want map[string]bool) string {
 		kv("keyspace_misses", st.keyspaceMisses)
 		kv("pubsub_channels", len(s.ps.channels))
 		kv("pubsub_patterns", len(s.ps.patterns))
+		kv("tracking_total_keys", len(s.trk.table))
+		kv("tracking_total_items", s.trk.items)
+		kv("tracking_total_prefixes", len(s.trk.prefixes))
 		kv("total_error_replies", st.totalErrors)
 	}
 	if sec("replication") {
@@ -754,6 +746,9 @@ func (s *Server) info(want map[string]bool) string {
 			}
 			kv("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d", st.calls, st.usec, per, st.rejected, st.failed))
 		}
+	}
+	if sec("latencystats") {
+		s.latencyStats(kv)
 	}
 	if sec("cluster") {
 		kv("cluster_enabled", 0)

@@ -356,6 +356,7 @@ var commandTips = map[string]string{
 	"command|docs":      "nondeterministic_output_order",
 	"command|info":      "nondeterministic_output_order",
 	"command|list":      "nondeterministic_output_order",
+	"module|list":       "nondeterministic_output_order",
 	"config|set":        "request_policy:all_nodes response_policy:all_succeeded",
 	"dbsize":            "request_policy:all_shards response_policy:agg_sum",
 	"wait":              "request_policy:all_shards response_policy:agg_min",

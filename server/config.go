@@ -71,6 +71,9 @@ type Config struct {
 	// enable-module-command and enable-protected-configs (no, yes or
 	// local); see config_protected.go.
 	Protected ProtectedCommands
+	// Extra holds the rest of Redis 7.0's parameters (config_redis70.go):
+	// validated and reported, honoured where the server has the notion.
+	Extra ExtraParams
 
 	// Ignored lists the directives that were accepted from a config file but
 	// have no effect here (save, appendonly, ...), for the start-up log.

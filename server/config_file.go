@@ -20,6 +20,10 @@ type directive struct {
 	set     func(c *Config, args []string) error
 	get     func(c *Config) string
 	runtime bool // CONFIG SET may change it
+	// multiArg: CONFIG SET splits the value into arguments (Redis's
+	// MULTI_ARG_CONFIG); protected: CONFIG SET refuses it unless
+	// enable-protected-configs allows the client (PROTECTED_CONFIG).
+	multiArg, protected bool
 }
 
 func intArg(dst *int, lo, hi int) func(*Config, []string) error {
@@ -114,7 +118,7 @@ func boolStr(b bool) string {
 
 // directives is the table of implemented settings.
 func directives() []directive {
-	return append(append(tuningDirectives(), protectedDirectives()...), []directive{
+	return append(append(append(tuningDirectives(), protectedDirectives()...), redis70Directives()...), []directive{
 		{name: "bind", runtime: false,
 			set: func(c *Config, a []string) error {
 				if len(a) == 0 {
@@ -371,7 +375,16 @@ func findDirective(name string) *directive {
 func (c *Config) Set(name string, args []string) error {
 	name = strings.ToLower(name)
 	if d := findDirective(name); d != nil {
-		return d.set(c, args)
+		if name == "save" {
+			args = c.Extra.saveLine(args)
+		}
+		if err := d.set(c, args); err != nil {
+			return err
+		}
+		if !paramHonoured(name) && !contains(c.Ignored, name) {
+			c.Ignored = append(c.Ignored, name) // kept and reported only (config_redis70.go)
+		}
+		return nil
 	}
 	if isIgnored(name) {
 		if !contains(c.Ignored, name) {

@@ -274,6 +274,7 @@ func (c *Client) release() {
 	c.multi = nil
 	c.unblock()
 	c.resetPubSub()
+	c.disableTracking()
 	c.async = nil
 	c.srv.mu.Unlock()
 	c.publish()
@@ -388,7 +389,17 @@ func (c *Client) runCommands(limits resp.Limits, batch *[]int) (runResult, int) 
 			continue
 		}
 		c.cmdLen = n
+		if s.trk.srv != nil {
+			s.trackingBefore(c)
+		}
+		mark := len(c.out)
 		id := c.exec(args)
+		if c.reply != replyOn {
+			c.suppressReply(mark)
+		}
+		if s.trk.srv != nil {
+			s.trackingAfter(c, id)
+		}
 		ncmds++
 		if id >= 0 && len(*batch) < cap(*batch) {
 			*batch = append(*batch, id)
@@ -417,6 +428,7 @@ func (s *Server) chargeTime(batch []int, ncmds int, start time.Time) {
 	for _, id := range batch {
 		s.stats.cmd[id].usec += per
 	}
+	s.recordLatency(batch, per)
 }
 
 // exec runs one command with the server lock held and returns its
@@ -543,6 +555,9 @@ func (c *Client) call(cmd *command, args [][]byte) {
 		c.callTimed(cmd, args)
 	} else {
 		cmd.Fn(c, args)
+	}
+	if c.trk != nil && c.trk.on && cmd.Flags&flagReadonly != 0 {
+		c.rememberKeys(cmd, args) // CLIENT TRACKING (tracking.go)
 	}
 	c.cur = nil
 	if len(c.touched) > 0 {

@@ -60,9 +60,20 @@
 // dispatcher rewinds the client to the start of the command it postpones,
 // the client waits as a blocked one, and the pause's end runs it again.
 //
+// CLIENT TRACKING (tracking.go) uses the same path: db.touch reports
+// every change to a key while some client tracks (writes, lazy and active
+// expiry, eviction; FLUSHDB/FLUSHALL send a null), and the invalidation
+// goes to the tracking client or its REDIRECT target through deliver; one
+// for the running client itself waits until after its reply, and BCAST
+// batches are sent after each command (and after active expiry).
+// CLIENT REPLY OFF/SKIP (cmd_client_reply.go) cuts what a command wrote
+// from the client's out after it ran; delivered output is not a reply and
+// still arrives, as in Redis.
+//
 // INFO commandstats is charged per batch (one clock read per batch, not
 // per command); the slow log times a command on its own only when it can
-// be slow (slowlog.go).
+// be slow (slowlog.go). LATENCY HISTOGRAM (latency.go) takes its samples
+// from the same per-batch timing.
 //
 // # What a client can make the server hold
 //

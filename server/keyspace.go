@@ -95,6 +95,7 @@ type db struct {
 	watched  map[string][]*Client // WATCHing clients by key (cmd_multi.go)
 	blocking *dbBlocking          // clients blocked on keys (blocking.go); nil while none
 	scans    *scanRegistry        // SCAN-family iterations in progress (cmd_scan.go)
+	trk      *trackingState       // the server's, while clients track keys (tracking.go); else nil
 }
 
 func newDB() *db {

@@ -75,6 +75,12 @@ type Server struct {
 	lruClock   uint32 // lruClock(now), refreshed by cron
 	lfuMinutes uint32 // lfuMinutes(now), refreshed by cron
 	newClock   uint32 // the clock bits of a key created now
+
+	// CLIENT TRACKING's table (tracking.go), guarded by mu.
+	trk trackingState
+	// latencyTracking: latency-tracking is on (latency.go).
+	latencyTracking bool
+
 	// logLevel is cfg.LogLevel as the order of the least important level
 	// logged (4 = nothing), readable without mu: logf is called with and
 	// without it.
@@ -523,12 +529,16 @@ func (s *Server) cron(done chan struct{}) {
 		ms := now.UnixMilli()
 		// Redis spends up to 25% of a cron period on active expiry.
 		budget := time.Second / time.Duration(s.cfg.Hz) / 4 / time.Duration(len(s.dbs))
+		s.trk.cur = nil // no client's command runs here (tracking.go)
 		for _, d := range s.dbs {
 			// Nothing is deleted while clients are paused (Redis
 			// pauses active expiry with them).
 			if len(d.expires) > 0 && s.pause.mode == pauseOff {
 				s.stats.expiredKeys += int64(d.activeExpire(ms, budget))
 			}
+		}
+		if s.trk.dirty {
+			s.trk.broadcast() // BCAST tracking of the keys that expired
 		}
 		s.stats.sample(now)
 		s.setClocks(ms)
@@ -582,6 +592,7 @@ func writeFileAtomic(path string, data []byte) error {
 func (s *Server) applyDerived() {
 	s.logLevel.Store(map[string]int32{"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}[s.cfg.LogLevel])
 	s.lfu = strings.HasSuffix(s.cfg.MaxMemoryPolicy, "-lfu")
+	s.applyLatencyConfig()
 	s.setClocks(time.Now().UnixMilli())
 }
 

@@ -28,6 +28,7 @@ type stats struct {
 
 type cmdStat struct {
 	calls, usec, rejected, failed int64
+	hist                          *latencyHist // LATENCY HISTOGRAM (latency.go); nil: no samples
 }
 
 func (s *stats) init(ncmds int) {
