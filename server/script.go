@@ -61,7 +61,6 @@ type scriptEngine struct {
 type scriptRun struct {
 	c         *Client // the caller
 	name      string  // "f_<sha>" or the function's name, for error messages
-	fnName    string  // FUNCTION STATS' running_script name
 	isFunc    bool
 	loadOnly  bool     // FUNCTION LOAD running a library's code
 	cmd       [][]byte // the EVAL or FCALL, for FUNCTION STATS (valid during the run)
@@ -85,7 +84,7 @@ const (
 	errCallOutsideRun  = "redis.call/pcall can only be called inside a script invocation"
 	errScriptWriteRO   = "ERR Write commands are not allowed from read-only scripts."
 	errScriptDeniedCmd = "ERR This Redis command is not allowed from script"
-	maxLuaReplyDepth   = 1000
+	maxLuaReplyDepth   = 7995    // where Redis's Lua runs out of C stack (LUAI_MAXCSTACK 8000)
 	scriptCheckEvery   = 1 << 12 // VM instructions between clock checks
 )
 
@@ -179,6 +178,22 @@ func newScriptEngine(s *Server) *scriptEngine {
 		g.RawSetString(name, lua.LNil)
 	}
 	g.RawSetString("pcall", L.NewFunction(luaPcall))
+	// string.rep would allocate whatever a script asks: bounded by
+	// proto-max-bulk-len, as a reply could not carry more anyway.
+	if st, ok := g.RawGetString("string").(*lua.LTable); ok {
+		st.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+			str, n := L.CheckString(1), L.CheckInt64(2)
+			if n <= 0 || str == "" {
+				L.Push(lua.LString(""))
+				return 1
+			}
+			if n > s.maxBulk()/int64(len(str)) {
+				L.RaiseError("resulting string too large")
+			}
+			L.Push(lua.LString(strings.Repeat(str, int(n))))
+			return 1
+		}))
+	}
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	openCJSON(L, g)
 	openBit(L, g)
@@ -698,7 +713,7 @@ func respToLua(L *lua.LState, v resp.Value, depth int) lua.LValue {
 // does; scriptResp is the script's redis.setresp, which decides how
 // booleans are sent.
 func (e *scriptEngine) writeReply(c *Client, v lua.LValue, scriptResp, depth int) {
-	if depth > maxLuaReplyDepth {
+	if depth >= maxLuaReplyDepth {
 		c.writeError("ERR reached lua stack limit")
 		return
 	}
