@@ -129,6 +129,7 @@ func (e *scriptEngine) loadLibrary(code []byte) (*luaLibrary, string) {
 		return nil, "ERR Error compiling function: " + compileErrText(err)
 	}
 	fn.Env = e.env
+	fn.Proto.IsVarArg &^= lua.VarArgNeedsArg
 	lib := &luaLibrary{name: name, code: string(code), funcs: make(map[string]*luaFunction)}
 	e.loading = lib
 	// Library code runs under the same clock as scripts, so a loop in it

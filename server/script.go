@@ -280,6 +280,9 @@ func (e *scriptEngine) compile(body []byte, chunk string) (*lua.LFunction, error
 		return nil, err
 	}
 	fn.Env = e.env
+	// The chunk's vararg "arg" table (Lua 5.0 compatibility) cannot be
+	// named from a main chunk; gopher-lua would build it on every call.
+	fn.Proto.IsVarArg &^= lua.VarArgNeedsArg
 	return fn, nil
 }
 

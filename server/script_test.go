@@ -268,3 +268,15 @@ func TestScriptSandboxLimits(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// BenchmarkScripts measures EVAL and EVALSHA per call, with allocations,
+// over a pipelined connection (see benchCommand).
+func BenchmarkScripts(b *testing.B) {
+	const script = "return redis.call('INCR', KEYS[1])"
+	b.Run("EVAL return 1", func(b *testing.B) { benchCommand(b, nil, "EVAL", "return 1", "0") })
+	b.Run("EVAL incr", func(b *testing.B) { benchCommand(b, nil, "EVAL", script, "1", "k") })
+	b.Run("EVALSHA incr", func(b *testing.B) {
+		benchCommand(b, [][]string{{"SCRIPT", "LOAD", script}}, "EVALSHA", sha1hex([]byte(script)), "1", "k")
+	})
+	b.Run("INCR", func(b *testing.B) { benchCommand(b, nil, "INCR", "k") })
+}
