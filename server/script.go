@@ -48,6 +48,7 @@ type scriptEngine struct {
 	funcs        map[string]*luaFunction // every library's functions, by name
 	loadR        *lua.LTable             // redis as library code sees it at load time (loadRedis)
 
+	denied  []bool // by command id: refused from scripts (scriptDenied)
 	ctx     scriptCtx
 	errFn   *lua.LFunction // error handler: adds source and line, as __redis__err__handler
 	run     *scriptRun     // the script running, nil between scripts
@@ -238,8 +239,33 @@ func newScriptEngine(s *Server) *scriptEngine {
 	e.errFn = L.NewFunction(e.errHandler)
 	L.SetContext(&e.ctx)
 	e.w = &Client{srv: s, authed: true, resp: 2, id: -1, name: "lua"}
+	e.denied = make([]bool, len(s.cmds.all))
+	for _, c := range s.cmds.all {
+		e.denied[c.id] = scriptDenied[c.Name]
+	}
 	return e
 }
+
+// scriptDenied are the commands Redis 7.0 flags noscript, refused from
+// scripts whatever our command table's flags say.
+var scriptDenied = func() map[string]bool {
+	m := map[string]bool{}
+	for _, name := range strings.Fields(`auth bgrewriteaof bgsave blmove blpop brpop brpoplpush bzpopmax bzpopmin
+		debug discard eval eval_ro evalsha evalsha_ro exec failover fcall fcall_ro hello monitor multi
+		psubscribe psync punsubscribe quit replconf replicaof reset role save shutdown slaveof ssubscribe
+		subscribe sunsubscribe sync unsubscribe unwatch wait watch
+		acl|cat acl|deluser acl|dryrun acl|genpass acl|getuser acl|list acl|load acl|log acl|save acl|setuser
+		acl|users acl|whoami client|caching client|getname client|getredir client|id client|info client|kill
+		client|list client|no-evict client|pause client|reply client|setname client|setinfo client|tracking
+		client|trackinginfo client|unblock client|unpause cluster|reset config|get config|resetstat
+		config|rewrite config|set function|delete function|dump function|flush function|kill function|list
+		function|load function|restore function|stats latency|doctor latency|graph latency|histogram
+		latency|history latency|latest latency|reset module|list module|load module|loadex module|unload
+		script|debug script|exists script|flush script|kill script|load`) {
+		m[name] = true
+	}
+	return m
+}()
 
 // versionNum is Redis's REDIS_VERSION_NUM: 0x00MMmmpp.
 func versionNum(v string) int {
@@ -609,7 +635,7 @@ func (e *scriptEngine) redisCall(L *lua.LState, raise bool) int {
 		return fail("Unknown Redis command called from script")
 	case cmd.Arity > 0 && len(args) != cmd.Arity || cmd.Arity < 0 && len(args) < -cmd.Arity:
 		return fail("Wrong number of args calling Redis command from script")
-	case cmd.Flags&flagNoScript != 0:
+	case cmd.Flags&flagNoScript != 0 || e.denied[cmd.id]:
 		return fail("This Redis command is not allowed from script")
 	case cmd.Flags&flagWrite != 0 && r.readOnly:
 		return fail("Write commands are not allowed from read-only scripts.")
