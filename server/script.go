@@ -196,6 +196,7 @@ func newScriptEngine(s *Server) *scriptEngine {
 		}))
 	}
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	e.patchCoroutines()
 	openCJSON(L, g)
 	openBit(L, g)
 
@@ -266,6 +267,46 @@ var scriptDenied = func() map[string]bool {
 	}
 	return m
 }()
+
+// patchCoroutines makes coroutines run under the scripts' context:
+// gopher-lua gives a new thread a context derived from its creator's,
+// whose Done our clock checks and SCRIPT KILL would never reach, so a
+// loop inside a coroutine could hold the server forever.
+func (e *scriptEngine) patchCoroutines() {
+	L := e.L
+	co, ok := e.globals.RawGetString("coroutine").(*lua.LTable)
+	if !ok {
+		return
+	}
+	create := co.RawGetString("create")
+	co.RawSetString("create", L.NewFunction(func(L *lua.LState) int {
+		L.CheckFunction(1)
+		L.Push(create)
+		L.Push(L.Get(1))
+		L.Call(1, 1)
+		if th, ok := L.Get(-1).(*lua.LState); ok {
+			th.SetContext(&e.ctx)
+		}
+		return 1
+	}))
+	// wrap, over the create above (gopher-lua's calls its own).
+	wrap, err := L.LoadString(`local create, resume, select, unpack, error = coroutine.create, coroutine.resume, select, unpack, error
+local function pass(ok, ...)
+  if not ok then error((...), 2) end
+  return ...
+end
+return function(f)
+  local co = create(f)
+  return function(...) return pass(resume(co, ...)) end
+end`)
+	if err != nil {
+		panic("server: coroutine.wrap: " + err.Error())
+	}
+	L.Push(wrap)
+	L.Call(0, 1)
+	co.RawSetString("wrap", L.Get(-1))
+	L.Pop(1)
+}
 
 // versionNum is Redis's REDIS_VERSION_NUM: 0x00MMmmpp.
 func versionNum(v string) int {

@@ -201,6 +201,16 @@ func TestScriptBusyAndKill(t *testing.T) {
 		t.Fatalf("the killed script's client carries on: %s", got)
 	}
 
+	// A loop inside a coroutine is under the same clock.
+	a.send("EVAL", "coroutine.wrap(function() while true do end end)()", "0")
+	time.Sleep(300 * time.Millisecond)
+	if got := b.do("SCRIPT", "KILL"); got != `"OK"` {
+		t.Fatalf("SCRIPT KILL of a coroutine loop: %s", got)
+	}
+	if got := a.recv(5 * time.Second); !strings.HasPrefix(got, "(error) ERR Script killed by user with SCRIPT KILL...") {
+		t.Fatalf("killed coroutine's reply: %s", got)
+	}
+
 	// A busy function: FUNCTION KILL.
 	if got := b.do("FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function() while true do end end)"); got != `"spin"` {
 		t.Fatal(got)
