@@ -3,8 +3,10 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -220,6 +222,9 @@ func TestScriptBusyAndKill(t *testing.T) {
 	if got := b.do("GET", "x"); got != "(error) "+errScriptBusy {
 		t.Fatalf("GET during a busy function: %s", got)
 	}
+	if got := b.do("FUNCTION", "STATS"); !strings.HasPrefix(got, `*["running_script" *["name" "spin" "command" *["FCALL" "spin" "0"] "duration_ms" (integer) `) {
+		t.Errorf("FUNCTION STATS during a busy function: %s", got)
+	}
 	if got := b.do("FUNCTION", "KILL"); got != `"OK"` {
 		t.Fatalf("FUNCTION KILL: %s", got)
 	}
@@ -289,4 +294,39 @@ func BenchmarkScripts(b *testing.B) {
 		benchCommand(b, [][]string{{"SCRIPT", "LOAD", script}}, "EVALSHA", sha1hex([]byte(script)), "1", "k")
 	})
 	b.Run("INCR", func(b *testing.B) { benchCommand(b, nil, "INCR", "k") })
+}
+
+// redisLongLibDump is redis-server 7.0.15's FUNCTION DUMP of a library
+// long enough that Redis stored its code LZF-compressed.
+const redisLongLibDump = "f5c3409741ae1f23216c7561206e616d653d6c6f6e676c69620a6c6f63616c2066756e6374696f1a6e2068656c706572286b6579732c2061726773292072657475726e2006036469732e202c086c2827676574272c204024085b315d2920656e640a801e0872656769737465725fc05001282740680061202de000114036e0065be00a7520530029e015540062e04b540063e04b540064e02b540164290a00646aa0f28db24c47"
+
+// TestFunctionRestoreFromRedis: a FUNCTION DUMP payload from redis-server
+// (LZF-compressed code) restores here, and our own DUMP restores again.
+func TestFunctionRestoreFromRedis(t *testing.T) {
+	payload, err := hex.DecodeString(redisLongLibDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := newTestServer(t)
+	c.must(`"OK"`, "FUNCTION", "RESTORE", string(payload))
+	c.must(`"OK"`, "SET", "k", "v")
+	for _, f := range []string{"longa", "longb", "longc", "longd"} {
+		c.must(`"v"`, "FCALL", f, "1", "k")
+	}
+	dump := c.do("FUNCTION", "DUMP")
+	c.must(`"OK"`, "FUNCTION", "FLUSH")
+	c.must(`(error) ERR Function not found`, "FCALL", "longa", "1", "k")
+	v, err := strconv.Unquote(dump)
+	if err != nil {
+		t.Fatalf("FUNCTION DUMP: %s", dump)
+	}
+	c.must(`"OK"`, "FUNCTION", "RESTORE", v)
+	c.must(`"v"`, "FCALL", "longd", "1", "k")
+	// A corrupted LZF body is refused, not a panic.
+	bad := append([]byte(nil), payload...)
+	bad[10] ^= 0xff
+	c.must(`(error) ERR DUMP payload version or checksum are wrong`, "FUNCTION", "RESTORE", string(bad))
+	if _, ok := lzfDecompress([]byte{0xe0, 0xff, 0x00}, 100); ok {
+		t.Error("lzfDecompress accepted a back reference before the start")
+	}
 }
