@@ -196,6 +196,22 @@ func newScriptEngine(s *Server) *scriptEngine {
 		}))
 	}
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	// unpack pushes every value in one Go call, beyond the VM's clock:
+	// bounded as Lua 5.1's C stack bounds it.
+	g.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int {
+		tb := L.CheckTable(1)
+		i, j := L.OptInt64(2, 1), L.OptInt64(3, int64(tb.Len()))
+		if i > j {
+			return 0
+		}
+		if j-i >= 7999 {
+			L.RaiseError("too many results to unpack")
+		}
+		for k := i; k <= j; k++ {
+			L.Push(tb.RawGetInt(int(k)))
+		}
+		return int(j - i + 1)
+	}))
 	e.patchCoroutines()
 	openCJSON(L, g)
 	openBit(L, g)

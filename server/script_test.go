@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"io"
+	"math/rand"
 	"net"
 	"strconv"
 	"strings"
@@ -329,4 +330,36 @@ func TestFunctionRestoreFromRedis(t *testing.T) {
 	if _, ok := lzfDecompress([]byte{0xe0, 0xff, 0x00}, 100); ok {
 		t.Error("lzfDecompress accepted a back reference before the start")
 	}
+}
+
+// TestScriptHostileInputs: random script bodies and library codes, and
+// scripts that recurse, overflow or ask for too much, get errors; the
+// server carries on.
+func TestScriptHostileInputs(t *testing.T) {
+	c, _ := newTestServer(t)
+	for _, s := range []string{
+		"local function f() return 1 + f() end return f()",
+		"local function f() pcall(f) end f() return 1",
+		"local t = setmetatable({}, {__index = function(t, k) return t[k] end}) return t.x",
+		"return unpack({}, 1, 1e8)",
+		"return string.format('%999999999d', 1)",
+		"return loadstring(string.rep('(', 100000))",
+		"return {0/0, 1/0, -1/0}",
+		"return string.rep('x', 1e300)",
+		"#!", "#!lua flags=", "#!lua\n", "",
+	} {
+		c.do("EVAL", s, "0")
+	}
+	c.must(`(error) ERR user_script:1: too many results to unpack script: b1a7a340c2636ecef66f82cf16b41fc37c1c017c, on @user_script:1.`, "EVAL", "return unpack({}, 1, 1e8)", "0")
+	r := rand.New(rand.NewSource(1))
+	alphabet := []byte("()[]{}=.,;:'\"\\#!-+*/%^<>~ \n\tabcdefxyz0123456789elocalfunctionendreturnwhiledoifrepeatuntil...")
+	for i := 0; i < 500; i++ {
+		b := make([]byte, r.Intn(40))
+		for j := range b {
+			b[j] = alphabet[r.Intn(len(alphabet))]
+		}
+		c.do("EVAL", string(b), "0")
+		c.do("FUNCTION", "LOAD", "REPLACE", "#!lua name=l\n"+string(b))
+	}
+	c.must(`"PONG"`, "PING")
 }
