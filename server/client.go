@@ -194,8 +194,6 @@ func (c *Client) writeDouble(f float64) {
 }
 
 // writeBool is a boolean: #t/#f in RESP3, :1/:0 in RESP2.
-//
-//lint:ignore U1000 one of the reply helpers doc.go lists for commands; no command replies a boolean yet
 func (c *Client) writeBool(v bool) {
 	if c.resp == 3 {
 		c.out = resp.AppendBool(c.out, v)

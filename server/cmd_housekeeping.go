@@ -1,60 +1,21 @@
 package server
 
 import (
-	"bytes"
 	"runtime/debug"
 	"strconv"
 	"strings"
 )
 
 // The housekeeping commands test harnesses and client libraries call:
-// FUNCTION and SCRIPT with an empty library set, EVAL/FCALL refused,
-// LATENCY with nothing recorded, SLOWLOG (slowlog.go), MEMORY.
-//
-// Why no Lua VM: dpulab's server is what a lab host runs to measure
-// Redis-compatible throughput over TCP and RDMA. Scripts would put a
-// second interpreter under the server's lock (a slow script stalls every
-// client, which Redis answers with script timeouts, SCRIPT KILL and
-// BUSY replies: a whole subsystem), and Redis's exact Lua 5.1 semantics
-// (its cjson, cmsgpack and bit libraries, redis.call's error conversion)
-// would have to be reproduced to the letter for a harness to trust the
-// replies. None of the labs needs it, so scripts are refused with a clear
-// error rather than half-run; the read-only housekeeping (FUNCTION LIST,
-// STATS, FLUSH, DUMP, SCRIPT EXISTS, FLUSH) answers as Redis does for an
-// empty library set, which is what harnesses call in their set-up.
+// LATENCY with nothing recorded, SLOWLOG (slowlog.go), MEMORY, DEBUG.
+// Scripting (SCRIPT, FUNCTION, EVAL, FCALL) is in cmd_script.go and
+// cmd_function.go.
 
 func init() { registerGroup(registerHousekeepingCommands) }
 
 func registerHousekeepingCommands(t *commandTable) {
-	const sg = "scripting"
 	ns := flagNoScript
 	t.add(
-		&command{Name: "function", Arity: -2, Group: sg, Summary: "A container for function commands", Since: "7.0.0",
-			Subcommands: []*command{
-				{Name: "function|flush", Fn: cmdFunctionFlush, Arity: -2, Flags: flagWrite | ns, Group: sg, Summary: "Deleting all functions", Since: "7.0.0"},
-				{Name: "function|list", Fn: cmdFunctionList, Arity: -2, Flags: ns, Group: sg, Summary: "List information about all the functions", Since: "7.0.0"},
-				{Name: "function|stats", Fn: cmdFunctionStats, Arity: 2, Flags: ns | flagAllowBusy, Group: sg, Summary: "Return information about the function currently running (name, description, duration)", Since: "7.0.0"},
-				{Name: "function|dump", Fn: cmdFunctionDump, Arity: 2, Flags: ns, Group: sg, Summary: "Dump all functions into a serialized binary payload", Since: "7.0.0"},
-				{Name: "function|restore", Fn: cmdFunctionRestore, Arity: -3, Flags: flagWrite | flagDenyOOM | ns, Group: sg, Summary: "Restore all the functions on the given payload", Since: "7.0.0"},
-				{Name: "function|load", Fn: cmdScriptingRefused, Arity: -3, Flags: flagWrite | flagDenyOOM | ns, Group: sg, Summary: "Create a function with the given arguments (name, code, description)", Since: "7.0.0"},
-				{Name: "function|delete", Fn: cmdFunctionDelete, Arity: 3, Flags: flagWrite | ns, Group: sg, Summary: "Delete a function by name", Since: "7.0.0"},
-				{Name: "function|kill", Fn: cmdScriptKill, Arity: 2, Flags: ns | flagAllowBusy, Group: sg, Summary: "Kill the function currently in execution.", Since: "7.0.0"},
-				{Name: "function|help", Fn: cmdFunctionHelp, Arity: 2, Flags: flagLoading | flagStale, Group: sg, Summary: "Show helpful text about the different subcommands", Since: "7.0.0"},
-			}},
-		&command{Name: "script", Arity: -2, Group: sg, Summary: "A container for Lua scripts management commands", Since: "2.6.0",
-			Subcommands: []*command{
-				{Name: "script|flush", Fn: cmdScriptFlush, Arity: -2, Flags: ns, Group: sg, Summary: "Remove all the scripts from the script cache.", Since: "2.6.0"},
-				{Name: "script|exists", Fn: cmdScriptExists, Arity: -3, Flags: ns, Group: sg, Summary: "Check existence of scripts in the script cache.", Since: "2.6.0"},
-				{Name: "script|load", Fn: cmdScriptingRefused, Arity: 3, Flags: ns | flagStale, Group: sg, Summary: "Load the specified Lua script into the script cache.", Since: "2.6.0"},
-				{Name: "script|kill", Fn: cmdScriptKill, Arity: 2, Flags: ns | flagAllowBusy, Group: sg, Summary: "Kill the script currently in execution.", Since: "2.6.0"},
-				{Name: "script|help", Fn: cmdScriptHelp, Arity: 2, Flags: flagLoading | flagStale, Group: sg, Summary: "Show helpful text about the different subcommands", Since: "5.0.0"},
-			}},
-		&command{Name: "eval", Fn: cmdScriptingRefused, Arity: -3, Flags: ns | flagStale, Group: sg, Summary: "Execute a Lua script server side", Since: "2.6.0"},
-		&command{Name: "evalsha", Fn: cmdScriptingRefused, Arity: -3, Flags: ns | flagStale, Group: sg, Summary: "Execute a Lua script server side", Since: "2.6.0"},
-		&command{Name: "eval_ro", Fn: cmdScriptingRefused, Arity: -3, Flags: flagReadonly | ns | flagStale, Group: sg, Summary: "Execute a read-only Lua script server side", Since: "7.0.0"},
-		&command{Name: "evalsha_ro", Fn: cmdScriptingRefused, Arity: -3, Flags: flagReadonly | ns | flagStale, Group: sg, Summary: "Execute a read-only Lua script server side", Since: "7.0.0"},
-		&command{Name: "fcall", Fn: cmdScriptingRefused, Arity: -3, Flags: ns | flagStale, Group: sg, Summary: "Invoke a function", Since: "7.0.0"},
-		&command{Name: "fcall_ro", Fn: cmdScriptingRefused, Arity: -3, Flags: flagReadonly | ns | flagStale, Group: sg, Summary: "Invoke a read-only function", Since: "7.0.0"},
 		&command{Name: "latency", Arity: -2, Group: "server", Summary: "A container for latency diagnostics commands", Since: "2.8.13",
 			Subcommands: []*command{
 				{Name: "latency|doctor", Fn: cmdLatencyDoctor, Arity: 2, Flags: flagAdmin | ns | flagLoading | flagStale, Group: "server", Summary: "Return a human readable latency analysis report.", Since: "2.8.13"},
@@ -101,11 +62,6 @@ func cmdDebug(c *Client, args [][]byte) {
 	c.writeError("ERR DEBUG " + strings.ToUpper(truncate(args[1], 128)) + " is not supported by dpulab's server (no DEBUG subcommand is implemented)")
 }
 
-// errNoScripting is the refusal of every command that would run a script.
-const errNoScripting = "ERR scripting is not supported by dpulab's server (no Lua VM: EVAL, EVALSHA, FCALL and FUNCTION LOAD are refused); run the commands from the client, or use MULTI/EXEC for atomicity"
-
-func cmdScriptingRefused(c *Client, args [][]byte) { c.writeError(errNoScripting) }
-
 // writeSubcommandArityError is Redis's addReplyErrorArity for a
 // subcommand: it names the subcommand as typed and its container's HELP.
 func (c *Client) writeSubcommandArityError(args [][]byte) {
@@ -113,55 +69,13 @@ func (c *Client) writeSubcommandArityError(args [][]byte) {
 }
 
 // flushMode checks FUNCTION FLUSH's and SCRIPT FLUSH's optional
-// ASYNC|SYNC (replying errMsg otherwise); there is nothing to flush
-// either way.
+// ASYNC|SYNC (replying errMsg otherwise); both flush at once.
 func flushMode(c *Client, args [][]byte, errMsg string) bool {
 	if len(args) == 2 || len(args) == 3 && (equalFold(args[2], "sync") || equalFold(args[2], "async")) {
 		return true
 	}
 	c.writeError(errMsg)
 	return false
-}
-
-func cmdFunctionFlush(c *Client, args [][]byte) {
-	if len(args) > 3 {
-		c.writeSubcommandArityError(args)
-		return
-	}
-	if flushMode(c, args, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
-		c.writeOK()
-	}
-}
-
-func cmdFunctionList(c *Client, args [][]byte) {
-	withCode, libName := false, false
-	for i := 2; i < len(args); i++ {
-		switch {
-		case !withCode && equalFold(args[i], "withcode"):
-			withCode = true
-		case !libName && equalFold(args[i], "libraryname"):
-			if i >= len(args)-1 {
-				c.writeError("ERR library name argument was not given")
-				return
-			}
-			libName = true
-			i++
-		default:
-			c.writeError("ERR Unknown argument " + string(args[i]))
-			return
-		}
-	}
-	c.writeArray(0)
-}
-
-// cmdFunctionStats answers as Redis does with nothing running, except
-// that no engine is listed: there is none.
-func cmdFunctionStats(c *Client, args [][]byte) {
-	c.writeMap(2)
-	c.writeBulkString("running_script")
-	c.writeNull()
-	c.writeBulkString("engines")
-	c.writeMap(0)
 }
 
 // rdbVersion is the RDB format version of Redis 7.0, which FUNCTION DUMP
@@ -186,108 +100,12 @@ func crc64Jones(b []byte) uint64 {
 	return crc
 }
 
-// emptyFunctionDump is FUNCTION DUMP's payload for no libraries: the RDB
-// version and the checksum, byte for byte what Redis 7.0 produces.
-func emptyFunctionDump() []byte {
-	p := []byte{rdbVersion, 0}
-	crc := crc64Jones(p)
-	for i := 0; i < 8; i++ {
-		p = append(p, byte(crc>>(8*i)))
-	}
-	return p
-}
-
-func cmdFunctionDump(c *Client, args [][]byte) { c.writeBulk(emptyFunctionDump()) }
-
-// cmdFunctionRestore accepts an empty library set (what FUNCTION DUMP gave)
-// and refuses any library, which would need the scripting engine.
-func cmdFunctionRestore(c *Client, args [][]byte) {
-	if len(args) > 4 {
-		c.writeSubcommandArityError(args)
-		return
-	}
-	if len(args) == 4 && !equalFold(args[3], "replace") && !equalFold(args[3], "append") && !equalFold(args[3], "flush") {
-		c.writeError("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
-		return
-	}
-	p := args[2]
-	if len(p) < 10 || p[len(p)-10] > rdbVersion || p[len(p)-9] != 0 || crc64Jones(p[:len(p)-8]) != leUint64(p[len(p)-8:]) {
-		c.writeError("ERR DUMP payload version or checksum are wrong")
-		return
-	}
-	if !bytes.Equal(p, emptyFunctionDump()) {
-		c.writeError(errNoScripting)
-		return
-	}
-	c.writeOK()
-}
-
 func leUint64(b []byte) uint64 {
 	var v uint64
 	for i := 7; i >= 0; i-- {
 		v = v<<8 | uint64(b[i])
 	}
 	return v
-}
-
-func cmdFunctionDelete(c *Client, args [][]byte) { c.writeError("ERR Library not found") }
-
-func cmdScriptKill(c *Client, args [][]byte) {
-	c.writeError("NOTBUSY No scripts in execution right now.")
-}
-
-func cmdFunctionHelp(c *Client, args [][]byte) {
-	c.writeHelp([]string{
-		"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"LOAD [REPLACE] <FUNCTION CODE>",
-		"    Refused: dpulab's server has no scripting engine.",
-		"DELETE <LIBRARY NAME>",
-		"    Delete the given library (there are none).",
-		"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
-		"    Return general information on all the libraries (none).",
-		"STATS",
-		"    Return information about the current function running.",
-		"KILL",
-		"    Kill the current running function.",
-		"FLUSH [ASYNC|SYNC]",
-		"    Delete all the libraries.",
-		"DUMP",
-		"    Return a serialized payload representing the current libraries.",
-		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
-		"    Restore the libraries represented by the given payload (an empty set only).",
-		"HELP",
-		"    Print this help.",
-	})
-}
-
-func cmdScriptFlush(c *Client, args [][]byte) {
-	if flushMode(c, args, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
-		c.writeOK()
-	}
-}
-
-// cmdScriptExists: no script was ever loaded.
-func cmdScriptExists(c *Client, args [][]byte) {
-	c.writeArray(len(args) - 2)
-	for range args[2:] {
-		c.writeInt(0)
-	}
-}
-
-func cmdScriptHelp(c *Client, args [][]byte) {
-	c.writeHelp([]string{
-		"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"EXISTS <sha1> [<sha1> ...]",
-		"    Return information about the existence of the scripts in the script cache (none).",
-		"FLUSH [ASYNC|SYNC]",
-		"    Flush the Lua scripts cache.",
-		"KILL",
-		"    Kill the currently executing Lua script.",
-		"LOAD <script>",
-		"    Refused: dpulab's server has no scripting engine.",
-		"HELP",
-		"    Print this help.",
-	})
 }
 
 // LATENCY: dpulab's server does not sample latency events (Redis's

@@ -6,29 +6,6 @@ import (
 	"testing"
 )
 
-// TestScriptingRefusedClearly: every way of running a script gets the
-// same error, naming what is missing and what to do instead, and the
-// connection carries on.
-func TestScriptingRefusedClearly(t *testing.T) {
-	c, _ := newTestServer(t)
-	for _, args := range [][]string{
-		{"EVAL", "return 1", "0"},
-		{"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"},
-		{"EVAL_RO", "return 1", "0"},
-		{"EVALSHA_RO", "x", "0"},
-		{"FCALL", "f", "0"},
-		{"FCALL_RO", "f", "0"},
-		{"FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)"},
-		{"SCRIPT", "LOAD", "return 1"},
-	} {
-		got := c.do(args...)
-		if !strings.HasPrefix(got, "(error) ERR scripting is not supported by dpulab's server") {
-			t.Errorf("%q: %s", args[0], got)
-		}
-	}
-	c.must(`"PONG"`, "PING")
-}
-
 // TestInfoReplication: the fields harnesses read, with a fresh master's
 // values; the replication id is 40 hex digits and stable while the
 // server runs.

@@ -41,6 +41,10 @@ type Tuning struct {
 	SlowlogMaxLen        int64
 	// LatencyMonitorThreshold: reported only (LATENCY has no samples).
 	LatencyMonitorThreshold int64
+	// BusyReplyThreshold (milliseconds; busy-reply-threshold, alias
+	// lua-time-limit): past it a running script makes other clients get
+	// BUSY and can be killed (script.go).
+	BusyReplyThreshold int64
 }
 
 // DefaultTuning returns Redis 7.0's built-in defaults.
@@ -52,6 +56,7 @@ func DefaultTuning() Tuning {
 		ListMaxListpackSize: -2, ListCompressDepth: 0,
 		StreamNodeMaxBytes: 4096, StreamNodeMaxEntries: 100,
 		SlowlogLogSlowerThan: 10000, SlowlogMaxLen: 128,
+		BusyReplyThreshold: 5000,
 	}
 }
 
@@ -147,6 +152,7 @@ func tuningDirectives() []directive {
 		num([]string{"stream-node-max-entries"}, t(func(t *Tuning) *int64 { return &t.StreamNodeMaxEntries }), 0, maxLong, false),
 		num([]string{"slowlog-log-slower-than"}, t(func(t *Tuning) *int64 { return &t.SlowlogLogSlowerThan }), -1, maxLong, false),
 		num([]string{"slowlog-max-len"}, t(func(t *Tuning) *int64 { return &t.SlowlogMaxLen }), 0, maxLong, false),
+		num([]string{"busy-reply-threshold", "lua-time-limit"}, t(func(t *Tuning) *int64 { return &t.BusyReplyThreshold }), 0, maxLong, false),
 		num([]string{"latency-monitor-threshold"}, t(func(t *Tuning) *int64 { return &t.LatencyMonitorThreshold }), 0, maxLong, false),
 	} {
 		ds = append(ds, d...)

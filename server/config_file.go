@@ -338,7 +338,7 @@ var ignoredDirectives = []string{
 	"repl-*", "replica-*", "slave-*", "replicaof", "slaveof", "masterauth", "masteruser", "min-replicas-*", "min-slaves-*",
 	"lazyfree-*", "io-threads", "io-threads-do-reads", "activerehashing", "hash-max-*", "list-max-*",
 	"list-compress-depth", "set-max-*", "zset-max-*", "stream-node-*", "hll-sparse-max-bytes",
-	"notify-keyspace-events", "lua-time-limit", "busy-reply-threshold", "slowlog-*", "latency-*",
+	"notify-keyspace-events", "slowlog-*", "latency-*",
 	"always-show-logo", "set-proc-title", "proc-title-template", "no-appendfsync-on-rewrite",
 	"auto-aof-rewrite-*", "aof-*", "dynamic-hz", "jemalloc-bg-thread", "activedefrag", "active-defrag-*",
 	"tls-*", "syslog-*", "crash-log-enabled", "crash-memcheck-enabled",

@@ -208,7 +208,6 @@ var params70 = []param70{
 	immutable(pi("socket-mark-id", "", 0, maxUint32, "0")),
 	pi("active-defrag-max-scan-fields", "", 1, maxInt64, "1000"),
 	pi("acllog-max-len", "", 0, maxInt64, "128"),
-	pi("busy-reply-threshold", "lua-time-limit", 0, maxInt64, "5000"),
 	pi("cluster-node-timeout", "", 0, maxInt64, "15000"),
 	pi("tracking-table-max-keys", "", 0, maxInt64, "1000000"),
 	pi("repl-backlog-ttl", "", 0, maxInt64, "3600"),
@@ -295,7 +294,6 @@ var params70 = []param70{
 // honouredParams are the table's parameters the server acts on; the
 // others are validated, kept and reported only.
 var honouredParams = []string{
-	"busy-reply-threshold", "lua-time-limit", // scripting's time limit
 	"tracking-table-max-keys",                               // tracking.go
 	"latency-tracking", "latency-tracking-info-percentiles", // latency.go
 }
@@ -375,10 +373,6 @@ func (c *Config) paramInt(name string) int64 {
 	v, _ := strconv.ParseInt(c.param(name), 10, 64)
 	return v
 }
-
-// BusyReplyThreshold is busy-reply-threshold (alias lua-time-limit) in
-// milliseconds: how long a script runs before other clients get BUSY.
-func (c *Config) BusyReplyThreshold() int64 { return c.paramInt("busy-reply-threshold") }
 
 // redis70Directives turns the table into directives, one per name and
 // alias.

@@ -96,8 +96,8 @@ func TestConfigFileRedis70(t *testing.T) {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	if cfg.BusyReplyThreshold() != 1234 {
-		t.Errorf("BusyReplyThreshold() = %d", cfg.BusyReplyThreshold())
+	if cfg.Tuning.BusyReplyThreshold != 1234 {
+		t.Errorf("Tuning.BusyReplyThreshold = %d", cfg.Tuning.BusyReplyThreshold)
 	}
 	bad := DefaultConfig()
 	if err := bad.Set("lua-time-limit", []string{"x"}); err == nil {

@@ -75,6 +75,22 @@
 // be slow (slowlog.go). LATENCY HISTOGRAM (latency.go) takes its samples
 // from the same per-batch timing.
 //
+// # Scripts
+//
+// EVAL and FCALL run Lua 5.1 (gopher-lua, script.go) on the goroutine of
+// the command, with Server.mu held like any command: a script is atomic
+// because nothing else runs meanwhile. redis.call runs a command as the
+// scripts' scratch client (scriptEngine.w, with the caller's database and
+// protocol as set by redis.setresp) through the dispatcher's checks and
+// the command's Fn, directly, without locking, then parses the RESP it
+// wrote into Lua values. Every few thousand VM instructions the VM's
+// context (scriptCtx) checks the clock: past busy-reply-threshold
+// (lua-time-limit) the event loop's other clients are read and answered
+// from inside the script (serveBusy, at most once a millisecond): BUSY to
+// all but SCRIPT KILL, FUNCTION KILL, FUNCTION STATS and SHUTDOWN NOSAVE,
+// which run. A killed script raises an error at its next instruction.
+// Clients on the goroutine path wait for the lock until the script ends.
+//
 // # What a client can make the server hold
 //
 // A client's read buffer grows with what has arrived (it doubles when

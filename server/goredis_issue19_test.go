@@ -184,8 +184,8 @@ func TestGoRedisIssue19(t *testing.T) {
 				t.Errorf("CONFIG GET = %v", got)
 			}
 			must(rdb.ConfigSet(ctx, "hash-max-ziplist-entries", "512").Err())
-			if err := rdb.Eval(ctx, "return 1", nil).Err(); err == nil {
-				t.Error("EVAL answered")
+			if n, err := rdb.Eval(ctx, "return 1", nil).Int(); err != nil || n != 1 {
+				t.Errorf("EVAL = %d %v", n, err)
 			}
 			if n, err := rdb.MemoryUsage(ctx, "s").Result(); err != nil || n <= 0 {
 				t.Errorf("MEMORY USAGE = %d %v", n, err)

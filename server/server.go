@@ -66,8 +66,9 @@ type Server struct {
 	// guarded by mu.
 	ps    pubsubState
 	blk   blockingState
-	pause pauseState   // CLIENT PAUSE (client_pause.go)
-	slow  slowlogState // SLOWLOG (slowlog.go)
+	pause pauseState    // CLIENT PAUSE (client_pause.go)
+	slow  slowlogState  // SLOWLOG (slowlog.go)
+	lua   *scriptEngine // EVAL and FCALL's Lua state (script.go), created on first use
 	// Every key's 24 clock bits record its last access, as in Redis
 	// (OBJECT IDLETIME, LRU eviction), or under an LFU policy its access
 	// frequency (OBJECT FREQ, LFU eviction); see Client.lookup.
