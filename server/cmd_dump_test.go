@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -83,7 +84,7 @@ func dumpCases() []dumpCase {
 	smem := [][]string{{"!sort", "SMEMBERS", "$K"}, {"SCARD", "$K"}}
 	zr := [][]string{{"ZRANGE", "$K", "0", "-1", "WITHSCORES"}, {"ZCARD", "$K"}}
 	xr := [][]string{{"XRANGE", "$K", "-", "+"}, {"XLEN", "$K"}, {"!nolag", "XINFO", "STREAM", "$K", "FULL"},
-		{"XINFO", "GROUPS", "$K"}, {"XPENDING", "$K", "g1"}, {"XPENDING", "$K", "g1", "-", "+", "100"}}
+		{"XINFO", "GROUPS", "$K"}, {"XPENDING", "$K", "g1"}}
 	return []dumpCase{
 		{name: "int-small", kind: "string", setup: [][]string{{"SET", "$K", "7"}}, read: [][]string{{"GET", "$K"}}, encoding: "int"},
 		{name: "int-neg16", kind: "string", setup: [][]string{{"SET", "$K", "-30000"}}, read: [][]string{{"GET", "$K"}}},
@@ -96,7 +97,7 @@ func dumpCases() []dumpCase {
 		{name: "long-digits", kind: "string", setup: [][]string{{"SET", "$K", rnd.String()}}, read: [][]string{{"GET", "$K"}}},
 		{name: "binary", kind: "string", setup: [][]string{{"SET", "$K", "\x00\xff\r\n\x01binary"}}, read: [][]string{{"GET", "$K"}}},
 		{name: "list-small", kind: "list", setup: [][]string{{"RPUSH", "$K", "a", "1", "-5", "300", "-70000", "9999999999", "", long[:100]}}, read: lrange},
-		{name: "list-big", kind: "list", setup: bulk([]string{"RPUSH", "$K"}, 3000, func(i int) []string { return []string{"element-" + strconv.Itoa(i)} }), read: lrange},
+		{name: "list-big", kind: "list", setup: bulk([]string{"RPUSH", "$K"}, 1200, func(i int) []string { return []string{"element-" + strconv.Itoa(i)} }), read: lrange},
 		{name: "list-long-elems", kind: "list", setup: bulk([]string{"RPUSH", "$K"}, 20, func(i int) []string { return []string{long + strconv.Itoa(i)} }), read: lrange},
 		{name: "hash-small", kind: "hash", setup: [][]string{{"HSET", "$K", "f1", "v1", "n", "12", "neg", "-4000", "e", ""}}, read: hget, encoding: "listpack"},
 		{name: "hash-big", kind: "hash", setup: bulk([]string{"HSET", "$K"}, 1000, func(i int) []string { return []string{"field" + strconv.Itoa(i), strconv.Itoa(i * 3)} }), read: hget, encoding: "hashtable"},
@@ -106,7 +107,9 @@ func dumpCases() []dumpCase {
 		{name: "set-strings", kind: "set", setup: [][]string{{"SADD", "$K", "a", "b", "1"}}, read: smem, encoding: "hashtable"},
 		{name: "set-big-ints", kind: "set", setup: bulk([]string{"SADD", "$K"}, 600, func(i int) []string { return []string{strconv.Itoa(i)} }), read: smem, encoding: "hashtable"},
 		{name: "zset-small", kind: "zset", setup: [][]string{{"ZADD", "$K", "1", "a", "2.5", "b", "-3", "c", "1e100", "d", "inf", "e", "-inf", "f", "0.1", "g"}}, read: zr, encoding: "listpack"},
-		{name: "zset-big", kind: "zset", setup: bulk([]string{"ZADD", "$K"}, 500, func(i int) []string { return []string{strconv.FormatFloat(float64(i)/7, 'g', -1, 64), "m" + strconv.Itoa(i)} }), read: zr, encoding: "skiplist"},
+		{name: "zset-big", kind: "zset", setup: bulk([]string{"ZADD", "$K"}, 500, func(i int) []string {
+			return []string{strconv.FormatFloat(float64(i)/7, 'g', -1, 64), "m" + strconv.Itoa(i)}
+		}), read: zr, encoding: "skiplist"},
 		{name: "zset-long-member", kind: "zset", setup: [][]string{{"ZADD", "$K", "1", long, "2", "x"}}, read: zr, encoding: "skiplist"},
 		{name: "stream-empty-groups", kind: "stream", setup: [][]string{{"XADD", "$K", "1-1", "a", "1"}, {"XDEL", "$K", "1-1"}, {"XGROUP", "CREATE", "$K", "g1", "0"}}, read: xr},
 		{name: "stream", kind: "stream", setup: append(append(
@@ -277,7 +280,7 @@ func TestDumpRestoreGoldens(t *testing.T) {
 		}
 		for i, cmd := range g.reads {
 			a, marker := expandKey(cmd, "k")
-			if got := renderDumpRead(c.do(a...), marker); got != g.replies[i] {
+			if got := goldenReply(renderDumpRead(c.do(a...), marker)); got != g.replies[i] {
 				t.Errorf("%s: %q:\n got  %s\n want %s", f, a, got, g.replies[i])
 			}
 		}
@@ -287,6 +290,14 @@ func TestDumpRestoreGoldens(t *testing.T) {
 			}
 		}
 	}
+}
+
+// goldenReply keeps a long reply as its SHA-256, so the goldens stay small.
+func goldenReply(r string) string {
+	if len(r) <= 200 {
+		return r
+	}
+	return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(r)))
 }
 
 type dumpGolden struct {
@@ -378,7 +389,7 @@ func TestDumpRecordGoldens(t *testing.T) {
 				q = append(q, strconv.Quote(s))
 			}
 			fmt.Fprintf(&b, "read %s\n", strings.Join(q, "\t"))
-			fmt.Fprintf(&b, "reply %s\n", strconv.Quote(renderDumpRead(peer.do(a...), marker)))
+			fmt.Fprintf(&b, "reply %s\n", strconv.Quote(goldenReply(renderDumpRead(peer.do(a...), marker))))
 		}
 		if err := os.WriteFile(filepath.Join(dir, tc.name+".hex"), []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)

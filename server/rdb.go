@@ -87,7 +87,9 @@ var crcTable = crc64.MakeTable(0x95ac9329ac4bc9b5)
 func redisCRC64(p []byte) uint64 { return ^crc64.Update(^uint64(0), crcTable, p) }
 
 // verifyDumpPayload is cluster.c's: a version we know and a good CRC. It
-// returns the object part.
+// returns what the loader reads: the whole payload, as Redis's loader
+// reads from the whole buffer (an object whose last string runs into the
+// trailer loads there too).
 func verifyDumpPayload(p []byte) ([]byte, bool) {
 	if len(p) < 10 {
 		return nil, false
@@ -99,7 +101,7 @@ func verifyDumpPayload(p []byte) ([]byte, bool) {
 	if redisCRC64(p[:len(p)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
 		return nil, false
 	}
-	return p[:len(p)-10], true
+	return p, true
 }
 
 // ---- writing ----
