@@ -147,12 +147,6 @@ func unquoteRendered(s string) (string, error) {
 // (testdata/fuzz/FuzzRestorePayload) is redis-server's DUMPs of every type
 // and encoding plus old-format payloads; it replays in plain go test.
 func FuzzRestorePayload(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "dump", "*.hex"))
-	for _, file := range files {
-		if g := readDumpGoldenFile(file); len(g) > 10 && len(g) < 4096 {
-			f.Add(g[:len(g)-10])
-		}
-	}
 	lim := DefaultTuning()
 	f.Fuzz(func(t *testing.T, obj []byte) {
 		payload := withTrailer(obj, rdbVersion)
@@ -181,20 +175,32 @@ func FuzzRestorePayload(f *testing.F) {
 	})
 }
 
-// readDumpGoldenFile returns a golden's payload (nil if unreadable), for
-// seeding the fuzzer without a *testing.T.
-func readDumpGoldenFile(path string) []byte {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
+// TestWriteFuzzSeeds writes FuzzRestorePayload's seed corpus
+// (testdata/fuzz/FuzzRestorePayload) from the redis-server goldens and
+// the old encodings, when run with DPULAB_DUMP_RECORD=1.
+func TestWriteFuzzSeeds(t *testing.T) {
+	if os.Getenv("DPULAB_DUMP_RECORD") != "1" {
+		t.Skip("set DPULAB_DUMP_RECORD=1 to rewrite the seed corpus")
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if hexs, ok := strings.CutPrefix(line, "payload "); ok {
-			var b []byte
-			if _, err := fmt.Sscanf(hexs, "%x", &b); err == nil {
-				return b
-			}
+	dir := filepath.Join("testdata", "fuzz", "FuzzRestorePayload")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, payload []byte) {
+		obj := payload[:len(payload)-10]
+		data := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", obj)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return nil
+	files, _ := filepath.Glob(filepath.Join("testdata", "dump", "*.hex"))
+	for _, f := range files {
+		g := readDumpGolden(t, f)
+		if len(g.payload) < 4096 {
+			write("redis-"+strings.TrimSuffix(filepath.Base(f), ".hex"), g.payload)
+		}
+	}
+	for _, p := range oldPayloads() {
+		write("old-"+p.name, p.payload)
+	}
 }
