@@ -2,8 +2,17 @@ package server
 
 // DUMP and RESTORE move one value between servers in Redis 7.0's RDB
 // serialization (rdb.go), so a value DUMPed by redis-server restores
-// here and ours restores there. Registered in cmd_keys.go with the other
-// generic key commands.
+// here and ours restores there. They are registered in cmd_keys.go with
+// the other generic key commands; RESTORE-ASKING, what MIGRATE sends to
+// a cluster node importing the slot, is RESTORE outside a cluster.
+
+func init() { registerGroup(registerDumpCommands) }
+
+func registerDumpCommands(t *commandTable) {
+	t.add(&command{Name: "restore-asking", Fn: cmdRestore, Arity: -4, Flags: flagWrite | flagDenyOOM | flagAsking,
+		FirstKey: 1, LastKey: 1, Group: "server",
+		Summary: "An internal command for migrating keys in a cluster", Since: "3.0.0"})
+}
 
 const (
 	errBusyKey       = "BUSYKEY Target key name already exists."
