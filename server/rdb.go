@@ -6,6 +6,7 @@ import (
 	"hash/crc64"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/dpulab/dpulab/server/resp"
 )
@@ -72,9 +73,14 @@ const (
 	rdbEncLZF   = 3
 )
 
-// maxRestoreString bounds one decompressed string (proto-max-bulk-len's
-// default): a small LZF payload cannot ask for more.
-const maxRestoreString = 512 << 20
+// maxRestoreInflate bounds what the LZF strings of one payload may
+// decompress to, together (proto-max-bulk-len's default): a small payload
+// cannot ask for more. One back reference of 3 bytes yields at most 264,
+// so a string's claimed size is also checked against its compressed one.
+const (
+	maxRestoreInflate = 512 << 20
+	lzfMaxRatio       = 88
+)
 
 var errBadData = errors.New("ERR Bad data format")
 
@@ -821,103 +827,149 @@ func lzfDecompress(in []byte, ulen int) ([]byte, error) {
 	return out, nil
 }
 
-// lzfCompress compresses in into LZF's format (what lzf_d.c decodes),
-// or returns nil when that does not save at least 4 bytes, as Redis's
-// rdbSaveLzfStringObject requires. A greedy matcher over a hash of the
-// next three bytes, as lzf_c.c, with a zeroed table.
+// lzfState is lzf_c.c's hash table of positions (plus one; 0 is empty),
+// pooled, with the slots a call set so the next call clears only those.
+type lzfState struct {
+	htab    [1 << lzfHLog]int32
+	touched []uint16
+}
+
+const lzfHLog = 16 // Redis's lzfP.h HLOG
+
+var lzfStates = sync.Pool{New: func() any { return new(lzfState) }}
+
+// lzfCompress is lzf_c.c's lzf_compress as Redis builds it (HLOG 16,
+// VERY_FAST), with out_len len(in)-4 as rdbSaveLzfStringObject passes
+// it: nil when the result would not fit (not worth compressing). Redis
+// leaves its table uninitialised; ours starts empty, which is what a
+// fresh redis-server does, so the bytes usually match redis-server's.
 func lzfCompress(in []byte) []byte {
 	const (
-		hlog   = 14
+		maxLit = 1 << 5
 		maxOff = 1 << 13
 		maxRef = (1 << 8) + (1 << 3)
-		maxLit = 1 << 5
 	)
-	if len(in) <= 4 {
+	inLen := len(in)
+	if inLen <= 4 {
 		return nil
 	}
-	limit := len(in) - 4
-	out := make([]byte, 0, limit)
-	var htab [1 << hlog]int32
-	hash := func(p int) int {
-		v := uint32(in[p])<<16 | uint32(in[p+1])<<8 | uint32(in[p+2])
-		return int((v * 2654435761) >> (32 - hlog))
-	}
-	litStart := len(out)
-	out = append(out, 0) // literal run length placeholder
-	lit := 0
-	flushLit := func() {
-		if lit == 0 {
-			out = out[:len(out)-1]
-		} else {
-			out[litStart] = byte(lit - 1)
+	outLen := inLen - 4
+	st := lzfStates.Get().(*lzfState)
+	defer func() {
+		for _, i := range st.touched {
+			st.htab[i] = 0
 		}
+		st.touched = st.touched[:0]
+		lzfStates.Put(st)
+	}()
+	set := func(h uint32, pos int) {
+		i := uint16(((h >> (3*8 - lzfHLog)) - h*5) & (1<<lzfHLog - 1))
+		st.htab[i] = int32(pos + 1)
+		st.touched = append(st.touched, i)
 	}
-	ip := 0
-	for ip+2 < len(in) {
-		h := hash(ip)
-		ref := int(htab[h]) - 1
-		htab[h] = int32(ip + 1)
-		if ref >= 0 && ip-ref-1 < maxOff && in[ref] == in[ip] && in[ref+1] == in[ip+1] && in[ref+2] == in[ip+2] {
-			off := ip - ref - 1
-			l := 3
-			maxl := min(len(in)-ip, maxRef)
-			for l < maxl && in[ref+l] == in[ip+l] {
-				l++
+	out := make([]byte, outLen+8)
+	ip, op, lit := 0, 1, 0 // op 1: start a literal run
+	hval := uint32(in[0])<<8 | uint32(in[1])
+	for ip < inLen-2 {
+		hval = hval<<8 | uint32(in[ip+2])
+		slot := uint16(((hval >> (3*8 - lzfHLog)) - hval*5) & (1<<lzfHLog - 1))
+		ref := int(st.htab[slot]) - 1
+		st.htab[slot] = int32(ip + 1)
+		st.touched = append(st.touched, slot)
+		off := ip - ref - 1
+		if ref > 0 && off < maxOff && ip+4 < inLen &&
+			in[ref] == in[ip] && in[ref+1] == in[ip+1] && in[ref+2] == in[ip+2] {
+			l := 2
+			maxlen := min(inLen-ip-l, maxRef)
+			out[op-lit-1] = byte(lit - 1) // stop the run
+			if lit == 0 {
+				op-- // undo an empty run
 			}
-			flushLit()
-			l -= 2
-			if l < 7 {
-				out = append(out, byte(off>>8)|byte(l<<5))
-			} else {
-				out = append(out, byte(off>>8)|7<<5, byte(l-7))
-			}
-			out = append(out, byte(off))
-			ip += l + 2
-			litStart = len(out)
-			out = append(out, 0)
-			lit = 0
-			if len(out) > limit {
+			if op+3+1 >= outLen {
 				return nil
 			}
+			all := maxlen > 16
+			for k := 0; all && k < 16; k++ {
+				l++
+				all = in[ref+l] == in[ip+l]
+			}
+			if all || maxlen <= 16 {
+				for {
+					l++
+					if !(l < maxlen && in[ref+l] == in[ip+l]) {
+						break
+					}
+				}
+			}
+			l -= 2 // the length minus one
+			ip++
+			if l < 7 {
+				out[op] = byte(off>>8) + byte(l<<5)
+				op++
+			} else {
+				out[op] = byte(off>>8) + 7<<5
+				out[op+1] = byte(l - 7)
+				op += 2
+			}
+			out[op] = byte(off)
+			op++
+			lit = 0
+			op++ // start a run
+			ip += l + 1
+			if ip >= inLen-2 {
+				break
+			}
+			ip -= 2
+			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
+			hval = hval<<8 | uint32(in[ip+2])
+			set(hval, ip)
+			ip++
+			hval = hval<<8 | uint32(in[ip+2])
+			set(hval, ip)
+			ip++
 			continue
 		}
-		out = append(out, in[ip])
-		ip++
-		lit++
-		if lit == maxLit {
-			out[litStart] = maxLit - 1
-			litStart = len(out)
-			out = append(out, 0)
-			lit = 0
-		}
-		if len(out) > limit {
+		if op >= outLen {
 			return nil
 		}
-	}
-	for ip < len(in) {
-		out = append(out, in[ip])
-		ip++
+		out[op] = in[ip]
 		lit++
+		op++
+		ip++
 		if lit == maxLit {
-			out[litStart] = maxLit - 1
-			litStart = len(out)
-			out = append(out, 0)
+			out[op-lit-1] = byte(lit - 1)
 			lit = 0
+			op++
 		}
 	}
-	flushLit()
-	if len(out) > limit || len(out) == 0 {
+	if op+3 > outLen {
 		return nil
 	}
-	return out
+	for ip < inLen {
+		out[op] = in[ip]
+		lit++
+		op++
+		ip++
+		if lit == maxLit {
+			out[op-lit-1] = byte(lit - 1)
+			lit = 0
+			op++
+		}
+	}
+	out[op-lit-1] = byte(lit - 1)
+	if lit == 0 {
+		op--
+	}
+	return out[:op]
 }
 
 // ---- reading ----
 
 // rdbReader reads RDB encodings from b; every read is bounded by b.
 type rdbReader struct {
-	b   []byte
-	off int
+	b        []byte
+	off      int
+	inflated int // bytes LZF strings decompressed to so far
 }
 
 func (r *rdbReader) left() int { return len(r.b) - r.off }
@@ -1036,10 +1088,10 @@ func (r *rdbReader) str() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		// A back reference yields at most 264 bytes from 2 or 3.
-		if clen > uint64(r.left()) || ulen > maxRestoreString || ulen > clen*132+64 {
+		if clen > uint64(r.left()) || ulen > uint64(maxRestoreInflate-r.inflated) || ulen > clen*lzfMaxRatio+64 {
 			return nil, errBadData
 		}
+		r.inflated += int(ulen)
 		c, _ := r.read(int(clen))
 		return lzfDecompress(c, int(ulen))
 	}
