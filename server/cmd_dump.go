@@ -104,13 +104,15 @@ func cmdRestore(c *Client, args [][]byte) {
 	}
 	if exists {
 		c.db.remove(string(key), old)
-		c.srv.stats.dirty++
 	}
 	if ttl != 0 && !absTTL {
 		ttl += c.now
 	}
 	if ttl != 0 && ttl <= c.now {
 		// Already expired: nothing is created (the old value is gone).
+		if exists {
+			c.srv.stats.dirty++
+		}
 		c.writeOK()
 		return
 	}
