@@ -207,31 +207,19 @@ func dumpPayload(e entry) []byte {
 	return w.b
 }
 
-// dumpList writes a quicklist of listpack nodes, split where Redis's
-// _quicklistNodeAllowInsert splits an RPUSHed list at fill -2.
+// dumpList writes a quicklist of listpack nodes, split where Redis 7.0
+// splits an RPUSHed list at list-max-listpack-size -2 (8 KB nodes).
 func dumpList(w *rdbWriter, l *List) {
 	w.byte(rdbTypeListQuicklist2)
 	var nodes [][]byte
 	var lp lpBuilder
 	for i := 0; i < l.n; i++ {
 		v := l.buf[l.slot(i)]
-		if lp.n > 0 {
-			overhead := 1
-			if len(v) >= 254 {
-				overhead = 5
-			}
-			switch {
-			case len(v) < 64:
-				overhead++
-			case len(v) < 16384:
-				overhead += 2
-			default:
-				overhead += 5
-			}
-			if len(lp.b)+1+len(v)+overhead > quicklistSizeLimit {
-				nodes = append(nodes, lp.finish())
-				lp = lpBuilder{}
-			}
+		// quicklistNodeExceedsLimit: the node's bytes (with its end
+		// byte) plus the element plus SIZE_ESTIMATE_OVERHEAD.
+		if lp.n > 0 && len(lp.b)+1+len(v)+8 > quicklistSizeLimit {
+			nodes = append(nodes, lp.finish())
+			lp = lpBuilder{}
 		}
 		lp.appendString(stringView(v))
 	}
@@ -838,8 +826,9 @@ const lzfHLog = 16 // Redis's lzfP.h HLOG
 
 var lzfStates = sync.Pool{New: func() any { return new(lzfState) }}
 
-// lzfCompress is lzf_c.c's lzf_compress as Redis builds it (HLOG 16,
-// VERY_FAST), with out_len len(in)-4 as rdbSaveLzfStringObject passes
+// lzfCompress is lzf_c.c's lzf_compress (liblzf 3.6, as Redis 7.0 ships
+// it: HLOG 16, VERY_FAST; later Redis versions added a check that no
+// match starts in the last 4 bytes), with out_len len(in)-4 as rdbSaveLzfStringObject passes
 // it: nil when the result would not fit (not worth compressing). Redis
 // leaves its table uninitialised; ours starts empty, which is what a
 // fresh redis-server does, so the bytes usually match redis-server's.
@@ -877,17 +866,19 @@ func lzfCompress(in []byte) []byte {
 		st.htab[slot] = int32(ip + 1)
 		st.touched = append(st.touched, slot)
 		off := ip - ref - 1
-		if ref > 0 && off < maxOff && ip+4 < inLen &&
+		if ref > 0 && off < maxOff &&
 			in[ref] == in[ip] && in[ref+1] == in[ip+1] && in[ref+2] == in[ip+2] {
 			l := 2
 			maxlen := min(inLen-ip-l, maxRef)
-			out[op-lit-1] = byte(lit - 1) // stop the run
+			empty := 0
 			if lit == 0 {
-				op-- // undo an empty run
+				empty = 1
 			}
-			if op+3+1 >= outLen {
+			if op-empty+3+1 >= outLen {
 				return nil
 			}
+			out[op-lit-1] = byte(lit - 1) // stop the run
+			op -= empty                   // undo an empty run
 			all := maxlen > 16
 			for k := 0; all && k < 16; k++ {
 				l++
