@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -202,5 +204,61 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 	for _, p := range oldPayloads() {
 		write("old-"+p.name, p.payload)
+	}
+}
+
+// TestRestoreMutations runs the loader over 20000 deterministic mutations
+// of the seed corpus (bytes changed, dropped and repeated), as
+// FuzzRestorePayload does without the fuzzing engine: nothing may panic,
+// and what loads must DUMP to a payload that loads.
+func TestRestoreMutations(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzRestorePayload", "*"))
+	var seeds [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body, _ := strings.Cut(string(data), "\n")
+		s := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(body), "[]byte("), ")")
+		b, err := strconv.Unquote(s)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		seeds = append(seeds, []byte(b))
+	}
+	if len(seeds) == 0 {
+		t.Fatal("no seed corpus")
+	}
+	lim := DefaultTuning()
+	r := rand.New(rand.NewPCG(29, 1))
+	for n := 0; n < 20000; n++ {
+		in := append([]byte(nil), seeds[r.IntN(len(seeds))]...)
+		for k := r.IntN(6) + 1; k > 0 && len(in) > 1; k-- {
+			switch i := r.IntN(len(in)); r.IntN(4) {
+			case 0:
+				in[i] = byte(r.IntN(256))
+			case 1:
+				in = append(in[:i], in[i+1:]...)
+			case 2:
+				j := i + r.IntN(len(in)-i)
+				in = append(in[:j], append(append([]byte(nil), in[i:j]...), in[j:]...)...)
+			case 3:
+				in[i] = []byte{0, 0x80, 0x81, 0xff, 0x7f, 0x3f, 0xc3, 0xf0}[r.IntN(8)]
+			}
+		}
+		k, str, v, err := loadPayload(withTrailer(in, rdbVersion), &lim)
+		if err != nil {
+			continue
+		}
+		var e entry
+		if k == kindString {
+			e = stringEntry(str, 0)
+		} else {
+			e = objectEntry(&objBox{o: v}, k, 0)
+		}
+		if _, _, _, err := loadPayload(dumpPayload(e), &lim); err != nil {
+			t.Fatalf("a loaded %v does not load again after DUMP: %q", k, in)
+		}
 	}
 }
