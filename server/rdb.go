@@ -19,12 +19,12 @@ import (
 // before it.
 //
 // What we write is what redis-server 7.0 writes for the same value where
-// our encoding is Redis's (strings with their int encodings, listpack
-// hashes and sorted sets, intsets, quicklists of listpacks split as a
-// list-max-listpack-size -2 quicklist splits them), except that our LZF
-// compressor is our own (Redis's output is not reproducible: its hash
-// table starts uninitialised), so compressed strings differ in bytes but
-// not in what they load to. We read everything 7.0 writes and the older
+// our encoding is Redis's (strings with their int encodings and LZF,
+// listpack hashes and sorted sets, intsets, quicklists of listpacks split
+// as a list-max-listpack-size -2 quicklist splits them), byte for byte:
+// our LZF is a port of Redis's liblzf (lzfCompress). Hashtable-encoded
+// hashes and sets come out in another order, and a stream in our node
+// layout, without its deleted entries. We read everything 7.0 writes and the older
 // types it still loads (ziplist-based lists, hashes and sorted sets,
 // quicklists of ziplists, plain lists, ZSET with text scores, streams
 // without the 7.0 fields); not zipmaps and not modules.
