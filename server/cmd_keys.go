@@ -486,13 +486,3 @@ func touchSwapped(d, other *db) {
 		}
 	}
 }
-
-// DUMP and RESTORE exchange values in Redis's RDB serialization (with its
-// version and CRC64 trailer). Producing and accepting that format for
-// every type and encoding is a project of its own, and a payload of our
-// own making would not restore into Redis, which is what DUMP is for: both
-// are refused with a clear error instead.
-const errNoDump = "ERR DUMP/RESTORE are not supported by dpulab's server (it does not implement Redis's RDB serialization format); copy values with COPY, MIGRATE-free tools or the type's own commands"
-
-func cmdDump(c *Client, args [][]byte)    { c.writeError(errNoDump) }
-func cmdRestore(c *Client, args [][]byte) { c.writeError(errNoDump) }

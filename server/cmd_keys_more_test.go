@@ -5,17 +5,6 @@ import (
 	"testing"
 )
 
-func TestDumpRestoreRefused(t *testing.T) {
-	c, _ := newTestServer(t)
-	c.do("SET", "k", "v")
-	for _, args := range [][]string{{"DUMP", "k"}, {"RESTORE", "k2", "0", "payload"}} {
-		got := c.do(args...)
-		if !strings.HasPrefix(got, "(error) ERR DUMP/RESTORE are not supported") {
-			t.Errorf("%q: %s, want the clear refusal", args, got)
-		}
-	}
-}
-
 // TestSwapDBWatchAndSelection: a client keeps its database number across
 // SWAPDB and sees the other data; WATCH of a key that existed on either
 // side fails the transaction, as Redis's touchAllWatchedKeysInDb does.

@@ -65,7 +65,7 @@ var usages = map[string]string{
 	"copy":  "source destination [DB destination-db] [REPLACE]", "move": "key db", "swapdb": "index1 index2",
 	"sort":    "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC] [ALPHA] [STORE destination]",
 	"sort_ro": "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC] [ALPHA]",
-	"dump":    "key", "restore": "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+	"dump":    "key", "restore": "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]", "restore-asking": "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
 	"lpos":  "key element [RANK rank] [COUNT num-matches] [MAXLEN len]",
 	"lmove": "source destination LEFT|RIGHT LEFT|RIGHT", "rpoplpush": "source destination",
 	"lmpop":      "numkeys key [key ...] LEFT|RIGHT [COUNT count]",

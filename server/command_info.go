@@ -25,7 +25,7 @@ var groupCategory = map[string]string{
 // extraCategories are categories Redis gives commands beyond their
 // group's.
 var extraCategories = map[string]string{
-	"dbsize": "keyspace", "flushall": "keyspace dangerous", "swapdb": "dangerous", "restore": "dangerous", "flushdb": "keyspace dangerous",
+	"dbsize": "keyspace", "flushall": "keyspace dangerous", "swapdb": "dangerous", "restore": "dangerous", "restore-asking": "keyspace dangerous", "flushdb": "keyspace dangerous",
 	"info": "dangerous", "keys": "dangerous", "lastsave": "admin dangerous",
 	"command": "connection", "command|count": "connection", "command|docs": "connection",
 	"command|getkeys": "connection", "command|help": "connection", "command|info": "connection",
@@ -450,6 +450,7 @@ var keySpecFlags = map[string]string{
 	"dump":                  "RO access",
 	"move":                  "RW access update",
 	"restore":               "OW update",
+	"restore-asking":        "OW update",
 	"del":                   "RM delete",
 	"exists":                "RO",
 	"watch":                 "RO",

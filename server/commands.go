@@ -28,6 +28,7 @@ const (
 	flagAllowBusy                      // allowed while a script is busy
 	flagNoMulti                        // not inside MULTI
 	flagBlocking                       // may block the client (BLPOP, XREAD BLOCK)
+	flagAsking                         // runs on an importing slot in a cluster (RESTORE-ASKING)
 )
 
 // flagNames are the flags' names in the order Redis lists them.
@@ -37,7 +38,7 @@ var flagNames = []struct {
 }{
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
 	{flagAdmin, "admin"}, {flagPubSub, "pubsub"}, {flagNoScript, "noscript"}, {flagBlocking, "blocking"},
-	{flagLoading, "loading"}, {flagStale, "stale"}, {flagFast, "fast"},
+	{flagLoading, "loading"}, {flagStale, "stale"}, {flagAsking, "asking"}, {flagFast, "fast"},
 	{flagNoAuth, "no_auth"}, {flagNoMulti, "no_multi"}, {flagAllowBusy, "allow_busy"},
 }
 
