@@ -539,154 +539,17 @@ func cmdFunctionHelp(c *Client, args [][]byte) {
 const rdbOpFunction2 = 245
 
 // cmdFunctionDump writes every library as RDB_OPCODE_FUNCTION2 and its
-// code as an RDB string (uncompressed: Redis compresses strings LZF may
-// shrink, so payloads of long libraries differ from Redis's in bytes, not
-// in meaning), then the RDB version and the CRC64.
+// code as an RDB string (LZF-compressed when that saves, as Redis's
+// rdbSaveRawString does: rdb.go), then the RDB version and the CRC64.
 func cmdFunctionDump(c *Client, args [][]byte) {
-	var p []byte
+	var w rdbWriter
 	if e := c.srv.lua; e != nil {
 		for _, l := range e.sortedLibs() {
-			p = append(p, rdbOpFunction2)
-			p = rdbAppendLen(p, uint64(len(l.code)))
-			p = append(p, l.code...)
+			w.byte(rdbOpFunction2)
+			w.str([]byte(l.code))
 		}
 	}
-	p = append(p, rdbVersion, 0)
-	crc := crc64Jones(p)
-	for i := 0; i < 8; i++ {
-		p = append(p, byte(crc>>(8*i)))
-	}
-	c.writeBulk(p)
-}
-
-// rdbAppendLen appends an RDB length.
-func rdbAppendLen(p []byte, n uint64) []byte {
-	switch {
-	case n < 1<<6:
-		return append(p, byte(n))
-	case n < 1<<14:
-		return append(p, 0x40|byte(n>>8), byte(n))
-	case n <= 0xffffffff:
-		return append(p, 0x80, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
-	return append(p, 0x81, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-}
-
-// rdbReadLen reads an RDB length at p[*pos]; enc reports a special
-// encoding (11xxxxxx) with its type in n.
-func rdbReadLen(p []byte, pos *int) (n uint64, enc, ok bool) {
-	if *pos >= len(p) {
-		return 0, false, false
-	}
-	b := p[*pos]
-	*pos++
-	switch b >> 6 {
-	case 0:
-		return uint64(b & 0x3f), false, true
-	case 1:
-		if *pos >= len(p) {
-			return 0, false, false
-		}
-		n = uint64(b&0x3f)<<8 | uint64(p[*pos])
-		*pos++
-		return n, false, true
-	case 3:
-		return uint64(b & 0x3f), true, true
-	}
-	size := 4
-	if b == 0x81 {
-		size = 8
-	} else if b != 0x80 {
-		return 0, false, false
-	}
-	if *pos+size > len(p) {
-		return 0, false, false
-	}
-	for _, x := range p[*pos : *pos+size] {
-		n = n<<8 | uint64(x)
-	}
-	*pos += size
-	return n, false, true
-}
-
-// rdbReadString reads an RDB string: raw, integer-encoded or LZF.
-func rdbReadString(p []byte, pos *int) ([]byte, bool) {
-	n, enc, ok := rdbReadLen(p, pos)
-	if !ok {
-		return nil, false
-	}
-	if !enc {
-		if n > uint64(len(p)-*pos) {
-			return nil, false
-		}
-		s := p[*pos : *pos+int(n)]
-		*pos += int(n)
-		return s, true
-	}
-	switch n {
-	case 0, 1, 2:
-		size := 1 << n
-		if *pos+size > len(p) {
-			return nil, false
-		}
-		var v int64
-		for i := size - 1; i >= 0; i-- {
-			v = v<<8 | int64(p[*pos+i])
-		}
-		v = v << (64 - 8*size) >> (64 - 8*size)
-		*pos += size
-		return []byte(itoa(v)), true
-	case 3:
-		clen, _, ok1 := rdbReadLen(p, pos)
-		ulen, _, ok2 := rdbReadLen(p, pos)
-		if !ok1 || !ok2 || clen > uint64(len(p)-*pos) || ulen > 512<<20 {
-			return nil, false
-		}
-		out, ok := lzfDecompress(p[*pos:*pos+int(clen)], int(ulen))
-		*pos += int(clen)
-		return out, ok
-	}
-	return nil, false
-}
-
-// lzfDecompress is liblzf's lzf_decompress; ok only when the output is
-// exactly ulen bytes.
-func lzfDecompress(in []byte, ulen int) ([]byte, bool) {
-	out := make([]byte, 0, ulen)
-	for i := 0; i < len(in); {
-		ctrl := int(in[i])
-		i++
-		if ctrl < 32 {
-			n := ctrl + 1
-			if i+n > len(in) || len(out)+n > ulen {
-				return nil, false
-			}
-			out = append(out, in[i:i+n]...)
-			i += n
-			continue
-		}
-		n := ctrl >> 5
-		if n == 7 {
-			if i >= len(in) {
-				return nil, false
-			}
-			n += int(in[i])
-			i++
-		}
-		if i >= len(in) {
-			return nil, false
-		}
-		ref := len(out) - (ctrl&0x1f)<<8 - int(in[i]) - 1
-		i++
-		n += 2
-		if ref < 0 || len(out)+n > ulen {
-			return nil, false
-		}
-		for k := 0; k < n; k++ {
-			out = append(out, out[ref+k])
-		}
-	}
-	return out, len(out) == ulen
+	c.writeBulk(dumpTrailer(w.b))
 }
 
 func cmdFunctionRestore(c *Client, args [][]byte) {
@@ -707,22 +570,21 @@ func cmdFunctionRestore(c *Client, args [][]byte) {
 			return
 		}
 	}
-	p := args[2]
-	if len(p) < 10 || p[len(p)-10] > rdbVersion || p[len(p)-9] != 0 || crc64Jones(p[:len(p)-8]) != leUint64(p[len(p)-8:]) {
+	p, ok := verifyDumpPayload(args[2])
+	if !ok {
 		c.writeError("ERR DUMP payload version or checksum are wrong")
 		return
 	}
 	e := c.srv.scripting()
-	body := p[:len(p)-10]
+	r := rdbReader{b: p[:len(p)-10]}
 	var libs []*luaLibrary
-	for pos := 0; pos < len(body); {
-		if body[pos] != rdbOpFunction2 {
+	for r.left() > 0 {
+		if op, _ := r.byte(); op != rdbOpFunction2 {
 			c.writeError("ERR given type is not a function")
 			return
 		}
-		pos++
-		code, ok := rdbReadString(body, &pos)
-		if !ok {
+		code, err := r.str()
+		if err != nil {
 			c.writeError("ERR payload is not a valid functions dump")
 			return
 		}

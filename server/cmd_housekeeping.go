@@ -78,36 +78,6 @@ func flushMode(c *Client, args [][]byte, errMsg string) bool {
 	return false
 }
 
-// rdbVersion is the RDB format version of Redis 7.0, which FUNCTION DUMP
-// payloads carry.
-const rdbVersion = 10
-
-// crc64Jones is Redis's crc64 (Jones polynomial, reflected, no initial
-// or final inversion, unlike hash/crc64), which ends DUMP payloads.
-func crc64Jones(b []byte) uint64 {
-	const poly = 0x95ac9329ac4bc9b5 // 0xad93d23594c935a9 reflected
-	var crc uint64
-	for _, x := range b {
-		crc ^= uint64(x)
-		for i := 0; i < 8; i++ {
-			if crc&1 != 0 {
-				crc = crc>>1 ^ poly
-			} else {
-				crc >>= 1
-			}
-		}
-	}
-	return crc
-}
-
-func leUint64(b []byte) uint64 {
-	var v uint64
-	for i := 7; i >= 0; i-- {
-		v = v<<8 | uint64(b[i])
-	}
-	return v
-}
-
 // LATENCY: dpulab's server does not sample latency events (Redis's
 // latency monitor), so every event list is empty.
 

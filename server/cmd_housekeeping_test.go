@@ -28,14 +28,6 @@ func TestInfoReplication(t *testing.T) {
 	}
 }
 
-func TestCRC64JonesMatchesRedis(t *testing.T) {
-	// Redis's own test vector (src/crc64.c): crc64(0, "123456789") ==
-	// 0xe9c6d914c4b8d9ca.
-	if got := crc64Jones([]byte("123456789")); got != 0xe9c6d914c4b8d9ca {
-		t.Fatalf("crc64Jones(123456789) = %#x, want 0xe9c6d914c4b8d9ca", got)
-	}
-}
-
 // TestRefusedClearly: what dpulab's server does not do is refused with an
 // error that says so and what to use instead, and the connection carries
 // on.

@@ -84,6 +84,10 @@ const (
 
 var errBadData = errors.New("ERR Bad data format")
 
+// rdbVersion is the RDB format version of Redis 7.0, which DUMP and
+// FUNCTION DUMP payloads carry.
+const rdbVersion = 10
+
 // crcTable is the Jones polynomial (0xad93d23594c935a9) in the reflected
 // form Go's crc64 takes.
 var crcTable = crc64.MakeTable(0x95ac9329ac4bc9b5)
@@ -202,9 +206,14 @@ func dumpPayload(e entry) []byte {
 	case kindStream:
 		dumpStream(w, e.box().o.(*Stream))
 	}
-	w.b = binary.LittleEndian.AppendUint16(w.b, rdbVersion)
-	w.b = binary.LittleEndian.AppendUint64(w.b, redisCRC64(w.b))
-	return w.b
+	return dumpTrailer(w.b)
+}
+
+// dumpTrailer appends a DUMP payload's trailer to b: the RDB version and
+// the CRC64 of everything before it (DUMP's and FUNCTION DUMP's).
+func dumpTrailer(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint16(b, rdbVersion)
+	return binary.LittleEndian.AppendUint64(b, redisCRC64(b))
 }
 
 // dumpList writes a quicklist of listpack nodes, split where Redis 7.0
