@@ -232,6 +232,12 @@ func geoLatDistance(lat1d, lat2d float64) float64 {
 // redis-server 7.0.15 has it: along the meridian when the longitudes'
 // sine is exactly zero).
 func geoDistance(lon1d, lat1d, lon2d, lat2d float64) float64 {
+	return geoDistanceCos(lon1d, lat1d, lon2d, lat2d, math.NaN(), math.NaN())
+}
+
+// geoDistanceCos is geoDistance given the cosines of the latitudes in
+// radians when known (NaN: not known), which a search reuses.
+func geoDistanceCos(lon1d, lat1d, lon2d, lat2d, cos1, cos2 float64) float64 {
 	lon1r := geoDegRad(lon1d)
 	lon2r := geoDegRad(lon2d)
 	v := crSin((lon2r - lon1r) / 2)
@@ -241,7 +247,13 @@ func geoDistance(lon1d, lat1d, lon2d, lat2d float64) float64 {
 	lat1r := geoDegRad(lat1d)
 	lat2r := geoDegRad(lat2d)
 	u := crSin((lat2r - lat1r) / 2)
-	a := float64(u*u) + float64(float64(crCos(lat1r)*crCos(lat2r))*v)*v
+	if cos1 != cos1 {
+		cos1 = crCos(lat1r)
+	}
+	if cos2 != cos2 {
+		cos2 = crCos(lat2r)
+	}
+	a := float64(u*u) + float64(float64(cos1*cos2)*v)*v
 	return 2.0 * geoEarthRadius * crAsin(math.Sqrt(a))
 }
 
@@ -255,23 +267,25 @@ type geoShape struct {
 	width, height float64
 	conversion    float64
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
+	cosLat        float64    // cos of the center's latitude in radians
 }
 
 // within is geoWithinShape: whether the point is in the shape, and its
 // distance from the center in meters.
 func (s *geoShape) within(lon, lat float64) (float64, bool) {
 	if !s.box {
-		d := geoDistance(s.lon, s.lat, lon, lat)
+		d := geoDistanceCos(s.lon, s.lat, lon, lat, s.cosLat, math.NaN())
 		return d, d <= s.radius*s.conversion
 	}
 	// Latitude first, the cheaper test (geohashGetDistanceIfInRectangle).
 	if geoLatDistance(lat, s.lat) > s.height*s.conversion/2 {
 		return 0, false
 	}
-	if geoDistance(lon, lat, s.lon, lat) > s.width*s.conversion/2 {
+	c := crCos(geoDegRad(lat))
+	if geoDistanceCos(lon, lat, s.lon, lat, c, c) > s.width*s.conversion/2 {
 		return 0, false
 	}
-	return geoDistance(s.lon, s.lat, lon, lat), true
+	return geoDistanceCos(s.lon, s.lat, lon, lat, s.cosLat, c), true
 }
 
 // boundingBox is geohashBoundingBox.
@@ -383,6 +397,7 @@ type geoPoint struct {
 // them when limit > 0 (COUNT ... ANY).
 func geoSearch(z *ZSet, s *geoShape, limit int) []geoPoint {
 	hash, nb := geoAreas(s)
+	s.cosLat = crCos(geoDegRad(s.lat))
 	boxes := [9]geoHashBits{hash, nb.north, nb.south, nb.east, nb.west, nb.northEast, nb.northWest, nb.southEast, nb.southWest}
 	var out []geoPoint
 	last := -1
@@ -466,15 +481,6 @@ func ddMul(x, y dd) dd {
 	return ddFast(p, e)
 }
 
-// ddDivF divides by a small integer-valued f.
-func ddDivF(x dd, f float64) dd {
-	q1 := x.hi / f
-	p := q1 * f
-	pe := math.FMA(q1, f, -p)
-	r := ((x.hi - p) - pe + x.lo) / f
-	return ddFast(q1, r)
-}
-
 // π/2 as three doubles.
 const (
 	ddPio2a = 1.5707963267948966
@@ -482,34 +488,30 @@ const (
 	ddPio2c = -1.4973849048591698e-33
 )
 
-// ddSinCosReduced returns sin and cos of r (|r| <= about pi/4) by their
-// Taylor series.
-func ddSinCosReduced(r dd) (s, c dd) {
+// ddSinReduced and ddCosReduced are sin and cos of r (|r| <= about pi/4)
+// to about 2^-70 relative, ample to round correctly: the leading terms of
+// their series in double-double, the small rest in double.
+func ddSinReduced(r dd) dd {
+	x2 := r.hi * r.hi
+	t := -1.0/5040 + x2*(1.0/362880+x2*(-1.0/39916800+x2*(1.0/6227020800+x2*(-1.0/1307674368000+x2*(1.0/355687428096000)))))
 	r2 := ddMul(r, r)
-	s, term := r, r
-	for n := 1; n < 40; n++ {
-		term = ddDivF(ddMul(term, r2), float64((2*n)*(2*n+1)))
-		term = dd{-term.hi, -term.lo}
-		s = ddAdd(s, term)
-		if math.Abs(term.hi) < 1e-36*math.Abs(s.hi) {
-			break
-		}
-	}
-	c, term = dd{1, 0}, dd{1, 0}
-	for n := 1; n < 40; n++ {
-		term = ddDivF(ddMul(term, r2), float64((2*n-1)*(2*n)))
-		term = dd{-term.hi, -term.lo}
-		c = ddAdd(c, term)
-		if math.Abs(term.hi) < 1e-36 {
-			break
-		}
-	}
-	return s, c
+	in := ddAdd(dd{0.008333333333333333, 1.1564823173178714e-19}, ddMul(r2, dd{t, 0}))
+	in = ddAdd(dd{-0.16666666666666666, -9.25185853854297e-18}, ddMul(r2, in))
+	return ddAdd(r, ddMul(ddMul(r, r2), in))
 }
 
-// ddSinCos returns sin(x) and cos(x) in double-double, for |x| up to a
-// few multiples of pi (all the geo math needs).
-func ddSinCos(x float64) (s, c dd) {
+func ddCosReduced(r dd) dd {
+	x2 := r.hi * r.hi
+	t := 1.0/40320 + x2*(-1.0/3628800+x2*(1.0/479001600+x2*(-1.0/87178291200+x2*(1.0/20922789888000))))
+	r2 := ddMul(r, r)
+	in := ddAdd(dd{-0.001388888888888889, 5.300543954373577e-20}, ddMul(r2, dd{t, 0}))
+	in = ddAdd(dd{0.041666666666666664, 2.3129646346357427e-18}, ddMul(r2, in))
+	in = ddAdd(dd{-0.5, 0}, ddMul(r2, in))
+	return ddAdd(dd{1, 0}, ddMul(r2, in))
+}
+
+// ddReduce returns x - k*pi/2 in double-double and k mod 4.
+func ddReduce(x float64) (dd, int) {
 	k := math.Round(x / ddPio2a)
 	r := dd{x, 0}
 	if k != 0 {
@@ -517,34 +519,73 @@ func ddSinCos(x float64) (s, c dd) {
 		r = ddAdd(r, ddTwoSum(-k*ddPio2b, -math.FMA(k, ddPio2b, -k*ddPio2b)))
 		r = ddAdd(r, dd{-k * ddPio2c, 0})
 	}
-	sr, cr := ddSinCosReduced(r)
-	switch int(k) & 3 {
+	return r, int(k) & 3
+}
+
+func ddNeg(x dd) dd { return dd{-x.hi, -x.lo} }
+
+// ddSin and ddCos are sin and cos in double-double for |x| up to a few
+// multiples of pi (all the geo math needs).
+func ddSin(x float64) dd {
+	r, q := ddReduce(x)
+	switch q {
 	case 0:
-		return sr, cr
+		return ddSinReduced(r)
 	case 1:
-		return cr, dd{-sr.hi, -sr.lo}
+		return ddCosReduced(r)
 	case 2:
-		return dd{-sr.hi, -sr.lo}, dd{-cr.hi, -cr.lo}
+		return ddNeg(ddSinReduced(r))
 	default:
-		return dd{-cr.hi, -cr.lo}, sr
+		return ddNeg(ddCosReduced(r))
 	}
 }
 
-// crSin and crCos are sin and cos correctly rounded; outside the range the
-// geo math uses they are Go's.
+func ddCos(x float64) dd {
+	r, q := ddReduce(x)
+	switch q {
+	case 0:
+		return ddCosReduced(r)
+	case 1:
+		return ddNeg(ddSinReduced(r))
+	case 2:
+		return ddNeg(ddCosReduced(r))
+	default:
+		return ddSinReduced(r)
+	}
+}
+
+// crSin is sin as glibc 2.36 computes it on x86-64 with FMA below 0.126
+// (its polynomial and fused multiply-adds, read from libm: the sines of
+// half the angles between points less than about 1600 km apart), and
+// correctly rounded above; outside the range the geo math uses it is Go's.
 func crSin(x float64) float64 {
-	if !(math.Abs(x) < 64) {
-		return math.Sin(x)
+	ax := math.Abs(x)
+	switch {
+	case ax < 0x1p-26:
+		return x
+	case ax < 0.126:
+		x2 := x * x
+		p := -2.5022014848318398e-08
+		p = math.FMA(x2, p, 2.755729806860771e-06)
+		p = math.FMA(x2, p, -0.00019841269834414642)
+		p = math.FMA(x2, p, 0.008333333333332329)
+		p = math.FMA(x2, p, -0.16666666666666666)
+		p = x * p
+		return x + float64(x2*p)
+	case ax < 64:
+		s := ddSin(x)
+		return s.hi + s.lo
 	}
-	s, _ := ddSinCos(x)
-	return s.hi + s.lo
+	return math.Sin(x)
 }
 
+// crCos is cos correctly rounded (glibc's is within 0.51 ulp, so nearly
+// always the same); outside the range the geo math uses it is Go's.
 func crCos(x float64) float64 {
 	if !(math.Abs(x) < 64) {
 		return math.Cos(x)
 	}
-	_, c := ddSinCos(x)
+	c := ddCos(x)
 	return c.hi + c.lo
 }
 
@@ -570,7 +611,7 @@ func crAsin(x float64) float64 {
 	if !(math.Abs(x) < 1) || x == 0 {
 		return y
 	}
-	s, c := ddSinCos(y)
-	f := ddAdd(s, dd{-x, 0})
+	f := ddAdd(ddSin(y), dd{-x, 0})
+	c := ddCos(y)
 	return y - (f.hi+f.lo)/(c.hi+c.lo)
 }
