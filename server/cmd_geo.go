@@ -530,10 +530,14 @@ func geoRadiusGeneric(c *Client, args [][]byte, srcIdx, flags int) {
 	if count != 0 && int64(returned) > count {
 		returned = int(count)
 	}
-	switch sortDir {
-	case 1:
+	// glibc's qsort, which Redis calls to sort everything, is a stable
+	// merge sort; for fewer than all it calls its own pqsort.
+	switch {
+	case sortDir != 0 && returned < len(pts):
+		geoPartialSort(pts, sortDir < 0, 0, returned-1)
+	case sortDir == 1:
 		sort.SliceStable(pts, func(i, j int) bool { return pts[i].dist < pts[j].dist })
-	case -1:
+	case sortDir == -1:
 		sort.SliceStable(pts, func(i, j int) bool { return pts[i].dist > pts[j].dist })
 	}
 	pts = pts[:returned]

@@ -615,3 +615,134 @@ func crAsin(x float64) float64 {
 	c := ddCos(y)
 	return y - (f.hi+f.lo)/(c.hi+c.lo)
 }
+
+// geoPartialSort orders the points by distance (descending when desc) as
+// far as positions lo..hi need, as Redis's pqsort (NetBSD's quicksort
+// that skips the partitions outside the range) does for COUNT: points at
+// equal distances then come in redis-server's order, which a stable sort
+// would not give.
+func geoPartialSort(a []geoPoint, desc bool, lo, hi int) {
+	cmp := func(i, j int) int {
+		x, y := a[i].dist, a[j].dist
+		r := 0
+		if x > y {
+			r = 1
+		} else if x < y {
+			r = -1
+		}
+		if desc {
+			r = -r
+		}
+		return r
+	}
+	swap := func(i, j int) { a[i], a[j] = a[j], a[i] }
+	vecswap := func(i, j, n int) {
+		for k := 0; k < n; k++ {
+			swap(i+k, j+k)
+		}
+	}
+	med3 := func(x, y, z int) int {
+		if cmp(x, y) < 0 {
+			if cmp(y, z) < 0 {
+				return y
+			} else if cmp(x, z) < 0 {
+				return z
+			}
+			return x
+		}
+		if cmp(y, z) > 0 {
+			return y
+		} else if cmp(x, z) < 0 {
+			return x
+		}
+		return z
+	}
+	insertion := func(base, n int) {
+		for m := base + 1; m < base+n; m++ {
+			for l := m; l > base && cmp(l-1, l) > 0; l-- {
+				swap(l, l-1)
+			}
+		}
+	}
+	// outside reports whether the partition base..base+n-1 misses lo..hi.
+	outside := func(base, n int) bool {
+		return lo < base && hi < base || lo >= base+n && hi >= base+n
+	}
+	var sortRange func(base, n int)
+	sortRange = func(base, n int) {
+		for {
+			if n < 7 {
+				insertion(base, n)
+				return
+			}
+			pm := base + n/2
+			if n > 7 {
+				pl, pn := base, base+n-1
+				if n > 40 {
+					d := n / 8
+					pl = med3(pl, pl+d, pl+2*d)
+					pm = med3(pm-d, pm, pm+d)
+					pn = med3(pn-2*d, pn-d, pn)
+				}
+				pm = med3(pl, pm, pn)
+			}
+			swap(base, pm)
+			swapped := false
+			pa, pb := base+1, base+1
+			pc, pd := base+n-1, base+n-1
+			for {
+				for pb <= pc {
+					r := cmp(pb, base)
+					if r > 0 {
+						break
+					}
+					if r == 0 {
+						swapped = true
+						swap(pa, pb)
+						pa++
+					}
+					pb++
+				}
+				for pb <= pc {
+					r := cmp(pc, base)
+					if r < 0 {
+						break
+					}
+					if r == 0 {
+						swapped = true
+						swap(pc, pd)
+						pd--
+					}
+					pc--
+				}
+				if pb > pc {
+					break
+				}
+				swap(pb, pc)
+				swapped = true
+				pb++
+				pc--
+			}
+			if !swapped {
+				insertion(base, n)
+				return
+			}
+			pn := base + n
+			r := min(pa-base, pb-pa)
+			vecswap(base, pb-r, r)
+			r = min(pd-pc, pn-pd-1)
+			vecswap(pb, pn-r, r)
+			if r = pb - pa; r > 1 && !outside(base, r) {
+				sortRange(base, r)
+			}
+			if r = pd - pc; r > 1 {
+				base, n = pn-r, r
+				if !outside(base, n) {
+					continue
+				}
+			}
+			return
+		}
+	}
+	sortRange(0, len(a))
+}
