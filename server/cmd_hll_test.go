@@ -176,3 +176,19 @@ func TestHLLValuesMoveBetweenServers(t *testing.T) {
 		}
 	}
 }
+
+// TestHLLUnpack checks the unrolled decoder against the register reader.
+func TestHLLUnpack(t *testing.T) {
+	r := make([]byte, hllDenseSize-hllHdrSize)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < hllRegisters; i++ {
+		hllDenseSetReg(r, i, uint8(rnd.IntN(64)))
+	}
+	var regs [hllRegisters]uint8
+	hllUnpack(r, &regs)
+	for i, v := range regs {
+		if w := hllDenseGet(r, i); v != w {
+			t.Fatalf("register %d: unpacked %d, read %d", i, v, w)
+		}
+	}
+}

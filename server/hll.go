@@ -153,6 +153,31 @@ func hllDenseSetReg(r []byte, i int, v uint8) {
 	}
 }
 
+// hllUnpack decodes all dense registers, 16 from every 12 bytes.
+func hllUnpack(r []byte, regs *[hllRegisters]uint8) {
+	_ = r[hllRegisters*hllBits/8-1]
+	for j := 0; j < hllRegisters/16; j++ {
+		b := r[j*12 : j*12+12 : j*12+12]
+		o := regs[j*16 : j*16+16 : j*16+16]
+		o[0] = b[0] & 63
+		o[1] = (b[0]>>6 | b[1]<<2) & 63
+		o[2] = (b[1]>>4 | b[2]<<4) & 63
+		o[3] = b[2] >> 2 & 63
+		o[4] = b[3] & 63
+		o[5] = (b[3]>>6 | b[4]<<2) & 63
+		o[6] = (b[4]>>4 | b[5]<<4) & 63
+		o[7] = b[5] >> 2 & 63
+		o[8] = b[6] & 63
+		o[9] = (b[6]>>6 | b[7]<<2) & 63
+		o[10] = (b[7]>>4 | b[8]<<4) & 63
+		o[11] = b[8] >> 2 & 63
+		o[12] = b[9] & 63
+		o[13] = (b[9]>>6 | b[10]<<2) & 63
+		o[14] = (b[10]>>4 | b[11]<<4) & 63
+		o[15] = b[11] >> 2 & 63
+	}
+}
+
 // hllDenseSet raises register i to count; it reports whether it changed.
 func hllDenseSet(r []byte, i int, count uint8) bool {
 	if count > hllDenseGet(r, i) {
@@ -389,9 +414,10 @@ func hllAdd(h, ele []byte, maxBytes int) ([]byte, int) {
 // sparse value.
 func hllMerge(max *[hllRegisters]uint8, h []byte) bool {
 	if h[4] == hllDense {
-		r := h[hllHdrSize:]
-		for i := range max {
-			if v := hllDenseGet(r, i); v > max[i] {
+		var regs [hllRegisters]uint8
+		hllUnpack(h[hllHdrSize:], &regs)
+		for i, v := range regs {
+			if v > max[i] {
 				max[i] = v
 			}
 		}
@@ -427,9 +453,10 @@ func hllMerge(max *[hllRegisters]uint8, h []byte) bool {
 // value that does not cover exactly every register.
 func hllHisto(h []byte, histo *[64]int) (invalid bool) {
 	if h[4] == hllDense {
-		r := h[hllHdrSize:]
-		for i := 0; i < hllRegisters; i++ {
-			histo[hllDenseGet(r, i)]++
+		var regs [hllRegisters]uint8
+		hllUnpack(h[hllHdrSize:], &regs)
+		for _, v := range regs {
+			histo[v]++
 		}
 		return false
 	}
