@@ -191,4 +191,12 @@
 // total (maxmemory, INFO) current, so nothing else is needed. Never keep a
 // value beyond the command. Expired keys are invisible to getObject and
 // getString (lazy expiry) and removed in the background (active expiry).
+//
+// Two groups live inside other kinds, in Redis's own formats so that values
+// and replies match redis-server's bit for bit: a GEO set is a sorted set
+// whose scores are 52-bit geohashes (geo.go ports geohash.c and
+// geohash_helper.c, with glibc's rounding of the trigonometry;
+// cmd_geo.go), and a HyperLogLog is a string in Redis's HYLL sparse or
+// dense encoding (hll.go, cmd_hll.go), edited in place like SETBIT's
+// strings and stored anew when it grows or turns dense.
 package server
