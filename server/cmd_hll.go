@@ -69,9 +69,10 @@ func cmdPFAdd(c *Client, args [][]byte) {
 		updated++
 	}
 	corrupt := false
+	sparseMax := c.srv.hllSparseMaxBytes()
 	for _, ele := range args[2:] {
 		var r int
-		h, r = hllAdd(h, ele, hllSparseMaxBytes)
+		h, r = hllAdd(h, ele, sparseMax)
 		if r < 0 {
 			corrupt = true
 			break
@@ -180,7 +181,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 		if h[4] == hllDense {
 			hllDenseSet(h[hllHdrSize:], i, v)
 		} else {
-			h, _ = hllSparseSet(h, i, v, hllSparseMaxBytes)
+			h, _ = hllSparseSet(h, i, v, c.srv.hllSparseMaxBytes())
 		}
 	}
 	hllInvalidateCache(h)
@@ -293,4 +294,10 @@ func cmdPFSelfTest(c *Client, args [][]byte) {
 		}
 	}
 	c.writeOK()
+}
+
+// hllSparseMaxBytes is hll-sparse-max-bytes as set now (CONFIG SET, the
+// config file): a sparse value that would grow past it becomes dense.
+func (s *Server) hllSparseMaxBytes() int {
+	return int(min(s.cfg.paramInt("hll-sparse-max-bytes"), 1<<30))
 }

@@ -295,6 +295,7 @@ var params70 = []param70{
 // others are validated, kept and reported only.
 var honouredParams = []string{
 	"tracking-table-max-keys",                               // tracking.go
+	"hll-sparse-max-bytes",                                  // cmd_hll.go
 	"latency-tracking", "latency-tracking-info-percentiles", // latency.go
 }
 

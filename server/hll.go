@@ -36,8 +36,8 @@ const (
 	hllSparseZeroMaxLen  = 64
 	hllSparseXZeroMaxLen = 16384
 
-	// hllSparseMaxBytes is hll-sparse-max-bytes's default: a sparse value
-	// that would grow past it becomes dense.
+	// hllSparseMaxBytes is hll-sparse-max-bytes's default (PFSELFTEST's
+	// value; PFADD and PFMERGE use the configured one).
 	hllSparseMaxBytes = 3000
 
 	hllAlphaInf = 0.721347520444481703680 // 0.5/ln(2)
