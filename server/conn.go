@@ -420,8 +420,17 @@ func (s *Server) chargeTime(batch []int, ncmds int, start time.Time) {
 }
 
 // exec runs one command with the server lock held and returns its
-// statistics id (-1 when it was rejected before running).
-func (c *Client) exec(args [][]byte) int {
+// statistics id (-1 when it was rejected before running). A panic in the
+// command is contained (contain.go): the client is answered and closed,
+// the lock stays held for the caller.
+func (c *Client) exec(args [][]byte) (id int) {
+	outStart := len(c.out)
+	defer func() {
+		if v := recover(); v != nil {
+			c.contain(args, v, outStart)
+			id = -1
+		}
+	}()
 	s := c.srv
 	s.stats.totalCommands++
 	cmd := s.cmds.lookup(args[0])

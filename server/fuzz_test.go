@@ -176,8 +176,14 @@ func fuzzRun(t *testing.T, c *Client, args []string) []byte {
 	if c.asyncQueued {
 		c.takeAsync()
 	}
+	p := s.panics
 	s.mu.Unlock()
 	watchdog.Stop()
+	// Containment (contain.go) keeps the server up; for the fuzzer a
+	// contained panic is still a failure.
+	if p.count > 0 {
+		t.Fatalf("%q: panic in %s: %v\n%s", args, p.lastCmd, p.last, p.stack)
+	}
 	return c.out[start:]
 }
 

@@ -34,6 +34,7 @@ type Server struct {
 	sysRoot string
 	dbs     []*db
 	stats   stats
+	panics  panicState // contained command panics (contain.go)
 
 	logw   io.Writer
 	logMu  sync.Mutex
