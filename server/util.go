@@ -31,4 +31,3 @@ func lowerByte(c byte) byte {
 	}
 	return c
 }
-
