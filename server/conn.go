@@ -439,7 +439,9 @@ func (c *Client) exec(args [][]byte) (id int) {
 		c.writeError(unknownCommand(args))
 		return -1
 	}
-	if cmd.Subcommands != nil {
+	// A container runs itself when called bare if it has a function
+	// (COMMAND: every command's COMMAND INFO); others need a subcommand.
+	if cmd.Subcommands != nil && (len(args) >= 2 || cmd.Fn == nil) {
 		parent := cmd
 		if len(args) < 2 {
 			s.stats.cmd[parent.id].rejected++
