@@ -92,6 +92,18 @@
 // in the backlog (Server.shed), and the accept loop waits rather than
 // spins. Instances in one process each fit themselves to the whole limit.
 //
+// # Stopping
+//
+// SIGTERM (the context Serve runs under), SHUTDOWN and Shutdown close the
+// listeners and clients; Serve then waits for the event loop and the
+// connection goroutines at most shutdownGrace (shutdown.go): a command
+// running meanwhile holds Server.mu and cannot be interrupted, so, as
+// Redis may exit mid-command on a shutdown signal, Serve does the normal
+// cleanup (pid file, Unix socket, log) and returns without it. Work a
+// client can ask for is bounded so that no command runs forever: glob
+// patterns (glob.go) are matched in O(pattern x string) with Redis's
+// nesting limit.
+//
 // # When a command panics
 //
 // No panic should be reachable from the network: commands validate every
