@@ -114,6 +114,10 @@ var fuzzDict = []string{
 	"notify-keyspace-events", "slowlog-log-slower-than", "list-max-listpack-size", "save",
 	// odd bytes
 	"", " ", "\x00", "\xff\xfe", "\r\n", strings.Repeat("a", 300),
+	// command names, for COMMAND INFO/DOCS/GETKEYS (appended: the corpus
+	// refers to the entries above by index)
+	"get", "set", "zunionstore", "zinter", "sintercard", "lmpop", "blmpop", "zmpop", "eval", "sort",
+	"xread", "xreadgroup", "migrate", "georadius", "object|encoding", "client|kill", "config",
 }
 
 func fuzzDictIndex(s string) int {
