@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -178,6 +179,11 @@ func cmdSelect(c *Client, args [][]byte) {
 	n, ok := parseInt(args[1])
 	if !ok {
 		c.writeError(errNotInt)
+		return
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		// Redis reads the index as a C int (getIntFromObjectOrReply).
+		c.writeError("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
 	if n < 0 || n >= int64(len(c.srv.dbs)) {

@@ -59,6 +59,10 @@ func cmdDebug(c *Client, args [][]byte) {
 		c.writeError(errDebugRefused)
 		return
 	}
+	if equalFold(args[1], "sleep") && len(args) == 3 {
+		debugSleep(c, args) // shutdown.go
+		return
+	}
 	c.writeError("ERR DEBUG " + strings.ToUpper(truncate(args[1], 128)) + " is not supported by dpulab's server (no DEBUG subcommand is implemented)")
 }
 

@@ -228,11 +228,13 @@ func parseMPop(c *Client, args [][]byte, i int, where func(*Client, []byte) (boo
 	if !ok {
 		return nil, false, 0, false
 	}
-	whereIdx := int64(i) + numKeys + 1
-	if whereIdx >= int64(len(args)) {
+	// numkeys must leave room for WHERE; compared without adding, as
+	// i+numkeys+1 overflows for a count near 2^63.
+	if numKeys >= int64(len(args)-i-1) {
 		c.writeError(errSyntax)
 		return nil, false, 0, false
 	}
+	whereIdx := int64(i) + numKeys + 1
 	if dir, ok = where(c, args[whereIdx]); !ok {
 		return nil, false, 0, false
 	}

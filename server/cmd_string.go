@@ -411,7 +411,9 @@ func cmdSetRange(c *Client, args [][]byte) {
 		c.writeInt(int64(len(v)))
 		return
 	}
-	if off+int64(len(val)) > c.maxString() {
+	// Compared without adding: off+len(val) overflows for an offset near
+	// 2^63.
+	if off > c.maxString()-int64(len(val)) {
 		c.writeError(errStringLimit)
 		return
 	}

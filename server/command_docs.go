@@ -341,7 +341,7 @@ func (c *Client) writeDocArgs(args []docArg, keys *keyArgs) {
 		}
 		if len(flags) > 0 {
 			c.writeBulkString("flags")
-			c.writeArray(len(flags))
+			c.writeSet(len(flags)) // a set, as Redis: ~2 in RESP3
 			for _, f := range flags {
 				c.writeSimple(f)
 			}

@@ -432,8 +432,17 @@ func (s *Server) chargeTime(batch []int, ncmds int, start time.Time) {
 }
 
 // exec runs one command with the server lock held and returns its
-// statistics id (-1 when it was rejected before running).
-func (c *Client) exec(args [][]byte) int {
+// statistics id (-1 when it was rejected before running). A panic in the
+// command is contained (contain.go): the client is answered and closed,
+// the lock stays held for the caller.
+func (c *Client) exec(args [][]byte) (id int) {
+	outStart := len(c.out)
+	defer func() {
+		if v := recover(); v != nil {
+			c.contain(args, v, outStart)
+			id = -1
+		}
+	}()
 	s := c.srv
 	s.stats.totalCommands++
 	cmd := s.cmds.lookup(args[0])
@@ -442,7 +451,9 @@ func (c *Client) exec(args [][]byte) int {
 		c.writeError(unknownCommand(args))
 		return -1
 	}
-	if cmd.Subcommands != nil {
+	// A container runs itself when called bare if it has a function
+	// (COMMAND: every command's COMMAND INFO); others need a subcommand.
+	if cmd.Subcommands != nil && (len(args) >= 2 || cmd.Fn == nil) {
 		parent := cmd
 		if len(args) < 2 {
 			s.stats.cmd[parent.id].rejected++

@@ -119,6 +119,50 @@
 // in the backlog (Server.shed), and the accept loop waits rather than
 // spins. Instances in one process each fit themselves to the whole limit.
 //
+// # Stopping
+//
+// SIGTERM (the context Serve runs under), SHUTDOWN and Shutdown close the
+// listeners and clients; Serve then waits for the event loop and the
+// connection goroutines at most shutdownGrace (shutdown.go): a command
+// running meanwhile holds Server.mu and cannot be interrupted, so, as
+// Redis may exit mid-command on a shutdown signal, Serve does the normal
+// cleanup (pid file, Unix socket, log) and returns without it. Work a
+// client can ask for is bounded so that no command runs forever: glob
+// patterns (glob.go) are matched in O(pattern x string) with Redis's
+// nesting limit.
+//
+// # When a command panics
+//
+// No panic should be reachable from the network: commands validate every
+// argument and check integers for overflow before using them, and
+// FuzzCommands (fuzz_test.go) runs the whole table with hostile arguments.
+// As defence in depth, exec recovers a panic of the command it runs
+// (contain.go): the partial reply is dropped, the client gets "ERR
+// internal error in NAME" and is closed, the stack is logged once per
+// command name a minute, INFO errorstats counts errorstat_INTERNAL, and
+// every other client carries on. The recover runs inside exec, so
+// Server.mu stays held and the connection path releases it as usual; the
+// client's per-command state (cur, multi, denyBlocking) is reset and the
+// memory of the keys it touched is recounted. A Go runtime fatal error
+// (stack exhaustion, concurrent map writes) cannot be recovered, which is
+// one more reason recursion is bounded (glob.go).
+//
+// What a recovered panic can leave behind is a write half done. Commands
+// that change several things in sequence can: MSET/MSETNX (keys set one
+// by one), LMOVE/RPOPLPUSH/BLMOVE and SMOVE (removed from the source
+// before added to the destination), RENAME/COPY/MOVE, the *STORE
+// commands (destination replaced after the result is computed), BITFIELD
+// with several SET/INCRBY, EXEC (the commands before the panicking one
+// have run, as they would in Redis if it crashed after them), and serving
+// a blocked client (the element is popped before the reply is
+// delivered). Containment does not undo them; it keeps the server alive
+// and the keyspace consistent per key (each container is valid after
+// every single change). What keeps a key whole is the rule every command
+// follows: parse and validate all arguments, and compute what can fail,
+// before the first change (Redis's own order: ZADD parses every score,
+// BITFIELD every operation, SET every option before touching the key),
+// so a panic in parsing, the likely kind, changes nothing.
+//
 // # Adding a command group
 //
 // A group lives in cmd_<group>.go (tests in cmd_<group>_test.go) and

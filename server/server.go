@@ -34,6 +34,7 @@ type Server struct {
 	sysRoot string
 	dbs     []*db
 	stats   stats
+	panics  panicState // contained command panics (contain.go)
 
 	logw   io.Writer
 	logMu  sync.Mutex
@@ -316,7 +317,9 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	}
 	s.stop()
 	close(cronDone)
-	s.wg.Wait()
+	if !s.waitServed(shutdownGrace) {
+		s.logf('#', "A command is still running after %v: shutting down without waiting for it (shutdown.go).", shutdownGrace)
+	}
 	s.logf('#', "dpulab server is now ready to exit, bye bye...")
 	if s.closer != nil {
 		s.closer.Close()
