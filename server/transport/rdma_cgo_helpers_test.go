@@ -95,45 +95,6 @@ func cgoServer(t *testing.T, bin, host, mode, extra string) (tcp, rdmaEp transpo
 	}
 }
 
-// script runs cmds 16 deep over ep and returns the replies as text.
-func script(t *testing.T, ep transport.Endpoint, mode string, cmds [][]string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := transport.Dial(ctx, ep, rdmaOpts(mode))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(120 * time.Second))
-	rd := resp.NewReader(c)
-	var out []byte
-	for i := 0; i < len(cmds); i += 16 {
-		var req []byte
-		n := 0
-		for _, cmd := range cmds[i:min(i+16, len(cmds))] {
-			req = resp.AppendCommand(req, cmd...)
-			n++
-		}
-		// Written beside the reading: a server whose replies do not fit
-		// stops reading the pipeline's rest.
-		werr := make(chan error, 1)
-		go func() { _, err := c.Write(req); werr <- err }()
-		for range n {
-			v, err := rd.ReadReply()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, v.String()...)
-			out = append(out, '\n')
-		}
-		if err := <-werr; err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
 // benchRun runs `dpulab bench --json` against ep (queue pair qp, 16 deep)
 // and returns its start and summary.
 func benchRun(t *testing.T, bin string, ep transport.Endpoint, qp string, extra ...string) (*bench.Start, *bench.Summary) {

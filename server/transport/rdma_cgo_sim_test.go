@@ -4,12 +4,16 @@ package transport_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpulab/dpulab/server/rdma"
+	"github.com/dpulab/dpulab/server/resp"
+	"github.com/dpulab/dpulab/server/transport"
 )
 
 // These tests run `dpulab server` and `dpulab bench` of a rdma,rdmasim
@@ -91,4 +95,43 @@ func TestRDMACgoSimVersion(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "rdma (simulated; "+rdma.ProviderName+")") || !strings.Contains(string(out), "tcp") {
 		t.Errorf("dpulab version: %v\n%s", err, out)
 	}
+}
+
+// script runs cmds 16 deep over ep and returns the replies as text.
+func script(t *testing.T, ep transport.Endpoint, mode string, cmds [][]string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := transport.Dial(ctx, ep, rdmaOpts(mode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(120 * time.Second))
+	rd := resp.NewReader(c)
+	var out []byte
+	for i := 0; i < len(cmds); i += 16 {
+		var req []byte
+		n := 0
+		for _, cmd := range cmds[i:min(i+16, len(cmds))] {
+			req = resp.AppendCommand(req, cmd...)
+			n++
+		}
+		// Written beside the reading: a server whose replies do not fit
+		// stops reading the pipeline's rest.
+		werr := make(chan error, 1)
+		go func() { _, err := c.Write(req); werr <- err }()
+		for range n {
+			v, err := rd.ReadReply()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v.String()...)
+			out = append(out, '\n')
+		}
+		if err := <-werr; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
