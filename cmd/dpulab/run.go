@@ -107,7 +107,10 @@ func runLabSignals(ctx context.Context, id string, f runFlags, stdout, stderr io
 	it := &interrupter{exit: os.Exit}
 	errOut := newBestEffortWriter(stderr, it.outputGone)
 	it.notices = errOut
-	ctx, stop := it.watch(ctx)
+	// The interrupter handles SIGINT and SIGTERM itself, and cancels with
+	// the signal as the cause (results.json's interrupted_by): main's
+	// signal context, cancelled by the same signal, must not race it.
+	ctx, stop := it.watch(context.WithoutCancel(ctx))
 	err := runLab(ctx, id, f, newBestEffortWriter(stdout, it.outputGone), errOut)
 	stop()
 	if code, ok := it.exitCode(); ok {

@@ -11,10 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-
 	"github.com/dpulab/dpulab/internal/testpeer"
-	"github.com/dpulab/dpulab/tui/keymap"
 )
 
 // tuiLab deploys two servers and runs a long, light bench: the TUI is
@@ -54,12 +51,6 @@ steps:
     kind: cleanup
     run: "true"
 `
-
-func TestForceQuitKeyIsTheBinding(t *testing.T) {
-	if !key.Matches(forceQuitKey, keymap.DefaultKeyMap().ForceQuit) {
-		t.Fatalf("a signal is delivered as %q, which is not the ForceQuit binding %v", forceQuitKey, keymap.DefaultKeyMap().ForceQuit.Keys())
-	}
-}
 
 // tmuxPane runs one command in a tmux session on a private server socket.
 type tmuxPane struct {

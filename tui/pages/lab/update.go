@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -319,13 +320,32 @@ func (m *Model) finish() tea.Cmd {
 }
 
 // cleanup stops a running step and runs the lab's cleanup in the
-// background; then decides what follows.
+// background; then decides what follows. Quitting or leaving the lab
+// records how the run ended (Session.Leave: interrupted, by m.leaveBy)
+// unless it had already written its end.
 func (m *Model) cleanup(then AfterCleanup) tea.Cmd {
 	m.Abort()
 	m.busy = "cleaning up (stopping what the lab started)"
 	sess := m.sess
+	by := m.leaveBy
+	if by == "" {
+		by = "q in the TUI"
+		if then == ThenBack {
+			by = "leaving the lab in the TUI"
+		}
+	}
+	m.leaveBy = ""
 	return func() tea.Msg {
-		return CleanupDoneMsg{Err: sess.Cleanup(context.Background()), Then: then}
+		ctx := context.Background()
+		err := sess.Cleanup(ctx)
+		msg := CleanupDoneMsg{Then: then}
+		if then == ThenQuit || then == ThenBack {
+			dir, lerr := sess.Leave(ctx, by)
+			err = errors.Join(err, lerr)
+			msg.Dir = dir
+		}
+		msg.Err = err
+		return msg
 	}
 }
 
