@@ -189,4 +189,3 @@ func runProgram(app *tui.App) error {
 	}
 	return nil
 }
-
