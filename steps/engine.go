@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpulab/dpulab/steps/results"
 
+	"github.com/dpulab/dpulab/internal/suggest"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
@@ -119,9 +120,9 @@ type Engine struct {
 	// ranHere is set once a step other than cleanup ran in this process;
 	// finalized once Finish wrote the results and no step ran since.
 	ranHere, finalized bool
-	results         *results.Results
-	resDir          string
-	hosts           *hostPool
+	results            *results.Results
+	resDir             string
+	hosts              *hostPool
 	// prepared maps a host to its dpulab path once its working directory
 	// exists (and dpulab is uploaded there).
 	prepared map[string]string
@@ -695,7 +696,7 @@ func (e *Engine) preflight(resume int) error {
 			continue
 		}
 		if _, err := e.Plan(i); err != nil {
-			return fmt.Errorf("step %s (%s) cannot run with these variables, so nothing was run: %w", st.ID, st.Title, err)
+			return &VarError{Err: fmt.Errorf("step %s (%s) cannot run with these variables, so nothing was run: %w", st.ID, st.Title, err)}
 		}
 	}
 	return nil
@@ -866,7 +867,11 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 				names[i] = v.Name
 			}
 			sort.Strings(names)
-			errs = append(errs, fmt.Errorf("--set %s: lab %s has no variable %q (it has: %s)", k, lab.ID, k, strings.Join(names, ", ")))
+			hint := ""
+			if s := suggest.Closest(k, names); s != "" {
+				hint = fmt.Sprintf("did you mean %s? ", s)
+			}
+			errs = append(errs, fmt.Errorf("--set %s: lab %s has no variable %q (%sit has: %s)", k, lab.ID, k, hint, strings.Join(names, ", ")))
 			continue
 		}
 		if err := def.Check(val); err != nil {
@@ -875,8 +880,19 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 		}
 		out[k] = val
 	}
-	return out, errors.Join(errs...)
+	if len(errs) > 0 {
+		return out, &VarError{Err: errors.Join(errs...)}
+	}
+	return out, nil
 }
+
+// VarError is a variable override (--set, the TUI's form) the lab refuses:
+// an unknown name or a value its type or range does not take. The command
+// line reports it as a usage error (exit status 2).
+type VarError struct{ Err error }
+
+func (e *VarError) Error() string { return e.Err.Error() }
+func (e *VarError) Unwrap() error { return e.Err }
 
 // workdir is the lab's working directory on every host, stable across a
 // resumed run (it holds configs, sockets and server logs).

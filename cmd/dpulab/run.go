@@ -201,11 +201,22 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 	}
 	eng, err := steps.New(lab, opts)
 	if err != nil {
+		// A --set the lab refuses is a usage error (exit status 2), as
+		// --help and the README say; a lock held or a state file that
+		// cannot be read is not.
+		if ve := (*steps.VarError)(nil); errors.As(err, &ve) {
+			return usageError{err}
+		}
 		return err
 	}
 	if err := eng.Run(ctx); err != nil {
-		// The printer has said what failed (step, host, last lines).
-		return exitError{code: 1}
+		// The printer has said what failed (step, host, last lines). A
+		// value no step can be run with stops the run before anything
+		// ran: a bad --set (exit status 2).
+		if ve := (*steps.VarError)(nil); errors.As(err, &ve) {
+			return exitError{code: exitUsage}
+		}
+		return exitError{code: exitFailed}
 	}
 	return nil
 }

@@ -50,11 +50,11 @@ type htmlPage struct {
 	Status            string
 	StatusText        string
 	// Attempts say how a resumed run's earlier attempts ended.
-	Attempts []string
-	StatusClass       string
-	Kind              string
-	Conclusion        string
-	ConclusionClass   string
+	Attempts        []string
+	StatusClass     string
+	Kind            string
+	Conclusion      string
+	ConclusionClass string
 	// ConclusionKind tags the conclusion line with what its numbers are
 	// (MEASURED, REHEARSAL, EMULATION), so the line cannot be quoted
 	// without it.
@@ -84,14 +84,14 @@ type htmlBench struct {
 	Title, Step, Sweep, Client string
 	// Earlier says the bench was measured by an earlier attempt of a
 	// resumed run (Results.EarlierAttempt).
-	Earlier                    string
-	Variants                   []htmlVariant
-	Cols                       []string
-	Rows                       []htmlRow
-	CPUNote                    string
-	Failed                     []string
-	Charts                     []htmlChart
-	Refs                       []Reference
+	Earlier  string
+	Variants []htmlVariant
+	Cols     []string
+	Rows     []htmlRow
+	CPUNote  string
+	Failed   []string
+	Charts   []htmlChart
+	Refs     []Reference
 }
 
 type htmlVariant struct{ Label, Description, Hosts, Settings string }
