@@ -162,7 +162,7 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 		ResultsDir: f.results, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew,
 	}
 	if f.inventory != "" {
-		inv, err := loadInventory(f.inventory)
+		inv, err := loadInventory(f.inventory, labDirs(f.labDirs), lab)
 		if err != nil {
 			return usageError{err}
 		}

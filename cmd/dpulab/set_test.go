@@ -93,3 +93,37 @@ func TestBadSetIsUsageError(t *testing.T) {
 		})
 	}
 }
+
+// TestBadInventoryIsUsageError is `dpulab run` with an inventory holding
+// a field typo or a mistyped role: exit status 2 and the mistake in the
+// inventory's words, with the fix.
+func TestBadInventoryIsUsageError(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"field typo", "hosts:\n  - name: h1\n    adress: 10.0.0.1\n    roles: [client]\n", []string{"hosts.yaml:3: unknown field adress in host h1; did you mean address?"}},
+		{"role typo", "hosts:\n  - name: h1\n    address: local\n    roles: [locl]\n", []string{`hosts.yaml:2: host h1: unknown role "locl"; did you mean local?`, "the labs' roles:", "client"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := filepath.Join(t.TempDir(), "hosts.yaml")
+			if err := os.WriteFile(inv, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			root := newRootCmd()
+			var out, errOut bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&errOut)
+			root.SetArgs([]string{"run", "quickstart", "--dry-run", "--inventory", inv, "--state-dir", t.TempDir()})
+			code, msg := exitStatus(root.Execute())
+			if code != exitUsage {
+				t.Fatalf("exit status %d, want 2 (%s)", code, msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message lacks %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+}

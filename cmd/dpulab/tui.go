@@ -95,9 +95,9 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 	}
 	var inv *runner.Inventory
 	if f.inventory != "" {
-		i, err := runner.LoadInventory(f.inventory)
+		i, err := loadInventory(f.inventory, labDirs(f.labDirs))
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		inv = i
 	}
