@@ -98,8 +98,8 @@ type App struct {
 	errAt    time.Time
 	quitting bool
 	// stopBy is what began the quit (Ctrl+C, a signal), for Shutdown.
-	stopBy string
-	cleaned  bool
+	stopBy  string
+	cleaned bool
 }
 
 // New builds the app; Init opens the first page.
