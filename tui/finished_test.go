@@ -106,7 +106,7 @@ func TestFinishedLabOpensForReview(t *testing.T) {
 	press(tm, km.Enter)
 	s.waitFor(t, "Step 1/4")
 	press(tm, km.RunAll) // run all
-	s.waitFor(t, "results written to")
+	s.waitFor(t, "results written, report:")
 	press(tm, km.Compare) // back to the steps view (a lab without a bench has no compare)
 	press(tm, km.Back)
 	s.waitFor(t, "done · enter to review, R to start over")

@@ -40,10 +40,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.resDir = msg.Dir
 		m.cmp.SetResults(m.sess.Results(), m.tco)
-		if m.cmp.Results() != nil {
+		if r := m.cmp.Results(); r != nil && len(r.Benches) > 0 {
 			m.view = ViewCompare
 		}
-		m.status = "results written to " + msg.Dir + " · report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
+		// The path once, whole (the status line wraps it): the folder is
+		// the report's.
+		m.status = "results written, report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
 	case ShellDoneMsg:
 		cmds = append(cmds, m.shellDone(msg))
 	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
