@@ -92,9 +92,20 @@ func (m *Model) commands(i int) []steps.PlannedCommand {
 	return c
 }
 
+// taskHint stands in the commands pane of a task step, whose commands
+// are the answer, hidden until asked for.
+func (m *Model) taskHint() string {
+	km := m.KeyMap
+	return fmt.Sprintf("yours to do in a shell (%s) · %s shows how · %s does it for you",
+		km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)
+}
+
 // commandRows is how many lines step i's commands take wrapped to w
 // columns (as commandsView wraps them).
 func (m *Model) commandRows(i, w int) int {
+	if m.isTask(i) && m.keyHints() {
+		return strings.Count(ansi.Wrap(m.taskHint(), w, ""), "\n") + 1
+	}
 	n := 0
 	for _, c := range m.commands(i) {
 		l := cmp.Or(c.Host, "local") + " $ " + strings.ReplaceAll(c.Cmd, "\n", "⏎ ")
@@ -116,9 +127,10 @@ func (m *Model) commandsView(i, w, h int) string {
 	cmds := m.commands(i)
 	if m.isTask(i) && m.keyHints() {
 		// The answer stays hidden until asked for (show me).
-		km := m.KeyMap
-		return strings.Join(append(lines[:1:1], st.Muted.Render(ansi.Truncate(fmt.Sprintf("yours to do in a shell (%s) · %s shows how · %s does it for you",
-			km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key), w, "…"))), "\n")
+		for _, l := range strings.Split(ansi.Wrap(m.taskHint(), w, ""), "\n") {
+			lines = append(lines, st.Muted.Render(l))
+		}
+		return strings.Join(lines, "\n")
 	}
 	switch {
 	case m.planErr[i] != "":
