@@ -195,9 +195,9 @@ func (r *Results) Describe() string {
 	case RunKilled:
 		return "KILLED: the run never finished (its process ended without recording how: killed, crashed, or the machine went down); the numbers below are what it measured before"
 	case RunRunning:
-		if live, known := r.liveness(); known && live {
-			return "NOT FINISHED: the run is still going (this was written while it ran)"
-		}
+		// Written into report.md by the run itself, which cannot know
+		// whether it will be killed: a reader that finds its writer gone
+		// says KILLED instead (State), and so does `dpulab report`.
 		return "NOT FINISHED: the run was still going when this was written (or it was killed)"
 	}
 	return "unknown (written by a dpulab that did not record it)"
