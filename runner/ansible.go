@@ -291,7 +291,7 @@ func expandHostRange(name string) ([]string, error) {
 func parseAnsibleYAML(path string, b []byte) (*ansibleInv, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, yamlErr(path, err)
+		return nil, yamlErr(path, err, nil)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: want a mapping of group names", path)

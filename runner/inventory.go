@@ -48,6 +48,9 @@ type Inventory struct {
 	VCenter *VCenter `yaml:"vcenter" json:"vcenter,omitempty"`
 	// vcenterLine is the line of the vcenter key, for errors.
 	vcenterLine int
+	// ansible is set for an Ansible inventory: its groups are roles, but
+	// not ones a person typed for dpulab (CheckRoles leaves them be).
+	ansible bool
 	// Warnings list what an Ansible inventory held that could not be
 	// mapped (ansible_password, ansible_become, ...): shown, not
 	// ignored.
@@ -184,13 +187,14 @@ func ParseInventory(path string, b []byte) (*Inventory, error) {
 	if kind := ansibleKind(b); kind != "" {
 		return parseAnsible(path, kind, b)
 	}
+	var doc yaml.Node
+	docErr := yaml.Unmarshal(b, &doc)
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(inv); err != nil {
-		return nil, yamlErr(path, err)
+		return nil, yamlErr(path, err, &doc)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err == nil {
+	if docErr == nil {
 		lines := hostLines(&doc)
 		for i := range inv.Hosts {
 			if i < len(lines) {
@@ -234,6 +238,7 @@ func parseAnsible(path, kind string, b []byte) (*Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
+	inv.ansible = true
 	if err := inv.validate(); err != nil {
 		return nil, err
 	}
@@ -279,12 +284,18 @@ func keyLine(doc *yaml.Node, key string) int {
 
 var yamlLineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// yamlErr rewrites yaml.v3's "line N: msg" errors as "file:N: msg".
-func yamlErr(path string, err error) error {
+// yamlErr rewrites yaml.v3's "line N: msg" errors as "file:N: msg", and
+// its unknown fields in the inventory's words (unknownField); doc is the
+// file's node tree, for the names of hosts.
+func yamlErr(path string, err error, doc *yaml.Node) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		var msgs []string
 		for _, e := range te.Errors {
+			if m, ok := unknownField(path, e, doc); ok {
+				msgs = append(msgs, m)
+				continue
+			}
 			msgs = append(msgs, fileLine(path, e))
 		}
 		return errors.New(strings.Join(msgs, "\n"))

@@ -98,7 +98,13 @@ func TestInventoryErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown field", "hosts:\n  - name: a\n    adress: x\n", "inv.yaml:3: field adress not found"},
+		{"unknown field", "hosts:\n  - name: a\n    adress: x\n", "inv.yaml:3: unknown field adress in host a; did you mean address? (it takes: name, address, port,"},
+		{"unknown field, second host", "hosts:\n  - name: a\n  - name: h1\n    address: x\n    rols: [client]\n", "inv.yaml:5: unknown field rols in host h1; did you mean roles?"},
+		{"unknown field before the name", "hosts:\n  - adress: x\n    name: h1\n", "inv.yaml:2: unknown field adress in host h1; did you mean address?"},
+		{"unknown field, no name", "hosts:\n  - adress: x\n", "inv.yaml:2: unknown field adress in host #1; did you mean address?"},
+		{"unknown field, nothing close", "hosts:\n  - name: a\n    colour: red\n", "inv.yaml:3: unknown field colour in host a (it takes: name, address"},
+		{"unknown vcenter field", "vcenter:\n  url: https://vc\n  usr: a\n", "inv.yaml:3: unknown field usr in the vcenter section; did you mean user? (it takes: url, user, password_env, thumbprint)"},
+		{"unknown top-level field", "host:\n  - name: a\n", "inv.yaml:1: unknown field host at the top level; did you mean hosts?"},
 		{"bad type", "hosts:\n  - name: a\n    port: many\n", "inv.yaml:3: cannot unmarshal"},
 		{"syntax", "hosts: [\n", "inv.yaml:"},
 		{"no name", "hosts:\n  - address: x\n", "inv.yaml:2: host #1 has no name"},
@@ -264,5 +270,42 @@ hosts:
 				t.Errorf("the password is in the error: %q", err)
 			}
 		})
+	}
+}
+
+// TestInventoryUnknownRole is a mistyped role: refused with the host, its
+// line, the closest role and every role the labs use; a known role, and
+// an Ansible inventory's groups, pass.
+func TestInventoryUnknownRole(t *testing.T) {
+	known := []string{"local", "client", "server", "baseline", "accelerated"}
+	inv, err := ParseInventory("inv.yaml", []byte("hosts:\n  - name: a\n    roles: [client]\n  - name: h1\n    address: local\n    roles: [locl, server]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = inv.CheckRoles(known)
+	want := `inv.yaml:4: host h1: unknown role "locl"; did you mean local? (the labs' roles: accelerated, baseline, client, local, server)`
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckRoles = %v\nwant %s", err, want)
+	}
+	inv, err = ParseInventory("inv.yaml", []byte("hosts:\n  - name: a\n    roles: [gpu]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inv.CheckRoles(known); err == nil || strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), `unknown role "gpu" (the labs' roles: accelerated`) {
+		t.Errorf("a role close to none: %v", err)
+	}
+	inv, err = ParseInventory("inv.yaml", []byte("hosts:\n  - name: a\n    roles: [client, baseline]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inv.CheckRoles(known); err != nil {
+		t.Errorf("known roles refused: %v", err)
+	}
+	ans, err := ParseInventory("hosts.ini", []byte("[webservers]\nweb1 ansible_host=10.0.0.1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ans.CheckRoles(known); err != nil {
+		t.Errorf("an Ansible inventory's groups were checked as roles: %v", err)
 	}
 }

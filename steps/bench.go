@@ -455,8 +455,9 @@ func (e *Engine) serverHosts(dep Deployment, plan []hostRef) []hostRef {
 }
 
 // upsertBench puts c into the results, replacing an earlier attempt of the
-// same step.
+// same step: the figures are this attempt's (Compare.Attempt).
 func (e *Engine) upsertBenchLocked(c results.Compare) {
+	c.Attempt = e.results.Attempt()
 	for i := range e.results.Benches {
 		if e.results.Benches[i].Step == c.Step {
 			e.results.Benches[i] = c

@@ -48,8 +48,9 @@
 //
 // # Where things are
 //
-//   - engine.go: New, RunStep, Run, Cleanup, Finish; state.go the saved
-//     progress; event.go and printer.go the events and their headless
+//   - engine.go: New, RunStep, Run, Cleanup, Finish, Leave; attempts.go
+//     how a run's end is recorded (interrupted by what, killed) and a
+//     resumed run's attempts; state.go the saved progress; event.go and printer.go the events and their headless
 //     rendering; hosts*.go the inventory and targets; deploy.go and
 //     bench.go the machinery of servers, load generator and samplers.
 //   - kind.go and kind_<name>.go: the step kinds (below).

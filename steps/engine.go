@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpulab/dpulab/steps/results"
 
+	"github.com/dpulab/dpulab/internal/suggest"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
@@ -109,9 +110,19 @@ type Engine struct {
 	// (Ctrl-C, a signal, the TUI's quit); interruptedStep names the step.
 	interrupted     bool
 	interruptedStep string
-	results         *results.Results
-	resDir          string
-	hosts           *hostPool
+	// interruptedBy says what stopped the run (a signal's name, "q in the
+	// TUI"): the context's cause (Interruption) or Leave's word.
+	interruptedBy string
+	// left is set when the person or a signal ended the run between
+	// steps, before its last one (Leave): it is interrupted, not merely
+	// incomplete.
+	left bool
+	// ranHere is set once a step other than cleanup ran in this process;
+	// finalized once Finish wrote the results and no step ran since.
+	ranHere, finalized bool
+	results            *results.Results
+	resDir             string
+	hosts              *hostPool
 	// prepared maps a host to its dpulab path once its working directory
 	// exists (and dpulab is uploaded there).
 	prepared map[string]string
@@ -266,7 +277,10 @@ func New(lab *labs.Lab, opts Options) (*Engine, error) {
 	if !fresh {
 		if r, err := results.LoadResults(e.resDir); err == nil && r.Lab == lab.ID {
 			e.results = r
+			newAttempt(r, time.Now().UTC())
 		}
+	} else if old != nil {
+		markKilled(old.ResultsDir, e.resDir)
 	}
 	if e.results == nil {
 		e.results = &results.Results{Version: results.ResultsVersion, Lab: lab.ID, Title: lab.Title, RunID: e.runID, Started: e.state.Started}
@@ -470,6 +484,7 @@ func (e *Engine) writeResultsLocked(final bool) error {
 		return nil
 	}
 	e.outcomeLocked(final)
+	e.results.MarkWriter()
 	e.results.Finished = time.Now().UTC()
 	return results.WriteResults(e.resDir, e.results)
 }
@@ -492,6 +507,10 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 	}
 	e.mu.Lock()
 	e.session[i] = results.Running
+	if st.Kind != labs.KindCleanup {
+		e.ranHere = true
+		e.finalized = false
+	}
 	e.mu.Unlock()
 	e.opts.Emit(StepStarted{Step: st.ID, Index: i, Commands: cmds})
 	start := time.Now()
@@ -553,6 +572,9 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 		if aborted {
 			e.mu.Lock()
 			e.interrupted, e.interruptedStep = true, st.ID
+			if by := interruptedBy(ctx); by != "" {
+				e.interruptedBy = by
+			}
 			e.mu.Unlock()
 		}
 	}
@@ -611,6 +633,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			e.mu.Lock()
 			e.interrupted = true
+			if by := interruptedBy(ctx); by != "" {
+				e.interruptedBy = by
+			}
 			e.mu.Unlock()
 			runErr = fmt.Errorf("aborted before step %s: %w", st.ID, ctx.Err())
 			break
@@ -690,7 +715,7 @@ func (e *Engine) preflight(resume int) error {
 			continue
 		}
 		if _, err := e.Plan(i); err != nil {
-			return fmt.Errorf("step %s (%s) cannot run with these variables, so nothing was run: %w", st.ID, st.Title, err)
+			return &VarError{Err: fmt.Errorf("step %s (%s) cannot run with these variables, so nothing was run: %w", st.ID, st.Title, err)}
 		}
 	}
 	return nil
@@ -750,7 +775,31 @@ func (e *Engine) Finish(ctx context.Context) (string, error) {
 	if err := e.writeResultsLocked(true); err != nil {
 		return "", errors.Join(err, serr)
 	}
+	e.finalized = true
 	return e.resDir, serr
+}
+
+// Leave records that the run ends here, before its end, because the person
+// or a signal stopped it (by says how, as a person reads it: "q in the
+// TUI", "SIGTERM"), and writes the results with that status, as Finish
+// does. A run that already wrote its end (Finish, and no step ran since)
+// is left as it was, and so is one in which no step ran in this process:
+// opening a lab and closing it makes no results folder. Call it after
+// Cleanup; the TUI calls it when the person quits or leaves a lab.
+func (e *Engine) Leave(ctx context.Context, by string) (string, error) {
+	e.mu.Lock()
+	skip := e.finalized || !e.ranHere || e.opts.DryRun
+	if !skip {
+		e.left = true
+		if e.interruptedBy == "" {
+			e.interruptedBy = by
+		}
+	}
+	e.mu.Unlock()
+	if skip {
+		return "", nil
+	}
+	return e.Finish(ctx)
 }
 
 // RunStatus is how the run stands: running until Finish, then how it ended.
@@ -793,16 +842,22 @@ func (e *Engine) outcomeLocked(final bool) results.RunStatus {
 		}
 		r.Steps[i] = o
 	}
+	r.InterruptedBy = ""
 	switch {
 	case !final:
 		r.Status = results.RunRunning
 	case e.interrupted:
 		r.Status = results.RunInterrupted
 		r.FailedStep, r.Error = e.interruptedStep, ""
+		r.InterruptedBy = e.interruptedBy
 	case r.FailedStep != "":
 		r.Status = results.RunFailed
 	case complete:
 		r.Status = results.RunComplete
+	case e.left:
+		// Stopped between steps by the person or a signal.
+		r.Status = results.RunInterrupted
+		r.InterruptedBy = e.interruptedBy
 	default:
 		r.Status = results.RunIncomplete
 	}
@@ -831,7 +886,11 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 				names[i] = v.Name
 			}
 			sort.Strings(names)
-			errs = append(errs, fmt.Errorf("--set %s: lab %s has no variable %q (it has: %s)", k, lab.ID, k, strings.Join(names, ", ")))
+			hint := ""
+			if s := suggest.Closest(k, names); s != "" {
+				hint = fmt.Sprintf("did you mean %s? ", s)
+			}
+			errs = append(errs, fmt.Errorf("--set %s: lab %s has no variable %q (%sit has: %s)", k, lab.ID, k, hint, strings.Join(names, ", ")))
 			continue
 		}
 		if err := def.Check(val); err != nil {
@@ -840,8 +899,19 @@ func resolveVars(lab *labs.Lab, saved, set map[string]string) (map[string]string
 		}
 		out[k] = val
 	}
-	return out, errors.Join(errs...)
+	if len(errs) > 0 {
+		return out, &VarError{Err: errors.Join(errs...)}
+	}
+	return out, nil
 }
+
+// VarError is a variable override (--set, the TUI's form) the lab refuses:
+// an unknown name or a value its type or range does not take. The command
+// line reports it as a usage error (exit status 2).
+type VarError struct{ Err error }
+
+func (e *VarError) Error() string { return e.Err.Error() }
+func (e *VarError) Unwrap() error { return e.Err }
 
 // workdir is the lab's working directory on every host, stable across a
 // resumed run (it holds configs, sockets and server logs).

@@ -97,7 +97,9 @@ type App struct {
 	err      error
 	errAt    time.Time
 	quitting bool
-	cleaned  bool
+	// stopBy is what began the quit (Ctrl+C, a signal), for Shutdown.
+	stopBy  string
+	cleaned bool
 }
 
 // New builds the app; Init opens the first page.
@@ -183,6 +185,8 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		a.SetSize(msg.Width, msg.Height)
 		return a, nil
+	case SignalMsg:
+		return a, a.forceQuit(msg.By)
 	case session.EventsMsg:
 		if p := a.labPage(); p != nil {
 			_, cmd := p.Update(msg)
@@ -254,18 +258,32 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, tea.Batch(cmds...)
 }
 
+// SignalMsg is a signal that ends the program (SIGINT, SIGTERM, SIGHUP),
+// sent by the command that runs the app: it acts as Ctrl+C does, and By
+// (the signal, as a person reads it) is what the run's results record as
+// having interrupted it.
+type SignalMsg struct{ By string }
+
+// forceQuit is Ctrl+C's (and a signal's) way out: the first stops the
+// running step and cleans up, a second quits at once.
+func (a *App) forceQuit(by string) tea.Cmd {
+	if a.stopBy == "" {
+		a.stopBy = by
+	}
+	if a.quitting || a.lab == nil {
+		a.quitting = true
+		return tea.Quit
+	}
+	a.quitting = true
+	return a.lab.ShutdownBy(by)
+}
+
 // globalKey handles Ctrl+C, help, dismissing errors and quitting pages
 // without a session. done says the key was used.
 func (a *App) globalKey(k tea.KeyMsg) (tea.Cmd, bool) {
 	km := a.KeyMap
 	if key.Matches(k, km.ForceQuit) {
-		if a.quitting || a.lab == nil {
-			a.quitting = true
-			return tea.Quit, true
-		}
-		// First Ctrl+C: stop and clean up; a second one quits at once.
-		a.quitting = true
-		return a.lab.Shutdown(), true
+		return a.forceQuit("Ctrl+C in the TUI"), true
 	}
 	if a.err != nil && a.cfg.BoothLab == "" {
 		// Any key dismisses the error; esc and enter are consumed.

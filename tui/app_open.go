@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -124,6 +125,14 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if !a.cleaned {
 		err = a.sess.Cleanup(ctx)
 		a.cleaned = true
+		// The run ends here: its results say it was interrupted, and by
+		// what when a signal or key began the shutdown.
+		by := a.stopBy
+		if by == "" {
+			by = "the TUI ending (its terminal or input went away)"
+		}
+		_, lerr := a.sess.Leave(ctx, by)
+		err = errors.Join(err, lerr)
 	}
 	a.closeSession()
 	return err

@@ -85,7 +85,7 @@ func TestEndToEndQuickstart(t *testing.T) {
 	}
 	saveCapture(t, "dashboard.txt", dash)
 
-	cmp := s.waitFor(180*time.Second, "Compare:", "results written to")
+	cmp := s.waitFor(180*time.Second, "Compare:", "results written, report:")
 	// The view opens on the lab's last bench; b steps to the TCP/Unix one.
 	for i := 0; i < 4 && !strings.Contains(cmp, "TCP loopback (baseline)"); i++ {
 		s.press(km.NextBench)

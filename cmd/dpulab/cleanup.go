@@ -77,7 +77,7 @@ func runCleanup(ctx context.Context, f cleanupFlags, stdout, stderr io.Writer) e
 	}
 	var hosts []host
 	if f.inventory != "" {
-		inv, err := loadInventory(f.inventory)
+		inv, err := loadInventory(f.inventory, labDirs(nil))
 		if err != nil {
 			return usageError{err}
 		}

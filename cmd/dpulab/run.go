@@ -107,7 +107,10 @@ func runLabSignals(ctx context.Context, id string, f runFlags, stdout, stderr io
 	it := &interrupter{exit: os.Exit}
 	errOut := newBestEffortWriter(stderr, it.outputGone)
 	it.notices = errOut
-	ctx, stop := it.watch(ctx)
+	// The interrupter handles SIGINT and SIGTERM itself, and cancels with
+	// the signal as the cause (results.json's interrupted_by): main's
+	// signal context, cancelled by the same signal, must not race it.
+	ctx, stop := it.watch(context.WithoutCancel(ctx))
 	err := runLab(ctx, id, f, newBestEffortWriter(stdout, it.outputGone), errOut)
 	stop()
 	if code, ok := it.exitCode(); ok {
@@ -159,7 +162,7 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 		ResultsDir: f.results, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew,
 	}
 	if f.inventory != "" {
-		inv, err := loadInventory(f.inventory)
+		inv, err := loadInventory(f.inventory, labDirs(f.labDirs), lab)
 		if err != nil {
 			return usageError{err}
 		}
@@ -198,11 +201,22 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 	}
 	eng, err := steps.New(lab, opts)
 	if err != nil {
+		// A --set the lab refuses is a usage error (exit status 2), as
+		// --help and the README say; a lock held or a state file that
+		// cannot be read is not.
+		if ve := (*steps.VarError)(nil); errors.As(err, &ve) {
+			return usageError{err}
+		}
 		return err
 	}
 	if err := eng.Run(ctx); err != nil {
-		// The printer has said what failed (step, host, last lines).
-		return exitError{code: 1}
+		// The printer has said what failed (step, host, last lines). A
+		// value no step can be run with stops the run before anything
+		// ran: a bad --set (exit status 2).
+		if ve := (*steps.VarError)(nil); errors.As(err, &ve) {
+			return exitError{code: exitUsage}
+		}
+		return exitError{code: exitFailed}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/steps/results"
 )
 
 // sigLab deploys three servers, runs a short bench and then a long one at
@@ -311,6 +313,39 @@ func assertNoServers(t *testing.T, bin, what string) {
 	}
 }
 
+// assertInterrupted checks that the results folder dir records a run
+// interrupted by by (mid-step: at a step, else between steps) in
+// results.json, report.md and report.html, never as killed or unfinished.
+func assertInterrupted(t *testing.T, dir, by string, midStep bool) {
+	t.Helper()
+	r, err := results.LoadResults(dir)
+	if err != nil {
+		t.Errorf("results: %v", err)
+		return
+	}
+	if r.Status != results.RunInterrupted || r.InterruptedBy != by || r.WriterPID != 0 {
+		t.Errorf("results.json: status %q, interrupted_by %q, writer %d; want interrupted by %q", r.Status, r.InterruptedBy, r.WriterPID, by)
+	}
+	if midStep && r.FailedStep == "" {
+		t.Errorf("results.json does not name the step the signal stopped")
+	}
+	want := "INTERRUPTED by " + by
+	for _, f := range []string{results.ReportFile, results.ReportHTMLFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		s := string(b)
+		if f == results.ReportHTMLFile {
+			s = html.UnescapeString(s)
+		}
+		if !strings.Contains(s, want) || strings.Contains(s, "NOT FINISHED") || strings.Contains(s, "KILLED") {
+			t.Errorf("%s does not say %q (or calls the run unfinished):\n%.1500s", f, want, s)
+		}
+	}
+}
+
 func requireSignalPeers(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -374,6 +409,9 @@ func TestRunSignalsCleanUp(t *testing.T) {
 				if in.wantResults && err != nil {
 					t.Errorf("no results.json after the first bench: %v\n%s", err, p.out)
 				}
+				// However early, the run's end is recorded: interrupted,
+				// by this signal, in results.json and both reports.
+				assertInterrupted(t, results, sigLabel(sig), in.name != "between-benches")
 				if !strings.Contains(p.out.String(), "dpulab: "+sigName(sig)+": stopping the step") {
 					t.Errorf("stderr does not say what the signal does:\n%s", p.out)
 				}
@@ -581,4 +619,70 @@ func TestRunUnderNohup(t *testing.T) {
 		t.Errorf("SIGHUP was acted on under nohup:\n%s", p.out)
 	}
 	assertNoServers(t, bin, "nohup")
+}
+
+// TestRunKilledReadsKilled is a headless run killed with SIGKILL after its
+// first bench: nothing can record its end, so its results.json still says
+// running. A reader (dpulab report) calls it killed, and the next run of
+// the lab, resuming it, lists the killed attempt and labels the bench it
+// measured as that attempt's.
+func TestRunKilledReadsKilled(t *testing.T) {
+	bin := requireSignalPeers(t)
+	labDir := writeLabDir(t, "sigtest", sigLab)
+	dir := filepath.Join(t.TempDir(), "results")
+	state := t.TempDir()
+	port := fmt.Sprint("port=", testpeer.FreePorts(t, 3))
+	p, _ := startRun(t, bin, state, false, "run", "sigtest", "--lab-dir", labDir, "--json", "--results", dir, "--set", port)
+	if !p.waitFor(func(ev event) bool { return ev.is("step_started", "long") }) {
+		t.Fatalf("the run ended before the long bench:\n%s", p.out)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.wait()
+	killServers(bin)
+	if wd := p.workDir(); strings.HasPrefix(wd, "/tmp/dpulab-sigtest-") {
+		defer os.RemoveAll(wd)
+	}
+	r, err := results.LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.RunRunning || r.State() != results.RunKilled {
+		t.Fatalf("a killed run's results.json: status %q, read as %q; want running, read as killed", r.Status, r.State())
+	}
+	out, err := exec.Command(bin, "report", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dpulab report: %v\n%s", err, out)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if !strings.Contains(string(md), "KILLED: the run never finished") {
+		t.Errorf("report.md of a killed run, re-rendered, does not say KILLED:\n%.1200s", md)
+	}
+	// Resume it with a short long bench: it runs to its end.
+	p2, _ := startRun(t, bin, state, false, "run", "sigtest", "--lab-dir", labDir, "--json", "--set", port, "--set", "duration=1s")
+	if !p2.waitFor(func(ev event) bool { return ev.is("lab_finished", "") }) {
+		t.Fatalf("the resumed run did not finish:\n%s", p2.out)
+	}
+	if code := p2.wait(); code != 0 {
+		t.Fatalf("resumed run: exit status %d\n%s", code, p2.out)
+	}
+	r, err = results.LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.RunComplete || len(r.Attempts) != 1 || r.Attempts[0].Status != results.RunKilled {
+		t.Fatalf("after the resume: status %q, attempts %+v; want complete after one killed attempt", r.Status, r.Attempts)
+	}
+	// The short bench ran in the killed attempt, the long one in this one.
+	for _, b := range r.Benches {
+		want := map[string]int{"short": 1, "long": 2}[b.Step]
+		if b.Attempt != want {
+			t.Errorf("bench %s measured by attempt %d, want %d", b.Step, b.Attempt, want)
+		}
+	}
+	md, _ = os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if !strings.Contains(string(md), "EARLIER ATTEMPT: measured by attempt 1 of 2") || !strings.Contains(string(md), "attempt 1 of 2, started") {
+		t.Errorf("report.md does not label the killed attempt's bench:\n%.3000s", md)
+	}
 }

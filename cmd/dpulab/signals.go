@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/dpulab/dpulab/steps"
 )
 
 // How a headless run ends early, and with which exit status.
@@ -37,7 +39,7 @@ func exitCodeSignal(sig syscall.Signal) int { return 128 + int(sig) }
 // interrupter turns signals and lost output into one early end of a run,
 // and counts what comes after it.
 type interrupter struct {
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	// notices is where it says what it does: stderr, guarded.
 	notices io.Writer
 	// exit ends the process when cleanup is abandoned (os.Exit).
@@ -63,7 +65,7 @@ func interruptSignals() []os.Signal {
 // output, and a function that stops watching (call it when the run has
 // returned).
 func (it *interrupter) watch(parent context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancelCause(parent)
 	it.mu.Lock()
 	it.cancel = cancel
 	it.mu.Unlock()
@@ -93,7 +95,7 @@ func (it *interrupter) watch(parent context.Context) (context.Context, func()) {
 		it.mu.Lock()
 		it.done = true
 		it.mu.Unlock()
-		cancel()
+		cancel(nil)
 	}
 }
 
@@ -126,7 +128,8 @@ func (it *interrupter) signal(sig syscall.Signal) {
 	case 1:
 		fmt.Fprintf(it.notices, "\ndpulab: %s: stopping the step, then cleaning up (stopping what the lab started, removing its working directory) and saving results\n", sigName(sig))
 		if cancel != nil {
-			cancel()
+			// The cause is what results.json records as interrupted_by.
+			cancel(steps.Interruption{By: sigLabel(sig)})
 		}
 	case 2:
 		fmt.Fprintf(it.notices, "dpulab: %s: still cleaning up; one more abandons cleanup and may leave servers running\n", sigName(sig))
@@ -174,7 +177,7 @@ func (it *interrupter) outputGone() {
 	// the reader left is still a first "cleaning up" and not an abandon.
 	it.first = syscall.SIGPIPE
 	if it.cancel != nil {
-		it.cancel()
+		it.cancel(steps.Interruption{By: sigLabel(syscall.SIGPIPE)})
 	}
 }
 
@@ -187,6 +190,20 @@ func (it *interrupter) exitCode() (int, bool) {
 		return 0, false
 	}
 	return exitCodeSignal(it.first), true
+}
+
+// sigLabel says what a signal means for a run, for results.json's
+// interrupted_by and the reports.
+func sigLabel(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT (Ctrl-C)"
+	case syscall.SIGHUP:
+		return "SIGHUP (the terminal or SSH session closed)"
+	case syscall.SIGPIPE:
+		return "SIGPIPE (its output went away)"
+	}
+	return sigName(sig)
 }
 
 // sigName names a signal as people type it: SIGINT, not "interrupt".

@@ -95,9 +95,9 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 	}
 	var inv *runner.Inventory
 	if f.inventory != "" {
-		i, err := runner.LoadInventory(f.inventory)
+		i, err := loadInventory(f.inventory, labDirs(f.labDirs))
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		inv = i
 	}
@@ -122,7 +122,8 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 // runProgram runs the app full screen and makes sure cleanup ran on every
 // way out (q, Ctrl+C, SIGINT, SIGTERM, a terminal that went away).
 //
-// A signal reaches the program as the Ctrl+C key would: the first stops the
+// A signal reaches the program as tui.SignalMsg, which acts as the Ctrl+C
+// key does and names the signal in the run's results: the first stops the
 // running step and cleans up on screen, then quits; a second quits at once
 // and the cleanup goes on after the screen closes (App.Shutdown). Bubble
 // Tea's own handler is off because it quits without the model's cleanup,
@@ -159,7 +160,8 @@ func runProgram(app *tui.App) error {
 			switch {
 			case inProgram:
 				it.noteSignal(sig)
-				p.Send(forceQuitKey)
+				// As Ctrl+C, with the signal named in the results.
+				p.Send(tui.SignalMsg{By: sigLabel(sig)})
 			case it.count() == 0:
 				// Quit with q, then a signal while cleanup runs.
 				it.noteSignal(sig)
@@ -187,7 +189,3 @@ func runProgram(app *tui.App) error {
 	}
 	return nil
 }
-
-// forceQuitKey is the key a signal stands for in the TUI: the ForceQuit
-// binding's (a test checks they agree).
-var forceQuitKey = tea.KeyMsg{Type: tea.KeyCtrlC}

@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-
 	"github.com/dpulab/dpulab/internal/testpeer"
-	"github.com/dpulab/dpulab/tui/keymap"
+	"github.com/dpulab/dpulab/steps/results"
 )
 
 // tuiLab deploys two servers and runs a long, light bench: the TUI is
@@ -54,12 +52,6 @@ steps:
     kind: cleanup
     run: "true"
 `
-
-func TestForceQuitKeyIsTheBinding(t *testing.T) {
-	if !key.Matches(forceQuitKey, keymap.DefaultKeyMap().ForceQuit) {
-		t.Fatalf("a signal is delivered as %q, which is not the ForceQuit binding %v", forceQuitKey, keymap.DefaultKeyMap().ForceQuit.Keys())
-	}
-}
 
 // tmuxPane runs one command in a tmux session on a private server socket.
 type tmuxPane struct {
@@ -132,12 +124,19 @@ func TestTUISignalsCleanUp(t *testing.T) {
 	labDir := writeLabDir(t, "sigtui", tuiLab)
 	for _, tc := range []struct {
 		name string
-		sig  syscall.Signal // 0: close the terminal
+		sig  syscall.Signal // 0: close the terminal, or press keys
+		keys []string       // pressed instead of a signal
 		exit string
+		// by is what results.json must say interrupted the run ("": any).
+		by string
 	}{
-		{"SIGTERM", syscall.SIGTERM, "DPULAB-EXITED:143"},
-		{"SIGINT", syscall.SIGINT, "DPULAB-EXITED:130"},
-		{"hangup", 0, ""},
+		{"SIGTERM", syscall.SIGTERM, nil, "DPULAB-EXITED:143", "SIGTERM"},
+		{"SIGINT", syscall.SIGINT, nil, "DPULAB-EXITED:130", "SIGINT (Ctrl-C)"},
+		{"hangup", 0, nil, "", ""},
+		// q asks first while a step runs; y quits and cleans up. A quit is
+		// a normal way out (exit 0), and the run says it was interrupted.
+		{"q", 0, []string{"q", "y"}, "DPULAB-EXITED:0", "q in the TUI"},
+		{"ctrl-c", 0, []string{"C-c"}, "DPULAB-EXITED:0", "Ctrl+C in the TUI"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -149,8 +148,8 @@ func TestTUISignalsCleanUp(t *testing.T) {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			})
-			script := fmt.Sprintf("env TERM=xterm-256color XDG_STATE_HOME=%s %s --lab-dir %s 2>%s; echo DPULAB-EXITED:$?; sleep 600",
-				shellQuote(filepath.Join(dir, "state")), shellQuote(bin), shellQuote(labDir), shellQuote(filepath.Join(dir, "stderr")))
+			script := fmt.Sprintf("env TERM=xterm-256color XDG_STATE_HOME=%s XDG_DATA_HOME=%s %s --lab-dir %s 2>%s; echo DPULAB-EXITED:$?; sleep 600",
+				shellQuote(filepath.Join(dir, "state")), shellQuote(filepath.Join(dir, "data")), shellQuote(bin), shellQuote(labDir), shellQuote(filepath.Join(dir, "stderr")))
 			p.run("new-session", "-d", "-s", "sig", "-x", "100", "-y", "30", "-c", dir, "sh", "-c", script)
 			p.waitFor("Signals in the TUI")
 			// Pick the lab by filtering for its id: its place in the
@@ -175,15 +174,24 @@ func TestTUISignalsCleanUp(t *testing.T) {
 			if pid == 0 {
 				t.Fatal("dpulab's process not found")
 			}
-			if tc.sig != 0 {
-				if err := syscall.Kill(pid, tc.sig); err != nil {
-					t.Fatal(err)
+			switch {
+			case tc.sig != 0 || len(tc.keys) > 0:
+				if tc.sig != 0 {
+					if err := syscall.Kill(pid, tc.sig); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i, k := range tc.keys {
+					if i > 0 {
+						p.waitFor("Quit while a step runs?")
+					}
+					p.run("send-keys", "-t", "sig", k)
 				}
 				scr := p.waitFor("DPULAB-EXITED")
 				if !strings.Contains(scr, tc.exit) {
 					t.Errorf("want %s; screen:\n%s", tc.exit, scr)
 				}
-			} else {
+			default:
 				p.run("kill-server")
 			}
 			if !gone(pid) {
@@ -191,6 +199,21 @@ func TestTUISignalsCleanUp(t *testing.T) {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 			assertNoServers(t, bin, tc.name)
+			// The run's end is recorded as an interruption, by what.
+			found, _ := filepath.Glob(filepath.Join(dir, "data", "dpulab", "results", "sigtui", "*", "results.json"))
+			if len(found) != 1 {
+				t.Fatalf("want one results folder, found %v", found)
+			}
+			by := tc.by
+			if by == "" {
+				// The hangup: SIGHUP, or the TUI's input going away first.
+				r, _ := results.LoadResults(filepath.Dir(found[0]))
+				if r == nil || r.InterruptedBy == "" {
+					t.Fatalf("hangup: results.json does not say what interrupted the run: %+v", r)
+				}
+				by = r.InterruptedBy
+			}
+			assertInterrupted(t, filepath.Dir(found[0]), by, true)
 		})
 	}
 }

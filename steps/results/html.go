@@ -49,8 +49,10 @@ type htmlPage struct {
 	Started, Finished string
 	Status            string
 	StatusText        string
-	StatusClass       string
-	Kind              string
+	// Attempts say how a resumed run's earlier attempts ended.
+	Attempts    []string
+	StatusClass string
+	Kind        string
 	// Simulated: some host (ESXi) figures come from a vCenter simulator.
 	Simulated       bool
 	Conclusion      string
@@ -82,10 +84,13 @@ type htmlHost struct {
 
 type htmlBench struct {
 	Title, Step, Sweep, Client string
-	Variants                   []htmlVariant
-	Cols                       []string
-	Rows                       []htmlRow
-	CPUNote                    string
+	// Earlier says the bench was measured by an earlier attempt of a
+	// resumed run (Results.EarlierAttempt).
+	Earlier  string
+	Variants []htmlVariant
+	Cols     []string
+	Rows     []htmlRow
+	CPUNote  string
 	// HostSources says where the step's host (ESXi) figures came from.
 	HostSources []string
 	Failed      []string
@@ -130,10 +135,13 @@ func htmlData(r *Results) htmlPage {
 		title = k + ": " + title
 	}
 	d := htmlPage{Title: clean(title), Lab: clean(r.Lab), RunID: clean(r.RunID),
-		Status: clean(cmp.Or(string(r.Status), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
+		Status: clean(cmp.Or(string(r.State()), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
 		Simulated: r.SimulatedHostMetrics(),
 	}
-	switch r.Status {
+	for i, a := range r.Attempts {
+		d.Attempts = append(d.Attempts, clean(fmt.Sprintf("Attempt %d of %d, started %s: %s.", i+1, r.Attempt(), a.Started.UTC().Format("2006-01-02 15:04:05 UTC"), a.Describe())))
+	}
+	switch r.State() {
 	case RunComplete:
 		d.StatusClass = "ok"
 		// A rehearsal or an emulation that went well is still not a
@@ -141,7 +149,7 @@ func htmlData(r *Results) htmlPage {
 		if !r.Measured() {
 			d.StatusClass = "warn"
 		}
-	case RunFailed, RunInterrupted, RunRunning:
+	case RunFailed, RunInterrupted, RunRunning, RunKilled:
 		d.StatusClass = "bad"
 	default:
 		d.StatusClass = "warn"
@@ -230,7 +238,7 @@ func htmlData(r *Results) htmlPage {
 }
 
 func htmlBenchOf(r *Results, c *Compare) htmlBench {
-	b := htmlBench{Title: clean(cmp.Or(c.Title, c.Step)), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client)}
+	b := htmlBench{Title: clean(cmp.Or(c.Title, c.Step)), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client), Earlier: clean(r.EarlierAttempt(c))}
 	for _, l := range r.hostSourcesFor(c.Step) {
 		b.HostSources = append(b.HostSources, clean(l))
 	}

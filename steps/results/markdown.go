@@ -32,11 +32,14 @@ func RenderMarkdown(r *Results) string {
 	if r.SimulatedHostMetrics() {
 		b.WriteString("> **SIMULATED: the host (ESXi) figures come from a vCenter simulator, not from a real vCenter (sources under each table)**\n\n")
 	}
-	if r.Status != RunComplete {
+	if r.State() != RunComplete {
 		// Said first, so nobody reads the tables below as a finished run.
 		fmt.Fprintf(&b, "> **Run status: %s**\n\n", r.Describe())
 	}
-	fmt.Fprintf(&b, "- lab: `%s`, run `%s`, status: %s\n", r.Lab, r.RunID, cmp.Or(string(r.Status), "unknown"))
+	fmt.Fprintf(&b, "- lab: `%s`, run `%s`, status: %s\n", r.Lab, r.RunID, cmp.Or(string(r.State()), "unknown"))
+	for i, a := range r.Attempts {
+		fmt.Fprintf(&b, "- attempt %d of %d, started %s: %s\n", i+1, r.Attempt(), a.Started.UTC().Format("2006-01-02 15:04:05 UTC"), a.Describe())
+	}
 	if !r.Started.IsZero() {
 		fmt.Fprintf(&b, "- started %s", r.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
 		if !r.Finished.IsZero() {
@@ -67,7 +70,7 @@ func RenderMarkdown(r *Results) string {
 	}
 	b.WriteString("\n")
 	for i := range r.Benches {
-		renderCompareKind(&b, &r.Benches[i], RunKindTitle(r))
+		renderCompareKind(&b, &r.Benches[i], RunKindTitle(r), r.EarlierAttempt(&r.Benches[i]))
 		renderHostSourcesMD(&b, r, r.Benches[i].Step)
 		var refs []Reference
 		for _, ref := range r.References {
@@ -147,12 +150,13 @@ func renderSteps(b *strings.Builder, steps []StepOutcome) {
 	b.WriteString("\n")
 }
 
-func renderCompare(b *strings.Builder, c *Compare) { renderCompareKind(b, c, "") }
+func renderCompare(b *strings.Builder, c *Compare) { renderCompareKind(b, c, "", "") }
 
 // renderCompareKind is renderCompare under the run's label (RunKindTitle),
 // which heads the section when set: a section quoted alone still says what
-// its figures are.
-func renderCompareKind(b *strings.Builder, c *Compare, kind string) {
+// its figures are. earlier, when set, says the section was measured by an
+// earlier attempt of a resumed run.
+func renderCompareKind(b *strings.Builder, c *Compare, kind, earlier string) {
 	title := c.Title
 	if title == "" {
 		title = c.Step
@@ -161,6 +165,9 @@ func renderCompareKind(b *strings.Builder, c *Compare, kind string) {
 		title = kind + ": " + title
 	}
 	fmt.Fprintf(b, "## %s (`%s`)\n\n", title, c.Step)
+	if earlier != "" {
+		fmt.Fprintf(b, "> **%s**\n\n", earlier)
+	}
 	for _, u := range c.Unavailable {
 		fmt.Fprintf(b, "- **%s**: not run here: %s\n", u.Label, u.Reason)
 	}

@@ -21,8 +21,14 @@ import (
 // TCO's inputs marked measured, assumed or entered, which an older reader
 // would drop, showing a saturated client's figure as the server's;
 // version 7 adds software RDMA (software_rdma), which an older reader would
-// drop and so show Soft-RoCE's figures as those of RDMA hardware.
-const ResultsVersion = 7
+// drop and so show Soft-RoCE's figures as those of RDMA hardware; version
+// 8 adds how a run ended beyond its status (interrupted_by, killed, the
+// writer's pid and host) and a resumed run's earlier attempts (attempts,
+// attempt_started, benches[].attempt), which an older reader would drop
+// and so show an earlier attempt's figures as the current run's, and
+// where host (ESXi) figures came from (host_metrics_from: SIMULATED for a
+// simulator), without which a simulator's figures pass for a vCenter's.
+const ResultsVersion = 8
 
 // Results is what a run of a lab leaves in results/LAB/TIMESTAMP/results.json:
 // enough to re-render the report and to replay the run in the dashboard.
@@ -59,6 +65,23 @@ type Results struct {
 	Status     RunStatus `json:"status"`
 	FailedStep string    `json:"failed_step,omitempty"`
 	Error      string    `json:"error,omitempty"`
+	// InterruptedBy says what stopped an interrupted run, as a person
+	// reads it: "SIGINT (Ctrl-C)", "SIGTERM", "SIGHUP (the terminal
+	// closed)", "q in the TUI".
+	InterruptedBy string `json:"interrupted_by,omitempty"`
+	// WriterPID and WriterHost name the process that wrote a file saying
+	// "running" (cleared at the end): a reader finding that process gone
+	// knows the run was killed (Live).
+	WriterPID  int    `json:"writer_pid,omitempty"`
+	WriterHost string `json:"writer_host,omitempty"`
+	// Attempts are a resumed run's earlier attempts, oldest first: each
+	// ended (failed, interrupted, killed) and the run was resumed from its
+	// saved progress. The current attempt is the file's own Started,
+	// Status and so on; its number is len(Attempts)+1.
+	Attempts []Attempt `json:"attempts,omitempty"`
+	// AttemptStarted is when the current attempt started, when it is not
+	// the first (Started is the first attempt's start).
+	AttemptStarted time.Time `json:"attempt_started,omitzero"`
 	// Steps is every step's outcome in this run, in the lab's order.
 	Steps []StepOutcome `json:"steps,omitempty"`
 
@@ -94,26 +117,97 @@ const (
 	RunFailed RunStatus = "failed"
 	// RunInterrupted: a signal or the person stopped it mid-step.
 	RunInterrupted RunStatus = "interrupted"
-	// RunIncomplete: it ended between steps before the last one (the person
-	// left the TUI, or --only/--from ran part of the lab).
+	// RunIncomplete: it ended before its last step without anything
+	// stopping it (--only or --from ran part of the lab).
 	RunIncomplete RunStatus = "incomplete"
+	// RunKilled: the run's process ended without recording how (SIGKILL,
+	// a crash, the machine went down): the file said "running" and its
+	// writer is gone. Written by the next run of the lab; a reader says it
+	// of a "running" file whose writer is gone (Results.State).
+	RunKilled RunStatus = "killed"
 )
+
+// Attempt is one earlier attempt of a resumed run: when it ran and how it
+// ended.
+type Attempt struct {
+	Started       time.Time `json:"started"`
+	Finished      time.Time `json:"finished,omitzero"`
+	Status        RunStatus `json:"status"`
+	FailedStep    string    `json:"failed_step,omitempty"`
+	Error         string    `json:"error,omitempty"`
+	InterruptedBy string    `json:"interrupted_by,omitempty"`
+}
+
+// Describe is how the attempt ended, in a few words.
+func (a Attempt) Describe() string {
+	switch a.Status {
+	case RunFailed:
+		return "failed at step " + a.FailedStep
+	case RunInterrupted:
+		s := "interrupted"
+		if a.InterruptedBy != "" {
+			s += " (" + a.InterruptedBy + ")"
+		}
+		if a.FailedStep != "" {
+			s += " during step " + a.FailedStep
+		}
+		return s
+	case RunKilled, RunRunning:
+		return "killed (it never finished)"
+	}
+	return string(a.Status)
+}
+
+// Attempt is the number of the current attempt: 1 unless the run was
+// resumed.
+func (r *Results) Attempt() int { return len(r.Attempts) + 1 }
+
+// EarlierAttempt says, for a bench measured by an earlier attempt than the
+// current one, which and how it ended ("measured by attempt 1 of 2, which
+// was interrupted (SIGINT (Ctrl-C)) during step long"); "" for the current
+// attempt's figures.
+func (r *Results) EarlierAttempt(c *Compare) string {
+	n := c.Attempt
+	if n <= 0 || n > len(r.Attempts) {
+		return ""
+	}
+	return fmt.Sprintf("EARLIER ATTEMPT: measured by attempt %d of %d (started %s), which was %s; this run was resumed after it",
+		n, r.Attempt(), r.Attempts[n-1].Started.UTC().Format("2006-01-02 15:04:05 UTC"), r.Attempts[n-1].Describe())
+}
+
+// State is the run's status as a reader should take it: a file saying
+// "running" whose writer is gone is RunKilled.
+func (r *Results) State() RunStatus {
+	if live, known := r.liveness(); r.Status == RunRunning && known && !live {
+		return RunKilled
+	}
+	return r.Status
+}
 
 // Describe is the status as a person reads it at the top of a report.
 func (r *Results) Describe() string {
-	switch r.Status {
+	switch r.State() {
 	case RunComplete:
 		return "complete: every step finished"
 	case RunFailed:
 		return fmt.Sprintf("FAILED at step %s: %s", r.FailedStep, r.Error)
 	case RunInterrupted:
-		if r.FailedStep != "" {
-			return fmt.Sprintf("INTERRUPTED during step %s: the numbers below are what it measured before it was stopped", r.FailedStep)
+		by := ""
+		if r.InterruptedBy != "" {
+			by = " by " + r.InterruptedBy
 		}
-		return "INTERRUPTED: the numbers below are what it measured before it was stopped"
+		if r.FailedStep != "" {
+			return fmt.Sprintf("INTERRUPTED%s during step %s: the numbers below are what it measured before it was stopped", by, r.FailedStep)
+		}
+		return fmt.Sprintf("INTERRUPTED%s before its last step: the numbers below are what it measured before it was stopped", by)
 	case RunIncomplete:
 		return "INCOMPLETE: the run ended before its last step"
+	case RunKilled:
+		return "KILLED: the run never finished (its process ended without recording how: killed, crashed, or the machine went down); the numbers below are what it measured before"
 	case RunRunning:
+		// Written into report.md by the run itself, which cannot know
+		// whether it will be killed: a reader that finds its writer gone
+		// says KILLED instead (State), and so does `dpulab report`.
 		return "NOT FINISHED: the run was still going when this was written (or it was killed)"
 	}
 	return "unknown (written by a dpulab that did not record it)"
@@ -153,7 +247,10 @@ type Compare struct {
 	Client string `json:"client,omitempty"`
 	// Clients lists every client host that ran a share of the load, when
 	// there were several (RunResult.Clients holds each one's series).
-	Clients  []string        `json:"clients,omitempty"`
+	Clients []string `json:"clients,omitempty"`
+	// Attempt is the number of the run's attempt that measured this
+	// bench (Results.Attempts); 0 in files older than version 8.
+	Attempt  int             `json:"attempt,omitempty"`
 	Variants []VariantResult `json:"variants"`
 	// Unavailable are the variants this run could not make, with why
 	// (an emulated path on a host that is not root, has no nft, ...): they

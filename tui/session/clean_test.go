@@ -244,6 +244,9 @@ func (c *hostileCatalog) Cleanup(context.Context) error { return errors.New(host
 func (c *hostileCatalog) Finish(context.Context) (string, error) {
 	return "", errors.New(hostile)
 }
+func (c *hostileCatalog) Leave(context.Context, string) (string, error) {
+	return "", errors.New(hostile)
+}
 func (c *hostileCatalog) Results() *results.Results {
 	return &results.Results{Lab: hostile, Title: hostile, Variables: map[string]string{hostile: hostile}}
 }

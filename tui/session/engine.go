@@ -190,6 +190,9 @@ func (s *engineSession) RunStep(ctx context.Context, i int) results.Status {
 }
 func (s *engineSession) Cleanup(ctx context.Context) error          { return s.e.Cleanup(ctx) }
 func (s *engineSession) Finish(ctx context.Context) (string, error) { return s.e.Finish(ctx) }
+func (s *engineSession) Leave(ctx context.Context, by string) (string, error) {
+	return s.e.Leave(ctx, by)
+}
 
 func (s *engineSession) Shell(i int) (runner.Shell, error) { return s.e.Shell(i) }
 func (s *engineSession) CheckTask(ctx context.Context, i int) results.Status {

@@ -126,6 +126,10 @@ func (s *reviewSession) Cleanup(context.Context) error { return nil }
 // Finish writes nothing: the finished run's results are where it left them.
 func (s *reviewSession) Finish(context.Context) (string, error) { return s.info.ResultsDir, nil }
 
+// Leave implements Session: a finished run shown for review stays as it
+// was written.
+func (s *reviewSession) Leave(context.Context, string) (string, error) { return "", nil }
+
 // Results returns the finished run's results (nil when it wrote none).
 func (s *reviewSession) Results() *results.Results { return s.res }
 

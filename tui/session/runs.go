@@ -35,8 +35,10 @@ type RunInfo struct {
 	When  time.Time
 	Hosts []string
 	// Status is results.json's status as the browser says it: complete,
-	// failed at STEP, interrupted, incomplete, killed (the file still says
-	// running), or unknown for files older than version 2.
+	// failed at STEP, interrupted (by what), incomplete, killed (so
+	// recorded, or the file still says running and its writer is gone),
+	// running now, or unknown for files older than version 2; and the
+	// attempt, when the run was resumed.
 	Status string
 	// Kind says what sort of run it was when the results say so: today
 	// "booth" (booth mode's marker). A rehearsal or replay field in
@@ -142,22 +144,41 @@ func loadRun(dir, lab string) RunInfo {
 
 // describeStatus is a run's status in a few words for a list row.
 func describeStatus(r *results.Results) string {
-	switch r.Status {
+	st := ""
+	switch r.State() {
 	case results.RunComplete:
-		return "complete"
+		st = "complete"
 	case results.RunFailed:
-		return "failed at " + r.FailedStep
+		st = "failed at " + r.FailedStep
 	case results.RunInterrupted:
+		st = "interrupted"
 		if r.FailedStep != "" {
-			return "interrupted at " + r.FailedStep
+			st += " at " + r.FailedStep
 		}
-		return "interrupted"
+		if r.InterruptedBy != "" {
+			st += " (" + r.InterruptedBy + ")"
+		}
 	case results.RunIncomplete:
-		return "incomplete"
+		st = "incomplete"
+	case results.RunKilled:
+		st = "killed (never finished)"
 	case results.RunRunning:
-		return "killed (never finished)"
+		switch host, _ := os.Hostname(); {
+		case r.WriterPID == 0:
+			// Written before files named their writer.
+			st = "killed (never finished)"
+		case r.WriterHost != host:
+			st = "not finished (running on " + r.WriterHost + ", or killed there)"
+		default:
+			st = "running now"
+		}
+	default:
+		st = "unknown"
 	}
-	return "unknown"
+	if n := r.Attempt(); n > 1 {
+		st += fmt.Sprintf(" · attempt %d (resumed)", n)
+	}
+	return st
 }
 
 // Row is the run as one line of the browser: lab, date, hosts, status,

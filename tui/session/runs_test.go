@@ -2,6 +2,7 @@ package session
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,6 +68,34 @@ func TestScanRuns(t *testing.T) {
 		}
 		if r.Results != nil && strings.ContainsAny(r.Results.Title, "\x1b\x07") {
 			t.Errorf("title not cleaned: %q", r.Results.Title)
+		}
+	}
+}
+
+// TestRunStatusWords: past runs says how each run ended, in the words of
+// results.json: interrupted by what, killed (so recorded, or a "running"
+// file whose writer is gone), running now (its writer lives), and the
+// attempt of a resumed run.
+func TestRunStatusWords(t *testing.T) {
+	host, _ := os.Hostname()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skipf("cannot run true: %v", err)
+	}
+	for _, tc := range []struct {
+		r    results.Results
+		want string
+	}{
+		{results.Results{Status: results.RunInterrupted, InterruptedBy: "q in the TUI"}, "interrupted (q in the TUI)"},
+		{results.Results{Status: results.RunInterrupted, FailedStep: "bench", InterruptedBy: "SIGTERM"}, "interrupted at bench (SIGTERM)"},
+		{results.Results{Status: results.RunKilled}, "killed (never finished)"},
+		{results.Results{Status: results.RunRunning, WriterPID: dead.Process.Pid, WriterHost: host}, "killed (never finished)"},
+		{results.Results{Status: results.RunRunning, WriterPID: os.Getpid(), WriterHost: host}, "running now"},
+		{results.Results{Status: results.RunRunning, WriterPID: 1234, WriterHost: "elsewhere"}, "not finished (running on elsewhere, or killed there)"},
+		{results.Results{Status: results.RunComplete, Attempts: []results.Attempt{{Status: results.RunKilled}}}, "complete · attempt 2 (resumed)"},
+	} {
+		if got := describeStatus(&tc.r); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
 		}
 	}
 }

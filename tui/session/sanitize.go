@@ -74,6 +74,10 @@ func (s cleanSession) Finish(ctx context.Context) (string, error) {
 	dir, err := s.s.Finish(ctx)
 	return dir, cleanErr(err)
 }
+func (s cleanSession) Leave(ctx context.Context, by string) (string, error) {
+	dir, err := s.s.Leave(ctx, by)
+	return dir, cleanErr(err)
+}
 func (s cleanSession) Results() *results.Results { return CleanResults(s.s.Results()) }
 func (s cleanSession) Close() error              { return cleanErr(s.s.Close()) }
 func (s cleanSession) Review() bool              { return s.s.Review() }

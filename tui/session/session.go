@@ -113,6 +113,12 @@ type Session interface {
 	Cleanup(ctx context.Context) error
 	// Finish writes the results and returns their folder.
 	Finish(ctx context.Context) (string, error)
+	// Leave records that the run ends here, stopped before its end (by
+	// says how: "q in the TUI"), and writes its results with that status
+	// when a step ran in this session and the run has not already written
+	// its end (steps.Engine.Leave); it returns the folder, "" when it
+	// wrote nothing. Call it after Cleanup.
+	Leave(ctx context.Context, by string) (string, error)
 	// Results are the results so far (nil before any bench).
 	Results() *results.Results
 	// Close releases connections; the session is unusable afterwards.

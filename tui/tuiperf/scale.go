@@ -146,7 +146,8 @@ func (s *scaleSession) RunStep(ctx context.Context, i int) results.Status {
 	return results.Done
 }
 
-func (s *scaleSession) Finish(context.Context) (string, error) { return "", nil }
+func (s *scaleSession) Finish(context.Context) (string, error)        { return "", nil }
+func (s *scaleSession) Leave(context.Context, string) (string, error) { return "", nil }
 
 // DashboardAtScale measures the TUI's CPU (getrusage, user+sys,
 // this whole process) per second of wall time while a bench at the

@@ -194,6 +194,14 @@ func (m *Model) View() string {
 	head := ansi.Truncate(title, titleW, "…") + "  " + right
 	body := ""
 	h := m.Height - 2
+	gap := "\n\n"
+	if note := m.res.EarlierAttempt(c); note != "" {
+		// Figures an earlier attempt of a resumed run measured say so
+		// above every tab, wrapped, never cut.
+		w := st.Error.Width(max(m.Width, 20)).Render(note)
+		gap = "\n" + w + "\n"
+		h -= strings.Count(w, "\n") + 1
+	}
 	switch m.tab {
 	case TabTable:
 		body = m.tableView(c, h)
@@ -204,7 +212,7 @@ func (m *Model) View() string {
 	case TabTCO:
 		body = m.tco.View()
 	}
-	return ansi.Truncate(head, m.Width, "…") + "\n\n" + fit(body, m.Width, h)
+	return ansi.Truncate(head, m.Width, "…") + gap + fit(body, m.Width, max(h, 1))
 }
 
 func orStep(c *results.Compare) string {

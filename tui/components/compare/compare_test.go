@@ -119,3 +119,38 @@ func TestEmptyStatesWrap(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlierAttemptIsLabelled: after a resume, a bench an earlier
+// attempt measured says so above every tab, wrapped whole at 80 columns,
+// and the view still fits; the current attempt's bench carries no label.
+func TestEarlierAttemptIsLabelled(t *testing.T) {
+	res, err := results.LoadResults("../../testdata/recorded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := *res
+	r.Attempts = []results.Attempt{{Started: r.Started, Status: results.RunInterrupted, InterruptedBy: "SIGINT (Ctrl-C)", FailedStep: "compare"}}
+	r.Benches = append([]results.Compare(nil), res.Benches...)
+	for i := range r.Benches {
+		r.Benches[i].Attempt = 1
+	}
+	for tab := TabTable; tab <= TabTCO; tab++ {
+		m := New(common.NewCommon(true, 80, 24), &r, tco.Compute)
+		m.SetTab(tab)
+		v := ansi.Strip(m.View())
+		if n := strings.Count(v, "\n") + 1; n > 24 {
+			t.Errorf("tab %d: %d lines in a 24-line view", tab, n)
+		}
+		flat := strings.Join(strings.Fields(v), " ")
+		if !strings.Contains(flat, "EARLIER ATTEMPT: measured by attempt 1 of 2") || !strings.Contains(flat, "interrupted (SIGINT (Ctrl-C)) during step compare") {
+			t.Errorf("tab %d does not label the earlier attempt's figures:\n%s", tab, v)
+		}
+	}
+	for i := range r.Benches {
+		r.Benches[i].Attempt = 2
+	}
+	m := New(common.NewCommon(true, 80, 24), &r, tco.Compute)
+	if v := ansi.Strip(m.View()); strings.Contains(v, "EARLIER ATTEMPT") {
+		t.Errorf("the current attempt's figures are labelled as an earlier one's:\n%s", v)
+	}
+}

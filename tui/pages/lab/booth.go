@@ -1,6 +1,10 @@
 package lab
 
-import "github.com/dpulab/dpulab/tui/common"
+import (
+	"strings"
+
+	"github.com/dpulab/dpulab/tui/common"
+)
 
 // What booth mode (package booth) needs of the page beyond its driver
 // messages (driver.go): a frame for booth mode's own screens, and no key
@@ -10,11 +14,13 @@ import "github.com/dpulab/dpulab/tui/common"
 // cycle of views), where the page draws its views: under the page's
 // dialogs and above its status line, which carries booth mode's banner.
 func (m *Model) Frame(body string) string {
-	body = common.Fit(body, m.Width, m.Height-1)
+	status := m.statusLines()
+	h := m.Height - len(status)
+	body = common.Fit(body, m.Width, h)
 	if ov := m.overlay(); ov != "" {
-		body = common.Overlay(body, ov, m.Width, m.Height-1)
+		body = common.Overlay(body, ov, m.Width, h)
 	}
-	return body + "\n" + m.statusLine()
+	return body + "\n" + strings.Join(status, "\n")
 }
 
 // keyHints reports whether the screen may name keys to press: not in an

@@ -31,6 +31,8 @@ type StepDoneMsg struct {
 
 // CleanupDoneMsg says Cleanup returned; Then says what comes next.
 type CleanupDoneMsg struct {
+	// Dir is the results folder written as the run was left ("" none).
+	Dir  string
 	Err  error
 	Then AfterCleanup
 }
@@ -142,7 +144,10 @@ type Model struct {
 	varsSet  bool
 	cancel   context.CancelFunc
 	busy     string // "cleaning up", "writing results": blocks new runs
-	status   string
+	// leaveBy is what stops the run when the page is next left (a
+	// signal's name, set by ShutdownBy); "" reads as the key pressed.
+	leaveBy string
+	status  string
 	// resultsDir is where this run's results go (lab_started), shown
 	// on the status line when nothing else is.
 	resultsDir string
@@ -310,11 +315,16 @@ func (m *Model) SetSize(w, h int) {
 }
 
 // Shutdown stops a running step and runs cleanup, then asks the root to
-// quit (Ctrl+C, SIGTERM).
-func (m *Model) Shutdown() tea.Cmd {
+// quit (Ctrl+C).
+func (m *Model) Shutdown() tea.Cmd { return m.ShutdownBy("Ctrl+C in the TUI") }
+
+// ShutdownBy is Shutdown for what by names (a signal: "SIGTERM"), which
+// the run's results record as what interrupted it.
+func (m *Model) ShutdownBy(by string) tea.Cmd {
 	if m.busy != "" {
 		return nil
 	}
+	m.leaveBy = by
 	return m.cleanup(ThenQuit)
 }
 

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -39,10 +40,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.resDir = msg.Dir
 		m.cmp.SetResults(m.sess.Results(), m.tco)
-		if m.cmp.Results() != nil {
+		if r := m.cmp.Results(); r != nil && len(r.Benches) > 0 {
 			m.view = ViewCompare
 		}
-		m.status = "results written to " + msg.Dir + " · report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
+		// The path once, whole (the status line wraps it): the folder is
+		// the report's.
+		m.status = "results written, report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
 	case ShellDoneMsg:
 		cmds = append(cmds, m.shellDone(msg))
 	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
@@ -319,13 +322,32 @@ func (m *Model) finish() tea.Cmd {
 }
 
 // cleanup stops a running step and runs the lab's cleanup in the
-// background; then decides what follows.
+// background; then decides what follows. Quitting or leaving the lab
+// records how the run ended (Session.Leave: interrupted, by m.leaveBy)
+// unless it had already written its end.
 func (m *Model) cleanup(then AfterCleanup) tea.Cmd {
 	m.Abort()
 	m.busy = "cleaning up (stopping what the lab started)"
 	sess := m.sess
+	by := m.leaveBy
+	if by == "" {
+		by = "q in the TUI"
+		if then == ThenBack {
+			by = "leaving the lab in the TUI"
+		}
+	}
+	m.leaveBy = ""
 	return func() tea.Msg {
-		return CleanupDoneMsg{Err: sess.Cleanup(context.Background()), Then: then}
+		ctx := context.Background()
+		err := sess.Cleanup(ctx)
+		msg := CleanupDoneMsg{Then: then}
+		if then == ThenQuit || then == ThenBack {
+			dir, lerr := sess.Leave(ctx, by)
+			err = errors.Join(err, lerr)
+			msg.Dir = dir
+		}
+		msg.Err = err
+		return msg
 	}
 }
 

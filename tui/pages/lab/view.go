@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -28,8 +29,9 @@ func (m *Model) geometry() geometry {
 	h := m.Height - 1 // status line
 	g.titleH = len(m.titleLines(m.list.Selected(), g.rightW))
 	rest := h - g.titleH
-	cmds := m.commands(m.list.Selected())
-	g.cmdH = 1 + min(max(len(cmds), 1), 4)
+	// Commands wrap (commandsView): their pane grows with them, up to 6
+	// lines, and says how many more there are past that.
+	g.cmdH = 1 + min(max(m.commandRows(m.list.Selected(), g.rightW), 1), 6)
 	if f, ok := m.failureOf(m.list.Selected()); ok {
 		g.failH = len(m.failureLines(f, g.rightW))
 	}
@@ -90,6 +92,31 @@ func (m *Model) commands(i int) []steps.PlannedCommand {
 	return c
 }
 
+// taskHint stands in the commands pane of a task step, whose commands
+// are the answer, hidden until asked for.
+func (m *Model) taskHint() string {
+	km := m.KeyMap
+	return fmt.Sprintf("yours to do in a shell (%s) · %s shows how · %s does it for you",
+		km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)
+}
+
+// commandRows is how many lines step i's commands take wrapped to w
+// columns (as commandsView wraps them).
+func (m *Model) commandRows(i, w int) int {
+	if m.isTask(i) && m.keyHints() {
+		return strings.Count(ansi.Wrap(m.taskHint(), w, ""), "\n") + 1
+	}
+	n := 0
+	for _, c := range m.commands(i) {
+		l := cmp.Or(c.Host, "local") + " $ " + strings.ReplaceAll(c.Cmd, "\n", "⏎ ")
+		if c.Sudo {
+			l = "[sudo] " + l
+		}
+		n += strings.Count(ansi.Wrap(l, max(w-2, 10), " /"), "\n") + 1
+	}
+	return n
+}
+
 func (m *Model) commandsView(i, w, h int) string {
 	st := m.Styles
 	title := "Commands"
@@ -100,9 +127,10 @@ func (m *Model) commandsView(i, w, h int) string {
 	cmds := m.commands(i)
 	if m.isTask(i) && m.keyHints() {
 		// The answer stays hidden until asked for (show me).
-		km := m.KeyMap
-		return strings.Join(append(lines[:1:1], st.Muted.Render(ansi.Truncate(fmt.Sprintf("yours to do in a shell (%s) · %s shows how · %s does it for you",
-			km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key), w, "…"))), "\n")
+		for _, l := range strings.Split(ansi.Wrap(m.taskHint(), w, ""), "\n") {
+			lines = append(lines, st.Muted.Render(l))
+		}
+		return strings.Join(lines, "\n")
 	}
 	switch {
 	case m.planErr[i] != "":
@@ -128,7 +156,18 @@ func (m *Model) commandsView(i, w, h int) string {
 			l += st.CmdSudo.Render("[sudo]") + " "
 		}
 		l += "$ " + st.CmdText.Render(strings.ReplaceAll(c.Cmd, "\n", "⏎ "))
-		lines = append(lines, ansi.Truncate(l, w, "…"))
+		// Wrapped, never cut: a command is read (and typed) whole; the
+		// lines after the first are indented.
+		for j, wl := range strings.Split(ansi.Wrap(l, max(w-2, 10), " /"), "\n") {
+			if j > 0 {
+				wl = "  " + wl
+			}
+			if len(lines) >= h && j > 0 {
+				lines[len(lines)-1] = ansi.Truncate(lines[len(lines)-1], w-1, "") + "…"
+				break
+			}
+			lines = append(lines, wl)
+		}
 	}
 	return strings.Join(lines, "\n")
 }
@@ -223,11 +262,34 @@ func (m *Model) View() string {
 	default:
 		body = m.stepsView()
 	}
-	body = common.Fit(body, m.Width, m.Height-1)
+	status := m.statusLines()
+	h := m.Height - len(status)
+	body = common.Fit(body, m.Width, h)
 	if ov := m.overlay(); ov != "" {
-		body = common.Overlay(body, ov, m.Width, m.Height-1)
+		body = common.Overlay(body, ov, m.Width, h)
 	}
-	return body + "\n" + m.statusLine()
+	return body + "\n" + strings.Join(status, "\n")
+}
+
+// maxStatusLines bounds how far a long status line (a results path, a
+// report's path, an error) wraps: the screen above gives up its bottom
+// lines meanwhile.
+const maxStatusLines = 3
+
+// statusLines is the status line wrapped to the width, at paths' slashes
+// and between words, never cut: a results or report path must be read
+// whole at 80 columns. Past maxStatusLines it is cut after all.
+func (m *Model) statusLines() []string {
+	s := m.statusLine()
+	if m.Width <= 0 || ansi.StringWidth(s) <= m.Width {
+		return []string{s}
+	}
+	ls := strings.Split(ansi.Wrap(s, m.Width, "/"), "\n")
+	if len(ls) > maxStatusLines {
+		ls = ls[:maxStatusLines]
+		ls[maxStatusLines-1] = ansi.Truncate(ls[maxStatusLines-1], m.Width-1, "") + "…"
+	}
+	return ls
 }
 
 func (m *Model) overlay() string {
@@ -347,5 +409,5 @@ func (m *Model) statusLine() string {
 		// Said first and always: no number of this run is a DPU result.
 		s = st.Error.Render("REHEARSAL: no DPU in this run") + st.Muted.Render(" ("+m.rehearsal+") · ") + s
 	}
-	return ansi.Truncate(s, m.Width, "…")
+	return s
 }

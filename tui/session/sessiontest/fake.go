@@ -57,7 +57,9 @@ type Fake struct {
 	SetTo    map[string]string
 	Cleaned  int
 	Finished int
-	Answers  []steps.Answer
+	// Left records each Leave's by, in order.
+	Left    []string
+	Answers []steps.Answer
 	// Tasks scripts task steps and rendered files (task.go).
 	Tasks
 }
@@ -242,6 +244,14 @@ func (f *Fake) Cleanup(context.Context) error {
 	f.Cleaned++
 	f.mu.Unlock()
 	return nil
+}
+
+// Leave implements session.Session: it records by and writes nothing.
+func (f *Fake) Leave(_ context.Context, by string) (string, error) {
+	f.mu.Lock()
+	f.Left = append(f.Left, by)
+	f.mu.Unlock()
+	return "", nil
 }
 
 // Finish implements session.Session.
