@@ -11,6 +11,7 @@ import (
 	"text/template/parse"
 
 	"github.com/dpulab/dpulab/assets"
+	"github.com/dpulab/dpulab/internal/suggest"
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/server/transport"
 	"go.yaml.in/yaml/v3"
@@ -279,7 +280,7 @@ func (w *refWalker) ref(ident []string, pos parse.Pos) {
 	}
 	if ident[0] == DataVars && len(ident) > 1 && !w.p.lab.hasVar(ident[1]) {
 		msg := fmt.Sprintf("%s: undefined variable %q", w.what, ident[1])
-		if s := closest(ident[1], w.p.lab.varNames()); s != "" {
+		if s := suggest.Closest(ident[1], w.p.lab.varNames()); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		w.p.errAt(w.file, w.lineOf(pos), "%s", msg)
@@ -289,38 +290,6 @@ func (w *refWalker) ref(ident []string, pos parse.Pos) {
 func (l *Lab) hasVar(name string) bool {
 	_, ok := l.Var(name)
 	return ok
-}
-
-// closest returns the candidate within a small edit distance of s, if any:
-// enough to catch typos like "pipline" without guessing wildly.
-func closest(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD && d <= len(c)/3+1 {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func readAsset(name string) ([]byte, error) {

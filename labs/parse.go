@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dpulab/dpulab/assets"
+	"github.com/dpulab/dpulab/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -139,7 +140,7 @@ func (p *parser) allow(m *mapping, what string, allowed ...string) {
 	for _, k := range m.keys {
 		if !slices.Contains(allowed, k.Value) {
 			msg := fmt.Sprintf("%s: unknown key %q", what, k.Value)
-			if s := closest(k.Value, allowed); s != "" {
+			if s := suggest.Closest(k.Value, allowed); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			} else {
 				sorted := slices.Clone(allowed)

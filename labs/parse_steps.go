@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpulab/dpulab/internal/suggest"
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/server/transport"
 	"go.yaml.in/yaml/v3"
@@ -112,7 +113,7 @@ func (p *parser) steps(n *yaml.Node) {
 		if !known {
 			if s.Kind != "" {
 				msg := fmt.Sprintf("%s: unknown kind %q", what, s.Kind)
-				if c := closest(string(s.Kind), kindNames()); c != "" {
+				if c := suggest.Closest(string(s.Kind), kindNames()); c != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", c)
 				} else {
 					msg += " (use " + strings.Join(kindNames(), ", ") + ")"

@@ -1,6 +1,7 @@
 // Package suggest finds what a person probably meant: the closest of a set
 // of names to a mistyped one ("adress" → "address"), for did-you-mean
-// hints in error messages. labs/check.go has the same rule for lab files.
+// hints in error messages: inventory fields and roles, lab keys, step kinds
+// and variables.
 package suggest
 
 // Closest returns the candidate within a small edit distance of s, if any:
