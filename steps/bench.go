@@ -47,6 +47,10 @@ type benchJob struct {
 	Path       *netpath.Path
 	ClientCPUs string
 	Counters   *results.PathCounters
+	// Emulation says what Path stands for (VariantResult.Emulation), ""
+	// over a real path: with the run's own labels it is what the job's
+	// figures are (Engine.figures).
+	Emulation string
 }
 
 // samplerStartTimeout bounds the wait for the samplers' first numbers; a
@@ -173,7 +177,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		mu.Lock()
 		runs = append(runs, r)
 		mu.Unlock()
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(runSummary(job, r)), Time: time.Now()}})
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(job, runSummary(job, r)), Time: time.Now()}})
 		if job.OnRun != nil {
 			job.OnRun(r)
 		}
@@ -192,7 +196,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		mu.Lock()
 		cur = append(cur, p)
 		mu.Unlock()
-		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: ev.Run, Point: p, Targets: targetSeconds(sec.targets, hosts)})
+		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Figures: e.figures(job), Sweep: job.Sweep, Run: ev.Run, Point: p, Targets: targetSeconds(sec.targets, hosts)})
 		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d", job.Label, ev.Run, job.Config.Runs))
 	}
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
@@ -367,7 +371,7 @@ func (e *Engine) emitProgress(job benchJob, start time.Time, total time.Duration
 	if overall > 0 && job.StepTotal > 0 {
 		remaining = time.Duration(float64(job.StepTotal) * (1 - overall))
 	}
-	e.opts.Emit(Progress{Step: job.Step, Label: e.labelled(label), Fraction: overall, Elapsed: stepEl, Remaining: remaining})
+	e.opts.Emit(Progress{Step: job.Step, Label: e.labelled(job, label), Figures: e.figures(job), Fraction: overall, Elapsed: stepEl, Remaining: remaining})
 }
 
 // deploymentFor returns the running deployment of group, deploying it

@@ -192,7 +192,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 			mu.Lock()
 			points[ev.Run] = append(points[ev.Run], pt)
 			mu.Unlock()
-			e.opts.Emit(Sample{Step: job.Step, Variant: series, Sweep: job.Sweep, Run: ev.Run, Point: pt})
+			e.opts.Emit(Sample{Step: job.Step, Variant: series, Figures: e.figures(job), Sweep: job.Sweep, Run: ev.Run, Point: pt})
 		case *bench.CapacityProbe:
 			pr := probeResult(ev)
 			mu.Lock()
@@ -200,8 +200,8 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 			delete(points, ev.Probe)
 			probes = append(probes, pr)
 			mu.Unlock()
-			e.say(job.Step, job.Client.Name, "%s", e.labelled(probeText(job.Label, cfg.Capacity, ev, pr.ServerCPU)))
-			e.opts.Emit(Progress{Step: job.Step, Label: fmt.Sprintf("%s, capacity probe %d", job.Label, ev.Probe),
+			e.say(job.Step, job.Client.Name, "%s", e.labelled(job, probeText(job.Label, cfg.Capacity, ev, pr.ServerCPU)))
+			e.opts.Emit(Progress{Step: job.Step, Figures: e.figures(job), Label: fmt.Sprintf("%s, capacity probe %d", job.Label, ev.Probe),
 				Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
 		case *bench.CapacityResult:
 			mu.Lock()
@@ -236,7 +236,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 // recordCapacity says a search's answer and records it at its point.
 func (p *loadPlan) recordCapacity(cj capacityJob, host string, k *results.Capacity) {
 	e, job := p.e, cj.job
-	e.say(job.Step, host, "%s", e.labelled(foundText(job.Label, k)))
+	e.say(job.Step, host, "%s", e.labelled(job, foundText(job.Label, k)))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	results.SetCapacity(&cj.res.Variants[cj.vi].Points[cj.pi], k)

@@ -159,12 +159,12 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 			x := extras[ev.Probe]
 			pr.ServerCPU, pr.Clients = x.ServerCPU, x.Clients
 			probes = append(probes, pr)
-			e.say(job.Step, names[0], "%s", e.labelled(probeText(job.Label, &spec, ev, pr.ServerCPU)))
+			e.say(job.Step, names[0], "%s", e.labelled(job, probeText(job.Label, &spec, ev, pr.ServerCPU)))
 			for _, c := range pr.Clients {
 				e.say(job.Step, c.Host, "  %s's share: %s ops/s asked, %s answered, p%s %.3f ms%s", c.Host, results.RateText(c.RateOpsPerSec),
 					results.RateText(c.OpsPerSec), strconv.FormatFloat(spec.Percentile, 'g', -1, 64), c.PercentileMs, clientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
 			}
-			e.opts.Emit(Progress{Step: job.Step, Label: fmt.Sprintf("%s, capacity probe %d, %d client hosts", job.Label, ev.Probe, len(shares)),
+			e.opts.Emit(Progress{Step: job.Step, Figures: e.figures(job), Label: fmt.Sprintf("%s, capacity probe %d, %d client hosts", job.Label, ev.Probe, len(shares)),
 				Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
 		}
 	}
@@ -201,7 +201,7 @@ func (e *Engine) runProbeHosts(ctx context.Context, job benchJob, series string,
 	m.onPoint = func(_ int, pt results.Point, since time.Time, hs []HostSecond, ts []TargetSecond) results.Point {
 		pt = latest.merge(pt, since)
 		pts = append(pts, pt)
-		e.opts.Emit(Sample{Step: job.Step, Variant: series, Sweep: job.Sweep, Run: n, Point: pt, Clients: hs, Targets: ts})
+		e.opts.Emit(Sample{Step: job.Step, Variant: series, Figures: e.figures(job), Sweep: job.Sweep, Run: n, Point: pt, Clients: hs, Targets: ts})
 		return pt
 	}
 	m.onRun = func(r results.RunResult, _ time.Time) { merged = &r }

@@ -104,6 +104,8 @@ type Progress struct {
 	Fraction  float64       `json:"fraction"` // 0..1
 	Elapsed   time.Duration `json:"-"`        // "elapsed_seconds" in JSON
 	Remaining time.Duration `json:"-"`        // "remaining_seconds" in JSON
+	// Figures is what the running job's figures are (results.Figures).
+	Figures results.Figures `json:"figures,omitzero"`
 }
 
 // MarshalJSON gives the durations in seconds, named with their unit.
@@ -124,6 +126,9 @@ type Sample struct {
 	Sweep   string        `json:"sweep,omitempty"`
 	Run     int           `json:"run"`
 	Point   results.Point `json:"point"`
+	// Figures is what the point is (results.Figures): every view labels
+	// it from here.
+	Figures results.Figures `json:"figures,omitzero"`
 	// Clients is the same second per client host, when several hosts ran
 	// the load (Point is then their merge); empty with one client host.
 	Clients []HostSecond `json:"clients,omitempty"`

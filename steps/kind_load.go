@@ -341,6 +341,7 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 	var counters results.PathCounters
 	if path != nil {
 		job.Path, job.Counters = path, &counters
+		job.Emulation = variantEmulation(path)
 		_, job.ClientCPUs = splitCPUs(e.hostCPUs(client.Name))
 	}
 	job.OnRun = func(r results.RunResult) {

@@ -136,7 +136,7 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 	var failed *clientRun
 	publish := func(r results.RunResult) {
 		out = append(out, r)
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(runSummary(job, r)), Time: time.Now()}})
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(job, runSummary(job, r)), Time: time.Now()}})
 		for _, c := range r.Clients {
 			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, clientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
 		}
@@ -150,7 +150,7 @@ func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clien
 	m.targetHosts = e.targetHosts(job.Config, job.Servers)
 	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
 		p = latest.merge(p, since)
-		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Sweep: job.Sweep, Run: run, Point: p, Clients: hosts, Targets: targets})
+		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Figures: e.figures(job), Sweep: job.Sweep, Run: run, Point: p, Clients: hosts, Targets: targets})
 		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d, %d client hosts", job.Label, run, job.Config.Runs, len(shares)))
 		return p
 	}

@@ -173,14 +173,13 @@ func (e *Engine) SoftwareRDMA() string {
 // labelled puts the software RDMA label before a bench run's summary line,
 // the figure a headless log shows, when the run has one: a line copied out
 // of a CI log still says what it measured.
-func (e *Engine) labelled(line string) string {
-	if e.SoftwareRDMA() != "" {
-		line = "[" + results.SoftwareRDMAShort + "] " + line
-	}
-	// A rehearsal's figures are no DPU's: every line that carries one
-	// says so, as the header and the summary do.
-	if e.Rehearsal() != "" {
-		line = "[REHEARSAL] " + line
-	}
-	return line
+func (e *Engine) labelled(job benchJob, line string) string {
+	return e.figures(job).Tag() + line
+}
+
+// figures is what job's figures are, the label every line, sample and
+// progress event of it carries (results.Figures, the one label source):
+// the run's rehearsal and software RDMA, and the job's own emulation.
+func (e *Engine) figures(job benchJob) results.Figures {
+	return results.Figures{Rehearsal: e.Rehearsal() != "", Emulation: job.Emulation, SoftwareRDMA: e.SoftwareRDMA()}
 }

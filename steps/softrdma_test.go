@@ -148,7 +148,7 @@ func TestSoftwareRDMAIsFoundAndLabelled(t *testing.T) {
 					found = append(found, f)
 				}
 			}
-			line := e.labelled("RDMA RC run 1/5: 12,000 ops/s")
+			line := e.labelled(benchJob{}, "RDMA RC run 1/5: 12,000 ops/s")
 			if tc.want == "" {
 				if len(found) != 0 || line != "RDMA RC run 1/5: 12,000 ops/s" {
 					t.Errorf("a hardware run is labelled: %v, %q", found, line)

@@ -1,6 +1,9 @@
 package results
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // What a run's numbers are, as every output labels them (the product's
 // promise: a number is measured where it says, or labelled for what it
@@ -114,4 +117,133 @@ func kindArticle(r *Results) string {
 		return "a measurement"
 	}
 	return strings.Join(parts, " and ")
+}
+
+// Figures is what one variant's figures are: the one label source every
+// view takes its label from (the TUI's dashboard, compare and status line,
+// the booth, the headless lines, samples.csv, both reports, the chart
+// exports). It is decided once per variant and run, by the engine while
+// it runs (FiguresOf) and from results.json afterwards (VariantFigures),
+// and the two agree: a variant over a real path carries no EMULATION even
+// in a lab whose other variants are emulated.
+type Figures struct {
+	// Rehearsal: the run could not measure what its lab is about.
+	Rehearsal bool `json:"rehearsal,omitempty"`
+	// Emulation says what the variant's path stands for, "" for a real path.
+	Emulation string `json:"emulation,omitempty"`
+	// SoftwareRDMA names the software RDMA devices the run used, "".
+	SoftwareRDMA string `json:"software_rdma,omitempty"`
+	// Replay: the figures are shown again from a saved results folder.
+	Replay bool `json:"replay,omitempty"`
+}
+
+// VariantFigures is what variant v of r measured; v nil gives the run's
+// label where no variant is meant (a host figure, a run with no compare):
+// rehearsal and software RDMA, not emulation.
+func VariantFigures(r *Results, v *VariantResult) Figures {
+	if r == nil {
+		return Figures{}
+	}
+	f := Figures{Rehearsal: r.Rehearsal, SoftwareRDMA: r.SoftwareRDMA}
+	if v != nil {
+		f.Emulation = v.Emulation
+	}
+	return f
+}
+
+// CompareFigures is the label of a compare's table or chart, which shows
+// all its variants at once: the union of theirs, EMULATION when any
+// variant is emulated. Each row or series still carries its own
+// (VariantFigures); this is for the caption above them.
+func CompareFigures(r *Results, c *Compare) Figures {
+	f := VariantFigures(r, nil)
+	if c == nil {
+		return f
+	}
+	for i := range c.Variants {
+		if c.Variants[i].Emulation != "" {
+			f.Emulation = c.Variants[i].Emulation
+			if n := c.emulatedCount(); n < len(c.Variants) {
+				f.Emulation = fmt.Sprintf("%d of %d variants emulated", n, len(c.Variants))
+			}
+			break
+		}
+	}
+	return f
+}
+
+func (c *Compare) emulatedCount() int {
+	n := 0
+	for i := range c.Variants {
+		if c.Variants[i].Emulation != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Measured reports whether the figures are measurements of what the lab
+// is about, shown live: no label at all.
+func (f Figures) Measured() bool {
+	return !f.Rehearsal && f.Emulation == "" && f.SoftwareRDMA == "" && !f.Replay
+}
+
+// Short is the label in one or a few words for narrow places (a chart
+// caption, a table column, samples.csv's column): "EMULATION",
+// "REHEARSAL+EMULATION", "SOFTWARE RDMA", "REPLAY", or "" for a live
+// measurement.
+func (f Figures) Short() string {
+	var parts []string
+	if f.Replay {
+		parts = append(parts, "REPLAY")
+	}
+	if f.Rehearsal {
+		parts = append(parts, "REHEARSAL")
+	}
+	if f.Emulation != "" {
+		parts = append(parts, "EMULATION")
+	}
+	if f.SoftwareRDMA != "" {
+		parts = append(parts, SoftwareRDMAShort)
+	}
+	return strings.Join(parts, "+")
+}
+
+// Title is Short with the software RDMA label in full, for a title that
+// may leave its page (a PNG on a slide).
+func (f Figures) Title() string {
+	s := f.Short()
+	if f.SoftwareRDMA != "" {
+		s = strings.Replace(s, SoftwareRDMAShort, SoftwareRDMALabel(f.SoftwareRDMA), 1)
+	}
+	return s
+}
+
+// Tag is the prefix of a line that carries a figure ("[EMULATION] "), ""
+// for a live measurement.
+func (f Figures) Tag() string {
+	if s := f.Short(); s != "" {
+		return "[" + s + "] "
+	}
+	return ""
+}
+
+// Long says the label in a sentence's words, with what each part stands
+// for ("EMULATION: host does it all: VXLAN overlay ... in this machine's
+// kernel"), "" for a live measurement.
+func (f Figures) Long() string {
+	var parts []string
+	if f.Replay {
+		parts = append(parts, "REPLAY: figures from a saved results folder, not measured now")
+	}
+	if f.Rehearsal {
+		parts = append(parts, "REHEARSAL: no DPU in this run")
+	}
+	if f.Emulation != "" {
+		parts = append(parts, "EMULATION: "+f.Emulation)
+	}
+	if f.SoftwareRDMA != "" {
+		parts = append(parts, SoftwareRDMALabel(f.SoftwareRDMA)+": the kernel's RDMA stack on the CPU, not RDMA hardware")
+	}
+	return strings.Join(parts, "; ")
 }
