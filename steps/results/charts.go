@@ -20,11 +20,17 @@ const (
 // each PlotSweep metric against the swept variable) and the per-second
 // charts (each PlotPerSecond metric, first run of the last sweep point per
 // variant), the variants overlaid.
-func renderCharts(b *strings.Builder, c *Compare) {
+func renderCharts(b *strings.Builder, r *Results, c *Compare) {
 	renderCapacity(b, c)
+	// Each legend says what its variant's figures are, each caption what
+	// the chart's are (a chart is copied out of its report alone).
 	labels := make([]string, len(c.Variants))
-	for i, v := range c.Variants {
-		labels[i] = v.Label
+	for i := range c.Variants {
+		labels[i] = legendLabel(r, &c.Variants[i])
+	}
+	kind := CompareFigures(r, c).Title()
+	if kind != "" {
+		kind += ": "
 	}
 	metrics := MetricDescs()
 	if c.Sweep != "" && maxPoints(c) > 1 {
@@ -38,7 +44,7 @@ func renderCharts(b *strings.Builder, c *Compare) {
 					series[i] = append(series[i], SweepValue(m, p.Stats))
 				}
 			}
-			caption := "mean " + m.Label + " against " + c.Sweep + " (" + sweepValues(c) + ")"
+			caption := kind + "mean " + m.Label + " against " + c.Sweep + " (" + sweepValues(c) + ")"
 			b.WriteString("```\n" + chart(caption, labels, series, chartWidth, sweepChartHeight) + "```\n\n")
 		}
 	}
@@ -62,9 +68,9 @@ func renderCharts(b *strings.Builder, c *Compare) {
 				psLabels[i] = labels[i] + " (no run at " + c.Sweep + "=" + at + ")"
 			}
 		}
-		caption := m.Label + " per second (run 1)"
+		caption := kind + m.Label + " per second (run 1)"
 		if c.Sweep != "" && atOK {
-			caption = m.Label + " per second (run 1, " + c.Sweep + "=" + at + ")"
+			caption = kind + m.Label + " per second (run 1, " + c.Sweep + "=" + at + ")"
 		}
 		b.WriteString("```\n" + chart(caption, psLabels, series, chartWidth, chartHeight) + "```\n\n")
 	}

@@ -8,7 +8,9 @@ import (
 )
 
 // SamplesCSV is every per-second point of every run, one row each: where
-// the row comes from, then a column per metric with a per-second reader,
+// the row comes from, what its figures are (the column "figures":
+// Figures.Short of its variant, "EMULATION", "SOFTWARE RDMA", empty for a
+// measurement), then a column per metric with a per-second reader,
 // named after the metric, in the table's order. A value the second did
 // not measure is an empty cell, never 0.
 func SamplesCSV(r *Results) ([]byte, error) {
@@ -20,18 +22,20 @@ func SamplesCSV(r *Results) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	row := []string{"step", "variant", "sweep", "run", "t_seconds"}
+	row := []string{"step", "variant", "figures", "sweep", "run", "t_seconds"}
 	for _, m := range cols {
 		row = append(row, m.Name)
 	}
 	_ = w.Write(row)
 	for _, c := range r.Benches {
-		for _, v := range c.Variants {
+		for vi := range c.Variants {
+			v := &c.Variants[vi]
+			figures := VariantFigures(r, v).Short()
 			for _, sp := range v.Points {
 				for _, run := range sp.Runs {
 					for i := range run.Series {
 						p := &run.Series[i]
-						row = append(row[:0], c.Step, v.Label, sp.Value, strconv.Itoa(run.Run), strconv.FormatFloat(p.T, 'f', 3, 64))
+						row = append(row[:0], c.Step, v.Label, figures, sp.Value, strconv.Itoa(run.Run), strconv.FormatFloat(p.T, 'f', 3, 64))
 						for _, m := range cols {
 							if x, ok := m.Sample(p); ok {
 								row = append(row, m.CSV(x))

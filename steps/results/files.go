@@ -46,6 +46,7 @@ func ParseResults(b []byte, p string) (*Results, error) {
 // each atomically, so a run killed halfway leaves the previous complete set.
 func WriteResults(dir string, r *Results) error {
 	r.Version = ResultsVersion
+	fillFigures(r)
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)

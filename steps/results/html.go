@@ -98,7 +98,9 @@ type htmlBench struct {
 	Refs        []Reference
 }
 
-type htmlVariant struct{ Label, Description, Hosts, Settings string }
+// htmlVariant is a variant as the bench's list names it; Figures says
+// what its figures are (Figures.Long), "" for a measurement.
+type htmlVariant struct{ Label, Description, Hosts, Settings, Figures string }
 
 type htmlRow struct {
 	Variant, Value string
@@ -131,11 +133,11 @@ type htmlStep struct {
 
 func htmlData(r *Results) htmlPage {
 	title := cmp.Or(r.Title, r.Lab)
-	if k := RunKindTitle(r); k != "" {
+	if k := ReportKindTitle(r); k != "" {
 		title = k + ": " + title
 	}
 	d := htmlPage{Title: clean(title), Lab: clean(r.Lab), RunID: clean(r.RunID),
-		Status: clean(cmp.Or(string(r.State()), "unknown")), StatusText: clean(r.Describe()), Kind: clean(RunKind(r)),
+		Status: clean(cmp.Or(string(r.State()), "unknown")), StatusText: clean(r.Describe()), Kind: clean(ReportKind(r)),
 		Simulated: r.SimulatedHostMetrics(),
 	}
 	for i, a := range r.Attempts {
@@ -164,7 +166,7 @@ func htmlData(r *Results) htmlPage {
 	d.Conclusion = clean(con.Text)
 	d.ConclusionClass = "neutral"
 	if anyRun(r) {
-		d.ConclusionKind = cmp.Or(RunKindShort(r), "MEASURED")
+		d.ConclusionKind = cmp.Or(conclusionFigures(r).Short(), "MEASURED")
 	}
 	if con.Compared {
 		d.ConclusionClass = verdictClass(con.Verdict)
@@ -197,8 +199,8 @@ func htmlData(r *Results) htmlPage {
 			d.OtherRefs = append(d.OtherRefs, cleanRef(ref))
 		}
 	}
-	if k := RunKindShort(r); k != "" && len(r.HostFigures) > 0 {
-		d.HostFiguresNote = fmt.Sprintf("%s: these figures, like the benchmarks', are %s.", k, kindArticle(r))
+	if f := VariantFigures(r, nil); !f.Measured() && len(r.HostFigures) > 0 {
+		d.HostFiguresNote = fmt.Sprintf("%s: these figures, like the benchmarks', are %s.", f.Short(), f.article())
 	}
 	for _, f := range r.HostFigures {
 		d.HostFigures = append(d.HostFigures, htmlHostFigure{clean(f.Step), clean(f.Host), clean(f.Tool), clean(f.Label),
@@ -238,7 +240,12 @@ func htmlData(r *Results) htmlPage {
 }
 
 func htmlBenchOf(r *Results, c *Compare) htmlBench {
-	b := htmlBench{Title: clean(cmp.Or(c.Title, c.Step)), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client), Earlier: clean(r.EarlierAttempt(c))}
+	title := cmp.Or(c.Title, c.Step)
+	figs := CompareFigures(r, c)
+	if k := figs.Title(); k != "" {
+		title = k + ": " + title
+	}
+	b := htmlBench{Title: clean(title), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client), Earlier: clean(r.EarlierAttempt(c))}
 	for _, l := range r.hostSourcesFor(c.Step) {
 		b.HostSources = append(b.HostSources, clean(l))
 	}
@@ -247,8 +254,9 @@ func htmlBenchOf(r *Results, c *Compare) htmlBench {
 			b.Refs = append(b.Refs, cleanRef(ref))
 		}
 	}
-	for _, v := range c.Variants {
-		hv := htmlVariant{Label: clean(v.Label), Description: clean(v.Description), Hosts: clean(strings.Join(v.Hosts, ", "))}
+	for vi, v := range c.Variants {
+		hv := htmlVariant{Label: clean(v.Label), Description: clean(v.Description), Hosts: clean(strings.Join(v.Hosts, ", ")),
+			Figures: clean(VariantFigures(r, &c.Variants[vi]).Long())}
 		var ss []string
 		for _, k := range sortedKeys(v.Settings) {
 			ss = append(ss, k+"="+v.Settings[k])
@@ -265,7 +273,7 @@ func htmlBenchOf(r *Results, c *Compare) htmlBench {
 	}
 	for vi, v := range c.Variants {
 		for _, p := range v.Points {
-			row := htmlRow{Variant: clean(v.Label), Value: clean(p.Value), Runs: len(p.Runs)}
+			row := htmlRow{Variant: clean(rowLabel(r, c, &c.Variants[vi])), Value: clean(p.Value), Runs: len(p.Runs)}
 			for _, m := range cols {
 				ms, ok := p.Stats.Metric(m.Name)
 				if !ok {
@@ -304,8 +312,8 @@ func htmlBenchOf(r *Results, c *Compare) htmlBench {
 			if len(rc.Chart.Refs) == 0 {
 				hc.RefNote = "The published figures of this quantity, listed above, are off this chart's scale: its legend names them."
 			}
-			if !r.Measured() {
-				hc.RefNote += " They are not comparable with this run, which is " + kindArticle(r) + "."
+			if !figs.Measured() {
+				hc.RefNote += " They are not comparable with this run, which is " + figs.article() + "."
 			}
 		}
 		svg, err := svgchart.SVG(rc.Chart)

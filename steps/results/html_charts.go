@@ -58,8 +58,8 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 				continue
 			}
 			ch := svgchart.Chart{Title: "mean " + clean(m.Label) + " against " + clean(c.Sweep), XLabel: clean(c.Sweep), YLabel: axisLabel(m), XTicks: ticks}
-			for _, v := range c.Variants {
-				s := svgchart.Series{Label: clean(v.Label)}
+			for vi, v := range c.Variants {
+				s := svgchart.Series{Label: clean(legendLabel(r, &c.Variants[vi]))}
 				for _, p := range v.Points {
 					s.X = append(s.X, xs[p.Value])
 					s.Y = append(s.Y, SweepValue(m, p.Stats))
@@ -73,8 +73,8 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 			}
 			var shown int
 			ch.Refs, ch.Notes, shown = refSeries(refs, m.Name, xs, ch.Series, clean(c.Sweep))
-			if shown > 0 && !r.Measured() {
-				ch.Notes = append(ch.Notes, "published figures: not comparable, this run is "+kindArticle(r))
+			if f := CompareFigures(r, c); shown > 0 && !f.Measured() {
+				ch.Notes = append(ch.Notes, "published figures: not comparable, this run is "+f.article())
 			}
 			out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-sweep", Chart: ch, Published: shown})
 		}
@@ -95,8 +95,8 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 			title += ", " + clean(c.Sweep) + "=" + clean(at)
 		}
 		ch := svgchart.Chart{Title: title + ")", XLabel: "time since the measured part began (s)", YLabel: axisLabel(m)}
-		for _, v := range c.Variants {
-			s := svgchart.Series{Label: clean(v.Label)}
+		for vi, v := range c.Variants {
+			s := svgchart.Series{Label: clean(legendLabel(r, &c.Variants[vi]))}
 			var runs []RunResult
 			for _, p := range v.Points {
 				if ok && p.Value == at {
@@ -116,9 +116,10 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 		}
 		out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-per-second", Chart: ch})
 	}
-	if k := RunKindTitle(r); k != "" {
-		// A chart leaves its report (a PNG on a slide): it carries the
-		// run's label in its own title.
+	if k := CompareFigures(r, c).Title(); k != "" {
+		// A chart leaves its report (a PNG on a slide): it carries its
+		// figures' label in its own title, and each series its own in
+		// its legend.
 		for i := range out {
 			out[i].Chart.Title = clean(k) + " · " + out[i].Chart.Title
 		}

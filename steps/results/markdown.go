@@ -20,11 +20,11 @@ func RenderMarkdown(r *Results) string {
 	if title == "" {
 		title = r.Lab
 	}
-	if k := RunKindTitle(r); k != "" {
+	if k := ReportKindTitle(r); k != "" {
 		title = k + ": " + title
 	}
 	fmt.Fprintf(&b, "# %s — results\n\n", title)
-	if k := RunKind(r); k != "" {
+	if k := ReportKind(r); k != "" {
 		// Said before any number, so no figure below is read as measured
 		// on the hardware the lab is about.
 		fmt.Fprintf(&b, "> **%s**\n\n", k)
@@ -70,7 +70,7 @@ func RenderMarkdown(r *Results) string {
 	}
 	b.WriteString("\n")
 	for i := range r.Benches {
-		renderCompareKind(&b, &r.Benches[i], RunKindTitle(r), r.EarlierAttempt(&r.Benches[i]))
+		renderCompareFigures(&b, r, &r.Benches[i], r.EarlierAttempt(&r.Benches[i]))
 		renderHostSourcesMD(&b, r, r.Benches[i].Step)
 		var refs []Reference
 		for _, ref := range r.References {
@@ -79,10 +79,10 @@ func RenderMarkdown(r *Results) string {
 			}
 		}
 		if len(refs) > 0 {
-			if r.Measured() {
+			if f := CompareFigures(r, &r.Benches[i]); f.Measured() {
 				b.WriteString("Published figures for comparison (not measured here):\n\n")
 			} else {
-				fmt.Fprintf(&b, "Published figures (not measured here; this run is %s, so its deltas above are not comparable with them):\n\n", kindArticle(r))
+				fmt.Fprintf(&b, "Published figures (not measured here; this run is %s, so its deltas above are not comparable with them):\n\n", f.article())
 			}
 			for _, ref := range refs {
 				fmt.Fprintf(&b, "- %s: %s (source: %s)\n", ref.Label, ref.Value, ref.Source)
@@ -101,8 +101,8 @@ func RenderMarkdown(r *Results) string {
 	}
 	if len(r.HostFigures) > 0 {
 		fmt.Fprintf(&b, "## Measured on these hosts by the lab's tools\n\n")
-		if k := RunKindShort(r); k != "" {
-			fmt.Fprintf(&b, "> %s: these figures, like the benchmarks', are %s.\n\n", k, kindArticle(r))
+		if f := VariantFigures(r, nil); !f.Measured() {
+			fmt.Fprintf(&b, "> %s: these figures, like the benchmarks', are %s.\n\n", f.Short(), f.article())
 		}
 		b.WriteString("| step | host | tool | figure | value |\n|---|---|---|---|---|\n")
 		for _, f := range r.HostFigures {
@@ -150,13 +150,15 @@ func renderSteps(b *strings.Builder, steps []StepOutcome) {
 	b.WriteString("\n")
 }
 
-func renderCompare(b *strings.Builder, c *Compare) { renderCompareKind(b, c, "", "") }
+func renderCompare(b *strings.Builder, c *Compare) { renderCompareFigures(b, nil, c, "") }
 
-// renderCompareKind is renderCompare under the run's label (RunKindTitle),
-// which heads the section when set: a section quoted alone still says what
-// its figures are. earlier, when set, says the section was measured by an
-// earlier attempt of a resumed run.
-func renderCompareKind(b *strings.Builder, c *Compare, kind, earlier string) {
+// renderCompareFigures is renderCompare under the compare's label
+// (CompareFigures of r), which heads the section when set: a section
+// quoted alone still says what its figures are; where its variants differ,
+// each row and legend says its own. earlier, when set, says the section
+// was measured by an earlier attempt of a resumed run.
+func renderCompareFigures(b *strings.Builder, r *Results, c *Compare, earlier string) {
+	kind := CompareFigures(r, c).Title()
 	title := c.Title
 	if title == "" {
 		title = c.Step
@@ -221,7 +223,7 @@ func renderCompareKind(b *strings.Builder, c *Compare, kind, earlier string) {
 	b.WriteString("\n")
 	for vi, v := range c.Variants {
 		for _, p := range v.Points {
-			fmt.Fprintf(b, "| %s |", mdCell(v.Label))
+			fmt.Fprintf(b, "| %s |", mdCell(rowLabel(r, c, &c.Variants[vi])))
 			if c.Sweep != "" {
 				fmt.Fprintf(b, " %s |", mdCell(p.Value))
 			}
@@ -271,7 +273,7 @@ func renderCompareKind(b *strings.Builder, c *Compare, kind, earlier string) {
 		b.WriteString("\n")
 	}
 	renderClients(b, c)
-	renderCharts(b, c)
+	renderCharts(b, r, c)
 }
 
 // measured reports whether any variant of c has a value for metric.

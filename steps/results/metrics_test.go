@@ -77,7 +77,7 @@ func TestMetricTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const header = "step,variant,sweep,run,t_seconds,ops_per_sec,latency_avg_ms,latency_p50_ms,latency_p99_ms,latency_max_ms,errors,server_cpu_pct,network_cpu_pct,net_gbps,power_watts,esxi_cpu_pct,esxi_cores_per_million_ops,esxi_watts_per_million_ops,esxi_net_gbps,esxi_vm_net_gbps,esxi_cpu_ready_pct,rdma_gbps,rdma_packets_per_sec,rdma_out_of_sequence,rdma_packet_seq_err,rdma_local_ack_timeout_err,rdma_rnr_nak_retry_err\n"
+	const header = "step,variant,figures,sweep,run,t_seconds,ops_per_sec,latency_avg_ms,latency_p50_ms,latency_p99_ms,latency_max_ms,errors,server_cpu_pct,network_cpu_pct,net_gbps,power_watts,esxi_cpu_pct,esxi_cores_per_million_ops,esxi_watts_per_million_ops,esxi_net_gbps,esxi_vm_net_gbps,esxi_cpu_ready_pct,rdma_gbps,rdma_packets_per_sec,rdma_out_of_sequence,rdma_packet_seq_err,rdma_local_ack_timeout_err,rdma_rnr_nak_retry_err\n"
 	if string(b) != header {
 		t.Errorf("samples.csv header\n%s\nwant\n%s", b, header)
 	}

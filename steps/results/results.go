@@ -274,8 +274,13 @@ type VariantResult struct {
 	// Emulation, when set, says what this variant's path stands for and
 	// that it is an emulation ("host does it all: VXLAN overlay and a
 	// 1000-rule stateful firewall in this machine's kernel").
-	Emulation string       `json:"emulation,omitempty"`
-	Points    []SweepPoint `json:"points"`
+	Emulation string `json:"emulation,omitempty"`
+	// Figures is what this variant's figures are, in results.Figures'
+	// Short words ("EMULATION", "REHEARSAL+EMULATION", "SOFTWARE RDMA";
+	// absent for a measurement): written from VariantFigures for readers
+	// of the file, never read back (the fields above decide it).
+	Figures string       `json:"figures,omitempty"`
+	Points  []SweepPoint `json:"points"`
 }
 
 // SweepPoint is the runs of one variant at one value of the swept variable
