@@ -675,7 +675,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.hosts.close()
 	e.closeVCenter(cctx) // also when Cleanup did not run (--only)
 	err := errors.Join(runErr, cleanErr, finErr)
-	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus(), Rehearsal: e.Rehearsal(), SoftwareRDMA: e.SoftwareRDMA()}
+	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus(), Rehearsal: e.Rehearsal(), SoftwareRDMA: e.SoftwareRDMA(),
+		Variants: e.variantSummaries()}
 	if err != nil {
 		fin.Status = results.Failed
 		fin.Err = err.Error()

@@ -241,6 +241,9 @@ type LabFinished struct {
 	Rehearsal string `json:"rehearsal,omitempty"`
 	// SoftwareRDMA is results.Results.SoftwareRDMA: the summary says it.
 	SoftwareRDMA string `json:"software_rdma,omitempty"`
+	// Variants are each variant's headline figure, labelled by what it
+	// is (results.VariantSummaries): the summary's last lines.
+	Variants []results.VariantSummary `json:"variants,omitempty"`
 }
 
 // MarshalJSON gives the duration in seconds, named with its unit.

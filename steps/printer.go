@@ -162,6 +162,11 @@ func (p *Printer) Print(ev Event) {
 		if ev.SoftwareRDMA != "" {
 			fmt.Fprintf(w, "\n   %s", clean(softwareRDMALine(ev.SoftwareRDMA)))
 		}
+		// Each variant's headline figure, labelled from its Figures: a
+		// real variant beside emulated ones carries no EMULATION.
+		for _, v := range ev.Variants {
+			fmt.Fprintf(w, "\n   %s", clean(v.Line()))
+		}
 		if ev.ResultsDir != "" {
 			fmt.Fprintf(w, "\n   results (%s): %s", orDefault(string(ev.Run), "written"), clean(ev.ResultsDir))
 			fmt.Fprintf(w, "\n   report: %s", clean(filepath.Join(ev.ResultsDir, results.ReportHTMLFile)))

@@ -15,13 +15,13 @@ import (
 )
 
 // reportFormats are what `dpulab report --format` can write.
-var reportFormats = []string{"all", "html", "md", "png"}
+var reportFormats = []string{"all", "html", "md", "png", "svg"}
 
 func newReportCmd() *cobra.Command {
 	var formats []string
 	cmd := &cobra.Command{
 		Use:   "report DIR",
-		Short: "Re-render a results folder (report.html, report.md, samples.csv; chart images)",
+		Short: "Re-render a results folder (report.html, report.md, samples.csv; chart images, PNG or SVG)",
 		Long: `Re-render a results folder: reads DIR/results.json (older versions included) and
 writes its reports again, each file atomically, e.g. after upgrading dpulab.
 
@@ -30,7 +30,12 @@ writes its reports again, each file atomically, e.g. after upgrading dpulab.
   html  report.html: one self-contained page with charts, to send or print
   md    report.md
   png   one image per chart at slide resolution (1920x1080), in DIR/charts/
-Several may be given: --format html,png.`,
+  svg   the same charts as SVG files, in DIR/charts/
+Several may be given: --format html,png. Each chart image carries a band
+across its top saying what its figures are (EMULATION, REHEARSAL, ...;
+MEASURED for a measurement), the lab, the date and the host count, and each
+emulated variant's legend says EMULATION: an image pasted on a slide keeps
+its label.`,
 		Example: "  dpulab report results/quickstart/20261202T170000Z\n  dpulab report --format png results/quickstart/20261202T170000Z",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -68,8 +73,14 @@ Several may be given: --format html,png.`,
 			for i, f := range wrote {
 				wrote[i] = filepath.Join(dir, f)
 			}
-			if want("png") {
-				paths, err := results.WriteChartPNGs(dir, r)
+			for _, img := range []struct {
+				format string
+				write  func(string, *results.Results) ([]string, error)
+			}{{"png", results.WriteChartPNGs}, {"svg", results.WriteChartSVGs}} {
+				if !want(img.format) {
+					continue
+				}
+				paths, err := img.write(dir, r)
 				if err != nil {
 					return err
 				}

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -247,8 +249,64 @@ const ChartsDir = "charts"
 
 // WriteChartPNGs writes every chart of r as DIR/charts/NAME.png at slide
 // resolution (svgchart.PNGWidth × PNGHeight), each atomically, and returns
-// the paths written. A chart with no data at all is left out.
+// the paths written. A chart with no data at all is left out. Each carries
+// its ExportBand.
 func WriteChartPNGs(dir string, r *Results) ([]string, error) {
+	return writeCharts(dir, r, ".png", svgchart.PNG)
+}
+
+// WriteChartSVGs is WriteChartPNGs as DIR/charts/NAME.svg, standalone SVG
+// files that scale (for a slide tool that takes vectors).
+func WriteChartSVGs(dir string, r *Results) ([]string, error) {
+	return writeCharts(dir, r, ".svg", func(c svgchart.Chart) ([]byte, error) {
+		b, err := svgchart.SVG(c)
+		if err != nil {
+			return nil, err
+		}
+		// A file of its own: the namespace an inline <svg> gets from its
+		// page, and the XML prolog.
+		if !bytes.Contains(b, []byte("xmlns=")) {
+			b = bytes.Replace(b, []byte("<svg"), []byte(`<svg xmlns="http://www.w3.org/2000/svg"`), 1)
+		}
+		return append([]byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"), b...), nil
+	})
+}
+
+// ExportCharts are ReportCharts(r, c) as they leave the report (an image
+// on a slide): each with ExportBand drawn across its top.
+func ExportCharts(r *Results, c *Compare) []ReportChart {
+	out := ReportCharts(r, c)
+	band := ExportBand(r, c)
+	for i := range out {
+		out[i].Chart.Band = band
+	}
+	return out
+}
+
+// ExportBand is the line an exported chart of c carries across its top:
+// what its figures are (CompareFigures; MEASURED for a measurement), the
+// lab, the date and how many hosts the run had, so an image pasted on a
+// slide cannot pass for another lab's or a DPU's result:
+// "EMULATION (3 of 5 variants emulated) · lab quickstart · 2026-12-06 · 1 host".
+func ExportBand(r *Results, c *Compare) string {
+	f := CompareFigures(r, c)
+	label := cmp.Or(f.Title(), "MEASURED")
+	if f.Emulation != "" && mixedFigures(r, c) {
+		label += " (" + f.Emulation + ")"
+	}
+	parts := []string{label, "lab " + r.Lab}
+	if !r.Started.IsZero() {
+		parts = append(parts, r.Started.UTC().Format("2006-01-02"))
+	}
+	if n := len(r.Hosts); n == 1 {
+		parts = append(parts, "1 host")
+	} else if n > 1 {
+		parts = append(parts, fmt.Sprintf("%d hosts", n))
+	}
+	return clean(strings.Join(parts, " · "))
+}
+
+func writeCharts(dir string, r *Results, ext string, render func(svgchart.Chart) ([]byte, error)) ([]string, error) {
 	out := filepath.Join(dir, ChartsDir)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("create the charts folder: %w", err)
@@ -256,8 +314,8 @@ func WriteChartPNGs(dir string, r *Results) ([]string, error) {
 	var paths []string
 	seen := map[string]int{}
 	for i := range r.Benches {
-		for _, rc := range ReportCharts(r, &r.Benches[i]) {
-			b, err := svgchart.PNG(rc.Chart)
+		for _, rc := range ExportCharts(r, &r.Benches[i]) {
+			b, err := render(rc.Chart)
 			if errors.Is(err, svgchart.ErrNoData) {
 				continue
 			}
@@ -270,7 +328,7 @@ func WriteChartPNGs(dir string, r *Results) ([]string, error) {
 				name = fmt.Sprintf("%s-%d", name, n+1)
 			}
 			seen[rc.Name]++
-			p := filepath.Join(out, name+".png")
+			p := filepath.Join(out, name+ext)
 			if err := atomicfile.WriteFile(p, b, 0o644); err != nil {
 				return paths, err
 			}

@@ -50,6 +50,11 @@ type Chart struct {
 	// figure off the chart's scale; that the published figures are not
 	// comparable with this run's).
 	Notes []string
+	// Band, when set, is drawn in a dark band across the chart's top,
+	// above its title, fitted to the width: what the figures are and
+	// where they come from (lab, date, hosts), for a chart that leaves
+	// its report (an image on a slide).
+	Band string
 }
 
 // Tick is a labelled x value.
@@ -264,6 +269,18 @@ func drawChart(c Chart, dc draw.Canvas, size vg.Length) error {
 	// From the top: the title, the legend, then the plot (with a margin
 	// on the right for the last marker and tick label).
 	h := dc.Max.Y - dc.Min.Y
+	if c.Band != "" {
+		ts := p.Title.TextStyle
+		ts.Color = color.White
+		bandH := ts.Height(c.Band) + vg.Points(8)
+		dc.FillPolygon(color.RGBA{0x20, 0x20, 0x20, 0xff}, []vg.Point{
+			{X: dc.Min.X, Y: dc.Max.Y}, {X: dc.Max.X, Y: dc.Max.Y},
+			{X: dc.Max.X, Y: dc.Max.Y - bandH}, {X: dc.Min.X, Y: dc.Max.Y - bandH}})
+		band := fitText(ts, c.Band, dc.Max.X-dc.Min.X-vg.Points(8))
+		dc.FillText(ts, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - vg.Points(4)}, band)
+		dc = draw.Crop(dc, 0, 0, 0, -bandH-vg.Points(4))
+		h = dc.Max.Y - dc.Min.Y
+	}
 	titleH := vg.Length(0)
 	if c.Title != "" {
 		ts := p.Title.TextStyle
