@@ -157,3 +157,45 @@ func chartText(t *testing.T, b []byte) string {
 		}
 	}
 }
+
+// TestBandDrawn: a chart's band is drawn across its top, in the SVG as
+// text and in the PNG as a dark strip with the text, cut with "…" to fit
+// rather than run off the image; without a band the top stays white.
+func TestBandDrawn(t *testing.T) {
+	c := sample()
+	c.Band = "EMULATION · lab quickstart · 2026-12-06 · 1 host"
+	svg, err := SVG(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(chartText(t, svg), c.Band) {
+		t.Errorf("the SVG lacks its band %q", c.Band)
+	}
+	dark := func(c Chart) bool {
+		b, err := PNG(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, g, bl, _ := img.At(img.Bounds().Min.X+5, img.Bounds().Min.Y+2).RGBA()
+		return r < 0x4000 && g < 0x4000 && bl < 0x4000
+	}
+	if !dark(c) {
+		t.Error("the PNG has no dark band at its top")
+	}
+	if dark(sample()) {
+		t.Error("the PNG without a band is dark at its top")
+	}
+	long := sample()
+	long.Band = "EMULATION " + strings.Repeat("very long lab name ", 40)
+	svg, err = SVG(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt := chartText(t, svg); !strings.Contains(txt, "EMULATION very long") || !strings.Contains(txt, "…") {
+		t.Errorf("a long band is not cut to fit, keeping its label first")
+	}
+}
