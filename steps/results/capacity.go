@@ -192,7 +192,7 @@ func (c *Capacity) Outcome() string {
 
 // renderCapacity is report.md's capacity table and chart for c (nothing
 // when c ran no search).
-func renderCapacity(b *strings.Builder, c *Compare) {
+func renderCapacity(b *strings.Builder, r *Results, c *Compare) {
 	first := firstCapacity(c)
 	if first == nil {
 		return
@@ -210,13 +210,13 @@ func renderCapacity(b *strings.Builder, c *Compare) {
 	}
 	b.WriteString("---|---|---|---|---|---|---|---|\n")
 	var clients []string
-	for _, v := range c.Variants {
+	for vi, v := range c.Variants {
 		for _, p := range v.Points {
 			k := p.Capacity
 			if k == nil {
 				continue
 			}
-			fmt.Fprintf(b, "| %s |", mdCell(v.Label))
+			fmt.Fprintf(b, "| %s |", mdCell(rowLabel(r, c, &c.Variants[vi])))
 			if c.Sweep != "" {
 				fmt.Fprintf(b, " %s |", mdCell(p.Value))
 			}
@@ -245,15 +245,16 @@ func renderCapacity(b *strings.Builder, c *Compare) {
 	if len(clients) > 1 {
 		fmt.Fprintf(b, "The load came from %d client hosts (%s): every probe ran on all of them at once, each at its share of the probe's rate, and was judged on the union of their latency histograms, not on averaged percentiles.\n\n", len(clients), mdCell(strings.Join(clients, ", ")))
 	}
-	if xs, series, legends := capacitySeries(c, obj); xs != nil {
+	if xs, series, legends := capacitySeries(r, c, obj); xs != nil {
 		b.WriteString("```\n" + chart("TPS at "+obj+" and flat out, against "+c.Sweep+" ("+sweepValues(c)+")", legends, series, chartWidth, sweepChartHeight) + "```\n\n")
 	}
 }
 
 // capacitySeries are the chart's lines in the sweep's order (report.md's
 // text chart): per variant, its capped TPS, then its flat-out TPS where
-// measured. Nil without a sweep of several points.
-func capacitySeries(c *Compare, obj string) (xs []string, series [][]float64, legends []string) {
+// measured, each legend with its variant's label (legendLabel). Nil
+// without a sweep of several points.
+func capacitySeries(r *Results, c *Compare, obj string) (xs []string, series [][]float64, legends []string) {
 	if c.Sweep == "" || maxPoints(c) < 2 {
 		return nil, nil, nil
 	}
@@ -277,10 +278,10 @@ func capacitySeries(c *Compare, obj string) (xs []string, series [][]float64, le
 			}
 		}
 		series = append(series, capped)
-		legends = append(legends, v.Label+" at "+obj)
+		legends = append(legends, legendLabel(r, &v)+" at "+obj)
 		if anyFlat {
 			series = append(series, flat)
-			legends = append(legends, v.Label+" flat out")
+			legends = append(legends, legendLabel(r, &v)+" flat out")
 		}
 	}
 	return order, series, legends
@@ -290,7 +291,8 @@ func capacitySeries(c *Compare, obj string) (xs []string, series [][]float64, le
 // searches of c: TPS at the cap against the swept variable, a line per
 // variant, with its flat-out TPS beside it; its notes say the objective,
 // the precision and the probes. Without a sweep, one point per variant.
-func capacityChart(c *Compare) (ReportChart, bool) {
+// Each legend carries its variant's label (legendLabel).
+func capacityChart(r *Results, c *Compare) (ReportChart, bool) {
 	first := firstCapacity(c)
 	if first == nil {
 		return ReportChart{}, false
@@ -308,9 +310,9 @@ func capacityChart(c *Compare) (ReportChart, bool) {
 	ch := svgchart.Chart{Title: title, XLabel: xlabel, YLabel: "TPS (ops/s)", XTicks: ticks}
 	minProbes, maxProbes := math.MaxInt, 0
 	var notes []string
-	for _, v := range c.Variants {
-		capped := svgchart.Series{Label: clean(v.Label + " at " + obj)}
-		flat := svgchart.Series{Label: clean(v.Label + " flat out")}
+	for vi, v := range c.Variants {
+		capped := svgchart.Series{Label: clean(legendLabel(r, &c.Variants[vi]) + " at " + obj)}
+		flat := svgchart.Series{Label: clean(legendLabel(r, &c.Variants[vi]) + " flat out")}
 		for _, p := range v.Points {
 			x := xs[p.Value]
 			if p.Capacity != nil {

@@ -155,7 +155,7 @@ func TestCapacityChart(t *testing.T) {
 		one.Variants[vi].Points = one.Variants[vi].Points[:1]
 		one.Variants[vi].Points[0].Value = ""
 	}
-	rc, ok := capacityChart(&one)
+	rc, ok := capacityChart(nil, &one)
 	if !ok || rc.Chart.XLabel != "(no sweep)" {
 		t.Fatalf("no-sweep chart: %+v, %v", rc.Chart, ok)
 	}

@@ -21,7 +21,7 @@ const (
 // charts (each PlotPerSecond metric, first run of the last sweep point per
 // variant), the variants overlaid.
 func renderCharts(b *strings.Builder, r *Results, c *Compare) {
-	renderCapacity(b, c)
+	renderCapacity(b, r, c)
 	// Each legend says what its variant's figures are, each caption what
 	// the chart's are (a chart is copied out of its report alone).
 	labels := make([]string, len(c.Variants))

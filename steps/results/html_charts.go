@@ -81,7 +81,7 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 			out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-sweep", Chart: ch, Published: shown})
 		}
 	}
-	if rc, ok := capacityChart(c); ok {
+	if rc, ok := capacityChart(r, c); ok {
 		out = append(out, rc)
 	}
 	for _, m := range MetricDescs() {
