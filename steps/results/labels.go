@@ -70,7 +70,9 @@ func ReportKindTitle(r *Results) string {
 // report.html's status box): what the run contains, "" for a run measured
 // on the hosts it names. It is RunKind, with the emulation said per bench
 // when the run emulated only some of its variants, naming the benches
-// measured here, and none when no emulated figure was kept.
+// measured here. A file that says the run emulated but none of whose
+// variants says which is labelled EMULATION as a whole: what is not
+// known is not called measured.
 func ReportKind(r *Results) string {
 	if r == nil {
 		return ""
