@@ -101,4 +101,3 @@ func TestConclusionOnASaturatedHost(t *testing.T) {
 		})
 	}
 }
-
