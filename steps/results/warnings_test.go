@@ -143,3 +143,45 @@ func TestReportsSayEveryWarning(t *testing.T) {
 // squash is s with every run of white space one space, as a browser lays
 // text out.
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestCaptionsOnlyForWhatWasMeasured: a run without ESXi figures (a
+// quickstart) has no "host (ESXi)" caption in either report; a run with
+// them keeps theirs.
+func TestCaptionsOnlyForWhatWasMeasured(t *testing.T) {
+	withESXi := warningsFixture()
+	for vi := range withESXi.Benches[0].Variants {
+		p := &withESXi.Benches[0].Variants[vi].Points[0]
+		for ri := range p.Runs {
+			for si := range p.Runs[ri].Series {
+				p.Runs[ri].Series[si].Metrics = map[string]float64{MetricESXiCPU: 40}
+			}
+			p.Runs[ri].Metrics = map[string]float64{MetricESXiCPU: 40}
+		}
+		p.Stats = Summarize(p.Runs)
+	}
+	for _, tc := range []struct {
+		name string
+		r    *Results
+		esxi bool
+	}{
+		{"recorded quickstart", loadFixture(t, "../../tui/testdata/recorded"), false},
+		{"with ESXi figures", withESXi, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.r
+			md := RenderMarkdown(r)
+			text := textOf(renderPage(t, r).root)
+			for name, s := range map[string]string{"report.md": md, "report.html": text} {
+				if got := strings.Contains(s, "host (ESXi) CPU % per second"); got != tc.esxi {
+					t.Errorf("%s has a host (ESXi) CPU per-second chart: %v, want %v", name, got, tc.esxi)
+				}
+				if !tc.esxi && strings.Contains(s, "host (ESXi)") {
+					t.Errorf("%s names host (ESXi) figures the run does not have", name)
+				}
+				if strings.Contains(s, "(no data)") || strings.Contains(s, "not measured in this run") {
+					t.Errorf("%s has a caption for a metric the run did not measure", name)
+				}
+			}
+		})
+	}
+}
