@@ -99,7 +99,7 @@ const (
 	simulatedText   = "the host (ESXi) figures come from a vCenter simulator, not from a real vCenter (sources under each table)"
 	unavailableText = "these variants could not run on these hosts, so this step has no figures for them"
 	noRunText       = "no variant of this step finished a run, so it has no figures"
-	saturatedText   = "the load generator ran on a host that also served (%s), and that host was at least %d%% busy: the load generator and the servers competed for its CPUs, so these figures are that one host's limit with both on it, not the servers' alone, and a difference between the variants is not a verdict on them. To measure the servers, run the client role on another host"
+	saturatedText   = "the load generator ran on a host that also served (%s), and that host was at least %d%% busy: the load generator and the servers competed for its CPUs, so these figures are that one host's limit with both on it, not the servers' alone%s. To measure the servers, run the client role on another host"
 	clientBoundText = "a client host was at least %d%% busy, so the load generator, not only the server, limited these figures (they understate the server); add client hosts (the clients_hosts variable) or lower the load per host"
 	endedEarlyText  = "their partial numbers are kept"
 	missingText     = "these variants have no run at some sweep points, so they have no figures and no deltas there"
@@ -136,7 +136,11 @@ func Warnings(r *Results, c *Compare) []Warning {
 	}
 	shared, bound := saturatedRuns(c)
 	if len(shared) > 0 {
-		add(WarnSaturated, "SATURATED SHARED HOST", fmt.Sprintf(saturatedText, strings.Join(c.sharedHosts(), ", "), clientBoundPct), shared)
+		verdict := ""
+		if len(c.Variants) > 1 {
+			verdict = ", and a difference between the variants is not a verdict on them"
+		}
+		add(WarnSaturated, "SATURATED SHARED HOST", fmt.Sprintf(saturatedText, strings.Join(c.sharedHosts(), ", "), clientBoundPct, verdict), shared)
 	}
 	if len(bound) > 0 {
 		add(WarnClientBound, "CLIENT-BOUND", fmt.Sprintf(clientBoundText, clientBoundPct), bound)
