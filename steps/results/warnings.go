@@ -218,6 +218,15 @@ func saturatedRuns(c *Compare) (shared, bound []WarningItem) {
 		v := &c.Variants[vi]
 		serves := len(c.SharedClientHosts(v)) > 0
 		for _, p := range v.Points {
+			if k := p.Capacity; k != nil && k.ClientBound {
+				// The capacity search's decisive probes.
+				it := WarningItem{v.Label, pointNote(c, p.Value) + "capacity search: its decisive probes ran on a saturated client host, so the capped figure may be the client's"}
+				if serves {
+					shared = append(shared, it)
+				} else {
+					bound = append(bound, it)
+				}
+			}
 			for _, run := range p.Runs {
 				if !run.ClientBound {
 					continue
