@@ -35,7 +35,9 @@ func renderCharts(b *strings.Builder, r *Results, c *Compare) {
 	metrics := MetricDescs()
 	if c.Sweep != "" && maxPoints(c) > 1 {
 		for _, m := range metrics {
-			if m.Plots&PlotSweep == 0 {
+			// Captions only for what the run measured: no "host (ESXi)
+			// CPU" chart in a run without ESXi figures.
+			if m.Plots&PlotSweep == 0 || !measured(c, m.Name) {
 				continue
 			}
 			series := make([][]float64, len(c.Variants))
@@ -67,6 +69,9 @@ func renderCharts(b *strings.Builder, r *Results, c *Compare) {
 			if series[i] == nil && atOK && c.Sweep != "" {
 				psLabels[i] = labels[i] + " (no run at " + c.Sweep + "=" + at + ")"
 			}
+		}
+		if !measured(c, m.Name) && !anyValue(series) {
+			continue
 		}
 		caption := kind + m.Label + " per second (run 1)"
 		if c.Sweep != "" && atOK {
@@ -111,3 +116,15 @@ func chart(caption string, labels []string, series [][]float64, width, height in
 }
 
 var nan = math.NaN()
+
+// anyValue reports whether any series holds a measured value (not NaN).
+func anyValue(series [][]float64) bool {
+	for _, s := range series {
+		for _, v := range s {
+			if !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
+}

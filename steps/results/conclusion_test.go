@@ -47,3 +47,57 @@ func TestConclude(t *testing.T) {
 		}
 	}
 }
+
+// TestConclusionOnASaturatedHost: a difference measured while the load
+// generator's host was saturated, which the report warns of, is said with
+// its figures and never called better or worse, even beyond the noise.
+func TestConclusionOnASaturatedHost(t *testing.T) {
+	busy := 100.0
+	point := func(host string, bound bool, runs ...float64) VariantResult {
+		p := SweepPoint{}
+		for i, o := range runs {
+			p.Runs = append(p.Runs, RunResult{Run: i + 1, OpsPerSec: o, LatencyMs: Latency{Avg: 1, P99: 2}, ClientBound: bound, ClientHostBusyPct: &busy})
+		}
+		p.Stats = Summarize(p.Runs)
+		return VariantResult{Hosts: []string{host}, Points: []SweepPoint{p}}
+	}
+	for _, tt := range []struct {
+		name, server string
+		bound        bool
+		kind         WarningKind
+		want         string
+	}{
+		{"shared host", "local", true, WarnSaturated, "measured on a saturated shared host"},
+		{"client host of its own", "server1", true, WarnClientBound, "measured with a saturated client host (client-bound)"},
+		{"not saturated", "local", false, "", "better beyond the run-to-run noise"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base, acc := point(tt.server, tt.bound, 100, 102, 98), point(tt.server, tt.bound, 290, 296, 293)
+			base.Label, acc.Label = "host does it all", "full offload"
+			r := &Results{Benches: []Compare{{Step: "offload", Client: "local", Variants: []VariantResult{base, acc}}}}
+			c := Conclude(r)
+			if c.Saturated != tt.kind || !strings.Contains(c.Text, tt.want) {
+				t.Fatalf("Conclude = %+v, want saturated %q and %q", c, tt.kind, tt.want)
+			}
+			if tt.kind == "" {
+				return
+			}
+			for _, no := range []string{"better", "worse"} {
+				if strings.Contains(c.Text, no) {
+					t.Errorf("%q calls the difference %s", c.Text, no)
+				}
+			}
+			if !strings.Contains(c.Text, "full offload: TPS +193.") || !strings.Contains(c.Text, "not a verdict") || c.Verdict != Moved {
+				t.Errorf("Conclude = %+v: want the measured difference and not a verdict", c)
+			}
+			// The report warns of the same runs the conclusion is about.
+			var warned bool
+			for _, w := range Warnings(r, &r.Benches[0]) {
+				warned = warned || w.Kind == tt.kind
+			}
+			if !warned {
+				t.Errorf("the conclusion says %s, the report's warnings do not: %+v", tt.kind, Warnings(r, &r.Benches[0]))
+			}
+		})
+	}
+}

@@ -4,8 +4,10 @@
 // rendered from it all: report.md (markdown.go, charts.go), report.html
 // (html.go, html_charts.go, conclusion.go; its SVG and PNG charts are
 // package svgchart), samples.csv (csv.go), their number formats
-// (format.go), and whether a delta is beyond the runs' noise
-// (significance.go).
+// (format.go), whether a delta is beyond the runs' noise
+// (significance.go), and what the views warn of about a run or a compare
+// (warnings.go: Warnings, the one source of report.md's, report.html's and
+// the TUI compare view's warnings, in the same words).
 //
 // # Adding a metric
 //

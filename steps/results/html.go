@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html/template"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,8 +52,9 @@ type htmlPage struct {
 	Attempts    []string
 	StatusClass string
 	Kind        string
-	// Simulated: some host (ESXi) figures come from a vCenter simulator.
-	Simulated       bool
+	// Warnings are the run's warnings (Warnings(r, nil)) but its status,
+	// which the status box says in the same words.
+	Warnings        []htmlWarning
 	Conclusion      string
 	ConclusionClass string
 	// ConclusionKind tags the conclusion line with what its numbers are
@@ -84,18 +84,38 @@ type htmlHost struct {
 
 type htmlBench struct {
 	Title, Step, Sweep, Client string
-	// Earlier says the bench was measured by an earlier attempt of a
-	// resumed run (Results.EarlierAttempt).
-	Earlier  string
+	// Warnings are the bench's (Warnings(r, c)), said before its figures.
+	Warnings []htmlWarning
 	Variants []htmlVariant
 	Cols     []string
 	Rows     []htmlRow
-	CPUNote  string
 	// HostSources says where the step's host (ESXi) figures came from.
 	HostSources []string
-	Failed      []string
 	Charts      []htmlChart
 	Refs        []Reference
+}
+
+// htmlWarning is a Warning as the page shows it: the same words as
+// report.md's and the TUI's.
+type htmlWarning struct {
+	// ID is the element's id ("simulated"), "" for none.
+	ID, Kind, Line string
+	Items          []string
+}
+
+func htmlWarnings(ws []Warning) []htmlWarning {
+	var out []htmlWarning
+	for _, w := range ws {
+		hw := htmlWarning{Kind: string(w.Kind), Line: clean(w.Line())}
+		if w.Kind == WarnSimulated {
+			hw.ID = "simulated"
+		}
+		for _, it := range w.Items {
+			hw.Items = append(hw.Items, clean(it.String()))
+		}
+		out = append(out, hw)
+	}
+	return out
 }
 
 // htmlVariant is a variant as the bench's list names it; Figures says
@@ -138,7 +158,11 @@ func htmlData(r *Results) htmlPage {
 	}
 	d := htmlPage{Title: clean(title), Lab: clean(r.Lab), RunID: clean(r.RunID),
 		Status: clean(cmp.Or(string(r.State()), "unknown")), StatusText: clean(r.Describe()), Kind: clean(ReportKind(r)),
-		Simulated: r.SimulatedHostMetrics(),
+	}
+	for _, w := range Warnings(r, nil) {
+		if w.Kind != WarnStatus {
+			d.Warnings = append(d.Warnings, htmlWarnings([]Warning{w})...)
+		}
 	}
 	for i, a := range r.Attempts {
 		d.Attempts = append(d.Attempts, clean(fmt.Sprintf("Attempt %d of %d, started %s: %s.", i+1, r.Attempt(), a.Started.UTC().Format("2006-01-02 15:04:05 UTC"), a.Describe())))
@@ -170,6 +194,9 @@ func htmlData(r *Results) htmlPage {
 	}
 	if con.Compared {
 		d.ConclusionClass = verdictClass(con.Verdict)
+		if con.Saturated != "" {
+			d.ConclusionClass = "saturated"
+		}
 		d.ConclusionNote = "The main comparison of the run: its last variant against its first, at its last sweep point. ± is the standard error of the difference of the means (in percent of the baseline's); p is Welch's t-test over the runs, and a difference is called better or worse only when p < 0.05."
 	}
 	for _, h := range r.Hosts {
@@ -245,7 +272,7 @@ func htmlBenchOf(r *Results, c *Compare) htmlBench {
 	if k := figs.Title(); k != "" {
 		title = k + ": " + title
 	}
-	b := htmlBench{Title: clean(title), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client), Earlier: clean(r.EarlierAttempt(c))}
+	b := htmlBench{Title: clean(title), Step: clean(c.Step), Sweep: clean(c.Sweep), Client: clean(c.Client), Warnings: htmlWarnings(Warnings(r, c))}
 	for _, l := range r.hostSourcesFor(c.Step) {
 		b.HostSources = append(b.HostSources, clean(l))
 	}
@@ -290,19 +317,6 @@ func htmlBenchOf(r *Results, c *Compare) htmlBench {
 				row.Cells = append(row.Cells, cell)
 			}
 			b.Rows = append(b.Rows, row)
-			for _, run := range p.Runs {
-				if run.Err != "" {
-					b.Failed = append(b.Failed, clean(fmt.Sprintf("%s %s run %d: %s", v.Label, p.Value, run.Run, run.Err)))
-				}
-			}
-		}
-	}
-	if c.Client != "" && measured(c, MetricServerCPU) {
-		for _, v := range c.Variants {
-			if slices.Contains(v.Hosts, c.Client) {
-				b.CPUNote = clean(c.Client) + " also runs the load generator, so its server CPU figures include the load generator's work."
-				break
-			}
 		}
 	}
 	for _, rc := range ReportCharts(r, c) {

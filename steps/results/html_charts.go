@@ -116,6 +116,15 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 			}
 			ch.Series = append(ch.Series, s)
 		}
+		// Captions only for what the run measured: no "host (ESXi) CPU"
+		// chart in a run without ESXi figures.
+		ys := make([][]float64, len(ch.Series))
+		for i, s := range ch.Series {
+			ys[i] = s.Y
+		}
+		if !measured(c, m.Name) && !anyValue(ys) {
+			continue
+		}
 		out = append(out, ReportChart{Step: c.Step, Name: stem + "-" + fileStem(m.Name) + "-per-second", Chart: ch})
 	}
 	if k := CompareFigures(r, c).Title(); k != "" {

@@ -3,7 +3,6 @@ package results
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,13 +28,9 @@ func RenderMarkdown(r *Results) string {
 		// on the hardware the lab is about.
 		fmt.Fprintf(&b, "> **%s**\n\n", k)
 	}
-	if r.SimulatedHostMetrics() {
-		b.WriteString("> **SIMULATED: the host (ESXi) figures come from a vCenter simulator, not from a real vCenter (sources under each table)**\n\n")
-	}
-	if r.State() != RunComplete {
-		// Said first, so nobody reads the tables below as a finished run.
-		fmt.Fprintf(&b, "> **Run status: %s**\n\n", r.Describe())
-	}
+	// The run's warnings (not finished, simulated host figures), before
+	// any table, so nobody reads the tables below without them.
+	renderWarningsMD(&b, Warnings(r, nil))
 	fmt.Fprintf(&b, "- lab: `%s`, run `%s`, status: %s\n", r.Lab, r.RunID, cmp.Or(string(r.State()), "unknown"))
 	for i, a := range r.Attempts {
 		fmt.Fprintf(&b, "- attempt %d of %d, started %s: %s\n", i+1, r.Attempt(), a.Started.UTC().Format("2006-01-02 15:04:05 UTC"), a.Describe())
@@ -70,7 +65,7 @@ func RenderMarkdown(r *Results) string {
 	}
 	b.WriteString("\n")
 	for i := range r.Benches {
-		renderCompareFigures(&b, r, &r.Benches[i], r.EarlierAttempt(&r.Benches[i]))
+		renderCompareFigures(&b, r, &r.Benches[i], Warnings(r, &r.Benches[i]))
 		renderHostSourcesMD(&b, r, r.Benches[i].Step)
 		var refs []Reference
 		for _, ref := range r.References {
@@ -126,6 +121,25 @@ func RenderMarkdown(r *Results) string {
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
+// renderWarningsMD says each warning as a bold quote, its items listed
+// under it: the words every view uses (Warning.Line, WarningItem.String).
+func renderWarningsMD(b *strings.Builder, ws []Warning) {
+	for _, w := range ws {
+		fmt.Fprintf(b, "> **%s**\n", w.Line())
+		if len(w.Items) > 0 {
+			b.WriteString(">\n")
+		}
+		for _, it := range w.Items {
+			if it.Label != "" {
+				fmt.Fprintf(b, "> - **%s**: %s\n", it.Label, it.Text)
+			} else {
+				fmt.Fprintf(b, "> - %s\n", it.Text)
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
 // renderSteps is the table of each step's outcome.
 func renderSteps(b *strings.Builder, steps []StepOutcome) {
 	b.WriteString("## Steps\n\n| step | kind | outcome | time |\n|---|---|---|---|\n")
@@ -150,14 +164,16 @@ func renderSteps(b *strings.Builder, steps []StepOutcome) {
 	b.WriteString("\n")
 }
 
-func renderCompare(b *strings.Builder, c *Compare) { renderCompareFigures(b, nil, c, "") }
+func renderCompare(b *strings.Builder, c *Compare) {
+	renderCompareFigures(b, nil, c, Warnings(&Results{}, c))
+}
 
 // renderCompareFigures is renderCompare under the compare's label
 // (CompareFigures of r), which heads the section when set: a section
 // quoted alone still says what its figures are; where its variants differ,
-// each row and legend says its own. earlier, when set, says the section
-// was measured by an earlier attempt of a resumed run.
-func renderCompareFigures(b *strings.Builder, r *Results, c *Compare, earlier string) {
+// each row and legend says its own. warns are the section's warnings
+// (Warnings), said before its figures.
+func renderCompareFigures(b *strings.Builder, r *Results, c *Compare, warns []Warning) {
 	kind := CompareFigures(r, c).Title()
 	title := c.Title
 	if title == "" {
@@ -167,17 +183,8 @@ func renderCompareFigures(b *strings.Builder, r *Results, c *Compare, earlier st
 		title = kind + ": " + title
 	}
 	fmt.Fprintf(b, "## %s (`%s`)\n\n", title, c.Step)
-	if earlier != "" {
-		fmt.Fprintf(b, "> **%s**\n\n", earlier)
-	}
-	for _, u := range c.Unavailable {
-		fmt.Fprintf(b, "- **%s**: not run here: %s\n", u.Label, u.Reason)
-	}
-	if len(c.Unavailable) > 0 {
-		b.WriteString("\n")
-	}
+	renderWarningsMD(b, warns)
 	if len(c.Variants) == 0 {
-		b.WriteString("No run finished.\n\n")
 		return
 	}
 	for _, v := range c.Variants {
@@ -245,33 +252,7 @@ func renderCompareFigures(b *strings.Builder, r *Results, c *Compare, earlier st
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\nDeltas are against the first variant at the same point; mean ± sample standard deviation over the runs. A delta is called better or worse only when Welch's t-test over the runs finds it beyond their noise (p < 0.05); with one run a side the noise was not measured.\n")
-	if c.Client != "" && measured(c, MetricServerCPU) {
-		for _, v := range c.Variants {
-			if slices.Contains(v.Hosts, c.Client) {
-				fmt.Fprintf(b, "Server CPU is measured on the server hosts; %s also runs the load generator, so its CPU figures include the load generator's work.\n", c.Client)
-				break
-			}
-		}
-	}
-	b.WriteString("\n")
-	var failed []string
-	for _, v := range c.Variants {
-		for _, p := range v.Points {
-			for _, r := range p.Runs {
-				if r.Err != "" {
-					failed = append(failed, fmt.Sprintf("%s %s run %d: %s", v.Label, p.Value, r.Run, r.Err))
-				}
-			}
-		}
-	}
-	if len(failed) > 0 {
-		b.WriteString("Runs that ended early (their partial numbers are kept):\n\n")
-		for _, f := range failed {
-			fmt.Fprintf(b, "- %s\n", f)
-		}
-		b.WriteString("\n")
-	}
+	b.WriteString("\nDeltas are against the first variant at the same point; mean ± sample standard deviation over the runs. A delta is called better or worse only when Welch's t-test over the runs finds it beyond their noise (p < 0.05); with one run a side the noise was not measured.\n\n")
 	renderClients(b, c)
 	renderCharts(b, r, c)
 }

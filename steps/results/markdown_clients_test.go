@@ -19,19 +19,19 @@ func TestClientBoundWordingOnASharedHost(t *testing.T) {
 	}
 
 	var b strings.Builder
-	renderClients(&b, compare("lab"))
+	renderCompare(&b, compare("lab"))
 	md := b.String()
-	if !strings.Contains(md, "**Saturated shared hosts**") || !strings.Contains(md, "also served (lab)") || !strings.Contains(md, "baseline run 1: host 93% busy") {
+	if !strings.Contains(md, "> **SATURATED SHARED HOST: the load generator ran on a host that also served (lab)") || !strings.Contains(md, "> - **baseline**: run 1: host 93% busy") {
 		t.Errorf("client on the server host:\n%s", md)
 	}
-	if strings.Contains(md, "Client-bound runs") {
+	if strings.Contains(md, "CLIENT-BOUND") {
 		t.Errorf("a host that also served is called client-bound:\n%s", md)
 	}
 
 	b.Reset()
-	renderClients(&b, compare("server1"))
+	renderCompare(&b, compare("server1"))
 	md = b.String()
-	if !strings.Contains(md, "**Client-bound runs**") || !strings.Contains(md, "baseline run 1: busiest client host 93% busy") || strings.Contains(md, "shared") {
+	if !strings.Contains(md, "> **CLIENT-BOUND: a client host was at least 90% busy") || !strings.Contains(md, "> - **baseline**: run 1: busiest client host 93% busy") || strings.Contains(md, "SHARED") {
 		t.Errorf("client on a host of its own:\n%s", md)
 	}
 

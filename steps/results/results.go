@@ -171,7 +171,15 @@ func (r *Results) EarlierAttempt(c *Compare) string {
 	if n <= 0 || n > len(r.Attempts) {
 		return ""
 	}
-	return fmt.Sprintf("EARLIER ATTEMPT: measured by attempt %d of %d (started %s), which was %s; this run was resumed after it",
+	return earlierAttemptTitle + ": " + r.earlierAttemptText(c)
+}
+
+// earlierAttemptTitle heads EarlierAttempt and its warning.
+const earlierAttemptTitle = "EARLIER ATTEMPT"
+
+func (r *Results) earlierAttemptText(c *Compare) string {
+	n := c.Attempt
+	return fmt.Sprintf("measured by attempt %d of %d (started %s), which was %s; this run was resumed after it",
 		n, r.Attempt(), r.Attempts[n-1].Started.UTC().Format("2006-01-02 15:04:05 UTC"), r.Attempts[n-1].Describe())
 }
 

@@ -169,7 +169,15 @@ func (m *Model) View() string {
 	st := m.Styles
 	c := m.current()
 	if c == nil || len(c.Variants) == 0 {
-		return st.Muted.Width(max(m.Width, 20)).Render("No compare results yet: run the lab's bench or compare step, or open a results folder with `dpulab replay DIR`.")
+		empty := st.Muted.Width(max(m.Width, 20)).Render("No compare results yet: run the lab's bench or compare step, or open a results folder with `dpulab replay DIR`.")
+		if c != nil {
+			// Why there are none (variants not run here, no run
+			// finished), as the reports say it.
+			if w := m.warningsBody(c); w != "" {
+				empty += "\n\n" + w
+			}
+		}
+		return fit(empty, max(m.Width, 20), max(m.Height, 1))
 	}
 	var tabs []string
 	for i, n := range tabNames {
@@ -195,12 +203,11 @@ func (m *Model) View() string {
 	body := ""
 	h := m.Height - 2
 	gap := "\n\n"
-	if note := m.res.EarlierAttempt(c); note != "" {
-		// Figures an earlier attempt of a resumed run measured say so
-		// above every tab, wrapped, never cut.
-		w := st.Error.Width(max(m.Width, 20)).Render(note)
-		gap = "\n" + w + "\n"
-		h -= strings.Count(w, "\n") + 1
+	if note := m.warningsHead(c); note != "" {
+		// The compare's warnings (an earlier attempt's figures, a
+		// saturated host...) above every tab, wrapped, never cut.
+		gap = "\n" + note + "\n"
+		h -= strings.Count(note, "\n") + 1
 	}
 	switch m.tab {
 	case TabTable:

@@ -154,3 +154,58 @@ func TestEarlierAttemptIsLabelled(t *testing.T) {
 		t.Errorf("the current attempt's figures are labelled as an earlier one's:\n%s", v)
 	}
 }
+
+// TestWarningsAsTheReportsSayThem: a real quickstart run on one saturated
+// host: the compare view says each of the compare's warnings in the words
+// of report.md and report.html (results.Warnings), their titles above
+// every tab and each whole, with its runs, on the table tab; the view
+// still fits 80×24 and 100×30.
+func TestWarningsAsTheReportsSayThem(t *testing.T) {
+	res, err := results.LoadResults("../../../steps/results/testdata/saturated-quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(common.NewCommon(true, 160, 60), res, tco.Compute)
+	c := m.current()
+	ws := results.Warnings(res, c)
+	kinds := map[results.WarningKind]bool{}
+	for _, w := range ws {
+		kinds[w.Kind] = true
+	}
+	if !kinds[results.WarnSaturated] || !kinds[results.WarnSharedCPU] {
+		t.Fatalf("the saturated quickstart's compare %q has warnings %+v", c.Step, ws)
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(ansi.Strip(s)), " ") }
+	table := flat(m.View())
+	for _, w := range ws {
+		if !strings.Contains(table, flat(w.Line())) {
+			t.Errorf("the table tab lacks the %s warning %q:\n%s", w.Kind, w.Line(), table)
+		}
+		for _, it := range w.Items {
+			if !strings.Contains(table, flat(it.String())) {
+				t.Errorf("the table tab lacks %q of the %s warning", it.String(), w.Kind)
+			}
+		}
+	}
+	for _, sz := range [][2]int{{80, 24}, {100, 30}} {
+		for tab := TabTable; tab <= TabTCO; tab++ {
+			m := New(common.NewCommon(true, sz[0], sz[1]), res, tco.Compute)
+			m.SetTab(tab)
+			v := m.View()
+			lines := strings.Split(v, "\n")
+			if len(lines) > sz[1] {
+				t.Errorf("%dx%d tab %d: %d lines", sz[0], sz[1], tab, len(lines))
+			}
+			for _, l := range lines {
+				if w := ansi.StringWidth(l); w > sz[0] {
+					t.Errorf("%dx%d tab %d: line %q is %d wide", sz[0], sz[1], tab, l, w)
+				}
+			}
+			for _, w := range ws {
+				if !strings.Contains(flat(v), w.Title) {
+					t.Errorf("%dx%d tab %d does not name the %s warning:\n%s", sz[0], sz[1], tab, w.Kind, ansi.Strip(v))
+				}
+			}
+		}
+	}
+}

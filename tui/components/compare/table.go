@@ -91,6 +91,9 @@ func (m *Model) tableView(c *results.Compare, h int) string {
 	}
 	b.WriteString(st.Muted.Render(fmt.Sprintf("mean±stddev over %d run(s); deltas against %s; n/a = not measured", runs, c.Variants[0].Label)) + "\n")
 	b.WriteString(st.Muted.Render("~ within the runs' noise (Welch's t-test, p ≥ 0.05) · ? 1 run a side: noise not measured") + "\n")
+	if w := m.warningsBody(c); w != "" {
+		b.WriteString("\n" + w + "\n")
+	}
 	if refs := m.res.References; len(refs) > 0 {
 		b.WriteString("\n" + st.Bold.Render("Published reference figures (not measured here)") + "\n")
 		for _, r := range refs {
