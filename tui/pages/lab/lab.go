@@ -157,9 +157,13 @@ type Model struct {
 	// softRDMA names the software RDMA devices of this run (LabStarted,
 	// SoftwareRDMAFound): the status line then always says SOFTWARE RDMA.
 	softRDMA string
-	banner   string
-	resDir   string
-	now      time.Time
+	// figures is what the running bench's figures are (the newest
+	// Progress or Sample's results.Figures): the status line says an
+	// emulation while one runs.
+	figures results.Figures
+	banner  string
+	resDir  string
+	now     time.Time
 
 	// unattended: nobody at the keyboard (booth mode); a driver sends
 	// RunMsg and FinishMsg.

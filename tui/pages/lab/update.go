@@ -128,8 +128,10 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.out.Show(m.outStep())
 	case steps.Progress:
 		m.dash.SetProgress(e)
+		m.figures = e.Figures
 	case steps.Sample:
 		m.dash.AddSample(e)
+		m.figures = e.Figures
 	case steps.StepFinished:
 		m.list.SetStatus(e.Index, e.Status)
 		if e.Status == results.Failed {
@@ -182,6 +184,7 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 		m.cancel = nil
 	}
 	m.running = -1
+	m.figures = results.Figures{}
 	// The engine's StepFinished normally set this already; the return
 	// value is the authority when the event was dropped or never sent.
 	m.list.SetStatus(msg.Index, msg.Status)
@@ -295,6 +298,7 @@ func (m *Model) begin(i int, run func(context.Context) results.Status) tea.Cmd {
 	m.outHold = -1
 	m.out.ClearStep(i)
 	m.status = ""
+	m.figures = results.Figures{}
 	if steps.DescribeKind(s.Kind).View == steps.ViewDashboard {
 		m.dash.Reset()
 		if m.unattended {
@@ -376,5 +380,4 @@ func (m *Model) setSoftwareRDMA(devs string) {
 		return
 	}
 	m.softRDMA = devs
-	m.dash.SetKind(results.SoftwareRDMALabel(devs))
 }

@@ -400,6 +400,12 @@ func (m *Model) statusLine() string {
 			s += st.Muted.Render(" · results: " + m.resultsDir)
 		}
 	}
+	if e := (results.Figures{Emulation: m.figures.Emulation}); m.running >= 0 && e.Short() != "" {
+		// The running variant's own label (the run's rehearsal and
+		// software RDMA follow, said always): a real variant of the
+		// same lab carries none.
+		s = st.Error.Render(e.Short()) + st.Muted.Render(" ("+e.Emulation+") · ") + s
+	}
 	if m.softRDMA != "" {
 		// Said first and always: no number of this run is one of RDMA
 		// hardware.

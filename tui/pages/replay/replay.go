@@ -63,16 +63,20 @@ func New(c common.Common, res *results.Results, opts Options) *Model {
 		opts.Hold = 45 * time.Second
 	}
 	m := &Model{Common: c, res: res, opts: opts, dash: dashboard.New(c), cmp: compare.New(c, res, opts.TCO)}
-	m.dash.SetKind(results.RunKindTitle(res))
 	m.flatten()
 	m.SetSize(c.Width, c.Height)
 	return m
 }
 
-// flatten orders every recorded second as the run produced them.
+// flatten orders every recorded second as the run produced them, each
+// labelled a replay of what its variant was (results.VariantFigures).
 func (m *Model) flatten() {
-	for _, b := range m.res.Benches {
-		for _, v := range b.Variants {
+	for bi := range m.res.Benches {
+		b := &m.res.Benches[bi]
+		for vi := range b.Variants {
+			v := &b.Variants[vi]
+			figs := results.VariantFigures(m.res, v)
+			figs.Replay = true
 			for _, p := range v.Points {
 				sweep := ""
 				if b.Sweep != "" {
@@ -80,7 +84,7 @@ func (m *Model) flatten() {
 				}
 				for _, r := range p.Runs {
 					for _, pt := range r.Series {
-						m.samples = append(m.samples, steps.Sample{Step: b.Step, Variant: v.Label, Sweep: sweep, Run: r.Run, Point: pt})
+						m.samples = append(m.samples, steps.Sample{Step: b.Step, Variant: v.Label, Sweep: sweep, Run: r.Run, Point: pt, Figures: figs})
 						lbl := "variant " + v.Label
 						if sweep != "" {
 							lbl += ", " + sweep
@@ -208,7 +212,12 @@ func (m *Model) Advance(n int) {
 func (m *Model) progress() steps.Progress {
 	total := len(m.samples)
 	sec := time.Second
+	figs := results.Figures{Replay: true}
+	if m.pos > 0 {
+		figs = m.samples[m.pos-1].Figures
+	}
 	return steps.Progress{
+		Figures:   figs,
 		Label:     "replay · " + m.labels[max(m.pos-1, 0)],
 		Fraction:  float64(m.pos) / float64(max(total, 1)),
 		Elapsed:   time.Duration(m.pos) * sec,
