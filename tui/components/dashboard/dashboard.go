@@ -64,6 +64,7 @@ type Model struct {
 	// view is the view shown, drill the per-host and per-instance
 	// figures, scroll the first row shown and sortBy the instances' order.
 	view   View
+	noKeys bool // HideKeys: nobody types at this screen (a booth)
 	drill  drill
 	scroll int
 	sortBy SortBy
@@ -280,6 +281,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	return m, nil
 }
+
+// HideKeys leaves the views' keys unsaid: at a booth a visitor's key only
+// pauses the loop.
+func (m *Model) HideKeys() { m.noKeys = true }
 
 // SetView shows view v from its top.
 func (m *Model) SetView(v View) {

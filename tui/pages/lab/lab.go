@@ -210,8 +210,11 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		unattended: opts.Unattended,
 	}
 	m.cmp = compare.New(c, sess.Results(), opts.TCO)
+	if m.unattended {
+		m.dash.HideKeys()
+	}
 	m.initParts()
-	m.list.SetSteps(sess.Steps())
+	m.list.SetSteps(m.shownSteps(sess.Steps()))
 	m.savedFailed = map[int]bool{}
 	for i, s := range m.list.Steps() {
 		if s.Status == results.Failed {

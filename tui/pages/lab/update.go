@@ -46,6 +46,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// The path once, whole (the status line wraps it): the folder is
 		// the report's.
 		m.status = "results written, report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
+		if m.unattended {
+			// A visitor has no use for a path on the booth's disk.
+			m.status = "results written"
+		}
 	case ShellDoneMsg:
 		cmds = append(cmds, m.shellDone(msg))
 	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
@@ -106,11 +110,13 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		// dry run). The path is sanitised with every other event field.
 		if e.ResultsDir != "" {
 			m.resultsDir = e.ResultsDir
-			m.status = "results go to " + e.ResultsDir
+			if !m.unattended {
+				m.status = "results go to " + e.ResultsDir
+			}
 		}
 		if len(e.Steps) > 0 {
 			sel := m.list.Selected()
-			m.list.SetSteps(e.Steps)
+			m.list.SetSteps(m.shownSteps(e.Steps))
 			m.list.Select(sel)
 		}
 	case steps.StepStarted:

@@ -66,6 +66,9 @@ func (m *Model) renderDoc(i, w int) string {
 		return s
 	}
 	src := m.sess.Doc(i)
+	if m.unattended && m.isTask(i) {
+		src = boothTaskDoc(m.list.Steps()[i].Title)
+	}
 	if strings.TrimSpace(src) == "" {
 		src = "_This step has no text._"
 	}
@@ -253,17 +256,21 @@ func (m *Model) section(title string, active bool, w int) string {
 // is shorter by the footer (one line, seven with ? help), so it must not
 // apply the terminal's minimum to its own height.
 func (m *Model) View() string {
+	status := m.statusLines()
+	h := m.Height - len(status)
 	var body string
 	switch m.view {
 	case ViewDashboard:
+		// The dashboard lays its charts out in the room the status line
+		// leaves (it wraps to three lines): cut at the bottom, the last
+		// row of charts would lose its captions, and their label.
+		m.dash.SetSize(m.Width, h)
 		body = m.dash.View()
 	case ViewCompare:
 		body = m.cmp.View()
 	default:
 		body = m.stepsView()
 	}
-	status := m.statusLines()
-	h := m.Height - len(status)
 	body = common.Fit(body, m.Width, h)
 	if ov := m.overlay(); ov != "" {
 		body = common.Overlay(body, ov, m.Width, h)
@@ -396,7 +403,7 @@ func (m *Model) statusLine() string {
 	}
 	if s == "" {
 		s = st.Muted.Render(m.info.Title)
-		if m.resultsDir != "" {
+		if m.resultsDir != "" && !m.unattended {
 			s += st.Muted.Render(" · results: " + m.resultsDir)
 		}
 	}
@@ -404,7 +411,7 @@ func (m *Model) statusLine() string {
 		// The running variant's own label (the run's rehearsal and
 		// software RDMA follow, said always): a real variant of the
 		// same lab carries none.
-		s = st.Error.Render(e.Short()) + st.Muted.Render(" ("+e.Emulation+") · ") + s
+		s = st.Error.Render(e.Short()) + st.Muted.Render(" · ") + s
 	}
 	if m.softRDMA != "" {
 		// Said first and always: no number of this run is one of RDMA
