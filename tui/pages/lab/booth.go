@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/session"
 )
 
 // What booth mode (package booth) needs of the page beyond its driver
@@ -66,4 +67,16 @@ func (m *Model) shownSteps(ss []steps.StepInfo) []steps.StepInfo {
 		return boothTitles(ss)
 	}
 	return ss
+}
+
+// cannotRun is, per step index, why this binary or machine cannot run the
+// step (LabInfo.CannotRunSteps, by step id).
+func cannotRun(info session.LabInfo, ss []steps.StepInfo) map[int]string {
+	out := map[int]string{}
+	for i, s := range ss {
+		if why := info.CannotRunSteps[s.ID]; why != "" {
+			out[i] = why
+		}
+	}
+	return out
 }

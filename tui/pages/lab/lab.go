@@ -215,6 +215,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	}
 	m.initParts()
 	m.list.SetSteps(m.shownSteps(sess.Steps()))
+	m.list.SetCannotRun(cannotRun(m.info, m.list.Steps()))
 	m.savedFailed = map[int]bool{}
 	for i, s := range m.list.Steps() {
 		if s.Status == results.Failed {

@@ -12,6 +12,7 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/markdown"
+	"github.com/dpulab/dpulab/tui/components/steplist"
 )
 
 // geometry of the steps view, computed from the size and the selected step.
@@ -346,6 +347,11 @@ func (m *Model) titleLines(i, w int) []string {
 			ls[k] = st.Title.Render(l[:at]) + st.Muted.Render(l[at:])
 		} else {
 			ls[k] = st.Title.Render(l)
+		}
+	}
+	if why := m.list.CannotRun(i); why != "" && s.Status == results.Pending {
+		for _, l := range strings.Split(ansi.Wrap(steplist.CannotRunIcon+" cannot run here: "+why, w, " "), "\n") {
+			ls = append(ls, st.Error.Render(l))
 		}
 	}
 	return ls
