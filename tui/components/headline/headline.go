@@ -310,7 +310,7 @@ func (m *Model) header(c Comparison, w int) []string {
 	if title == "" {
 		title = c.Bench.Step
 	}
-	ls := []string{st.Title.Render(ansi.Truncate(title, w, "…"))}
+	ls := wrap(st.Title, title, w)
 	what := fmt.Sprintf("%s against %s (baseline)", c.Variant.Label, c.Base.Label)
 	if c.Bench.Sweep != "" && c.Point.Value != "" {
 		what += fmt.Sprintf(" at %s=%s", c.Bench.Sweep, c.Point.Value)

@@ -199,12 +199,19 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	if f.Err != "" {
 		head += ": " + f.Err
 	}
-	cut := ansi.StringWidth(head) > inner
-	ls = append(ls, st.Error.Render(ansi.Truncate(head, inner, "…")))
+	// The error and the command wrap (a command or a path is read whole
+	// at 80 columns, a booth's too, where nobody presses w); past a few
+	// lines the whole-text view has the rest.
+	hl, cut := wrapUpTo(head, inner, 3)
+	for _, l := range hl {
+		ls = append(ls, st.Error.Render(l))
+	}
 	if f.Cmd != "" {
-		c := "  $ " + strings.ReplaceAll(f.Cmd, "\n", "⏎ ")
-		cut = cut || ansi.StringWidth(c) > inner
-		ls = append(ls, st.CmdText.Render(ansi.Truncate(c, inner, "…")))
+		cl, ccut := wrapUpTo("  $ "+strings.ReplaceAll(f.Cmd, "\n", "⏎ "), inner, 4)
+		cut = cut || ccut
+		for _, l := range cl {
+			ls = append(ls, st.CmdText.Render(l))
+		}
 	}
 	tail := f.Tail
 	if len(tail) > 3 {
@@ -231,6 +238,18 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 		ls = append(ls, st.Muted.Render(strings.Join(keys, " · ")))
 	}
 	return append(append([]string{""}, ls...), "") // border lines
+}
+
+// wrapUpTo wraps s to w columns between words and at paths' slashes, at
+// most n lines, the last one ending in "…" when there was more (cut).
+func wrapUpTo(s string, w, n int) (lines []string, cut bool) {
+	lines = strings.Split(ansi.Wrap(s, w, " /"), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+		lines[n-1] = ansi.Truncate(lines[n-1], w-1, "") + "…"
+		cut = true
+	}
+	return lines, cut
 }
 
 func (m *Model) failureView(f steps.StepFinished, w int) string {

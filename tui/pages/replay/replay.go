@@ -279,7 +279,17 @@ func (m *Model) View() string {
 		return m.TooSmallView()
 	}
 	st := m.Styles
-	banner := ansi.Truncate(st.Banner.Render(Banner(m.res)), m.Width, "…")
+	// The banner wraps (a long title or host list is read whole at 80
+	// columns); the body gives up the lines it takes.
+	bl := strings.Split(ansi.Wrap(Banner(m.res), max(m.Width-st.Banner.GetHorizontalFrameSize(), 10), " "), "\n")
+	if len(bl) > 3 {
+		bl = bl[:3]
+		bl[2] = ansi.Truncate(bl[2], m.Width-st.Banner.GetHorizontalFrameSize()-1, "") + "…"
+	}
+	for i, l := range bl {
+		bl[i] = st.Banner.Render(l)
+	}
+	banner := strings.Join(bl, "\n")
 	state := fmt.Sprintf("second %d/%d", m.pos, len(m.samples))
 	if m.paused {
 		state += " · PAUSED"
@@ -290,12 +300,19 @@ func (m *Model) View() string {
 	}
 	help := st.Muted.Render(state + keys)
 	var body string
+	bodyH := m.Height - 1 - len(bl)
 	if m.showCmp {
+		if m.cmp.Height != bodyH {
+			m.cmp.SetSize(m.Width, bodyH)
+		}
 		body = m.cmp.View()
 	} else {
+		if m.dash.Height != bodyH {
+			m.dash.SetSize(m.Width, bodyH)
+		}
 		body = m.dash.View()
 	}
-	return banner + "\n" + common.Fit(body, m.Width, m.Height-2) + "\n" + ansi.Truncate(help, m.Width, "…")
+	return banner + "\n" + common.Fit(body, m.Width, bodyH) + "\n" + ansi.Truncate(help, m.Width, "…")
 }
 
 // ShortHelp implements help.KeyMap.
