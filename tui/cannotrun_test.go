@@ -16,7 +16,8 @@ func TestLabMarksStepsThatCannotRun(t *testing.T) {
 	tm := start(t, app, 100, 30)
 	press(tm, app.KeyMap.Enter)
 	waitFor(t, tm, "What this lab does", "⊘  3 Benchmark")
-	press(tm, app.KeyMap.Next, app.KeyMap.Next)
+	// The lab opens at its first step not done, step 2.
+	press(tm, app.KeyMap.Next)
 	waitFor(t, tm, "Step 3/4", "⊘ cannot run here: transport rdma is not in this build")
 	press(tm, app.KeyMap.ForceQuit, app.KeyMap.ForceQuit)
 	finish(t, tm)
