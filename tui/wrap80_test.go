@@ -162,7 +162,8 @@ func TestWrapAt80x24Picker(t *testing.T) {
 	s.waitFor(5*time.Second, "Filter:")
 	s.text("wrap80picker")
 	s.press(km.Enter) // apply the filter
-	scr := s.waitFor(10*time.Second, "END-OF-TITLE")
+	// Applied (not typing): the selected lab is marked │.
+	scr := s.waitFor(10*time.Second, "│ A lab whose title", "END-OF-TITLE")
 	saveCapture(t, "picker-80x24.txt", scr)
 	// The lab's lines (the list marks the selected one with │), run
 	// together.
