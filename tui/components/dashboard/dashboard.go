@@ -8,6 +8,13 @@
 // charts are drawn only when a sample or the size changed, so redraws cost
 // little.
 //
+// What the figures are comes with them: each Sample and Progress carries
+// results.Figures, the one label source, and the title and every chart's
+// caption carry its label (EMULATION while an emulated variant runs,
+// nothing while a real one does, REPLAY and the saved variant's own in a
+// replay). Captions are drawn under their charts here, wrapped rather than
+// cut, so the label is read whole at 80 columns.
+//
 // At scale (many server instances, several client hosts) the charts show
 // the merged load and two drill-down views (drill.go) show its parts from
 // the Sample's per-host and per-instance seconds: the hosts (a client host

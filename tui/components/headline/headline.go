@@ -3,8 +3,10 @@
 // networking (the sampler's network share: softirq and irq) and p99
 // latency, in big digits, each with what the repeated runs say of it
 // (results.Delta: "~ no significant difference" within the noise), under
-// the run's label when its numbers are not a measurement of what the lab is
-// about (results.RunKind: an emulation, a rehearsal).
+// the comparison's label when its numbers are not a measurement of what the
+// lab is about (results.CompareFigures: an emulation, a rehearsal). A
+// verdict in big digits only beyond the noise and off a saturated host;
+// otherwise the two measured figures, each with its variant.
 //
 // The numbers, their marks and their words all come from steps/results
 // (Delta.Short, Delta.Format, the metric table); this package only lays
