@@ -56,36 +56,55 @@ func TransportProblems(l *Lab) []TransportNote {
 		}
 		notes[i].Where = append(notes[i].Where, w)
 	}
-	note := func(w string, v Value) {
+	for _, u := range TransportUses(l) {
+		if err := transport.Available(u.Transport); errors.Is(err, transport.ErrNotBuilt) {
+			add(err.Error(), u.Where, true)
+		} else if sim := transport.Simulated(u.Transport); sim != "" {
+			add(sim, u.Where, false)
+		}
+	}
+	return notes
+}
+
+// TransportUse is one place of a lab that names a transport literally.
+type TransportUse struct {
+	// Step is the step's id; Where says the place in words ("step sizes,
+	// variant \"RDMA RC\"").
+	Step, Where string
+	Transport   transport.Name
+}
+
+// TransportUses lists the places of l that name a transport literally (a
+// templated one is the engine's to check when it plans the step), in
+// step order: what TransportProblems judges, and what the TUI marks a
+// step by.
+func TransportUses(l *Lab) []TransportUse {
+	var out []TransportUse
+	use := func(step, w string, v Value) {
 		s := strings.TrimSpace(string(v))
 		if s == "" || strings.Contains(s, "{{") {
 			return
 		}
-		n := transport.Name(s)
-		if err := transport.Available(n); errors.Is(err, transport.ErrNotBuilt) {
-			add(err.Error(), w, true)
-		} else if sim := transport.Simulated(n); sim != "" {
-			add(sim, w, false)
-		}
+		out = append(out, TransportUse{Step: step, Where: w, Transport: transport.Name(s)})
 	}
 	for i := range l.Steps {
 		st := &l.Steps[i]
 		what := "step " + st.ID
 		if st.Deploy != nil {
-			note(what, st.Deploy.Transport)
+			use(st.ID, what, st.Deploy.Transport)
 		}
 		if st.Bench != nil && st.Kind == KindBench {
-			note(what, st.Bench.Transport)
+			use(st.ID, what, st.Bench.Transport)
 		}
 		if st.Compare != nil {
 			for _, v := range st.Compare.Variants {
 				w := fmt.Sprintf("%s, variant %q", what, v.Label)
-				note(w, v.Transport)
+				use(st.ID, w, v.Transport)
 				if v.Deploy != nil {
-					note(w, v.Deploy.Transport)
+					use(st.ID, w, v.Deploy.Transport)
 				}
 			}
 		}
 	}
-	return notes
+	return out
 }

@@ -284,7 +284,11 @@ func traineeHints() []string {
 	for _, b := range []key.Binding{km.Run, km.RunAll, km.Skip, km.Retry, km.Next, km.NextPrev, km.Whole, km.Vars, km.SwitchPane, km.Copy, km.Dashboard, km.Compare, km.Quit, km.Help} {
 		hs = append(hs, b.Help().Key+" "+b.Help().Desc)
 	}
-	return append(hs, "r retry", "s skip", "(y copies)", "enter runs step", "q stops it", "↑/↓")
+	hs = append(hs, "r retry", "s skip", "(y copies)", "enter runs step", "q stops it", "↑/↓")
+	// Text for the trainee at the keyboard: a task step's, the user a
+	// step runs as, where the results go, the dashboard views' keys.
+	return append(hs, "This step is yours", "opens a shell", "(as root)", "results go to", "report:", "results: /",
+		"hosts view", "2 hosts · 3 instances")
 }
 
 func noTraineeHints(t *testing.T, screen string) {
@@ -320,7 +324,7 @@ func TestBoothHeadline(t *testing.T) {
 				t.Fatalf("screen %v (%v), want the headline", s, ok)
 			}
 			view := ansi.Strip(app.View())
-			for _, want := range []string{"EMULATION: network namespaces", "TPS", "network CPU %", "p99 latency ms",
+			for _, want := range []string{"EMULATION: host does it all (test fixture)", "TPS", "network CPU %", "p99 latency ms",
 				"+39.0% better, p<0.001", "~ no significant", "██"} {
 				if !strings.Contains(view, want) {
 					t.Errorf("the headline lacks %q", want)
@@ -406,5 +410,35 @@ func TestBoothInterruptedLoopIsRecorded(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(f.ResultsRoot, "quickstart", "run0001", booth.Marker)); err != nil {
 		t.Fatalf("the interrupted loop's folder is not marked as the booth's: %v", err)
+	}
+}
+
+// TestBoothShowsNoTraineeText: a booth plays a task step ("This step is
+// yours… t opens a shell") titled for the trainee "(as root)": the screen
+// says instead that dpulab does it here, the title has no user, and no
+// results path is shown at any point of the loop.
+func TestBoothShowsNoTraineeText(t *testing.T) {
+	f := shortFake(t)
+	f.Script[1].Info.Kind = "task"
+	f.Script[1].Info.Title = "Edit the config (as root)"
+	f.Script[1].Doc = "# Edit\n\nThis step is yours: `t` opens a shell on the host."
+	f.Script[1].Emit = append(f.Script[1].Emit, steps.LabStarted{Lab: "quickstart", ResultsDir: "/var/tmp/booth-results/quickstart/x"})
+	tm := boothApp(t, f)
+	var screens []string
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		s := ansi.Strip(string(b))
+		screens = append(screens, s)
+		return strings.Contains(s, "Here dpulab does it") && strings.Contains(s, "results · starting over")
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	finish(t, tm)
+	all := strings.Join(screens, "\n")
+	noTraineeHints(t, all)
+	for _, want := range []string{"Edit the config", "In the lab, a trainee does this step by hand"} {
+		if !strings.Contains(strings.Join(strings.Fields(all), " "), want) {
+			t.Errorf("the booth's loop never showed %q", want)
+		}
+	}
+	if strings.Contains(all, "/var/tmp/booth-results") {
+		t.Error("the booth shows a results path")
 	}
 }

@@ -197,7 +197,7 @@ func TestEndToEndReplay(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := newTmux(t, 100, 30, dir, nil, bin, "replay", "--speed", "30ms", rec)
-	s.waitFor(15*time.Second, "REPLAY of a run recorded on 2026-12-02 17:23 UTC on local (linux/amd64)", "Live bench")
+	s.waitFor(15*time.Second, "REPLAY of a run recorded on 2026-12-02 17:23 UTC on local (linux/amd64)", "Recorded bench")
 	scr := s.waitFor(30*time.Second, "Compare:", "TCP loopback (baseline)", "Published reference figures")
 	if !strings.Contains(scr, "REPLAY of a run") {
 		t.Fatalf("the compare view lost the replay banner:\n%s", scr)

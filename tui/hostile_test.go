@@ -187,7 +187,7 @@ func TestReplayHostileRecording(t *testing.T) {
 	app := New(Config{Replay: loaded, ReplayOptions: replay.Options{Step: time.Millisecond, TCO: tco.Compute}, NoAnimation: true})
 	tm := start(t, app, 120, 40)
 	s := &streamTap{tm: tm}
-	s.waitFor(t, "REPLAY of a run", "Recorded", "Live bench")
+	s.waitFor(t, "REPLAY of a run", "Recorded", "Recorded bench")
 	s.waitFor(t, "Compare:", "Published reference figures")
 	finish(t, tm)
 	rest, err := io.ReadAll(tm.FinalOutput(t))

@@ -116,10 +116,9 @@ func (m *Model) clock(t lab.ClockMsg) tea.Cmd {
 func (m *Model) recorded(msg lab.FinishedMsg) tea.Cmd {
 	// The page opened its compare view on the written results, with its
 	// tabs' keys: the steps view, which shows how the loop ended, stays.
+	// No path: a visitor has no use for one (the staff find the
+	// folders under the booth's results root).
 	note := "booth mode: this loop's results say how it ended"
-	if msg.Dir != "" && msg.Err == nil {
-		note += " (" + msg.Dir + ")"
-	}
 	m.forward(lab.NoteMsg{Text: note, Show: true})
 	if m.closing == closeQuit {
 		if msg.Err == nil {

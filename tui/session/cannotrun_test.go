@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/pages/picker"
 	"github.com/dpulab/dpulab/tui/session"
 )
@@ -49,4 +51,59 @@ func lab(t *testing.T, ls []session.LabInfo, id string) session.LabInfo {
 	}
 	t.Fatalf("lab %s not listed", id)
 	return session.LabInfo{}
+}
+
+// TestStepsThatCannotRunHere: the RDMA lab's steps over transport rdma
+// are marked, each with its reason, and nothing else is: a default build
+// has no RDMA transport.
+func TestStepsThatCannotRunHere(t *testing.T) {
+	ls, err := (&session.EngineCatalog{StateDir: t.TempDir()}).Labs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lab(t, ls, "redis-rdma-rc-uc")
+	for _, id := range []string{"deploy", "smoke", "sizes"} {
+		if why := r.CannotRunSteps[id]; !strings.Contains(why, "transport rdma is not in this build") {
+			t.Errorf("step %s: %q, want it marked", id, why)
+		}
+	}
+	for _, id := range []string{"overview", "rdma-devices", "perftest"} {
+		if why, ok := r.CannotRunSteps[id]; ok {
+			t.Errorf("step %s marked %q, but it runs no transport", id, why)
+		}
+	}
+	if q := lab(t, ls, "quickstart"); len(q.CannotRunSteps) != 0 {
+		t.Errorf("quickstart: %v, want no step marked", q.CannotRunSteps)
+	}
+}
+
+// TestPickerMarksMissingHardware: with every role on this machine, the
+// DPU lab is a rehearsal by the engine's rule (its baseline and
+// accelerated roles share one host) and the picker says so first; the
+// quickstart is not; with --rehearse every lab says it, and the list's
+// title too.
+func TestPickerMarksMissingHardware(t *testing.T) {
+	ls, err := (&session.EngineCatalog{StateDir: t.TempDir()}).Labs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := lab(t, ls, "redis-dpu-uptv2")
+	if desc := picker.Describe(d); !strings.HasPrefix(desc, "⚠ REHEARSAL here") || !strings.Contains(desc, "run on the same host") {
+		t.Errorf("the DPU lab on one machine: %q, want the rehearsal said first", desc)
+	}
+	if desc := picker.Describe(lab(t, ls, "quickstart")); strings.Contains(desc, "REHEARSAL") {
+		t.Errorf("quickstart: %q", desc)
+	}
+	ls, err = (&session.EngineCatalog{StateDir: t.TempDir(), Rehearse: true}).Labs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc := picker.Describe(lab(t, ls, "quickstart")); !strings.Contains(desc, "REHEARSAL") || !strings.Contains(desc, "--rehearse") {
+		t.Errorf("quickstart with --rehearse: %q", desc)
+	}
+	c := common.NewCommon(true, 80, 24)
+	p := picker.New(c, ls)
+	if v := ansi.Strip(p.View()); !strings.Contains(v, "REHEARSAL") {
+		t.Errorf("the picker of a --rehearse session does not say REHEARSAL:\n%s", v)
+	}
 }

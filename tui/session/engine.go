@@ -63,6 +63,7 @@ func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
 			in.CannotRun = append(in.CannotRun, fmt.Sprintf("%s (%s)", n.Reason, plural(len(n.Where), "step or variant", "steps or variants")))
 		}
 	}
+	c.hardware(l, &in)
 	for _, r := range in.Roles {
 		if _, err := c.Inventory.HostsFor(r); err != nil && !l.OptionalRole(r) {
 			in.Missing = append(in.Missing, r)

@@ -54,6 +54,22 @@ type LabInfo struct {
 	// stops. The lab still opens: those steps fail, those variants are
 	// listed as not run.
 	CannotRun []string
+	// CannotRunSteps says, per step id, in a few words, why this binary
+	// or this machine cannot run the step (its transport is not in this
+	// build; its RDMA provider has no usable device here): the lab page
+	// marks those steps.
+	CannotRunSteps map[string]string
+	// Rehearsal says why running the lab here would be a rehearsal, by
+	// the engine's rule (steps.RehearsalHere: --rehearse, or roles the lab
+	// keeps apart on one host): the hardware it is about is not in this
+	// run. "" when it would measure what it is about.
+	Rehearsal string
+	// Rehearse is set when the catalogue runs labs with --rehearse.
+	Rehearse bool
+	// NoHardware says what hardware of the lab this machine lacks, found
+	// without running anything (the build's RDMA provider finds no
+	// device), when every role is this machine; "" otherwise.
+	NoHardware string
 	// Err, when set, says why the lab cannot be opened (lint errors).
 	Err string
 	// StateErr says why saved progress could not be read; opening the lab

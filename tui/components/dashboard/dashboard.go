@@ -8,6 +8,13 @@
 // charts are drawn only when a sample or the size changed, so redraws cost
 // little.
 //
+// What the figures are comes with them: each Sample and Progress carries
+// results.Figures, the one label source, and the title and every chart's
+// caption carry its label (EMULATION while an emulated variant runs,
+// nothing while a real one does, REPLAY and the saved variant's own in a
+// replay). Captions are drawn under their charts here, wrapped rather than
+// cut, so the label is read whole at 80 columns.
+//
 // At scale (many server instances, several client hosts) the charts show
 // the merged load and two drill-down views (drill.go) show its parts from
 // the Sample's per-host and per-instance seconds: the hosts (a client host
@@ -50,8 +57,10 @@ type Model struct {
 	boxes  []box
 	series string // variant/sweep/run the rings hold
 	step   string
-	// kind says what the figures are (SetKind); "" for a measurement.
-	kind     string
+	// figures is what the figures shown are, from the newest Sample or
+	// Progress (results.Figures, the one label source): the title and
+	// every chart's caption carry its label.
+	figures  results.Figures
 	samples  int
 	progress steps.Progress
 	bar      progress.Model
@@ -62,6 +71,7 @@ type Model struct {
 	// view is the view shown, drill the per-host and per-instance
 	// figures, scroll the first row shown and sortBy the instances' order.
 	view   View
+	noKeys bool // HideKeys: nobody types at this screen (a booth)
 	drill  drill
 	scroll int
 	sortBy SortBy
@@ -151,6 +161,7 @@ func (m *Model) Reset() {
 	}
 	m.series, m.samples = "", 0
 	m.progress = steps.Progress{}
+	m.figures = results.Figures{}
 	m.drill.reset()
 	m.version++
 }
@@ -202,6 +213,10 @@ func (m *Model) AddSample(s steps.Sample) {
 	}
 	m.drill.add(s)
 	m.step = s.Step
+	if m.figures != s.Figures {
+		m.figures = s.Figures
+		m.version++ // the captions change
+	}
 	for i := range m.live {
 		l := &m.live[i]
 		v, ok := l.desc.Sample(&s.Point)
@@ -215,15 +230,18 @@ func (m *Model) AddSample(s steps.Sample) {
 	m.version++
 }
 
-// SetKind labels every figure shown from now on with what they are
-// ("SOFTWARE RDMA (Soft-RoCE)"; "" for a measurement).
-func (m *Model) SetKind(kind string) { m.kind = kind }
+// Figures is what the figures shown are (the newest event's): the label
+// of the title and of every chart.
+func (m *Model) Figures() results.Figures { return m.figures }
 
-// Kind is the label SetKind set.
-func (m *Model) Kind() string { return m.kind }
-
-// SetProgress records how far the bench is.
-func (m *Model) SetProgress(p steps.Progress) { m.progress = p }
+// SetProgress records how far the bench is, and what its figures are.
+func (m *Model) SetProgress(p steps.Progress) {
+	m.progress = p
+	if m.figures != p.Figures {
+		m.figures = p.Figures
+		m.version++
+	}
+}
 
 // Progress returns the last progress.
 func (m *Model) Progress() steps.Progress { return m.progress }
@@ -271,6 +289,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// HideKeys leaves the views' keys unsaid: at a booth a visitor's key only
+// pauses the loop.
+func (m *Model) HideKeys() { m.noKeys = true }
+
 // SetView shows view v from its top.
 func (m *Model) SetView(v View) {
 	if v != m.view {
@@ -304,13 +326,17 @@ func (m *Model) View() string {
 	st := m.Styles
 	var b strings.Builder
 	title := "Live bench"
+	if m.figures.Replay {
+		title = "Recorded bench"
+	}
 	if m.step != "" {
 		title += ": " + m.step
 	}
 	head := st.Title.Render(title)
-	if m.kind != "" {
-		// What the figures are, before any of them (results.RunKind).
-		head = st.Error.Render(m.kind) + " " + head
+	if k := m.figures.Title(); k != "" {
+		// What the figures are, before any of them, so that no cut
+		// at the edge loses it.
+		head = st.Error.Render(k) + " " + head
 	}
 	if m.series != "" {
 		head += st.Muted.Render("  " + m.series)
@@ -443,9 +469,11 @@ func (m *Model) drawCharts(w, h int) string {
 }
 
 // plot draws one chart of w×h from the newest n seconds of its metrics,
-// each in its live colour; a chart of one metric needs no legend.
+// each in its live colour; a chart of one metric needs no legend. The
+// caption, under it, carries the figures' label.
 func (m *Model) plot(g group, w, h, n int) string {
-	spec := plot.Spec{Width: w, Height: h, Caption: g.caption, Empty: "waiting for data…", LowerBound: 0}
+	caption := m.caption(g, w)
+	spec := plot.Spec{Width: w, Height: max(h-len(caption), 1), Empty: "waiting for data…", LowerBound: 0}
 	var colours []lipgloss.Style
 	for _, i := range g.metrics {
 		l := m.live[i]
@@ -457,7 +485,29 @@ func (m *Model) plot(g group, w, h, n int) string {
 			colours = append(colours, cs[i%len(cs)])
 		}
 	}
-	return chart.Plot(spec, colours)
+	return chart.Plot(spec, colours) + "\n" + strings.Join(caption, "\n")
+}
+
+// caption is a chart's caption lines, centred in w: what its figures are
+// (results.Figures.Short, "EMULATION"), then what the chart shows,
+// wrapped between words rather than cut, so the label and the metric are
+// both read whole at 80 columns.
+func (m *Model) caption(g group, w int) []string {
+	label := m.figures.Short()
+	text := g.caption
+	if label != "" {
+		text = label + " · " + text
+	}
+	lines := strings.Split(ansi.Wrap(text, max(w-1, 10), " "), "\n")
+	for i, l := range lines {
+		l = strings.TrimRight(l, " ")
+		pad := max((w-ansi.StringWidth(l))/2, 0)
+		if i == 0 && label != "" && strings.HasPrefix(l, label) {
+			l = m.Styles.Error.Render(label) + l[len(label):]
+		}
+		lines[i] = strings.Repeat(" ", pad) + l
+	}
+	return lines
 }
 
 // drillView is the hosts or instances view below the title: a line

@@ -226,7 +226,12 @@ func (m *Model) summary() string {
 		t := d.targets[order[0]]
 		parts = append(parts, fmt.Sprintf("slowest of %d instances: %s p99 %s ms", len(d.targets), t.target, fmtMs(t.p99)))
 	}
-	parts = append(parts, st.Muted.Render("2 hosts · 3 instances"))
+	if !m.noKeys {
+		// The views' keys, said as keys: "2 hosts · 3 instances" beside
+		// "slowest of 2 instances" read as a count.
+		parts = append(parts, st.Muted.Render(fmt.Sprintf("(keys: %s hosts view, %s instances view)",
+			m.KeyMap.Tab2.Help().Key, m.KeyMap.Tab3.Help().Key)))
+	}
 	return strings.Join(parts, "  ")
 }
 

@@ -3,8 +3,10 @@
 // networking (the sampler's network share: softirq and irq) and p99
 // latency, in big digits, each with what the repeated runs say of it
 // (results.Delta: "~ no significant difference" within the noise), under
-// the run's label when its numbers are not a measurement of what the lab is
-// about (results.RunKind: an emulation, a rehearsal).
+// the comparison's label when its numbers are not a measurement of what the
+// lab is about (results.CompareFigures: an emulation, a rehearsal). A
+// verdict in big digits only beyond the noise and off a saturated host;
+// otherwise the two measured figures, each with its variant.
 //
 // The numbers, their marks and their words all come from steps/results
 // (Delta.Short, Delta.Format, the metric table); this package only lays
@@ -112,12 +114,25 @@ type Figure struct {
 	// first, as the compare table writes them ("200k±4.0k → 278k±3.0k
 	// ops/s").
 	Values string
+	// NoVerdict, when set, says why the headline states no verdict on
+	// this figure (the difference is within the noise or untested, or
+	// the host was saturated): the screen shows the measured figures,
+	// each labelled with its variant (Sides), not a delta in big digits.
+	NoVerdict string
+	// Sides are the two measured figures, baseline first, each with its
+	// variant's label ("host does it all: 200k±4.0k ops/s").
+	Sides []string
 }
 
 // Figures are the headline metrics of c, in Metrics' order; a metric the
-// table does not know is left out.
+// table does not know is left out. A verdict (a delta in big digits,
+// coloured better or worse) is stated only where the difference is beyond
+// the run-to-run noise (Delta.Verdict) and no run of the two sides was on
+// a saturated host (the runs' ClientBound, as the results recorded it);
+// otherwise the figure says why not and shows the two measured figures.
 func Figures(c Comparison) []Figure {
 	var out []Figure
+	saturated := saturation(c)
 	for _, name := range Metrics {
 		d, ok := results.LookupMetric(name)
 		if !ok {
@@ -132,10 +147,48 @@ func Figures(c Comparison) []Figure {
 			f.Big = bigOf(delta.Short(name))
 			f.Words = delta.Format(name)
 			f.Values = spread(d, b) + " → " + spread(d, v) + results.UnitSuffix(d.Unit)
+			switch {
+			case saturated != "":
+				// Why is said once, under the header (View).
+				f.NoVerdict = "no verdict: saturated host"
+			case f.Verdict != results.Improved && f.Verdict != results.Worsened:
+				// Delta.Format's words say why ("~ no significant
+				// difference", "not tested against the noise").
+				f.NoVerdict = f.Words
+			}
+			if f.NoVerdict != "" {
+				f.Big = ""
+				f.Sides = []string{c.Base.Label + ": " + spread(d, b) + results.UnitSuffix(d.Unit),
+					c.Variant.Label + ": " + spread(d, v) + results.UnitSuffix(d.Unit)}
+			}
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// saturation says why no verdict can be drawn from c's two sides when a
+// run of either was on a saturated host, as the run recorded it
+// (RunResult.ClientBound; SharedClientHosts tells a host that also served
+// from a client host alone), or "".
+func saturation(c Comparison) string {
+	bound := func(v *results.VariantResult, p *results.SweepPoint) (bool, bool) {
+		for _, r := range p.Runs {
+			if r.ClientBound {
+				return true, len(c.Bench.SharedClientHosts(v)) > 0
+			}
+		}
+		return false, false
+	}
+	b1, s1 := bound(c.Base, c.BasePoint)
+	b2, s2 := bound(c.Variant, c.Point)
+	switch {
+	case s1 || s2:
+		return "No verdict: the load generator and the servers shared one saturated host, so these figures are that host's limits, not the servers'."
+	case b1 || b2:
+		return "No verdict: a client host was saturated (client-bound), so the load generator, not only the server, limited these figures."
+	}
+	return ""
 }
 
 // spread is a mean and, over two runs or more, its standard deviation.
@@ -200,6 +253,7 @@ func (m *Model) View() string {
 func (m *Model) others(c Comparison, w int) []string {
 	st := m.Styles
 	var ls []string
+	saturated := saturation(c)
 	for vi := 1; vi < len(c.Bench.Variants)-1; vi++ {
 		v := &c.Bench.Variants[vi]
 		var p *results.SweepPoint
@@ -218,13 +272,19 @@ func (m *Model) others(c Comparison, w int) []string {
 			if !ok || !known {
 				continue
 			}
+			if saturated != "" {
+				// No verdict here either: the figure itself.
+				v, _ := p.Stats.Metric(name)
+				parts = append(parts, desc.Label+" "+spread(desc, v)+results.UnitSuffix(desc.Unit))
+				continue
+			}
 			parts = append(parts, desc.Label+" "+d.Short(name))
 		}
 		if len(parts) > 0 {
 			ls = append(ls, wrap(st.Bold, v.Label+" against "+c.Base.Label+": "+strings.Join(parts, " · "), w)...)
 		}
 	}
-	if len(ls) > 0 {
+	if len(ls) > 0 && saturated == "" {
 		ls = append(ls, wrap(st.Muted, results.Legend, w)...)
 	}
 	return ls
@@ -252,7 +312,7 @@ func (m *Model) header(c Comparison, w int) []string {
 	if title == "" {
 		title = c.Bench.Step
 	}
-	ls := []string{st.Title.Render(ansi.Truncate(title, w, "…"))}
+	ls := wrap(st.Title, title, w)
 	what := fmt.Sprintf("%s against %s (baseline)", c.Variant.Label, c.Base.Label)
 	if c.Bench.Sweep != "" && c.Point.Value != "" {
 		what += fmt.Sprintf(" at %s=%s", c.Bench.Sweep, c.Point.Value)
@@ -263,10 +323,14 @@ func (m *Model) header(c Comparison, w int) []string {
 		what += fmt.Sprintf(", %d and %d runs", n, nb)
 	}
 	ls = append(ls, wrap(st.Bold, what, w)...)
-	if k := results.RunKind(m.res); k != "" {
-		// The label every output of such a run carries: a passer-by must
-		// not take an emulation for a DPU measurement.
+	if k := results.CompareFigures(m.res, c.Bench).Long(); k != "" {
+		// The label of what this comparison's figures are (the one
+		// label source): a passer-by must not take an emulation for a
+		// DPU measurement, nor a real comparison for an emulation.
 		ls = append(ls, wrap(st.Banner, k, w)...)
+	}
+	if s := saturation(c); s != "" {
+		ls = append(ls, wrap(st.Worse, s, w)...)
 	}
 	return ls
 }
@@ -324,6 +388,8 @@ func (m *Model) styleOf(f Figure) lipgloss.Style {
 	switch {
 	case !f.Measured:
 		return st.Muted
+	case f.NoVerdict != "":
+		return st.Bold
 	case f.Verdict == results.Improved:
 		return st.Better.Bold(true)
 	case f.Verdict == results.Worsened:

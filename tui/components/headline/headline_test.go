@@ -47,7 +47,8 @@ func TestFigures(t *testing.T) {
 	}{
 		{results.MetricOps, results.Improved, "+39.0%", "+39.0% better, p<0.001"},
 		{results.MetricNetworkCPU, results.Improved, "-60.5%", "-60.5% better, p<0.001"},
-		{results.MetricLatP99, results.Same, "~ +4.5%", "~ no significant difference: +4.5%, p="},
+		// Within the noise: no verdict, no digits, the two figures.
+		{results.MetricLatP99, results.Same, "", "~ no significant difference: +4.5%, p="},
 	} {
 		f := figs[i]
 		if f.Metric.Name != want.metric || !f.Measured || f.Verdict != want.verdict || f.Big != want.big || !strings.HasPrefix(f.Words, want.words) {
@@ -61,11 +62,20 @@ func TestFigures(t *testing.T) {
 
 func TestRunKindLabel(t *testing.T) {
 	r := headlinetest.Fixture()
-	if v := view(r, 120, 37); !strings.Contains(v, "EMULATION: network namespaces") {
+	if v := view(r, 120, 37); !strings.Contains(v, "EMULATION: host does it all (test fixture)") {
 		t.Fatalf("an emulation's headline must say so:\n%s", v)
 	}
+	// A real comparison in a run that also emulates (the quickstart's TCP
+	// against Unix socket): its variants carry no emulation, nor does
+	// its headline.
+	for vi := range r.Benches[0].Variants {
+		r.Benches[0].Variants[vi].Emulation = ""
+	}
+	if v := view(r, 120, 37); strings.Contains(v, "EMULATION") {
+		t.Fatalf("a real comparison's headline is labelled EMULATION:\n%s", v)
+	}
 	r.Emulation, r.Rehearsal, r.RehearsalReason = "", true, "one host"
-	if v := view(r, 120, 37); !strings.Contains(v, "REHEARSAL: no DPU in this run (one host)") || strings.Contains(v, "EMULATION") {
+	if v := view(r, 120, 37); !strings.Contains(v, "REHEARSAL: no DPU in this run") || strings.Contains(v, "EMULATION") {
 		t.Fatalf("a rehearsal's headline must say so, and only that:\n%s", v)
 	}
 	r.Rehearsal = false
@@ -167,5 +177,46 @@ func TestOtherVariants(t *testing.T) {
 	}
 	if v := view(headlinetest.Fixture(), 80, 21); strings.Contains(v, "partial offload against") {
 		t.Errorf("80x21 has no room for the other variants beside the digits:\n%s", v)
+	}
+}
+
+// TestNoVerdictOnASaturatedHost: the fixture's TPS and network CPU differ
+// beyond the noise, but once a run of the two sides was on a saturated
+// host (the load generator beside the servers, as on a booth's laptop)
+// the headline states no verdict: no "better", no delta in digits, the
+// two measured figures with their variants, and why.
+func TestNoVerdictOnASaturatedHost(t *testing.T) {
+	r := headlinetest.Fixture()
+	c := &r.Benches[0]
+	c.Client = "local"
+	for vi := range c.Variants {
+		c.Variants[vi].Hosts = []string{"local"}
+	}
+	last := &c.Variants[len(c.Variants)-1].Points[0].Runs[1]
+	busy := 97.0
+	last.ClientBound, last.ClientHostBusyPct = true, &busy
+	m, _ := Main(r)
+	for _, f := range Figures(m) {
+		if f.Big != "" || !strings.Contains(f.NoVerdict, "no verdict: saturated host") || len(f.Sides) != 2 {
+			t.Errorf("%s: big %q, no verdict %q, sides %q: want the figures, no verdict", f.Metric.Name, f.Big, f.NoVerdict, f.Sides)
+		}
+	}
+	for _, sz := range [][2]int{{80, 21}, {120, 37}} {
+		v := view(r, sz[0], sz[1])
+		if strings.Contains(v, "better") || strings.Contains(v, "worse") || strings.Contains(v, "██") {
+			t.Errorf("%dx%d: a saturated host's headline states a verdict:\n%s", sz[0], sz[1], v)
+		}
+		for _, want := range []string{"host does it all: 200k±4.0k ops/s", "full offload: 278k±3.0k ops/s", "shared one saturated host"} {
+			if !strings.Contains(strings.Join(strings.Fields(v), " "), want) {
+				t.Errorf("%dx%d: lacks %q:\n%s", sz[0], sz[1], want, v)
+			}
+		}
+	}
+	// A client host alone saturated: client-bound, no verdict either.
+	for vi := range c.Variants {
+		c.Variants[vi].Hosts = []string{"server1"}
+	}
+	if v := view(r, 120, 37); !strings.Contains(v, "client-bound") || strings.Contains(v, "better") {
+		t.Errorf("client-bound run: no verdict, and why:\n%s", v)
 	}
 }

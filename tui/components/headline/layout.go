@@ -32,10 +32,18 @@ func (l layout) draw(m *Model, figs []Figure, w, h int) (string, bool) {
 	return l.drawColumns(m, figs, w, h)
 }
 
-// big draws f's delta in the layout's font, or "not measured".
+// big draws f's delta in the layout's font, or "not measured", or, with
+// no verdict to state, the two measured figures, each with its variant.
 func (l layout) big(m *Model, f Figure) []string {
 	if !f.Measured {
 		return []string{m.Styles.Muted.Render("not measured")}
+	}
+	if f.Big == "" {
+		var out []string
+		for _, s := range f.Sides {
+			out = append(out, m.Styles.Bold.Render(s))
+		}
+		return out
 	}
 	st := m.styleOf(f)
 	var out []string
@@ -43,6 +51,18 @@ func (l layout) big(m *Model, f Figure) []string {
 		out = append(out, st.Render(r))
 	}
 	return out
+}
+
+// bigWidth is the columns f's big part takes.
+func (l layout) bigWidth(f Figure) int {
+	if f.Big != "" {
+		return l.font.width(f.Big)
+	}
+	w := 0
+	for _, s := range f.Sides {
+		w = max(w, ansi.StringWidth(s))
+	}
+	return w
 }
 
 // words are the lines beside or under the digits: the metric, the delta
@@ -53,6 +73,10 @@ func (m *Model) words(f Figure, w int) []string {
 	if !f.Measured {
 		return append(ls, wrap(st.Muted, "this run did not measure it", w)...)
 	}
+	if f.NoVerdict != "" {
+		// The figures themselves stand where the digits would.
+		return append(ls, wrap(st.Muted, f.NoVerdict, w)...)
+	}
 	ls = append(ls, wrap(m.styleOf(f), f.Words, w)...)
 	return append(ls, wrap(st.Muted, f.Values, w)...)
 }
@@ -61,7 +85,7 @@ func (l layout) drawRows(m *Model, figs []Figure, w, h int) (string, bool) {
 	bigW := 0
 	for _, f := range figs {
 		if f.Measured {
-			bigW = max(bigW, l.font.width(f.Big))
+			bigW = max(bigW, l.bigWidth(f))
 		}
 	}
 	leftW := w - bigW - 3
@@ -91,7 +115,7 @@ func (l layout) drawColumns(m *Model, figs []Figure, w, h int) (string, bool) {
 		return "", false
 	}
 	for _, f := range figs {
-		if f.Measured && l.font.width(f.Big) > colW {
+		if f.Measured && l.bigWidth(f) > colW {
 			return "", false
 		}
 	}
@@ -120,7 +144,14 @@ func (l layout) drawColumns(m *Model, figs []Figure, w, h int) (string, bool) {
 func plainLayout(m *Model, figs []Figure, w int) (string, bool) {
 	var groups []string
 	for _, f := range figs {
-		groups = append(groups, strings.Join(m.words(f, w), "\n"))
+		ls := m.words(f, w)
+		if f.Measured && f.Big == "" {
+			// No verdict: the measured figures themselves.
+			for _, s := range f.Sides {
+				ls = append(ls, wrap(m.Styles.Bold, s, w)...)
+			}
+		}
+		groups = append(groups, strings.Join(ls, "\n"))
 	}
 	return strings.Join(groups, "\n"), true
 }

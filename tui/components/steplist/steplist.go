@@ -29,13 +29,19 @@ var icons = map[results.Status]string{
 	results.Interrupted: "■",
 }
 
+// CannotRunIcon marks a pending step this binary or machine cannot run
+// (SetCannotRun).
+const CannotRunIcon = "⊘"
+
 // Model is the step list.
 type Model struct {
 	common.Common
 	steps    []steps.StepInfo
 	selected int
-	spinner  spinner.Model
-	bar      progress.Model
+	// cannot says, per step index, why it cannot run here.
+	cannot  map[int]string
+	spinner spinner.Model
+	bar     progress.Model
 }
 
 var _ common.Component = (*Model)(nil)
@@ -67,6 +73,13 @@ func (m *Model) SetSteps(s []steps.StepInfo) {
 		m.selected = 0
 	}
 }
+
+// SetCannotRun marks the steps that cannot run here, by index, each with
+// a short reason (CannotRun); a pending one shows CannotRunIcon.
+func (m *Model) SetCannotRun(why map[int]string) { m.cannot = why }
+
+// CannotRun says why step i cannot run here, "" when it can.
+func (m *Model) CannotRun(i int) string { return m.cannot[i] }
 
 // Steps returns the steps as shown.
 func (m *Model) Steps() []steps.StepInfo { return m.steps }
@@ -176,6 +189,9 @@ func (m *Model) View() string {
 	for i := first; i < len(m.steps) && used < listH; i++ {
 		s := m.steps[i]
 		icon := icons[s.Status]
+		if s.Status == results.Pending && m.cannot[i] != "" {
+			icon = CannotRunIcon
+		}
 		style := st.StepNormal
 		switch s.Status {
 		case results.Running:

@@ -1,9 +1,12 @@
 package lab
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/session"
 )
 
 // What booth mode (package booth) needs of the page beyond its driver
@@ -27,3 +30,53 @@ func (m *Model) Frame(body string) string {
 // unattended lab (booth mode), where a visitor's key only pauses the loop
 // and a failed step is retried by the next loop, never by r or s.
 func (m *Model) keyHints() bool { return !m.unattended }
+
+// A booth's visitor reads the screen, never types at it: what a lab says
+// to the trainee at the keyboard (a task step's "this step is yours", the
+// user a step must run as, where the results folder is) is not for them.
+
+// runAs are the notes a title carries for the person who runs the lab
+// (the quickstart's "(as root)"): booth mode is started by its staff,
+// with the rights its steps need.
+var runAs = []string{" (as root)", " (root)", " (with sudo)"}
+
+// boothTitles is ss with titles as a booth shows them: without the notes
+// that tell a trainee which user a step needs.
+func boothTitles(ss []steps.StepInfo) []steps.StepInfo {
+	out := append([]steps.StepInfo(nil), ss...)
+	for i := range out {
+		for _, n := range runAs {
+			out[i].Title = strings.ReplaceAll(out[i].Title, n, "")
+		}
+	}
+	return out
+}
+
+// boothTaskDoc stands in for a task step's text at the booth: the lab's
+// is written to the trainee who opens a shell; at the booth dpulab does
+// the work itself ("do it for me") and checks it as the lab would.
+func boothTaskDoc(title string) string {
+	return fmt.Sprintf("# %s\n\nIn the lab, a trainee does this step by hand, in a shell on the host, and the lab checks the work. "+
+		"Here dpulab does it: the commands below, then the same check.", title)
+}
+
+// shownSteps is ss as the step list shows them: a booth's titles without
+// the trainee's notes.
+func (m *Model) shownSteps(ss []steps.StepInfo) []steps.StepInfo {
+	if m.unattended {
+		return boothTitles(ss)
+	}
+	return ss
+}
+
+// cannotRun is, per step index, why this binary or machine cannot run the
+// step (LabInfo.CannotRunSteps, by step id).
+func cannotRun(info session.LabInfo, ss []steps.StepInfo) map[int]string {
+	out := map[int]string{}
+	for i, s := range ss {
+		if why := info.CannotRunSteps[s.ID]; why != "" {
+			out[i] = why
+		}
+	}
+	return out
+}

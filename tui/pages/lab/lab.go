@@ -157,9 +157,13 @@ type Model struct {
 	// softRDMA names the software RDMA devices of this run (LabStarted,
 	// SoftwareRDMAFound): the status line then always says SOFTWARE RDMA.
 	softRDMA string
-	banner   string
-	resDir   string
-	now      time.Time
+	// figures is what the running bench's figures are (the newest
+	// Progress or Sample's results.Figures): the status line says an
+	// emulation while one runs.
+	figures results.Figures
+	banner  string
+	resDir  string
+	now     time.Time
 
 	// unattended: nobody at the keyboard (booth mode); a driver sends
 	// RunMsg and FinishMsg.
@@ -206,8 +210,12 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		unattended: opts.Unattended,
 	}
 	m.cmp = compare.New(c, sess.Results(), opts.TCO)
+	if m.unattended {
+		m.dash.HideKeys()
+	}
 	m.initParts()
-	m.list.SetSteps(sess.Steps())
+	m.list.SetSteps(m.shownSteps(sess.Steps()))
+	m.list.SetCannotRun(cannotRun(m.info, m.list.Steps()))
 	m.savedFailed = map[int]bool{}
 	for i, s := range m.list.Steps() {
 		if s.Status == results.Failed {

@@ -46,6 +46,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// The path once, whole (the status line wraps it): the folder is
 		// the report's.
 		m.status = "results written, report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
+		if m.unattended {
+			// A visitor has no use for a path on the booth's disk.
+			m.status = "results written"
+		}
 	case ShellDoneMsg:
 		cmds = append(cmds, m.shellDone(msg))
 	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
@@ -106,11 +110,13 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		// dry run). The path is sanitised with every other event field.
 		if e.ResultsDir != "" {
 			m.resultsDir = e.ResultsDir
-			m.status = "results go to " + e.ResultsDir
+			if !m.unattended {
+				m.status = "results go to " + e.ResultsDir
+			}
 		}
 		if len(e.Steps) > 0 {
 			sel := m.list.Selected()
-			m.list.SetSteps(e.Steps)
+			m.list.SetSteps(m.shownSteps(e.Steps))
 			m.list.Select(sel)
 		}
 	case steps.StepStarted:
@@ -128,8 +134,10 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.out.Show(m.outStep())
 	case steps.Progress:
 		m.dash.SetProgress(e)
+		m.figures = e.Figures
 	case steps.Sample:
 		m.dash.AddSample(e)
+		m.figures = e.Figures
 	case steps.StepFinished:
 		m.list.SetStatus(e.Index, e.Status)
 		if e.Status == results.Failed {
@@ -182,6 +190,7 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 		m.cancel = nil
 	}
 	m.running = -1
+	m.figures = results.Figures{}
 	// The engine's StepFinished normally set this already; the return
 	// value is the authority when the event was dropped or never sent.
 	m.list.SetStatus(msg.Index, msg.Status)
@@ -295,6 +304,7 @@ func (m *Model) begin(i int, run func(context.Context) results.Status) tea.Cmd {
 	m.outHold = -1
 	m.out.ClearStep(i)
 	m.status = ""
+	m.figures = results.Figures{}
 	if steps.DescribeKind(s.Kind).View == steps.ViewDashboard {
 		m.dash.Reset()
 		if m.unattended {
@@ -376,5 +386,4 @@ func (m *Model) setSoftwareRDMA(devs string) {
 		return
 	}
 	m.softRDMA = devs
-	m.dash.SetKind(results.SoftwareRDMALabel(devs))
 }

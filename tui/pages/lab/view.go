@@ -12,6 +12,7 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/markdown"
+	"github.com/dpulab/dpulab/tui/components/steplist"
 )
 
 // geometry of the steps view, computed from the size and the selected step.
@@ -66,6 +67,9 @@ func (m *Model) renderDoc(i, w int) string {
 		return s
 	}
 	src := m.sess.Doc(i)
+	if m.unattended && m.isTask(i) {
+		src = boothTaskDoc(m.list.Steps()[i].Title)
+	}
 	if strings.TrimSpace(src) == "" {
 		src = "_This step has no text._"
 	}
@@ -195,12 +199,19 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	if f.Err != "" {
 		head += ": " + f.Err
 	}
-	cut := ansi.StringWidth(head) > inner
-	ls = append(ls, st.Error.Render(ansi.Truncate(head, inner, "…")))
+	// The error and the command wrap (a command or a path is read whole
+	// at 80 columns, a booth's too, where nobody presses w); past a few
+	// lines the whole-text view has the rest.
+	hl, cut := wrapUpTo(head, inner, 3)
+	for _, l := range hl {
+		ls = append(ls, st.Error.Render(l))
+	}
 	if f.Cmd != "" {
-		c := "  $ " + strings.ReplaceAll(f.Cmd, "\n", "⏎ ")
-		cut = cut || ansi.StringWidth(c) > inner
-		ls = append(ls, st.CmdText.Render(ansi.Truncate(c, inner, "…")))
+		cl, ccut := wrapUpTo("  $ "+strings.ReplaceAll(f.Cmd, "\n", "⏎ "), inner, 4)
+		cut = cut || ccut
+		for _, l := range cl {
+			ls = append(ls, st.CmdText.Render(l))
+		}
 	}
 	tail := f.Tail
 	if len(tail) > 3 {
@@ -229,6 +240,18 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	return append(append([]string{""}, ls...), "") // border lines
 }
 
+// wrapUpTo wraps s to w columns between words and at paths' slashes, at
+// most n lines, the last one ending in "…" when there was more (cut).
+func wrapUpTo(s string, w, n int) (lines []string, cut bool) {
+	lines = strings.Split(ansi.Wrap(s, w, " /"), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+		lines[n-1] = ansi.Truncate(lines[n-1], w-1, "") + "…"
+		cut = true
+	}
+	return lines, cut
+}
+
 func (m *Model) failureView(f steps.StepFinished, w int) string {
 	ls := m.failureLines(f, w)
 	return m.Styles.ErrorBox.Width(w - 2).Render(strings.Join(ls[1:len(ls)-1], "\n"))
@@ -253,17 +276,21 @@ func (m *Model) section(title string, active bool, w int) string {
 // is shorter by the footer (one line, seven with ? help), so it must not
 // apply the terminal's minimum to its own height.
 func (m *Model) View() string {
+	status := m.statusLines()
+	h := m.Height - len(status)
 	var body string
 	switch m.view {
 	case ViewDashboard:
+		// The dashboard lays its charts out in the room the status line
+		// leaves (it wraps to three lines): cut at the bottom, the last
+		// row of charts would lose its captions, and their label.
+		m.dash.SetSize(m.Width, h)
 		body = m.dash.View()
 	case ViewCompare:
 		body = m.cmp.View()
 	default:
 		body = m.stepsView()
 	}
-	status := m.statusLines()
-	h := m.Height - len(status)
 	body = common.Fit(body, m.Width, h)
 	if ov := m.overlay(); ov != "" {
 		body = common.Overlay(body, ov, m.Width, h)
@@ -341,6 +368,11 @@ func (m *Model) titleLines(i, w int) []string {
 			ls[k] = st.Title.Render(l)
 		}
 	}
+	if why := m.list.CannotRun(i); why != "" && s.Status == results.Pending {
+		for _, l := range strings.Split(ansi.Wrap(steplist.CannotRunIcon+" cannot run here: "+why, w, " "), "\n") {
+			ls = append(ls, st.Error.Render(l))
+		}
+	}
 	return ls
 }
 
@@ -396,9 +428,15 @@ func (m *Model) statusLine() string {
 	}
 	if s == "" {
 		s = st.Muted.Render(m.info.Title)
-		if m.resultsDir != "" {
+		if m.resultsDir != "" && !m.unattended {
 			s += st.Muted.Render(" · results: " + m.resultsDir)
 		}
+	}
+	if e := (results.Figures{Emulation: m.figures.Emulation}); m.running >= 0 && e.Short() != "" {
+		// The running variant's own label (the run's rehearsal and
+		// software RDMA follow, said always): a real variant of the
+		// same lab carries none.
+		s = st.Error.Render(e.Short()) + st.Muted.Render(" · ") + s
 	}
 	if m.softRDMA != "" {
 		// Said first and always: no number of this run is one of RDMA

@@ -34,14 +34,22 @@ func (i item) Description() string { return Describe(i.info) }
 
 func (i item) FilterValue() string { return i.info.ID + " " + i.info.Title }
 
-// Describe is a lab's one-line summary: what cannot run with this binary,
-// duration, roles with inventory coverage, saved progress.
+// Describe is a lab's summary: what cannot run with this binary or lacks
+// its hardware here (a rehearsal, by the engine's rule), duration, roles
+// with inventory coverage, saved progress. The list wraps it.
 func Describe(l session.LabInfo) string {
 	var parts []string
 	// What stops part of the lab on this binary comes first: the list cuts
 	// a long description at the window's edge.
 	for _, r := range l.CannotRun {
 		parts = append(parts, "⚠ cannot run here: "+r)
+	}
+	if l.NoHardware != "" {
+		parts = append(parts, "⚠ "+l.NoHardware)
+	}
+	if l.Rehearsal != "" {
+		// The engine's own rule: its figures will be labelled REHEARSAL.
+		parts = append(parts, "⚠ REHEARSAL here, not a measurement of its hardware: "+l.Rehearsal)
 	}
 	if l.Duration > 0 {
 		parts = append(parts, fmt.Sprintf("%d min", int(l.Duration.Minutes()+0.5)))
@@ -74,8 +82,9 @@ func Describe(l session.LabInfo) string {
 // Model is the picker page.
 type Model struct {
 	common.Common
-	list list.Model
-	labs []session.LabInfo
+	list     list.Model
+	labs     []session.LabInfo
+	delegate *delegate
 }
 
 var _ common.Component = (*Model)(nil)
@@ -97,13 +106,20 @@ func New(c common.Common, labs []session.LabInfo) *Model {
 	for i, l := range ordered {
 		items[i] = item{l}
 	}
-	d := list.NewDefaultDelegate()
+	d := newDelegate()
 	l := list.New(items, d, c.Width, c.Height)
 	l.Title = "dpulab — pick a lab"
+	for _, lab := range labs {
+		if lab.Rehearse {
+			// Every lab opened from here is a rehearsal (--rehearse).
+			l.Title += " · REHEARSAL: no hardware checks"
+			break
+		}
+	}
 	l.SetShowHelp(false) // the root footer shows help
 	l.SetStatusBarItemName("lab", "labs")
 	l.DisableQuitKeybindings()
-	m := &Model{Common: c, list: l, labs: ordered}
+	m := &Model{Common: c, list: l, labs: ordered, delegate: d}
 	m.SetSize(c.Width, c.Height)
 	return m
 }
@@ -111,6 +127,9 @@ func New(c common.Common, labs []session.LabInfo) *Model {
 // SetSize implements common.Component.
 func (m *Model) SetSize(w, h int) {
 	m.Common.SetSize(w, h)
+	// The items' height follows the width their text wraps to.
+	m.delegate.fit(m.list.Items(), w, h)
+	m.list.SetDelegate(m.delegate)
 	m.list.SetSize(w, h)
 }
 

@@ -63,16 +63,20 @@ func New(c common.Common, res *results.Results, opts Options) *Model {
 		opts.Hold = 45 * time.Second
 	}
 	m := &Model{Common: c, res: res, opts: opts, dash: dashboard.New(c), cmp: compare.New(c, res, opts.TCO)}
-	m.dash.SetKind(results.RunKindTitle(res))
 	m.flatten()
 	m.SetSize(c.Width, c.Height)
 	return m
 }
 
-// flatten orders every recorded second as the run produced them.
+// flatten orders every recorded second as the run produced them, each
+// labelled a replay of what its variant was (results.VariantFigures).
 func (m *Model) flatten() {
-	for _, b := range m.res.Benches {
-		for _, v := range b.Variants {
+	for bi := range m.res.Benches {
+		b := &m.res.Benches[bi]
+		for vi := range b.Variants {
+			v := &b.Variants[vi]
+			figs := results.VariantFigures(m.res, v)
+			figs.Replay = true
 			for _, p := range v.Points {
 				sweep := ""
 				if b.Sweep != "" {
@@ -80,7 +84,7 @@ func (m *Model) flatten() {
 				}
 				for _, r := range p.Runs {
 					for _, pt := range r.Series {
-						m.samples = append(m.samples, steps.Sample{Step: b.Step, Variant: v.Label, Sweep: sweep, Run: r.Run, Point: pt})
+						m.samples = append(m.samples, steps.Sample{Step: b.Step, Variant: v.Label, Sweep: sweep, Run: r.Run, Point: pt, Figures: figs})
 						lbl := "variant " + v.Label
 						if sweep != "" {
 							lbl += ", " + sweep
@@ -208,7 +212,12 @@ func (m *Model) Advance(n int) {
 func (m *Model) progress() steps.Progress {
 	total := len(m.samples)
 	sec := time.Second
+	figs := results.Figures{Replay: true}
+	if m.pos > 0 {
+		figs = m.samples[m.pos-1].Figures
+	}
 	return steps.Progress{
+		Figures:   figs,
 		Label:     "replay · " + m.labels[max(m.pos-1, 0)],
 		Fraction:  float64(m.pos) / float64(max(total, 1)),
 		Elapsed:   time.Duration(m.pos) * sec,
@@ -270,7 +279,17 @@ func (m *Model) View() string {
 		return m.TooSmallView()
 	}
 	st := m.Styles
-	banner := ansi.Truncate(st.Banner.Render(Banner(m.res)), m.Width, "…")
+	// The banner wraps (a long title or host list is read whole at 80
+	// columns); the body gives up the lines it takes.
+	bl := strings.Split(ansi.Wrap(Banner(m.res), max(m.Width-st.Banner.GetHorizontalFrameSize(), 10), " "), "\n")
+	if len(bl) > 3 {
+		bl = bl[:3]
+		bl[2] = ansi.Truncate(bl[2], m.Width-st.Banner.GetHorizontalFrameSize()-1, "") + "…"
+	}
+	for i, l := range bl {
+		bl[i] = st.Banner.Render(l)
+	}
+	banner := strings.Join(bl, "\n")
 	state := fmt.Sprintf("second %d/%d", m.pos, len(m.samples))
 	if m.paused {
 		state += " · PAUSED"
@@ -281,12 +300,19 @@ func (m *Model) View() string {
 	}
 	help := st.Muted.Render(state + keys)
 	var body string
+	bodyH := m.Height - 1 - len(bl)
 	if m.showCmp {
+		if m.cmp.Height != bodyH {
+			m.cmp.SetSize(m.Width, bodyH)
+		}
 		body = m.cmp.View()
 	} else {
+		if m.dash.Height != bodyH {
+			m.dash.SetSize(m.Width, bodyH)
+		}
 		body = m.dash.View()
 	}
-	return banner + "\n" + common.Fit(body, m.Width, m.Height-2) + "\n" + ansi.Truncate(help, m.Width, "…")
+	return banner + "\n" + common.Fit(body, m.Width, bodyH) + "\n" + ansi.Truncate(help, m.Width, "…")
 }
 
 // ShortHelp implements help.KeyMap.
