@@ -106,19 +106,35 @@ func saturatedAt(c *Compare, at string) WarningKind {
 	kind := WarningKind("")
 	for _, vi := range []int{0, len(c.Variants) - 1} {
 		v := &c.Variants[vi]
-		for _, p := range v.Points {
-			if p.Value != at {
+		for pi := range v.Points {
+			if v.Points[pi].Value != at {
 				continue
 			}
-			for _, r := range p.Runs {
-				switch {
-				case !r.ClientBound:
-				case len(c.SharedClientHosts(v)) > 0:
-					return WarnSaturated
-				default:
-					kind = WarnClientBound
-				}
+			switch Saturation(c, v, &v.Points[pi]) {
+			case WarnSaturated:
+				return WarnSaturated
+			case WarnClientBound:
+				kind = WarnClientBound
 			}
+		}
+	}
+	return kind
+}
+
+// Saturation is the warning kind of point p of variant v of c (the rule
+// the reports' warnings and conclusion use, and the booth's headline):
+// WarnSaturated when a run of it had a saturated client host that also
+// served, WarnClientBound when the saturated host ran only the load
+// generator, "" when no run was client-bound.
+func Saturation(c *Compare, v *VariantResult, p *SweepPoint) WarningKind {
+	kind := WarningKind("")
+	for _, r := range p.Runs {
+		switch {
+		case !r.ClientBound:
+		case len(c.SharedClientHosts(v)) > 0:
+			return WarnSaturated
+		default:
+			kind = WarnClientBound
 		}
 	}
 	return kind

@@ -172,20 +172,12 @@ func Figures(c Comparison) []Figure {
 // (RunResult.ClientBound; SharedClientHosts tells a host that also served
 // from a client host alone), or "".
 func saturation(c Comparison) string {
-	bound := func(v *results.VariantResult, p *results.SweepPoint) (bool, bool) {
-		for _, r := range p.Runs {
-			if r.ClientBound {
-				return true, len(c.Bench.SharedClientHosts(v)) > 0
-			}
-		}
-		return false, false
-	}
-	b1, s1 := bound(c.Base, c.BasePoint)
-	b2, s2 := bound(c.Variant, c.Point)
+	s1 := results.Saturation(c.Bench, c.Base, c.BasePoint)
+	s2 := results.Saturation(c.Bench, c.Variant, c.Point)
 	switch {
-	case s1 || s2:
+	case s1 == results.WarnSaturated || s2 == results.WarnSaturated:
 		return "No verdict: the load generator and the servers shared one saturated host, so these figures are that host's limits, not the servers'."
-	case b1 || b2:
+	case s1 != "" || s2 != "":
 		return "No verdict: a client host was saturated (client-bound), so the load generator, not only the server, limited these figures."
 	}
 	return ""
