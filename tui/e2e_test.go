@@ -94,7 +94,7 @@ func TestEndToEndQuickstart(t *testing.T) {
 	}
 	cmp = s.waitFor(5*time.Second, "Compare:", "TCP loopback (baseline)", "Unix socket")
 	// A signed delta in one of the significance rule's forms (results.Delta.Short).
-	if !regexp.MustCompile(`[+-]\d+\.\d% (better|worse|same|\?)|~ [+-]\d+\.\d%`).MatchString(cmp) {
+	if !regexp.MustCompile(`[+-]\d+\.\d% (better|worse|same|\?|!)|~ [+-]\d+\.\d%`).MatchString(cmp) {
 		t.Fatalf("compare view shows no signed delta:\n%s", cmp)
 	}
 	saveCapture(t, "compare.txt", cmp)

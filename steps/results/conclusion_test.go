@@ -101,3 +101,50 @@ func TestConclusionOnASaturatedHost(t *testing.T) {
 		})
 	}
 }
+
+// TestDeltaAtSaturated: a delta beyond the noise between points measured
+// on a saturated shared host is no verdict in every table's words (the
+// rule the conclusion follows): Format and Short say so, Verdict is
+// Moved; with the host not saturated the same runs are "better".
+func TestDeltaAtSaturated(t *testing.T) {
+	runs := func(tps []float64, bound bool) SweepPoint {
+		var p SweepPoint
+		for i, v := range tps {
+			p.Runs = append(p.Runs, RunResult{Run: i + 1, OpsPerSec: v, ClientBound: bound})
+		}
+		p.Stats = Summarize(p.Runs)
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		bound  bool
+		hosts  []string
+		verd   Verdict
+		format string
+		short  string
+	}{
+		{"saturated shared host", true, []string{"lab"}, Moved, "saturated shared host: no verdict", "+50.0% !"},
+		{"client-bound", true, []string{"server1"}, Moved, "client-bound: no verdict", "+50.0% !"},
+		{"not saturated", false, []string{"lab"}, Improved, "+50.0% better", "+50.0% better"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Compare{Client: "lab", Variants: []VariantResult{
+				{Label: "base", Hosts: tc.hosts, Points: []SweepPoint{runs([]float64{100, 101, 99}, tc.bound)}},
+				{Label: "fast", Hosts: tc.hosts, Points: []SweepPoint{runs([]float64{150, 151, 149}, false)}},
+			}}
+			d, ok := DeltaAt(c, MetricOps, &c.Variants[1], &c.Variants[1].Points[0], &c.Variants[0].Points[0])
+			if !ok {
+				t.Fatal("no delta")
+			}
+			if v := d.Verdict(MetricOps); v != tc.verd {
+				t.Errorf("verdict %v, want %v", v, tc.verd)
+			}
+			if f := d.Format(MetricOps); !strings.Contains(f, tc.format) {
+				t.Errorf("Format = %q, want it to contain %q", f, tc.format)
+			}
+			if s := d.Short(MetricOps); s != tc.short {
+				t.Errorf("Short = %q, want %q", s, tc.short)
+			}
+		})
+	}
+}

@@ -309,7 +309,7 @@ func htmlBenchOf(r *Results, c *Compare) htmlBench {
 				}
 				cell := htmlCell{Value: FormatMeanStd(ms)}
 				if base := basePoint(c, p.Value); vi > 0 && base != nil {
-					if dl, ok := DeltaOf(m.Name, p.Stats, base.Stats); ok {
+					if dl, ok := DeltaAt(c, m.Name, &c.Variants[vi], &p, base); ok {
 						cell.Delta = dl.Format(m.Name)
 						cell.Class = verdictClass(dl.Verdict(m.Name))
 					}

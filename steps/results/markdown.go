@@ -243,7 +243,7 @@ func renderCompareFigures(b *strings.Builder, r *Results, c *Compare, warns []Wa
 				}
 				cell := FormatMeanStd(ms)
 				if base := basePoint(c, p.Value); vi > 0 && base != nil {
-					if d, ok := DeltaOf(m, p.Stats, base.Stats); ok {
+					if d, ok := DeltaAt(c, m, &c.Variants[vi], &p, base); ok {
 						cell += " (" + d.Format(m) + ")"
 					}
 				}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -23,6 +24,25 @@ type Delta struct {
 	HasP bool
 	// Runs is the fewer of the two sides' run counts.
 	Runs int
+	// Saturated, when set, is the warning of a saturated client host on
+	// either side (Saturation): the delta is that host's limit, so it is
+	// neither better nor worse whatever its p-value (DeltaAt sets it).
+	Saturated WarningKind
+}
+
+// DeltaAt is DeltaOf for point p of variant v of c against the baseline's
+// point base, marked Saturated when a run on either side was client-bound:
+// the delta every table shows (report.md, report.html, the TUI's compare).
+func DeltaAt(c *Compare, metric string, v *VariantResult, p, base *SweepPoint) (Delta, bool) {
+	d, ok := DeltaOf(metric, p.Stats, base.Stats)
+	if !ok {
+		return d, false
+	}
+	d.Saturated = Saturation(c, v, p)
+	if len(c.Variants) > 0 && d.Saturated != WarnSaturated {
+		d.Saturated = cmp.Or(Saturation(c, &c.Variants[0], base), d.Saturated)
+	}
+	return d, true
 }
 
 // Verdict is what a delta may be called.
@@ -79,7 +99,7 @@ func WelchP(a, b MeanStd) (p float64, ok bool) {
 // when the runs show it beyond their noise.
 func (d Delta) Verdict(metric string) Verdict {
 	switch {
-	case Neutral(metric):
+	case Neutral(metric), d.Saturated != "":
 		return Moved
 	case math.Abs(d.Pct) < 0.05:
 		return Same
@@ -98,6 +118,16 @@ func (d Delta) Verdict(metric string) Verdict {
 // "+12.0%, 1 run a side: noise not measured", "+4.2%" for a metric that is
 // neither better nor worse.
 func (d Delta) Format(metric string) string {
+	if d.Saturated != "" && !Neutral(metric) {
+		what := "saturated shared host"
+		if d.Saturated == WarnClientBound {
+			what = "client-bound"
+		}
+		if d.HasP {
+			return fmt.Sprintf("%+.1f%%, %s, %s: no verdict", d.Pct, formatP(d.P), what)
+		}
+		return fmt.Sprintf("%+.1f%%, %s: no verdict", d.Pct, what)
+	}
 	switch d.Verdict(metric) {
 	case Moved:
 		return fmt.Sprintf("%+.1f%%", d.Pct)
@@ -123,8 +153,12 @@ func formatP(p float64) string {
 
 // Short says the delta in a few columns, for a table with a legend
 // (Legend): "+31.2% better", "~ +3.1%" (no significant difference),
-// "+12.0% ?" (noise not measured), "+4.2%" (neither better nor worse).
+// "+12.0% ?" (noise not measured), "+12.0% !" (a saturated host: no
+// verdict), "+4.2%" (neither better nor worse).
 func (d Delta) Short(metric string) string {
+	if d.Saturated != "" && !Neutral(metric) {
+		return fmt.Sprintf("%+.1f%% !", d.Pct)
+	}
 	switch d.Verdict(metric) {
 	case Moved:
 		return fmt.Sprintf("%+.1f%%", d.Pct)
@@ -142,4 +176,4 @@ func (d Delta) Short(metric string) string {
 }
 
 // Legend explains Short's marks.
-const Legend = "~ no significant difference (Welch's t-test over the runs, p ≥ 0.05) · ? one run a side: noise not measured"
+const Legend = "~ no significant difference (Welch's t-test over the runs, p ≥ 0.05) · ? one run a side: noise not measured · ! saturated host: no verdict"

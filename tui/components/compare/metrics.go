@@ -31,10 +31,11 @@ func tableMetrics() []metric {
 	return out
 }
 
-// delta returns the change of metric at point p against the baseline
-// point, with its significance over the runs.
-func delta(mt metric, p, base results.SweepPoint) (results.Delta, bool) {
-	return results.DeltaOf(mt.key, p.Stats, base.Stats)
+// delta returns the change of metric at point p of variant v against the
+// baseline point, with its significance over the runs, marked when a host
+// was saturated (results.DeltaAt, as the reports' tables).
+func delta(mt metric, c *results.Compare, v *results.VariantResult, p, base results.SweepPoint) (results.Delta, bool) {
+	return results.DeltaAt(c, mt.key, v, &p, &base)
 }
 
 // deltaText says the change so it reads right without colour (Delta.Short:

@@ -68,7 +68,7 @@ func (m *Model) tableView(c *results.Compare, h int) string {
 				cell += "±" + mt.desc.Human(val.Stddev)
 			}
 			if i > 0 {
-				if d, ok := delta(mt, p, base); ok {
+				if d, ok := delta(mt, c, &c.Variants[i], p, base); ok {
 					txt, better, same := deltaText(mt, d)
 					switch {
 					case same:
