@@ -58,7 +58,7 @@ and exit statuses: 0 done; 1 the bench or a check failed; 2 usage error;
 		agentcmd.NewServerCmd(),
 		agentcmd.NewBenchCmd(),
 		agentcmd.NewSampleCmd(),
-		agentcmd.NewVersionCmd("dpulab-agent", version),
+		agentcmd.NewVersionCmd("dpulab agent", version),
 	)
 	agentcmd.Flags(root)
 	return root
