@@ -78,3 +78,7 @@ require (
 	golang.org/x/text v0.44.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 )
+
+// One embedded font face instead of gonum/plot's twelve (4 MB):
+// internal/fonts/liberation/README.md.
+replace codeberg.org/go-fonts/liberation v0.5.0 => ./internal/fonts/liberation
