@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"go.yaml.in/yaml/v3"
 )
 
 // CapacitySpec is a bench or compare step's capacity search (capacity:),
 // run by `dpulab bench --capacity` after, or instead of, the flat-out runs.
 type CapacitySpec struct {
-	// Objective is the latency objective in bench.ParseCapacity's syntax
+	// Objective is the latency objective in benchwire.ParseCapacity's syntax
 	// ("p99<=1ms", the default).
 	Objective Value
 	// Precision is the relative width of the search's final bracket
@@ -32,7 +32,7 @@ var capacityKeys = []string{"objective", "precision", "start_rate", "max_rate", 
 
 // capacity reads a bench or compare step's capacity: key, either the
 // objective ("p99<=1ms") or a mapping of capacityKeys. Literal values are
-// checked with the load generator's own rules (bench.ParseCapacity and
+// checked with the load generator's own rules (benchwire.ParseCapacity and
 // CapacitySpec.Validate), so lint says what the bench would refuse.
 func (p *parser) capacity(n *yaml.Node, what string) *CapacitySpec {
 	n = deref(n)
@@ -74,7 +74,7 @@ func (p *parser) capacity(n *yaml.Node, what string) *CapacitySpec {
 }
 
 func checkObjective(s string) error {
-	_, err := bench.ParseCapacity(s)
+	_, err := benchwire.ParseCapacity(s)
 	return err
 }
 

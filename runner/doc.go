@@ -18,7 +18,9 @@
 //     inventory (INI, YAML, ansible-inventory --list JSON) into Hosts,
 //     and Hosts into Targets. sshresolve.go: how a host is reached, as
 //     OpenSSH would. proxy.go: the ProxyCommand transport.
-//   - upload.go: UploadSelf/UploadBinary and WriteFile.
+//   - upload.go: UploadAgent, UploadSelf/UploadBinary and WriteFile.
+//     agent.go: AgentFinder, the dpulab agent for a host's platform (next
+//     to dpulab, built from source, or cached).
 //
 // # Host resolution
 //

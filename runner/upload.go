@@ -46,22 +46,52 @@ func UploadBinary(ctx context.Context, t Target, exe string, exePlat Platform, r
 			return "", onHost("upload dpulab", t.Name(), err)
 		}
 	}
-	sum, size, err := fileSHA256(local)
-	if err != nil {
-		return "", onHost("upload dpulab", t.Name(), err)
-	}
 	remote := path.Join(remoteDir, "dpulab")
-	res, err := t.Run(ctx, Command{Cmd: "f=" + Quote(remote) + `; [ -f "$f" ] && wc -c <"$f" && sha256sum "$f"`})
-	if err != nil {
-		return "", onHost("upload dpulab", t.Name(), err)
-	}
-	if res.ExitCode == 0 && sameFile(res.Tail, size, sum) {
-		return remote, nil
-	}
-	if err := t.Upload(ctx, local, remote, 0o755); err != nil {
+	if _, err := uploadExe(ctx, t, local, remote); err != nil {
 		return "", onHost("upload dpulab", t.Name(), err)
 	}
 	return remote, nil
+}
+
+// UploadAgent puts the dpulab agent for t's platform (found, or built, by
+// f) on t as remoteDir/dpulab-agent and returns its path there, the local
+// file it came from and its sha256. An identical file already there (same
+// size and sha256) is not sent again.
+func UploadAgent(ctx context.Context, t Target, f *AgentFinder, remoteDir string) (remote, local, sum string, err error) {
+	plat, err := t.Platform(ctx)
+	if err != nil {
+		return "", "", "", onHost("upload the dpulab agent", t.Name(), err)
+	}
+	local, err = f.Find(ctx, plat)
+	if err != nil {
+		return "", "", "", onHost("upload the dpulab agent", t.Name(), err)
+	}
+	remote = path.Join(remoteDir, "dpulab-agent")
+	sum, err = uploadExe(ctx, t, local, remote)
+	if err != nil {
+		return "", "", "", onHost("upload the dpulab agent", t.Name(), err)
+	}
+	return remote, local, sum, nil
+}
+
+// uploadExe puts the executable local on t at remote, unless a file of
+// the same size and sha256 is there already, and returns its sha256.
+func uploadExe(ctx context.Context, t Target, local, remote string) (string, error) {
+	sum, size, err := fileSHA256(local)
+	if err != nil {
+		return "", err
+	}
+	res, err := t.Run(ctx, Command{Cmd: "f=" + Quote(remote) + `; [ -f "$f" ] && wc -c <"$f" && sha256sum "$f"`})
+	if err != nil {
+		return "", err
+	}
+	if res.ExitCode == 0 && sameFile(res.Tail, size, sum) {
+		return sum, nil
+	}
+	if err := t.Upload(ctx, local, remote, 0o755); err != nil {
+		return "", err
+	}
+	return sum, nil
 }
 
 // WriteFile writes content to remotePath on t with mode, atomically: into a

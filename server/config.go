@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/wire/serverwire"
 )
 
 // Config is one server instance's configuration. Start from DefaultConfig,
@@ -82,30 +84,10 @@ type Config struct {
 	logWriter io.Writer // set by WithLog
 }
 
-// RDMAConfig holds the RDMA transport's settings: Valkey's names plus the
-// seed article's (see DESIGN.md).
-type RDMAConfig struct {
-	// Port is the RDMA listening port (0 = off; Valkey's rdma-port).
-	Port int
-	// Bind lists the RDMA listening addresses.
-	Bind []string
-	// RxSize is the per-connection receive buffer (64 KiB..16 MiB).
-	RxSize int64
-	// CompletionVector picks the completion vector (-1 = automatic).
-	CompletionVector int
-	// Enabled turns RDMA on (the article's rdma-enabled).
-	Enabled bool
-	// TransportMode is reliable-connected (RC) or unreliable-connected (UC).
-	TransportMode string
-	// InlineSize is the max inline data of a send work request in bytes.
-	InlineSize int
-	// SQSize and RQSize are the send and receive queue depths.
-	SQSize, RQSize int
-	// PollUS is how long to busy-poll the completion queue (0 = events only).
-	PollUS int
-	// RetryCount is the RC retry count (0..7).
-	RetryCount int
-}
+// RDMAConfig holds the RDMA transport's settings (Valkey's rdma-* names),
+// declared in internal/wire/serverwire with their parser, which the step
+// engine reads without linking the server.
+type RDMAConfig = serverwire.RDMAConfig
 
 // DefaultConfig returns Redis's defaults (bind loopback, port 6379, 16
 // databases, protected mode on).
@@ -126,15 +108,7 @@ func DefaultConfig() Config {
 		LogLevel:               "notice",
 		Tuning:                 DefaultTuning(),
 		Protected:              ProtectedCommands{Debug: "no", Module: "no", Configs: "no"},
-		RDMA: RDMAConfig{
-			RxSize:           1 << 20,
-			CompletionVector: -1,
-			TransportMode:    "reliable-connected",
-			InlineSize:       0,
-			SQSize:           1024,
-			RQSize:           1024,
-			RetryCount:       7,
-		},
+		RDMA:                   serverwire.DefaultRDMA(),
 	}
 }
 
@@ -191,53 +165,11 @@ func (c *Config) Validate() error {
 	if !contains([]string{"debug", "verbose", "notice", "warning", "nothing"}, c.LogLevel) {
 		bad("loglevel %q: must be debug, verbose, notice, warning or nothing", c.LogLevel)
 	}
-	if err := c.RDMA.validate(); err != nil {
+	if err := c.RDMA.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
-
-func (r *RDMAConfig) validate() error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if r.Port < 0 || r.Port > 65535 {
-		bad("rdma-port %d: must be 0..65535", r.Port)
-	}
-	for _, b := range r.Bind {
-		if net.ParseIP(b) == nil {
-			bad("rdma-bind %q: not an IP address", b)
-		}
-	}
-	if r.RxSize < 64<<10 || r.RxSize > 16<<20 {
-		bad("rdma-rx-size %d: must be 64kb..16mb", r.RxSize)
-	}
-	if r.CompletionVector < -1 || r.CompletionVector > 1023 {
-		bad("rdma-completion-vector %d: must be -1 (automatic) or 0..1023", r.CompletionVector)
-	}
-	if r.TransportMode != "reliable-connected" && r.TransportMode != "unreliable-connected" {
-		bad("rdma-transport-mode %q: must be reliable-connected or unreliable-connected", r.TransportMode)
-	}
-	if r.InlineSize < 0 || r.InlineSize > 1024 {
-		bad("rdma-inline-size %d: must be 0..1024", r.InlineSize)
-	}
-	if r.SQSize < 1 || r.SQSize > 65536 {
-		bad("rdma-sq-size %d: must be 1..65536", r.SQSize)
-	}
-	if r.RQSize < 1 || r.RQSize > 65536 {
-		bad("rdma-rq-size %d: must be 1..65536", r.RQSize)
-	}
-	if r.PollUS < 0 || r.PollUS > 1_000_000 {
-		bad("rdma-poll-us %d: must be 0..1000000", r.PollUS)
-	}
-	if r.RetryCount < 0 || r.RetryCount > 7 {
-		bad("rdma-retry-count %d: must be 0..7", r.RetryCount)
-	}
-	return errors.Join(errs...)
-}
-
-// RDMARequested reports whether the configuration asks for the RDMA
-// transport.
-func (r *RDMAConfig) RDMARequested() bool { return r.Enabled || r.Port != 0 }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {

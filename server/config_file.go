@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/wire/serverwire"
 	"github.com/dpulab/dpulab/server/resp"
 )
 
@@ -43,31 +44,11 @@ func intArg(dst *int, lo, hi int) func(*Config, []string) error {
 	}
 }
 
-var errBadArgs = errors.New("wrong number of arguments")
+var errBadArgs = serverwire.ErrBadArgs
 
-// parseMemory parses Redis memory values: 1k=1000, 1kb=1024, m/mb, g/gb.
-func parseMemory(s string) (int64, error) {
-	l := strings.ToLower(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000}, {"b", 1}} {
-		if strings.HasSuffix(l, u.suffix) {
-			mult = u.mult
-			l = strings.TrimSuffix(l, u.suffix)
-			break
-		}
-	}
-	v, err := strconv.ParseInt(l, 10, 64)
-	if err != nil || v < 0 {
-		return 0, errors.New("argument must be a memory value")
-	}
-	if v > 0 && mult > (1<<63-1)/v {
-		return 0, errors.New("argument must be a memory value")
-	}
-	return v * mult, nil
-}
+// parseMemory parses Redis memory values: 1k=1000, 1kb=1024, m/mb, g/gb
+// (serverwire's, which the RDMA settings share with the engine).
+func parseMemory(s string) (int64, error) { return serverwire.ParseMemory(s) }
 
 func memArg(get func(*Config) *int64) func(*Config, []string) error {
 	return func(c *Config, a []string) error {
@@ -99,15 +80,7 @@ func memRangeArg(get func(*Config) *int64, lo, hi int64) func(*Config, []string)
 	}
 }
 
-func parseBool(s string) (bool, error) {
-	switch strings.ToLower(s) {
-	case "yes":
-		return true, nil
-	case "no":
-		return false, nil
-	}
-	return false, errors.New("argument must be 'yes' or 'no'")
-}
+func parseBool(s string) (bool, error) { return serverwire.ParseBool(s) }
 
 func boolStr(b bool) string {
 	if b {
@@ -118,6 +91,11 @@ func boolStr(b bool) string {
 
 // directives is the table of implemented settings.
 func directives() []directive {
+	return append(baseDirectives(), rdmaDirectives()...)
+}
+
+// baseDirectives are the settings other than RDMA's.
+func baseDirectives() []directive {
 	return append(append(append(tuningDirectives(), protectedDirectives()...), redis70Directives()...), []directive{
 		{name: "bind", runtime: false,
 			set: func(c *Config, a []string) error {
@@ -249,63 +227,6 @@ func directives() []directive {
 				return nil
 			},
 			get: func(c *Config) string { return c.LogLevel }},
-		{name: "rdma-port",
-			set: func(c *Config, a []string) error { return intArg(&c.RDMA.Port, 0, 65535)(c, a) },
-			get: func(c *Config) string { return strconv.Itoa(c.RDMA.Port) }},
-		{name: "rdma-bind",
-			set: func(c *Config, a []string) error {
-				if len(a) == 0 {
-					return errBadArgs
-				}
-				c.RDMA.Bind = append([]string(nil), a...)
-				return nil
-			},
-			get: func(c *Config) string { return strings.Join(c.RDMA.Bind, " ") }},
-		{name: "rdma-rx-size",
-			set: func(c *Config, a []string) error {
-				if err := memArg(func(c *Config) *int64 { return &c.RDMA.RxSize })(c, a); err != nil {
-					return err
-				}
-				if c.RDMA.RxSize < 64<<10 || c.RDMA.RxSize > 16<<20 {
-					return errors.New("argument must be between 64kb and 16mb")
-				}
-				return nil
-			},
-			get: func(c *Config) string { return strconv.FormatInt(c.RDMA.RxSize, 10) }},
-		{name: "rdma-completion-vector",
-			set: func(c *Config, a []string) error { return intArg(&c.RDMA.CompletionVector, -1, 1023)(c, a) },
-			get: func(c *Config) string { return strconv.Itoa(c.RDMA.CompletionVector) }},
-		{name: "rdma-enabled",
-			set: func(c *Config, a []string) error { return boolArg(&c.RDMA.Enabled, a) },
-			get: func(c *Config) string { return boolStr(c.RDMA.Enabled) }},
-		{name: "rdma-transport-mode",
-			set: func(c *Config, a []string) error {
-				if len(a) != 1 {
-					return errBadArgs
-				}
-				m := strings.ToLower(a[0])
-				if m != "reliable-connected" && m != "unreliable-connected" {
-					return errors.New("argument must be reliable-connected or unreliable-connected")
-				}
-				c.RDMA.TransportMode = m
-				return nil
-			},
-			get: func(c *Config) string { return c.RDMA.TransportMode }},
-		{name: "rdma-inline-size",
-			set: func(c *Config, a []string) error { return intArg(&c.RDMA.InlineSize, 0, 1024)(c, a) },
-			get: func(c *Config) string { return strconv.Itoa(c.RDMA.InlineSize) }},
-		{name: "rdma-sq-size",
-			set: func(c *Config, a []string) error { return intArg(&c.RDMA.SQSize, 1, 65536)(c, a) },
-			get: func(c *Config) string { return strconv.Itoa(c.RDMA.SQSize) }},
-		{name: "rdma-rq-size",
-			set: func(c *Config, a []string) error { return intArg(&c.RDMA.RQSize, 1, 65536)(c, a) },
-			get: func(c *Config) string { return strconv.Itoa(c.RDMA.RQSize) }},
-		{name: "rdma-poll-us",
-			set: func(c *Config, a []string) error { return intArg(&c.RDMA.PollUS, 0, 1_000_000)(c, a) },
-			get: func(c *Config) string { return strconv.Itoa(c.RDMA.PollUS) }},
-		{name: "rdma-retry-count",
-			set: func(c *Config, a []string) error { return intArg(&c.RDMA.RetryCount, 0, 7)(c, a) },
-			get: func(c *Config) string { return strconv.Itoa(c.RDMA.RetryCount) }},
 	}...)
 }
 
@@ -473,4 +394,22 @@ func (c *Config) loadFile(path string, depth int) error {
 		return fmt.Errorf("read config file %s: %w", path, err)
 	}
 	return nil
+}
+
+// rdmaDirectives are the rdma-* settings, parsed and shown by serverwire
+// (the step engine reads them with the same code).
+func rdmaDirectives() []directive {
+	ds := make([]directive, len(serverwire.RDMANames))
+	for i, name := range serverwire.RDMANames {
+		ds[i] = directive{name: name,
+			set: func(c *Config, a []string) error {
+				_, err := c.RDMA.Set(name, a)
+				return err
+			},
+			get: func(c *Config) string {
+				v, _ := c.RDMA.Get(name)
+				return v
+			}}
+	}
+	return ds
 }

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/wire/serverwire"
 	"github.com/dpulab/dpulab/labs"
-	"github.com/dpulab/dpulab/server"
 	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/server/transport"
 )
@@ -158,19 +158,23 @@ func planBenchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Insta
 const rdmaName = string(transport.RDMA)
 
 // rdmaOptions reads the servers' rdma-* settings with the server's own
-// parser (so a value means to the client what it means to the server) into
-// the client's connection options.
+// parser, serverwire's (so a value means to the client what it means to
+// the server), into the client's connection options.
 func rdmaOptions(settings [][2]string) (transport.RDMAOptions, error) {
-	cfg := server.DefaultConfig()
+	r := serverwire.DefaultRDMA()
 	for _, s := range settings {
-		if !strings.HasPrefix(s[0], "rdma-") {
+		name := strings.ToLower(s[0])
+		if !strings.HasPrefix(name, "rdma-") {
 			continue
 		}
-		if err := cfg.Set(s[0], strings.Fields(s[1])); err != nil {
+		ok, err := r.Set(name, strings.Fields(s[1]))
+		if !ok {
+			err = errors.New("not an RDMA setting the server knows (" + strings.Join(serverwire.RDMANames, ", ") + ")")
+		}
+		if err != nil {
 			return transport.RDMAOptions{}, fmt.Errorf("setting %s: %w", s[0], err)
 		}
 	}
-	r := cfg.RDMA
 	return transport.RDMAOptions{
 		UC:     r.TransportMode == "unreliable-connected",
 		RxSize: int(r.RxSize), InlineSize: r.InlineSize, SQSize: r.SQSize, RQSize: r.RQSize,

@@ -59,9 +59,15 @@ type Options struct {
 	// asking, like OpenSSH's accept-new. A changed key is always refused.
 	AcceptNewHostKeys bool
 	// Binary is the dpulab executable that runs `dpulab server|bench|
-	// sample` on this machine and is uploaded to lab hosts (default: the
-	// running executable). Tests set it to a freshly built dpulab.
+	// sample` on this machine (default: the running executable). Lab
+	// hosts get the dpulab agent for their platform instead (Agents);
+	// tests that set Binary get it uploaded as it is, for their own
+	// platform.
 	Binary string
+	// Agents finds the dpulab agent for a lab host's platform (default: a
+	// runner.AgentFinder looking next to this executable, building from
+	// source when run from a checkout, then in the user's cache).
+	Agents *runner.AgentFinder
 	// CleanupTimeout bounds cleanup after an abort (default 2 minutes).
 	CleanupTimeout time.Duration
 	// Targets, when set, gives the engine the Target of each host (by
@@ -126,6 +132,8 @@ type Engine struct {
 	// prepared maps a host to its dpulab path once its working directory
 	// exists (and dpulab is uploaded there).
 	prepared map[string]string
+	// agents finds the dpulab agent for lab hosts (agentFinder).
+	agents *runner.AgentFinder
 	// workdirMade marks hosts whose working directory exists.
 	workdirMade map[string]bool
 	// depChecked marks groups deployed or found answering in this process.

@@ -98,20 +98,70 @@ func (h *hostPool) hostInfos() []results.HostInfo {
 }
 
 // hostBinary returns the path of dpulab on a host: this executable on this
-// machine, an uploaded copy (the build for the host's platform) under the
-// lab's working directory on a lab host.
-func (e *Engine) hostBinary(ctx context.Context, h hostRef, t runner.Target) (string, error) {
+// machine; on a lab host, the dpulab agent for the host's platform
+// (runner.AgentFinder: next to this executable, built from source, or in
+// the cache), uploaded under the lab's working directory, and what it says
+// of its version (for results). With Options.Binary set (tests), that file
+// is uploaded instead, as it is.
+func (e *Engine) hostBinary(ctx context.Context, h hostRef, t runner.Target) (string, agentInfo, error) {
 	bin, err := e.binaryPath()
 	if err != nil {
-		return "", err
+		return "", agentInfo{}, err
 	}
 	if h.Local || e.hosts.inv == nil {
-		return bin, nil
+		return bin, agentInfo{}, nil
 	}
-	p, err := runner.UploadBinary(ctx, t, bin, runner.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, e.workdir())
+	if e.opts.Binary != "" {
+		p, err := runner.UploadBinary(ctx, t, bin, runner.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, e.workdir())
+		if err != nil {
+			return "", agentInfo{}, err
+		}
+		e.opts.Emit(Output{Line: runner.Line{Host: h.Name, Text: "dpulab is at " + p, Time: time.Now()}})
+		return p, agentInfo{}, nil
+	}
+	p, _, sum, err := runner.UploadAgent(ctx, t, e.agentFinder(), e.workdir())
 	if err != nil {
-		return "", err
+		return "", agentInfo{}, err
 	}
-	e.opts.Emit(Output{Line: runner.Line{Host: h.Name, Text: "dpulab is at " + p, Time: time.Now()}})
-	return p, nil
+	info := agentInfo{sha256: sum}
+	// The agent's own account of itself: its version and build, recorded
+	// with the results. A host where it cannot even print that cannot run
+	// it (a wrong architecture, a noexec /tmp): said now, not mid-bench.
+	res, err := t.Run(ctx, runner.Command{Cmd: runner.QuoteAll(p, "version"), Timeout: time.Minute})
+	if err != nil || res.ExitCode != 0 {
+		return "", agentInfo{}, &StepError{Host: h.Name, Cmd: p + " version", Tail: tailText(res.Tail), Err: fmt.Errorf("the dpulab agent uploaded to %s does not run there: %v", p, errOr(err, res))}
+	}
+	for _, l := range res.Tail {
+		if l.Stream == runner.Stdout && strings.HasPrefix(l.Text, "dpulab agent ") {
+			info.version = strings.TrimSpace(l.Text)
+			break
+		}
+	}
+	e.opts.Emit(Output{Line: runner.Line{Host: h.Name, Text: "dpulab agent is at " + p + ": " + info.version, Time: time.Now()}})
+	return p, info, nil
+}
+
+// agentInfo is what results record of the agent uploaded to a host.
+type agentInfo struct {
+	version, sha256 string
+}
+
+// agentFinder is the engine's runner.AgentFinder (Options.Agents, or one
+// looking next to this executable and in the user's cache), whose notices
+// (an agent built from source) are output lines.
+func (e *Engine) agentFinder() *runner.AgentFinder {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.agents == nil {
+		e.agents = e.opts.Agents
+		if e.agents == nil {
+			e.agents = &runner.AgentFinder{}
+		}
+		if e.agents.Notice == nil {
+			e.agents.Notice = func(msg string) {
+				e.opts.Emit(Output{Line: runner.Line{Host: runner.LocalName, Text: msg, Time: time.Now()}})
+			}
+		}
+	}
+	return e.agents
 }

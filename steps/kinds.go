@@ -124,8 +124,12 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 			return err
 		}
 	}
-	bin, err := e.hostBinary(ctx, h, t)
+	bin, agent, err := e.hostBinary(ctx, h, t)
 	if err != nil {
+		var se *StepError
+		if errors.As(err, &se) {
+			return se
+		}
 		return &StepError{Host: h.Name, Err: err}
 	}
 	plat, perr := t.Platform(ctx)
@@ -136,6 +140,7 @@ func (e *Engine) ensureHost(ctx context.Context, h hostRef, t runner.Target) err
 		for i := range e.results.Hosts {
 			if e.results.Hosts[i].Name == h.Name {
 				e.results.Hosts[i].OS, e.results.Hosts[i].Arch = plat.OS, plat.Arch
+				e.results.Hosts[i].Agent, e.results.Hosts[i].AgentSHA256 = agent.version, agent.sha256
 			}
 		}
 	}
@@ -194,7 +199,10 @@ func (e *Engine) dpulabOn(h hostRef) string {
 			return p
 		}
 	}
-	return path.Join(e.workdir(), "dpulab")
+	if e.opts.Binary != "" {
+		return path.Join(e.workdir(), "dpulab")
+	}
+	return path.Join(e.workdir(), "dpulab-agent")
 }
 
 func errOr(err error, res runner.Result) error {

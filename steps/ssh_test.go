@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -38,16 +39,17 @@ func sshdInventory(t testing.TB, sshd *testpeer.SSHD, extra string) *runner.Inve
 }
 
 // TestQuickstartOverSSH runs the quickstart lab on a "lab host" reached
-// over real OpenSSH (on 127.0.0.1): dpulab is uploaded over SFTP, the
-// servers are started detached there, PING goes through `dpulab bench` on
-// the host, and the sampler streams back over the session.
+// over real OpenSSH (on 127.0.0.1): the dpulab agent, built from this
+// checkout for the host's uname, is uploaded over SFTP (never the
+// controller), the servers are started detached there, PING goes through
+// `dpulab-agent bench` on the host, the sampler streams back over the
+// session, and results record the agent's version and sha256.
 func TestQuickstartOverSSH(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts sshd and runs the quickstart lab over it")
 	}
 	sshd := testpeer.StartSSHD(t)
-	bin := dpulabBinary(t)
 	in := sshdInventory(t, sshd, "roles: [local]\n    labels: {nic: loopback}")
 	vars := quickVars(t)
 	vars["runs"] = "1"
@@ -58,7 +60,8 @@ func TestQuickstartOverSSH(t *testing.T) {
 	vars["duration"] = "3s"
 	rec := &recorder{}
 	resDir := filepath.Join(t.TempDir(), "results")
-	e := newEngine(t, quickstart(t), Options{Binary: bin, Inventory: in, Vars: vars, ResultsDir: resDir, Yes: true}, rec)
+	agents := &runner.AgentFinder{CacheDir: t.TempDir()}
+	e := newEngine(t, quickstart(t), Options{Agents: agents, Inventory: in, Vars: vars, ResultsDir: resDir, Yes: true}, rec)
 	if err := e.Run(testCtx(t, 3*time.Minute)); err != nil {
 		t.Fatalf("quickstart over SSH: %v\n%s", err, strings.Join(rec.output(), "\n"))
 	}
@@ -75,8 +78,11 @@ func TestQuickstartOverSSH(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(out, "dpulab is at "+e.workdir()+"/dpulab") {
-		t.Errorf("dpulab was not uploaded to the host's working directory:\n%s", out)
+	if !strings.Contains(out, "dpulab agent is at "+e.workdir()+"/dpulab-agent: dpulab agent ") {
+		t.Errorf("the dpulab agent was not uploaded to the host's working directory:\n%s", out)
+	}
+	if !strings.Contains(out, "building the dpulab agent for "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("building the agent from source was not said:\n%s", out)
 	}
 	// The "lab host" is this machine: cleanup removed the working
 	// directory (and the uploaded dpulab in it) over SSH.
@@ -89,6 +95,8 @@ func TestQuickstartOverSSH(t *testing.T) {
 	}
 	if len(r.Hosts) != 1 || r.Hosts[0].Name != "labhost" || r.Hosts[0].Labels["nic"] != "loopback" {
 		t.Errorf("hosts in results = %+v", r.Hosts)
+	} else if h := r.Hosts[0]; !strings.HasPrefix(h.Agent, "dpulab agent ") || !strings.Contains(h.Agent, runtime.GOOS+"/"+runtime.GOARCH) || len(h.AgentSHA256) != 64 {
+		t.Errorf("results do not record the agent: agent %q sha256 %q", h.Agent, h.AgentSHA256)
 	}
 	for _, b := range r.Benches {
 		for _, v := range b.Variants {

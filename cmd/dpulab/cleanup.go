@@ -63,13 +63,13 @@ func runCleanup(ctx context.Context, f cleanupFlags, stdout, stderr io.Writer) e
 	prefix := netpath.Prefix
 	if f.run != "" {
 		if err := (&netpath.Config{Variant: netpath.Direct, RunID: f.run}).Validate(); err != nil {
-			return usageError{fmt.Errorf("--run: %w", err)}
+			return usageError{Err: fmt.Errorf("--run: %w", err)}
 		}
 		prefix = netpath.RunPrefix(f.run)
 	}
 	if cleanupEUID() != 0 {
 		fmt.Fprintln(stderr, "dpulab cleanup: network namespaces, links and nftables tables can only be removed as root: run `sudo dpulab cleanup`")
-		return exitError{exitFailed}
+		return exitError{Code: exitFailed}
 	}
 	type host struct {
 		target runner.Target
@@ -79,7 +79,7 @@ func runCleanup(ctx context.Context, f cleanupFlags, stdout, stderr io.Writer) e
 	if f.inventory != "" {
 		inv, err := loadInventory(f.inventory, labDirs(nil))
 		if err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		pool := runner.NewPool(inv, runner.SSHOptions{Prompter: runner.HeadlessPrompter{AcceptNewHostKeys: f.acceptNew}})
 		defer pool.Close()
@@ -115,7 +115,7 @@ func runCleanup(ctx context.Context, f cleanupFlags, stdout, stderr io.Writer) e
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(stderr, "dpulab cleanup: not everything could be removed on %s; see above, then run it again\n", strings.Join(failed, ", "))
-		return exitError{exitFailed}
+		return exitError{Code: exitFailed}
 	}
 	return nil
 }

@@ -417,7 +417,7 @@ func TestDPULabDryRunShowsEveryHost(t *testing.T) {
 		"dpu-uptv2-vm$ " + vc + "check network-offload: VM redis-uptv2: ",
 		"dpu-uptv2-vm$ " + vc + "check uptv2: VM redis-uptv2: read config.hardware.device (VirtualVmxnet3.uptv2Enabled)",
 		"dpu-default-vm$ " + vc + "check uptv2-off: VM redis-default: read config.hardware.device",
-		"std-vm$ exec ", "dpulab server --config ", "/baseline-7000/redis.conf --port 7000",
+		"std-vm$ exec ", "/dpulab-agent server --config ", "/baseline-7000/redis.conf --port 7000",
 		"dpu-uptv2-vm$ exec ", "/accelerated-8000/redis.conf --port 8000",
 		"dpu-default-vm$ exec ", "/offload-9000/redis.conf --port 9000",
 		"client1$ # variant \"Standard NIC\"\n  client1$ exec ", "--target 192.0.2.11:7000,",

@@ -55,7 +55,7 @@ With --json, one JSON line per lab ("type":"lab") after a header line
 			if inventory != "" {
 				byRole, err = inventoryRoles(inventory)
 				if err != nil {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 			}
 			infos := make([]labInfo, len(all))

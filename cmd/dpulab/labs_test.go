@@ -100,7 +100,7 @@ func TestLintCommand(t *testing.T) {
 	}
 	out, errOut, err := runCmd(t, "lint", "../../labs/testdata/bad/unknown-keys", "../../labs/testdata/bad/unknown-roles")
 	var ee exitError
-	if !errors.As(err, &ee) || ee.code != 1 {
+	if !errors.As(err, &ee) || ee.Code != 1 {
 		t.Fatalf("lint of bad labs: err = %v, want exit status 1", err)
 	}
 	for _, want := range []string{

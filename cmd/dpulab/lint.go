@@ -36,7 +36,7 @@ PATH the labs built into dpulab are checked. Exits 1 when anything is wrong.`,
 			}
 			if len(probs) > 0 {
 				fmt.Fprintf(errOut, "%d problem(s) in %s\n", len(probs), plural(n, "lab"))
-				return exitError{code: 1}
+				return exitError{Code: 1}
 			}
 			fmt.Fprintf(errOut, "%s, no problems\n", plural(n, "lab"))
 			for _, note := range lintNotes(args) {

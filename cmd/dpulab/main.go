@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,54 +15,29 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dpulab/dpulab/internal/agentcmd"
 	"github.com/dpulab/dpulab/internal/termtext"
 )
 
 // exitError carries a process exit status through cobra without printing
-// anything more: the command has already said what went wrong.
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+// anything more: the command has already said what went wrong. The
+// host-side commands (server, bench, sample, version) live in
+// internal/agentcmd, shared with dpulab-agent, with the same statuses.
+type exitError = agentcmd.ExitError
 
 // Exit statuses, the same for every subcommand (and in FORMATS.md).
 const (
-	exitOK     = 0
-	exitFailed = 1 // a step, the bench or a check failed
-	exitUsage  = 2 // a bad flag, argument, --set, lab or inventory
+	exitOK     = agentcmd.ExitOK
+	exitFailed = agentcmd.ExitFailed
+	exitUsage  = agentcmd.ExitUsage
 )
 
 // usageError is a mistake in how dpulab was called: exit status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// usageArgs makes a positional-argument check's error a usage error.
-func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
-}
+type usageError = agentcmd.UsageError
 
 // exitStatus maps what Execute returned to the process's exit status and
 // the message to print (empty: the command has said it already).
-func exitStatus(err error) (int, string) {
-	if err == nil {
-		return exitOK, ""
-	}
-	var ee exitError
-	if errors.As(err, &ee) {
-		return ee.code, ""
-	}
-	var ue usageError
-	if errors.As(err, &ue) {
-		return exitUsage, err.Error() + " (see --help)"
-	}
-	return exitFailed, err.Error()
-}
+func exitStatus(err error) (int, string) { return agentcmd.ExitStatus(err) }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -107,20 +81,15 @@ FORMATS.md.`,
 		newRunCmd(),
 		newLabsCmd(),
 		newLintCmd(),
-		newServerCmd(),
-		newBenchCmd(),
-		newSampleCmd(),
+		agentcmd.NewServerCmd(),
+		agentcmd.NewBenchCmd(),
+		agentcmd.NewSampleCmd(),
 		newReportCmd(),
 		newReplayCmd(),
-		newVersionCmd(),
+		agentcmd.NewVersionCmd("dpulab", version),
 		newCleanupCmd(),
 	)
 	// A bad flag or argument anywhere is a usage error (exit status 2).
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	for _, c := range append(root.Commands(), root) {
-		if c.Args != nil {
-			c.Args = usageArgs(c.Args)
-		}
-	}
+	agentcmd.Flags(root)
 	return root
 }

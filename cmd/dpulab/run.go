@@ -114,7 +114,7 @@ func runLabSignals(ctx context.Context, id string, f runFlags, stdout, stderr io
 	err := runLab(ctx, id, f, newBestEffortWriter(stdout, it.outputGone), errOut)
 	stop()
 	if code, ok := it.exitCode(); ok {
-		return exitError{code: code}
+		return exitError{Code: code}
 	}
 	return err
 }
@@ -136,20 +136,20 @@ func parseSets(sets []string) (map[string]string, error) {
 func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer) error {
 	vars, err := parseSets(f.set)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	lab, err := labs.Find(id, labDirs(f.labDirs)...)
 	if err != nil {
 		// An id that names no lab is a usage error; a lab that exists but
 		// does not load is the lab's (exit status 1, as lint says).
 		if errors.Is(err, labs.ErrNoLab) {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		return err
 	}
 	for _, st := range []struct{ flag, id string }{{"--from", f.from}, {"--only", f.only}} {
 		if st.id != "" && !hasStep(lab, st.id) {
-			return usageError{fmt.Errorf("%s %s: lab %s has no such step (steps: %s)", st.flag, st.id, lab.ID, stepList(lab))}
+			return usageError{Err: fmt.Errorf("%s %s: lab %s has no such step (steps: %s)", st.flag, st.id, lab.ID, stepList(lab))}
 		}
 	}
 	// A step this build cannot run is said before anything runs (a dry
@@ -164,7 +164,7 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 	if f.inventory != "" {
 		inv, err := loadInventory(f.inventory, labDirs(f.labDirs), lab)
 		if err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		opts.Inventory = inv
 	}
@@ -205,7 +205,7 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 		// --help and the README say; a lock held or a state file that
 		// cannot be read is not.
 		if ve := (*steps.VarError)(nil); errors.As(err, &ve) {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		return err
 	}
@@ -214,9 +214,9 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 		// value no step can be run with stops the run before anything
 		// ran: a bad --set (exit status 2).
 		if ve := (*steps.VarError)(nil); errors.As(err, &ve) {
-			return exitError{code: exitUsage}
+			return exitError{Code: exitUsage}
 		}
-		return exitError{code: exitFailed}
+		return exitError{Code: exitFailed}
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func TestRunReportsFailure(t *testing.T) {
 	f := runFlags{labDirs: []string{labDir}, stateDir: t.TempDir(), results: t.TempDir()}
 	err := runLab(context.Background(), "failing", f, &stdout, &stderr)
 	var ee exitError
-	if !errors.As(err, &ee) || ee.code != 1 {
+	if !errors.As(err, &ee) || ee.Code != 1 {
 		t.Fatalf("runLab = %v, want exit status 1", err)
 	}
 	out := stderr.String()

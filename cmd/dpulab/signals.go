@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/dpulab/dpulab/internal/agentcmd"
 	"github.com/dpulab/dpulab/steps"
 )
 
@@ -34,7 +35,7 @@ import (
 // catching it would undo what the person asked for.
 
 // exitCodeSignal is the conventional exit status of a process ended by sig.
-func exitCodeSignal(sig syscall.Signal) int { return 128 + int(sig) }
+func exitCodeSignal(sig syscall.Signal) int { return agentcmd.ExitCodeSignal(sig) }
 
 // interrupter turns signals and lost output into one early end of a run,
 // and counts what comes after it.
@@ -53,13 +54,7 @@ type interrupter struct {
 
 // interruptSignals are the signals that end a run; SIGHUP only when it was
 // not ignored at start.
-func interruptSignals() []os.Signal {
-	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
-	}
-	return sigs
-}
+func interruptSignals() []os.Signal { return agentcmd.InterruptSignals() }
 
 // watch returns a context that ends on the first interrupt signal or lost
 // output, and a function that stops watching (call it when the run has

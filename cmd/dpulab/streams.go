@@ -7,11 +7,11 @@ import (
 
 // Every JSON-lines stream dpulab writes starts with a header line naming
 // the stream and its schema version, and every line carries "type"
-// (FORMATS.md). The bench stream's header is server/bench's (StreamHeader).
+// (FORMATS.md). The bench stream's header is server/bench's (StreamHeader),
+// the sample stream's internal/agentcmd's.
 const (
-	streamRun    = "run"
-	streamLabs   = "labs"
-	streamSample = "sample"
+	streamRun  = "run"
+	streamLabs = "labs"
 
 	// runSchemaVersion is the version of the engine's event lines (steps'
 	// EventJSON). 2: durations in seconds named with their unit
@@ -21,8 +21,6 @@ const (
 	runSchemaVersion = 2
 	// labsSchemaVersion 2: JSON lines (1 was one indented array).
 	labsSchemaVersion = 2
-	// sampleSchemaVersion 2: lines carry "type" (1 had none).
-	sampleSchemaVersion = 2
 )
 
 // header is the first line of a stream.

@@ -97,7 +97,7 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 	if f.inventory != "" {
 		i, err := loadInventory(f.inventory, labDirs(f.labDirs))
 		if err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		inv = i
 	}
@@ -182,7 +182,7 @@ func runProgram(app *tui.App) error {
 	}
 	it.finish()
 	if code, ok := it.exitCode(); ok {
-		return exitError{code: code}
+		return exitError{Code: code}
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return runErr

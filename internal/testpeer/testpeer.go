@@ -17,16 +17,17 @@ const RequireEnv = "DPULAB_REQUIRE_PEERS"
 // debianPackages names the Debian package of the peers the tests use, for
 // the skip message.
 var debianPackages = map[string]string{
-	"redis-server":    "redis-server",
-	"redis-cli":       "redis-tools",
-	"redis-benchmark": "redis-tools",
-	"sshd":            "openssh-server",
-	"ssh":             "openssh-client",
-	"ssh-keygen":      "openssh-client",
-	"ssh-agent":       "openssh-client",
-	"ssh-add":         "openssh-client",
-	"tmux":            "tmux",
-	"nft":             "nftables",
+	"redis-server":        "redis-server",
+	"redis-cli":           "redis-tools",
+	"redis-benchmark":     "redis-tools",
+	"sshd":                "openssh-server",
+	"ssh":                 "openssh-client",
+	"ssh-keygen":          "openssh-client",
+	"ssh-agent":           "openssh-client",
+	"ssh-add":             "openssh-client",
+	"tmux":                "tmux",
+	"nft":                 "nftables",
+	"qemu-aarch64-static": "qemu-user-static",
 }
 
 // Required reports whether missing peers must fail tests instead of skipping

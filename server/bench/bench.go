@@ -540,8 +540,8 @@ func summarize(results []*RunResult, col *collector) *Summary {
 	for i := range fields {
 		mean[i], std[i] = meanStd(fields[i])
 	}
-	s.LatencyMsMean = Latency{mean[0], mean[1], mean[2], mean[3], mean[4], mean[5]}
-	s.LatencyMsStddev = Latency{std[0], std[1], std[2], std[3], std[4], std[5]}
+	s.LatencyMsMean = Latency{Avg: mean[0], P50: mean[1], P90: mean[2], P99: mean[3], P999: mean[4], Max: mean[5]}
+	s.LatencyMsStddev = Latency{Avg: std[0], P50: std[1], P90: std[2], P99: std[3], P999: std[4], Max: std[5]}
 	for _, v := range []*float64{&s.OpsPerSec, &s.OpsPerSecStddev} {
 		if math.IsNaN(*v) {
 			*v = 0

@@ -3,12 +3,12 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 )
 
 // Capacity search: the highest --rate at which a latency percentile stays
@@ -34,90 +34,24 @@ import (
 // minProbeReplies replies, so that the percentile rests on at least ten
 // requests beyond it (1,000 for p99, 10,000 for p99.9).
 
-// CapacitySpec is a latency objective and how precisely to search for it.
-type CapacitySpec struct {
-	// Percentile is the latency percentile held under Cap (default 99).
-	Percentile float64 `json:"percentile"`
-	// Cap is the latency bound (default 1 ms).
-	Cap time.Duration `json:"cap_ns"`
-	// Precision is the relative width of the final bracket: the search
-	// stops when the lowest failing rate is within (1 + Precision) of the
-	// highest passing one (default 0.05).
-	Precision float64 `json:"precision"`
-	// StartRate is the first probe's rate in ops/s (default 1000).
-	StartRate float64 `json:"start_rate_ops_per_sec"`
-	// MaxRate, when > 0, is the highest rate probed: a search that passes
-	// there stops and says so.
-	MaxRate float64 `json:"max_rate_ops_per_sec,omitempty"`
-}
+// CapacitySpec is a latency objective and how precisely to search for it
+// (declared in internal/wire/benchwire, which labs and the engine read
+// without linking the load generator).
+type CapacitySpec = benchwire.CapacitySpec
 
 // DefaultCapacity is p99 ≤ 1 ms, 5% precision, starting at 1000 ops/s.
-func DefaultCapacity() CapacitySpec {
-	return CapacitySpec{Percentile: 99, Cap: time.Millisecond, Precision: 0.05, StartRate: 1000}
-}
+func DefaultCapacity() CapacitySpec { return benchwire.DefaultCapacity() }
+
+// ParseCapacity reads an objective such as "p99<=1ms" (benchwire.ParseCapacity).
+func ParseCapacity(s string) (CapacitySpec, error) { return benchwire.ParseCapacity(s) }
 
 // maxProbes bounds a search: 1000 ops/s to 100 M ops/s is 17 doublings,
 // 5% precision 5 bisections more.
 const maxProbes = 40
 
-// ParseCapacity reads an objective such as "p99<=1ms", "p99.9<=500us" or
-// "p50 < 2ms" (< and <= both mean at most); the other fields are
-// DefaultCapacity's.
-func ParseCapacity(s string) (CapacitySpec, error) {
-	spec := DefaultCapacity()
-	t := strings.ReplaceAll(strings.TrimSpace(s), " ", "")
-	bad := fmt.Errorf("capacity objective %q: want pPERCENTILE<=LATENCY, e.g. p99<=1ms or p99.9<=500us", s)
-	if !strings.HasPrefix(strings.ToLower(t), "p") {
-		return spec, bad
-	}
-	pct, lat, ok := strings.Cut(t[1:], "<=")
-	if !ok {
-		pct, lat, ok = strings.Cut(t[1:], "<")
-	}
-	if !ok {
-		return spec, bad
-	}
-	p, err := strconv.ParseFloat(pct, 64)
-	if err != nil {
-		return spec, bad
-	}
-	d, err := time.ParseDuration(strings.ReplaceAll(lat, "µ", "u"))
-	if err != nil {
-		return spec, bad
-	}
-	spec.Percentile, spec.Cap = p, d
-	return spec, spec.Validate()
-}
-
-// Objective writes the objective as ParseCapacity reads it.
-func (s CapacitySpec) Objective() string {
-	return "p" + strconv.FormatFloat(s.Percentile, 'g', -1, 64) + "<=" + s.Cap.String()
-}
-
-// Validate checks the spec's ranges.
-func (s CapacitySpec) Validate() error {
-	var errs []error
-	if !(s.Percentile > 0 && s.Percentile < 100) {
-		errs = append(errs, fmt.Errorf("capacity: percentile %g: want one in (0, 100), e.g. 99", s.Percentile))
-	}
-	if s.Cap <= 0 || s.Cap > histMax*time.Microsecond {
-		errs = append(errs, fmt.Errorf("capacity: latency cap %s: want a positive duration up to 60s, e.g. 1ms", s.Cap))
-	}
-	if !(s.Precision >= 0.001 && s.Precision <= 0.5) {
-		errs = append(errs, fmt.Errorf("--capacity-precision %g: want 0.001..0.5 (0.05 = the answer within 5%%)", s.Precision))
-	}
-	if !(s.StartRate > 0) {
-		errs = append(errs, fmt.Errorf("--capacity-start-rate %g: want ops/s > 0", s.StartRate))
-	}
-	if s.MaxRate < 0 || (s.MaxRate > 0 && s.MaxRate < s.StartRate) {
-		errs = append(errs, fmt.Errorf("--capacity-max-rate %g: want 0 (no limit) or at least the start rate %g", s.MaxRate, s.StartRate))
-	}
-	return errors.Join(errs...)
-}
-
 // minProbeReplies is how many replies a probe needs for the percentile:
 // ten beyond it, and never fewer than 1000.
-func (s CapacitySpec) minProbeReplies() float64 {
+func minProbeReplies(s CapacitySpec) float64 {
 	return math.Max(1000, math.Ceil(10/(1-s.Percentile/100)))
 }
 
@@ -233,7 +167,7 @@ func probeConfig(cfg *Config, spec *CapacitySpec, rate float64) Config {
 	pc := *cfg
 	pc.Capacity = nil
 	pc.Rate = rate
-	need := time.Duration(math.Ceil(spec.minProbeReplies()/rate*1e9)) * time.Nanosecond
+	need := time.Duration(math.Ceil(minProbeReplies(*spec)/rate*1e9)) * time.Nanosecond
 	if need > pc.Duration {
 		// Whole intervals, so the samples are whole seconds.
 		pc.Duration = (need + pc.Interval - 1) / pc.Interval * pc.Interval
@@ -245,7 +179,7 @@ func probeConfig(cfg *Config, spec *CapacitySpec, rate float64) Config {
 // minRate is the lowest rate a probe measures: one whose minimum replies
 // take at most ten probe durations.
 func minRate(cfg *Config, spec *CapacitySpec) float64 {
-	return spec.minProbeReplies() / (10 * cfg.Duration.Seconds())
+	return minProbeReplies(*spec) / (10 * cfg.Duration.Seconds())
 }
 
 // searchCapacity runs the search over connected workers, a fresh collector

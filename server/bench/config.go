@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/server/transport"
 )
 
@@ -39,7 +40,7 @@ func (c *Config) ConnectTimeoutFor(ep transport.Endpoint) time.Duration {
 // PasswordEnv is the environment variable `dpulab bench` reads the password
 // from when --password is not given, so that it never has to appear in argv
 // (visible in ps on a shared lab host). The step engine uses it.
-const PasswordEnv = "DPULAB_BENCH_PASSWORD"
+const PasswordEnv = benchwire.PasswordEnv
 
 // ClientKind selects the client path of the hot loop.
 type ClientKind string

@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/server/sample"
 )
 
@@ -22,8 +23,8 @@ import (
 // lab), the flag says the shared host was saturated, which is as true.
 
 // ClientBoundPct is the host CPU busy share, in percent, from which a run
-// is marked client_bound.
-const ClientBoundPct = 90.0
+// is marked client_bound (benchwire's, which the TUI reads).
+const ClientBoundPct = benchwire.ClientBoundPct
 
 // hostCPUTimes reads the host's aggregate CPU counters; where there is no
 // /proc/stat (not Linux) the host figure is left out. A variable so that a

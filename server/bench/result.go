@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 )
 
 // The JSON-lines contract of `dpulab bench --json`.
@@ -70,16 +72,9 @@ type Event interface {
 	EventType() string
 }
 
-// Latency is a latency summary in milliseconds, read from an HDR histogram.
-// P999 is the 99.9th percentile.
-type Latency struct {
-	Avg  float64 `json:"avg"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-}
+// Latency is a latency summary in milliseconds, read from an HDR histogram
+// (declared once, in benchwire: results.json's points carry the same).
+type Latency = benchwire.Latency
 
 // Start is printed once before the first run, so that a reader knows what is
 // coming (how many runs, how long each is) before any number arrives. The

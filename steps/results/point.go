@@ -1,16 +1,14 @@
 package results
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// Latency is a latency summary in milliseconds.
-type Latency struct {
-	Avg  float64 `json:"avg"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-}
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
+)
+
+// Latency is a latency summary in milliseconds: the bench's own
+// (benchwire.Latency, declared once for the bench's lines and results.json).
+type Latency = benchwire.Latency
 
 // Point is one second of a bench: the load generator's numbers merged with
 // the samplers' of the server hosts. Unknown values are nil, never zero.

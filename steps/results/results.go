@@ -241,6 +241,12 @@ type HostInfo struct {
 	Labels  map[string]string `json:"labels,omitempty"`
 	OS      string            `json:"os,omitempty"`
 	Arch    string            `json:"arch,omitempty"`
+	// Agent is what the dpulab agent uploaded to the host said of itself
+	// (`dpulab-agent version`: "dpulab agent", version, revision, platform, Go, transports),
+	// AgentSHA256 the sha256 of the file uploaded: what ran the server,
+	// bench and sampler there. Absent for this machine and in older files.
+	Agent       string `json:"agent,omitempty"`
+	AgentSHA256 string `json:"agent_sha256,omitempty"`
 }
 
 // Compare is the result of a bench step (one variant) or a compare step

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Alpha is the significance level of a delta: a difference whose p-value is
@@ -92,7 +90,7 @@ func WelchP(a, b MeanStd) (p float64, ok bool) {
 	}
 	t := (b.Mean - a.Mean) / math.Sqrt(va+vb)
 	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
-	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(-math.Abs(t)), true
+	return 2 * studentTCDF(-math.Abs(t), df), true
 }
 
 // Verdict says what the delta of metric may be called: better or worse only

@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/internal/termtext"
-	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/steps"
 )
 
@@ -68,7 +68,7 @@ type clientRow struct {
 	errors   int64
 	busy     float64 // NaN when not read
 	peakBusy float64 // NaN when never read
-	// boundSecs counts seconds at or above bench.ClientBoundPct.
+	// boundSecs counts seconds at or above benchwire.ClientBoundPct.
 	boundSecs int
 }
 
@@ -127,7 +127,7 @@ func (d *drill) add(s steps.Sample) {
 			if math.IsNaN(r.peakBusy) || r.busy > r.peakBusy {
 				r.peakBusy = r.busy
 			}
-			if r.busy >= bench.ClientBoundPct {
+			if r.busy >= benchwire.ClientBoundPct {
 				r.boundSecs++
 			}
 		}
@@ -196,12 +196,12 @@ func (d *drill) hot(t targetRow) string {
 	return ""
 }
 
-// bound lists the client hosts at or above bench.ClientBoundPct busy in
+// bound lists the client hosts at or above benchwire.ClientBoundPct busy in
 // their newest second.
 func (d *drill) bound() []clientRow {
 	var out []clientRow
 	for _, c := range d.clients {
-		if c.busy >= bench.ClientBoundPct {
+		if c.busy >= benchwire.ClientBoundPct {
 			out = append(out, c)
 		}
 	}
@@ -219,7 +219,7 @@ func (m *Model) summary() string {
 		for _, c := range b {
 			names = append(names, fmt.Sprintf("%s %.0f%%", c.host, c.busy))
 		}
-		parts = append(parts, st.Worse.Render(fmt.Sprintf("CLIENT-BOUND: %s (≥%.0f%% CPU)", strings.Join(names, ", "), bench.ClientBoundPct)))
+		parts = append(parts, st.Worse.Render(fmt.Sprintf("CLIENT-BOUND: %s (≥%.0f%% CPU)", strings.Join(names, ", "), benchwire.ClientBoundPct)))
 	}
 	if len(d.targets) > 0 {
 		order := d.sorted(SortP99)
@@ -248,7 +248,7 @@ func (m *Model) viewHosts(h int) []string {
 		lines = append(lines, st.TableHeader.Render(fmt.Sprintf("%-24s %12s %9s %9s %9s  %s", "host", "TPS", "p99 ms", "CPU %", "peak %", "")))
 		for _, c := range d.clients {
 			flag := ""
-			if c.busy >= bench.ClientBoundPct {
+			if c.busy >= benchwire.ClientBoundPct {
 				flag = st.Worse.Render("CLIENT-BOUND: the client, not the server, limits the load")
 			} else if c.boundSecs > 0 {
 				flag = st.Muted.Render(fmt.Sprintf("was client-bound %d s", c.boundSecs))

@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newSampleCmd is `dpulab sample`: the host sampler the labs run on every
+// NewSampleCmd is `dpulab sample`: the host sampler the labs run on every
 // server host during a benchmark, streaming JSON lines back over SSH.
-func newSampleCmd() *cobra.Command {
+func NewSampleCmd() *cobra.Command {
 	var (
 		interval time.Duration
 		ifaces   []string
@@ -33,17 +33,17 @@ sample line carries "type":"sample"; see FORMATS.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if interval < 10*time.Millisecond {
-				return usageError{fmt.Errorf("--interval %s is too short: use 10ms or more (default 1s)", interval)}
+				return UsageError{fmt.Errorf("--interval %s is too short: use 10ms or more (default 1s)", interval)}
 			}
 			if count < 0 {
-				return usageError{fmt.Errorf("--count %d: use 0 (run until interrupted) or a positive number", count)}
+				return UsageError{fmt.Errorf("--count %d: use 0 (run until interrupted) or a positive number", count)}
 			}
 			s := &sample.Sampler{Host: host, Ifaces: ifaces}
 			if err := s.CheckIfaces(); err != nil {
-				return usageError{err}
+				return UsageError{err}
 			}
 			out := &typedLines{w: cmd.OutOrStdout(), typ: "sample"}
-			writeHeader(cmd.OutOrStdout(), streamSample, sampleSchemaVersion)
+			WriteHeader(cmd.OutOrStdout(), StreamSample, SampleSchemaVersion)
 			return s.Run(cmd.Context(), out, interval, count)
 		},
 	}

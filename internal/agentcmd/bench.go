@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"context"
@@ -73,10 +73,10 @@ early, all requests failed, a result file not written), 2 usage error (a bad
 flag or value), 130 interrupted by Ctrl-C (128 + N for signal N: 143 for
 SIGTERM); what was measured until then is printed.`
 
-// newBenchCmd is `dpulab bench`: the flags are server/bench's (bench.Flags),
+// NewBenchCmd is `dpulab bench`: the flags are server/bench's (bench.Flags),
 // so that the command line the engine builds with Config.Args is the one
 // this parses.
-func newBenchCmd() *cobra.Command {
+func NewBenchCmd() *cobra.Command {
 	var (
 		flags  *bench.Flags
 		asJSON bool
@@ -95,7 +95,7 @@ func newBenchCmd() *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "dpulab bench: warning:", w)
 			}
 			if err != nil {
-				return usageError{err}
+				return UsageError{err}
 			}
 			cfg.PasswordFromEnv()
 			return runBench(cmd.Context(), cfg, asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -112,7 +112,7 @@ func newBenchCmd() *cobra.Command {
 func benchSignals(parent context.Context) (context.Context, func(), func() (int, bool)) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, interruptSignals()...)
+	signal.Notify(ch, InterruptSignals()...)
 	var mu sync.Mutex
 	var first syscall.Signal
 	done := make(chan struct{})
@@ -141,11 +141,11 @@ func benchSignals(parent context.Context) (context.Context, func(), func() (int,
 		defer mu.Unlock()
 		if first == 0 {
 			if parent.Err() != nil {
-				return exitCodeSignal(syscall.SIGINT), true
+				return ExitCodeSignal(syscall.SIGINT), true
 			}
 			return 0, false
 		}
-		return exitCodeSignal(first), true
+		return ExitCodeSignal(first), true
 	}
 }
 
@@ -182,7 +182,7 @@ func runBench(ctx context.Context, cfg bench.Config, asJSON bool, stdout, stderr
 		if err != nil {
 			fmt.Fprintln(stderr, "dpulab bench:", termtext.Plain(err.Error()))
 		}
-		return exitError{code: code}
+		return ExitError{Code: code}
 	}
 	if err != nil {
 		return err

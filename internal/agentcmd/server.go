@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type serverFlags struct {
 	logFile     string
 }
 
-func newServerCmd() *cobra.Command {
+func NewServerCmd() *cobra.Command {
 	var f serverFlags
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -54,7 +54,7 @@ variable.`,
 			if errors.Is(err, transport.ErrNotBuilt) {
 				// Asked for a transport this binary lacks: a usage error
 				// (exit status 2), in the transport seam's words.
-				return usageError{err}
+				return UsageError{err}
 			}
 			return err
 		},

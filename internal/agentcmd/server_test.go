@@ -1,10 +1,9 @@
-package main
+package agentcmd
 
 import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,12 +11,11 @@ import (
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/server"
 	"github.com/dpulab/dpulab/server/resp"
-	"github.com/dpulab/dpulab/server/transport"
 )
 
 func serverCmdConfigs(t *testing.T, args ...string) ([]server.Config, error) {
 	t.Helper()
-	cmd := newServerCmd()
+	cmd := NewServerCmd()
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatalf("parse flags %v: %v", args, err)
 	}
@@ -135,31 +133,5 @@ func TestServerRDMAFlags(t *testing.T) {
 	}
 	if _, err := serverCmdConfigs(t, "--instances", "2", "--rdma-port", "65535"); err == nil || !strings.Contains(err.Error(), "rdma-port") {
 		t.Errorf("rdma ports past 65535: %v", err)
-	}
-}
-
-// TestServerRDMANotBuilt: a build without RDMA asked for it exits with
-// status 2 and the transport seam's message.
-func TestServerRDMANotBuilt(t *testing.T) {
-	if transport.Available(transport.RDMA) == nil {
-		t.Skip("this build has the rdma transport")
-	}
-	_, _, err := runCmd(t, "server", "--port", strconv.Itoa(freeConsecutivePorts(t, 1)), "--rdma-port", "7100")
-	code, msg := exitStatus(err)
-	if code != exitUsage || !strings.Contains(msg, "built without RDMA support: rebuild with -tags rdma (needs libibverbs-dev and librdmacm-dev)") {
-		t.Errorf("exit %d: %s", code, msg)
-	}
-}
-
-// TestBenchRDMANotBuilt: dpulab bench asked for an rdma:// target in a
-// build without RDMA exits with status 2 and the transport seam's message.
-func TestBenchRDMANotBuilt(t *testing.T) {
-	if transport.Available(transport.RDMA) == nil {
-		t.Skip("this build has the rdma transport")
-	}
-	_, _, err := runCmd(t, "bench", "--target", "rdma://127.0.0.1:7100", "-n", "1")
-	code, msg := exitStatus(err)
-	if code != exitUsage || !strings.Contains(msg, "transport rdma: built without RDMA support: rebuild with -tags rdma") {
-		t.Errorf("exit %d: %s", code, msg)
 	}
 }
