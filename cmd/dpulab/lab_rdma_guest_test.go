@@ -1,4 +1,4 @@
-//go:build rdma && !rdmasim && cgo
+//go:build rdma && !rdmasim && (cgo || (linux && (amd64 || arm64)))
 
 package main
 

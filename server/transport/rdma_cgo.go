@@ -1,4 +1,4 @@
-//go:build rdma && cgo
+//go:build rdma && (cgo || (!rdmasim && linux && (amd64 || arm64)))
 
 package transport
 
@@ -10,7 +10,9 @@ import (
 )
 
 // The -tags rdma build's rdma: Valkey's protocol (server/rdma's Conn) over
-// the cgo provider, rdma-core loaded at run time. The binary starts and
+// an rdma-core provider, rdma-core loaded at run time: the cgo one, or
+// without cgo (CGO_ENABLED=0, linux/amd64 and linux/arm64) the pure-Go one
+// over purego; both give the same rdma.Listen, rdma.Dial and options. The binary starts and
 // serves TCP without rdma-core or a device; Listen and Dial say what the
 // host lacks (rdma.ProviderReady). With rdmasim as well (tests only), the
 // same cgo code runs over the C layer's simulation, and figures say so.

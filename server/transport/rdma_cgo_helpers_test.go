@@ -1,4 +1,4 @@
-//go:build rdma && cgo
+//go:build rdma && (cgo || (!rdmasim && linux && (amd64 || arm64)))
 
 package transport_test
 
