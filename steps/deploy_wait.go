@@ -210,11 +210,10 @@ func (s hostStatus) loadSentence(host string) string {
 	if err != nil || s.cpus <= 0 {
 		return fmt.Sprintf("The load average of %s is %s: it may be overloaded.", host, s.load)
 	}
-	verdict := "it may be overloaded"
 	if l > float64(s.cpus) {
-		verdict = fmt.Sprintf("more runnable processes than cores, %.1f per core: it looks overloaded", l/float64(s.cpus))
+		return fmt.Sprintf("The load average of %s is %s on %d cores (%.1f per core): it looks overloaded.", host, s.load, s.cpus, l/float64(s.cpus))
 	}
-	return fmt.Sprintf("The load average of %s is %s on %d cores: %s.", host, s.load, s.cpus, verdict)
+	return fmt.Sprintf("The load average of %s is %s on %d cores: it may be overloaded.", host, s.load, s.cpus)
 }
 
 // statusScript prints, for the process groups in $1 (space-separated
