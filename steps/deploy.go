@@ -727,7 +727,13 @@ func (e *Engine) pingByCommand(ctx context.Context, h hostRef, t runner.Target, 
 		cmd = "IFS= read -r " + bench.PasswordEnv + " && export " + bench.PasswordEnv + " && " + cmd
 		stdin = []byte(pw + "\n")
 	}
-	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Timeout: 10 * time.Second})
+	// The caller's deadline bounds the try (a saturated host may need
+	// many seconds just to start the bench); 10 s when it has none.
+	var limit time.Duration
+	if _, ok := ctx.Deadline(); !ok {
+		limit = 10 * time.Second
+	}
+	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Timeout: limit})
 	if err != nil {
 		return err
 	}

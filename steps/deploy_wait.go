@@ -39,13 +39,16 @@ type waitLimits struct {
 	// Stall gives up on an instance whose process lives but has used no
 	// CPU and written nothing to its log for this long.
 	Stall time.Duration
-	// Try bounds one PING.
-	Try time.Duration
+	// Try bounds one PING over a connection from the host's side;
+	// CmdTry one made by a command on the host (a namespace's server,
+	// a host whose sshd does not forward), which must start a dpulab
+	// bench first: seconds on a quiet host, far more on a saturated one.
+	Try, CmdTry time.Duration
 }
 
 // defaultWait is generous: minutes, not seconds, because a start under a
 // load average of 40 on two cores was seen to take longer than 15 s.
-var defaultWait = waitLimits{Max: 5 * time.Minute, Stall: 90 * time.Second, Try: 5 * time.Second}
+var defaultWait = waitLimits{Max: 5 * time.Minute, Stall: 90 * time.Second, Try: 5 * time.Second, CmdTry: time.Minute}
 
 func (e *Engine) waitLimits() waitLimits {
 	if e.deployWait.Max > 0 {
@@ -85,8 +88,15 @@ func (e *Engine) awaitInstances(ctx context.Context, h hostRef, t runner.Target,
 	for {
 		_ = forEachInstance(len(pending), probeConcurrency, func(i int) error {
 			w := pending[i]
-			pctx, cancel := context.WithTimeout(ctx, lim.Try)
+			try := lim.Try
+			if pingsByCommand(h, t, w.inst) {
+				try = max(try, lim.CmdTry)
+			}
+			pctx, cancel := context.WithTimeout(ctx, try)
 			w.last = e.pingOnce(pctx, h, t, w.inst)
+			if w.last != nil && ctx.Err() == nil && pctx.Err() != nil {
+				w.last = fmt.Errorf("no answer within %s: %w", try, w.last)
+			}
 			cancel()
 			return nil
 		})
@@ -124,8 +134,8 @@ func (e *Engine) awaitInstances(ctx context.Context, h hostRef, t runner.Target,
 		if now.Sub(start) > lim.Max {
 			w := pending[0]
 			err := &waitError{
-				msg:  fmt.Sprintf("waited %s for it to answer PING while its server process (pid %d) kept starting%s; last try: %v. %s", since(start), w.proc.PID, st.cpuUsed(w), w.last, st.loadSentence(h.Name)),
-				hint: fmt.Sprintf("%s may be overloaded: the server was still starting when dpulab stopped waiting. Let the load drop (uptime shows it), deploy fewer instances (the lab's instances variable, with --set), or run the load generator on another host; then run the step again.", h.Name),
+				msg:  fmt.Sprintf("waited %s for it to answer PING while its server process (pid %d) ran%s; the last try: %v. %s", since(start), w.proc.PID, st.cpuUsed(w), w.last, st.loadSentence(h.Name)),
+				hint: fmt.Sprintf("%s may be overloaded: its server process still ran, and PING found no answer in time, when dpulab stopped waiting. Let the load drop (uptime shows it), deploy fewer instances (the lab's instances variable, with --set), or run the load generator on another host; then run the step again.", h.Name),
 			}
 			return e.notUp(ctx, h, t, p, pending, err)
 		}
@@ -135,6 +145,16 @@ func (e *Engine) awaitInstances(ctx context.Context, h hostRef, t runner.Target,
 		}
 		pause = min(2*pause, time.Second)
 	}
+}
+
+// pingsByCommand reports whether pingOnce reaches inst through a command
+// on the host rather than a connection (see pingOnce).
+func pingsByCommand(h hostRef, t runner.Target, inst Instance) bool {
+	if inst.NetNS != "" {
+		return true
+	}
+	_, dials := t.(contextDialer)
+	return !dials && !h.Local
 }
 
 // notUp is the failure of the first of ws, with its log's last lines;
