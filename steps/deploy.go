@@ -670,25 +670,33 @@ func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Inst
 }
 
 func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
-	if inst.NetNS != "" {
-		// Inside a namespace: only a process there can dial it.
-		return e.pingByCommand(ctx, h, t, inst)
-	}
 	var conn net.Conn
 	var err error
-	switch d := t.(type) {
-	case contextDialer:
-		conn, err = d.DialContext(ctx, "tcp", inst.Address)
-		if err != nil && runner.ForwardingRefused(err) {
-			// The host's sshd forbids forwarding: ask the host.
-			return e.pingByCommand(ctx, h, t, inst)
-		}
-	default:
+	if inst.NetNS != "" {
+		// Inside a namespace: only a process (or a thread) there can
+		// dial it; on this machine, as root, a thread of ours.
 		if !h.Local {
 			return e.pingByCommand(ctx, h, t, inst)
 		}
-		var nd net.Dialer
-		conn, err = nd.DialContext(ctx, "tcp", inst.Address)
+		conn, err = dialInNetns(ctx, inst.NetNS, inst.Address)
+		if errors.Is(err, errNoNetnsDial) {
+			return e.pingByCommand(ctx, h, t, inst)
+		}
+	} else {
+		switch d := t.(type) {
+		case contextDialer:
+			conn, err = d.DialContext(ctx, "tcp", inst.Address)
+			if err != nil && runner.ForwardingRefused(err) {
+				// The host's sshd forbids forwarding: ask the host.
+				return e.pingByCommand(ctx, h, t, inst)
+			}
+		default:
+			if !h.Local {
+				return e.pingByCommand(ctx, h, t, inst)
+			}
+			var nd net.Dialer
+			conn, err = nd.DialContext(ctx, "tcp", inst.Address)
+		}
 	}
 	if err != nil {
 		return err

@@ -1,3 +1,5 @@
+//go:build linux
+
 package steps
 
 import (
@@ -85,6 +87,11 @@ func saturatedQuickstart(t *testing.T, bin string, busy *busyLoad) {
 	started := strings.Count(text, "started server:")
 	stopped := strings.Count(text, "stopped server:")
 	t.Logf("quickstart: %s wall, exit %v; load average (1 min) seen: peak %.1f, mean %.1f; %d server starts, %d stops", wall.Round(time.Second), exitOf(err), peak, mean, started, stopped)
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, " done in ") || strings.Contains(l, "FAILED") {
+			t.Logf("quickstart %s", strings.TrimSpace(l))
+		}
+	}
 	if err != nil {
 		t.Fatalf("dpulab run quickstart --yes under load: %v\n%s", err, lastN(text, 60))
 	}
