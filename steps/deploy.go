@@ -673,15 +673,8 @@ func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst 
 	var conn net.Conn
 	var err error
 	if inst.NetNS != "" {
-		// Inside a namespace: only a process (or a thread) there can
-		// dial it; on this machine, as root, a thread of ours.
-		if !h.Local {
-			return e.pingByCommand(ctx, h, t, inst)
-		}
-		conn, err = dialInNetns(ctx, inst.NetNS, inst.Address)
-		if errors.Is(err, errNoNetnsDial) {
-			return e.pingByCommand(ctx, h, t, inst)
-		}
+		// Inside a namespace: only a process there can dial it.
+		return e.pingByCommand(ctx, h, t, inst)
 	} else {
 		switch d := t.(type) {
 		case contextDialer:
