@@ -94,6 +94,11 @@
 //     the log files: save the marker before the first Start, and call
 //     StopMarked at cleanup and at the start of the next run.
 //
+// StopAll stops many the same way: one command per batch of up to 64
+// sends SIGTERM to every group, SIGKILL after the grace to those left,
+// then checks each group is gone; a group alive after SIGKILL is an error,
+// never "stopped" (Stop and StopMarked check the same way).
+//
 // StartAll starts many processes on one target with a few commands (one
 // session per batch of up to 16, four batches at once, within sshd's
 // MaxSessions) instead of one session per process; each process is what

@@ -129,8 +129,9 @@ printf '%s %s\n' "$(cat "$claim/pgid")" "$log"`
 // pid file $2 names it, or, when the file is gone with its directory (a
 // tmp cleaner, a person), the group leader's command line still names
 // the file (startScript passes it). SIGTERM, then SIGKILL after $3 tenths
-// of a second. Liveness ignores zombies (ps stat Z), which kill -0 would
-// count until their new parent reaps them.
+// of a second, then a check: a group still alive 10 s after SIGKILL is an
+// error (exit 1), never a stop. Liveness ignores zombies (ps stat Z),
+// which kill -0 would count until their new parent reaps them.
 const stopScript = `alive() { if command -v ps >/dev/null 2>&1; then ps -eo pgid=,stat= | awk -v p="$1" '$1==p && $2 !~ /^Z/ {f=1} END {exit !f}'; else kill -0 -"$1" 2>/dev/null; fi; }
 p=$1
 if [ "$(cat "$2" 2>/dev/null)" != "$p" ]; then
@@ -139,6 +140,8 @@ fi
 kill -TERM -"$p" 2>/dev/null || { rm -rf "$2".dpulab-run-*; exit 0; }
 i=0
 while alive "$p"; do i=$((i+1)); if [ "$i" -gt "$3" ]; then kill -KILL -"$p" 2>/dev/null; break; fi; sleep 0.1; done
+i=0
+while alive "$p"; do i=$((i+1)); if [ "$i" -gt 100 ]; then echo "process group $p still runs 10s after SIGKILL" >&2; exit 1; fi; sleep 0.1; done
 rm -f "$2"
 rm -rf "$2".dpulab-run-*`
 
@@ -147,8 +150,9 @@ rm -rf "$2".dpulab-run-*`
 // one: never in argv, where the script would match itself) as an argument,
 // or as a directory of a path in one. Zombies and this script's own group
 // are skipped. SIGTERM, then SIGKILL after $1 tenths of a second to those
-// still alive. Prints how many groups it signalled; exit 1 when a group
-// could not be signalled (another user's: use sudo).
+// still alive, then a check. Prints how many groups it signalled; exit 1
+// when a group could not be signalled (another user's: use sudo) or still
+// runs 10 s after SIGKILL.
 const stopMarkedScript = `IFS= read -r m || { echo "no marker on stdin" >&2; exit 2; }
 case "$m" in /?*/?*) ;; *) echo "refusing marker $m: not an absolute path of two components" >&2; exit 2 ;; esac
 read -r st </proc/$$/stat || exit 2
@@ -178,7 +182,8 @@ while [ -n "$groups" ]; do
   i=$((i+1))
   if [ "$i" -gt "$1" ]; then
     for p in $left; do kill -KILL -"$p" 2>/dev/null; done
-    j=0; while [ -n "$(live)" ] && [ "$j" -lt 20 ]; do j=$((j+1)); sleep 0.05; done
+    j=0; while left=$(live) && [ -n "$left" ] && [ "$j" -lt 100 ]; do j=$((j+1)); sleep 0.1; done
+    if [ -n "$left" ]; then echo "process groups" $left "still run 10s after SIGKILL" >&2; rc=1; fi
     break
   fi
   sleep 0.1

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -181,9 +182,10 @@ func isChannelRefusal(err error) bool {
 func (t *SSHTarget) withSlot(ctx context.Context, c *sshConn, spill bool, open func() error) (release func(), err error) {
 	backoff := 10 * time.Millisecond
 	lonely := 0
+	start := time.Now()
 	for {
 		if err := c.slots.acquire(ctx, c.dead); err != nil {
-			return nil, err
+			return nil, t.slotWaitErr(c, start, err)
 		}
 		err := open()
 		if err == nil {
@@ -218,7 +220,7 @@ func (t *SSHTarget) withSlot(ctx context.Context, c *sshConn, spill bool, open f
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, ctx.Err()
+			return nil, t.slotWaitErr(c, start, ctx.Err())
 		case <-c.dead:
 			timer.Stop()
 			return nil, errConnDead
@@ -226,6 +228,20 @@ func (t *SSHTarget) withSlot(ctx context.Context, c *sshConn, spill bool, open f
 		timer.Stop()
 		backoff = min(2*backoff, 500*time.Millisecond)
 	}
+}
+
+// slotWaitErr says what a session open that ctx ended was waiting for
+// (every session the host's sshd allows on the connection taken), when it
+// waited for one at all.
+func (t *SSHTarget) slotWaitErr(c *sshConn, start time.Time, err error) error {
+	if err == errConnDead || (!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	limit := c.slots.learnt()
+	if limit == 0 {
+		return err
+	}
+	return fmt.Errorf("gave up after %s waiting for a free SSH session on %s (its sshd allows %d at once on a connection, MaxSessions, and all were taken): %w", time.Since(start).Round(100*time.Millisecond), t.cfg.Name, limit, err)
 }
 
 // SessionLimit reports the most sessions the host's sshd was found to allow

@@ -168,8 +168,8 @@ while [ "$j" -lt "$i" ]; do
   eval "p=\${P_$j-} log=\${L_$j-}"
   if [ -n "$p" ]; then
     pf="$log.pid"
-    while [ ! -s "$pf" ] && kill -0 "$p" 2>/dev/null && [ "$w" -le 500 ]; do w=$((w+1)); sleep 0.02; done
-    if [ ! -s "$pf" ] && kill -0 "$p" 2>/dev/null; then echo "$j - no pid file $pf after 10s"; else printf '%s %s %s\n' "$j" "$p" "$log"; fi
+    while [ ! -s "$pf" ] && kill -0 "$p" 2>/dev/null && [ "$w" -le 3000 ]; do w=$((w+1)); sleep 0.02; done
+    if [ ! -s "$pf" ] && kill -0 "$p" 2>/dev/null; then echo "$j - no pid file $pf: waited 60s or more for the process to write it (the host may be overloaded)"; else printf '%s %s %s\n' "$j" "$p" "$log"; fi
   fi
   j=$((j+1))
 done`

@@ -30,9 +30,6 @@ import (
 // a crashed instance is named in errors, and cleanup stops exactly the
 // processes recorded in the saved progress.
 
-// pingTimeout is how long deploy waits for each instance to answer PING.
-const pingTimeout = 15 * time.Second
-
 // stopGrace is how long a server gets between SIGTERM and SIGKILL.
 const stopGrace = 3 * time.Second
 
@@ -505,18 +502,10 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	if err != nil {
 		return err
 	}
-	// Wait until every instance answers; one that exits meanwhile fails
-	// the step at once, with its log.
-	return forEachInstance(p.Instances, probeConcurrency, func(k int) error {
-		inst := p.hostSide(h, k)
-		port := inst.Port
-		if err := e.waitInstance(ctx, h, t, inst, procs[k]); err != nil {
-			log, _ := t.ReadFile(ctx, path.Join(e.instanceDir(p.Group, port), "server.log"))
-			return &StepError{Host: h.Name, Cmd: e.serverCmd(h, p, port), Tail: lastLines(string(log), 10),
-				Err: fmt.Errorf("instance %s:%d on %s is not up: %w (its log is %s)", p.Group, port, h.Name, err, path.Join(e.instanceDir(p.Group, port), "server.log"))}
-		}
-		return nil
-	})
+	// Wait until every instance answers, as long as each one's start
+	// progresses; one that exits meanwhile fails the step at once, with
+	// its log (deploy_wait.go).
+	return e.awaitInstances(ctx, h, t, p, procs)
 }
 
 // portFree refuses instance k's port when something answers PING there
@@ -649,39 +638,6 @@ func lastLines(s string, n int) []string {
 	return ls
 }
 
-// waitInstance waits until an instance answers PING, checking between
-// tries that its process still runs.
-func (e *Engine) waitInstance(ctx context.Context, h hostRef, t runner.Target, inst Instance, proc runner.Proc) error {
-	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	var last error
-	for try := 0; ; try++ {
-		if last = e.pingOnce(ctx, h, t, inst); last == nil {
-			return nil
-		}
-		if try%5 == 4 && !alive(ctx, t, proc) {
-			return fmt.Errorf("the server process (pid %d) exited", proc.PID)
-		}
-		select {
-		case <-ctx.Done():
-			if !alive(context.WithoutCancel(ctx), t, proc) {
-				return fmt.Errorf("the server process (pid %d) exited", proc.PID)
-			}
-			return fmt.Errorf("no answer to PING within %s: %w", pingTimeout, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// alive reports whether a started process still runs (true when it cannot
-// tell).
-func alive(ctx context.Context, t runner.Target, p runner.Proc) bool {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	res, err := t.Run(ctx, runner.Command{Cmd: "kill -0 " + strconv.Itoa(p.PID), Sudo: p.Sudo})
-	return err != nil || res.ExitCode == 0
-}
-
 // contextDialer is implemented by targets that can open connections from
 // the host's side (SSH direct-tcpip), so PING reaches servers bound to the
 // host's loopback without a command (a dpulab bench process) per try:
@@ -691,11 +647,12 @@ type contextDialer interface {
 }
 
 // ping checks that an instance answers PING with PONG, from the host's own
-// side (its loopback). With wait it retries until pingTimeout.
+// side (its loopback). With wait it retries until it answers, ctx ends or
+// deploy's overall wait limit passes.
 func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Instance, wait bool) error {
 	if wait {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, pingTimeout)
+		ctx, cancel = context.WithTimeout(ctx, e.waitLimits().Max)
 		defer cancel()
 	}
 	var last error
@@ -713,25 +670,26 @@ func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Inst
 }
 
 func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
+	var conn net.Conn
+	var err error
 	if inst.NetNS != "" {
 		// Inside a namespace: only a process there can dial it.
 		return e.pingByCommand(ctx, h, t, inst)
-	}
-	var conn net.Conn
-	var err error
-	switch d := t.(type) {
-	case contextDialer:
-		conn, err = d.DialContext(ctx, "tcp", inst.Address)
-		if err != nil && runner.ForwardingRefused(err) {
-			// The host's sshd forbids forwarding: ask the host.
-			return e.pingByCommand(ctx, h, t, inst)
+	} else {
+		switch d := t.(type) {
+		case contextDialer:
+			conn, err = d.DialContext(ctx, "tcp", inst.Address)
+			if err != nil && runner.ForwardingRefused(err) {
+				// The host's sshd forbids forwarding: ask the host.
+				return e.pingByCommand(ctx, h, t, inst)
+			}
+		default:
+			if !h.Local {
+				return e.pingByCommand(ctx, h, t, inst)
+			}
+			var nd net.Dialer
+			conn, err = nd.DialContext(ctx, "tcp", inst.Address)
 		}
-	default:
-		if !h.Local {
-			return e.pingByCommand(ctx, h, t, inst)
-		}
-		var nd net.Dialer
-		conn, err = nd.DialContext(ctx, "tcp", inst.Address)
 	}
 	if err != nil {
 		return err
@@ -770,7 +728,13 @@ func (e *Engine) pingByCommand(ctx context.Context, h hostRef, t runner.Target, 
 		cmd = "IFS= read -r " + bench.PasswordEnv + " && export " + bench.PasswordEnv + " && " + cmd
 		stdin = []byte(pw + "\n")
 	}
-	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Timeout: 10 * time.Second})
+	// The caller's deadline bounds the try (a saturated host may need
+	// many seconds just to start the bench); 10 s when it has none.
+	var limit time.Duration
+	if _, ok := ctx.Deadline(); !ok {
+		limit = 10 * time.Second
+	}
+	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Timeout: limit})
 	if err != nil {
 		return err
 	}
@@ -820,26 +784,29 @@ func (e *Engine) stopProcs(ctx context.Context, match func(runner.Proc) bool, ma
 	if len(stop) == 0 {
 		return nil
 	}
+	// One stop per host for all its processes (runner.StopAll: a few
+	// commands, not one session per server), the hosts in parallel.
+	byHost := map[string][]runner.Proc{}
+	var hosts []string
+	for _, p := range stop {
+		if _, ok := byHost[p.Host]; !ok {
+			hosts = append(hosts, p.Host)
+		}
+		byHost[p.Host] = append(byHost[p.Host], p)
+	}
 	var errs []error
 	var failed []runner.Proc
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, p := range stop {
+	for _, host := range hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t, err := e.hosts.target(ctx, p.Host)
-			if err == nil {
-				err = t.Stop(ctx, p, stopGrace)
-			}
+			herrs, hfailed := e.stopOnHost(ctx, host, byHost[host])
 			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("stop %s (pid %d) on %s: %w", p.Name, p.PID, p.Host, err))
-				failed = append(failed, p)
-				return
-			}
-			e.opts.Emit(Output{Line: runner.Line{Host: p.Host, Text: fmt.Sprintf("stopped %s (pid %d)", p.Name, p.PID), Time: time.Now()}})
+			errs = append(errs, herrs...)
+			failed = append(failed, hfailed...)
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()

@@ -83,8 +83,11 @@
 // hosts in milliseconds, beside the tests that run real processes and sshd.
 //   - deploy starts one `dpulab server` process per instance (its own
 //     config, log and pid), up to four at a time per host, refuses a port
-//     where something already answers, and fails at once, with the server's
-//     log, when an instance exits or does not answer PING within 15 s.
+//     where something already answers, and waits for PING as long as each
+//     server's process lives and its start progresses (CPU time, log),
+//     within minutes (deploy_wait.go): an instance that exits fails the
+//     step at once, with its log; one that gives up says what it waited
+//     for and the host's load average.
 //   - bench and compare run `dpulab bench --json` on the first host of the
 //     step's role and `dpulab sample` on the server hosts (loopback traffic
 //     for a lab on this machine), wait for the samplers' first numbers, and

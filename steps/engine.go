@@ -152,6 +152,9 @@ type Engine struct {
 	rehearsalNotes []string
 	// vc is the run's vCenter session (steps/vsphere.go).
 	vc vcenterConn
+	// deployWait bounds deploy's wait for its servers (deploy_wait.go);
+	// zero for the defaults, shorter in tests.
+	deployWait waitLimits
 }
 
 // StepError is why a step failed: the host and command that failed, and
