@@ -2,10 +2,12 @@ package labs
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -99,6 +101,12 @@ func TestRenderedValuesArriveExactlyInEveryContext(t *testing.T) {
 	}
 	for _, sh := range shells(t) {
 		for _, c := range contexts {
+			// Render every value first, then run them all in one shell
+			// for this context (runBatch): a shell per value made this
+			// test fork hundreds of shells.
+			type tc struct{ v, cmd, want, skipWhy string }
+			var cases []tc
+			var cmds []string
 			for _, v := range hostileValues {
 				if c.skip != nil && c.skip(v) {
 					continue
@@ -107,36 +115,112 @@ func TestRenderedValuesArriveExactlyInEveryContext(t *testing.T) {
 				if c.want != nil {
 					want = c.want(v)
 				}
-				t.Run(sh+"/"+c.name+"/"+v, func(t *testing.T) {
-					cmd, err := RenderCommand(c.tmpl, Data(map[string]string{"v": v}, nil))
-					if err != nil {
-						// The two refusals a plain context may give: bytes
-						// that are not UTF-8 where backslashes escape, and a
-						// value that would end a here-document.
-						if !utf8.ValidString(v) && strings.Contains(err.Error(), "UTF-8") ||
-							strings.HasPrefix(v, "EOF") && strings.Contains(c.tmpl, "EOF") && strings.Contains(err.Error(), "here-document") {
-							return
-						}
-						t.Fatalf("render: %v", err)
+				cmd, err := RenderCommand(c.tmpl, Data(map[string]string{"v": v}, nil))
+				if err != nil {
+					// The two refusals a plain context may give: bytes
+					// that are not UTF-8 where backslashes escape, and a
+					// value that would end a here-document.
+					if !utf8.ValidString(v) && strings.Contains(err.Error(), "UTF-8") ||
+						strings.HasPrefix(v, "EOF") && strings.Contains(c.tmpl, "EOF") && strings.Contains(err.Error(), "here-document") {
+						cases = append(cases, tc{v: v, skipWhy: "refused: " + err.Error()})
+						continue
 					}
-					dir := t.TempDir()
-					var out, stderr bytes.Buffer
-					run := exec.Command(sh, "-c", cmd)
-					run.Dir, run.Stdout, run.Stderr = dir, &out, &stderr
-					if err := run.Run(); err != nil {
-						t.Fatalf("%s -c %q: %v\n%s", sh, cmd, err, stderr.String())
+					t.Errorf("%s/%s/%q: render: %v", sh, c.name, v, err)
+					continue
+				}
+				cases = append(cases, tc{v: v, cmd: cmd, want: want})
+				cmds = append(cmds, cmd)
+			}
+			runs := runBatch(t, sh, cmds, false)
+			for _, k := range cases {
+				if k.skipWhy != "" {
+					continue
+				}
+				r := runs[0]
+				runs = runs[1:]
+				t.Run(sh+"/"+c.name+"/"+k.v, func(t *testing.T) {
+					if r.code != 0 {
+						t.Fatalf("%s -c %q: exit status %d\n%s", sh, k.cmd, r.code, r.stderr)
 					}
-					if out.String() != want {
-						t.Errorf("command %q printed %q, want %q", cmd, out.String(), want)
+					if r.stdout != k.want {
+						t.Errorf("command %q printed %q, want %q", k.cmd, r.stdout, k.want)
 					}
-					if ents, _ := os.ReadDir(dir); len(ents) > 0 {
-						t.Errorf("command %q created %s: the value ran", cmd, ents[0].Name())
+					if len(r.created) > 0 {
+						t.Errorf("command %q created %s: the value ran", k.cmd, r.created[0])
 					}
 				})
 			}
 		}
 	}
 }
+
+// shellRun is what one command of a batch did.
+type shellRun struct {
+	stdout, stderr string
+	code           int
+	// created lists what the command left in its own empty directory.
+	created []string
+}
+
+// runBatch runs each command as `sh -c` would, but all of them in one
+// shell, with no process of its own per command (so a context whose
+// command is all builtins forks nothing): each through eval of its exact
+// bytes (single-quoted, so the outer shell passes them through untouched
+// and eval parses them as -c would), in an empty directory of its own,
+// with its stdout, stderr and exit status sent to files of its own. A
+// command whose quoting broke shows as its own output or a file in its
+// directory; one that stops the shell (dash leaves on a syntax error in
+// eval) leaves the rest without an exit status, which fails the test.
+// combined sends stderr to stdout.
+func runBatch(t *testing.T, sh string, cmds []string, combined bool) []shellRun {
+	t.Helper()
+	base := t.TempDir()
+	var script strings.Builder
+	for i, cmd := range cmds {
+		d := filepath.Join(base, "d"+strconv.Itoa(i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := func(s string) string { return sq(filepath.Join(base, s+strconv.Itoa(i))) }
+		errTo := "2>" + f("e")
+		if combined {
+			errTo = "2>&1"
+		}
+		fmt.Fprintf(&script, "cd %s || exit 97\n{ eval %s\n} >%s %s </dev/null\necho $? >%s\n", sq(d), sq(cmd), f("o"), errTo, f("c"))
+	}
+	var stderr bytes.Buffer
+	run := exec.Command(sh, "-c", script.String())
+	run.Dir, run.Stderr = base, &stderr
+	if err := run.Run(); err != nil {
+		t.Fatalf("%s running the batch: %v\n%s", sh, err, stderr.String())
+	}
+	read := func(name string, i int) string {
+		b, err := os.ReadFile(filepath.Join(base, name+strconv.Itoa(i)))
+		if err != nil && !(combined && name == "e") {
+			t.Fatalf("%s: command %d (%q) left no %s: the batch broke off: %v\n%s", sh, i, cmds[i], name, err, stderr.String())
+		}
+		return string(b)
+	}
+	runs := make([]shellRun, len(cmds))
+	for i := range cmds {
+		r := &runs[i]
+		r.stdout, r.stderr = read("o", i), read("e", i)
+		code, err := strconv.Atoi(strings.TrimSpace(read("c", i)))
+		if err != nil {
+			t.Fatalf("%s: command %d (%q): exit status %q", sh, i, cmds[i], read("c", i))
+		}
+		r.code = code
+		ents, _ := os.ReadDir(filepath.Join(base, "d"+strconv.Itoa(i)))
+		for _, e := range ents {
+			r.created = append(r.created, e.Name())
+		}
+	}
+	return runs
+}
+
+// sq single-quotes s for sh: every byte inside single quotes is literal
+// but the quote itself, which closes the quotes, is escaped and reopens them.
+func sq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // TestRenderRefusesUnsafeContexts: where no quoting makes a value safe,
 // the render fails with what to write instead, whatever the value (a safe
@@ -319,7 +403,11 @@ func TestRandomValuesArriveExactly(t *testing.T) {
 	}
 	sh := shells(t)
 	r := rand.New(rand.NewSource(1))
-	dir := t.TempDir()
+	// The same 400 values as one shell per value ran, drawn in the same
+	// order; then one shell per shell and context runs its share
+	// (runBatch).
+	type tc struct{ v, cmd, want string }
+	byContext := make([][]tc, len(contexts))
 	for i := 0; i < 400; i++ {
 		b := make([]byte, 1+r.Intn(12))
 		for k := range b {
@@ -333,17 +421,52 @@ func TestRandomValuesArriveExactly(t *testing.T) {
 			}
 			t.Fatalf("%q with %q: %v", c.tmpl, v, err)
 		}
-		for _, s := range sh {
-			var out bytes.Buffer
-			run := exec.Command(s, "-c", cmd)
-			run.Dir, run.Stdout, run.Stderr = dir, &out, &out
-			_ = run.Run()
-			if want := c.pre + v + c.post; out.String() != want {
-				t.Errorf("%s -c %q printed %q, want %q", s, cmd, out.String(), want)
+		byContext[i%len(contexts)] = append(byContext[i%len(contexts)], tc{v, cmd, c.pre + v + c.post})
+	}
+	for _, s := range sh {
+		for _, cases := range byContext {
+			cmds := make([]string, len(cases))
+			for i, k := range cases {
+				cmds[i] = k.cmd
 			}
-			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
-				t.Fatalf("%s -c %q created %s", s, cmd, ents[0].Name())
+			for i, run := range runBatch(t, s, cmds, true) {
+				k := cases[i]
+				if run.stdout != k.want {
+					t.Errorf("%s -c %q printed %q, want %q", s, k.cmd, run.stdout, k.want)
+				}
+				if len(run.created) > 0 {
+					t.Fatalf("%s -c %q created %s", s, k.cmd, run.created[0])
+				}
 			}
+		}
+	}
+}
+
+// TestRunBatchSeesWhatEachCommandDid: the batch keeps each command's
+// output, exit status and files apart, so a value that broke out shows
+// against that value, in every shell.
+func TestRunBatchSeesWhatEachCommandDid(t *testing.T) {
+	for _, sh := range shells(t) {
+		runs := runBatch(t, sh, []string{
+			"touch X",
+			"printf 'a\\n'; printf e >&2; false",
+			"cat <<EOF\n$PWD\nEOF",
+			"printf '%s\\n' \"$(printf b)\"",
+		}, false)
+		if len(runs) != 4 {
+			t.Fatalf("%s: %d runs, want 4", sh, len(runs))
+		}
+		if got := runs[0].created; len(got) != 1 || got[0] != "X" || runs[0].code != 0 {
+			t.Errorf("%s: touch X: created %v, status %d; want [X], 0", sh, got, runs[0].code)
+		}
+		if r := runs[1]; r.stdout != "a\n" || r.stderr != "e" || r.code != 1 || len(r.created) != 0 {
+			t.Errorf("%s: got %+v; want stdout a, stderr e, status 1, nothing created", sh, r)
+		}
+		if r := runs[2]; !strings.HasSuffix(r.stdout, "/d2\n") || len(runs[1].created) != 0 {
+			t.Errorf("%s: here-document printed %q; want the command's own directory d2", sh, r.stdout)
+		}
+		if r := runs[3]; r.stdout != "b\n" || r.code != 0 {
+			t.Errorf("%s: command substitution printed %q, status %d; want b, 0", sh, r.stdout, r.code)
 		}
 	}
 }

@@ -11,9 +11,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 )
 
@@ -22,7 +19,9 @@ const LocalName = "local"
 
 // Local runs commands on this machine with os/exec and `sh -c`. Each Run
 // gets its own process group (Setpgid) so that cancelling kills the command
-// and everything it started.
+// and everything it started. Linux and macOS only: on Windows every command
+// fails with errLocalUnsupported (local_windows.go), and labs reach their
+// hosts over SSH.
 type Local struct {
 	name     string
 	p        Prompter
@@ -77,6 +76,9 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
+	if err := localSupported(); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("run on %s: %w", l.name, err)
+	}
 	start := time.Now()
 	script := c.Cmd
 	var stdin []byte
@@ -93,7 +95,7 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	sink := newLineSink(l.name, c.Output)
 	outW, errW := sink.writer(Stdout), sink.writer(Stderr)
 	cmd := exec.Command("sh", "-c", script)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if stdin != nil || c.Stdin != nil {
 		cmd.Stdin = io.MultiReader(bytes.NewReader(stdin), bytes.NewReader(c.Stdin))
@@ -142,65 +144,13 @@ func (l *Local) Run(ctx context.Context, c Command) (Result, error) {
 	return result(-1), fmt.Errorf("run on %s: %w", l.name, err)
 }
 
-func exitStatus(ee *exec.ExitError) int {
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ee.ExitCode()
-}
-
-// killLocalGroup sends SIGTERM to the group, then SIGKILL once grace has
-// passed while any member is left.
-func killLocalGroup(pgid int, grace time.Duration, done <-chan error) {
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
-		return
-	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-		if !localGroupAlive(pgid) {
-			return
-		}
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
-// localGroupAlive reports whether group pgid has a member that is not a
-// zombie. kill(-pgid, 0) alone also counts zombies, which linger until their
-// new parent reaps them (slowly, under some container inits).
-func localGroupAlive(pgid int) bool {
-	if syscall.Kill(-pgid, 0) != nil {
-		return false
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and ')'.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			return true
-		}
-	}
-	return false
-}
-
 // simple runs a helper script to completion.
 func (l *Local) simple(ctx context.Context, script string, stdin []byte) ([]byte, []byte, int, error) {
+	if err := localSupported(); err != nil {
+		return nil, nil, -1, err
+	}
 	cmd := exec.Command("sh", "-c", script)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if stdin != nil {

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -92,7 +91,7 @@ func startProxyCommand(ctx context.Context, line, addr string) (*proxyConn, erro
 	// exec replaces the shell, as OpenSSH runs it.
 	pc.cmd = exec.Command("/bin/sh", "-c", "exec "+line)
 	pc.cmd.Stdin, pc.cmd.Stdout, pc.cmd.Stderr = inR, outW, pc.stderr
-	pc.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(pc.cmd)
 	err = pc.cmd.Start()
 	// The child holds its ends now.
 	inR.Close()
@@ -118,15 +117,15 @@ func (c *proxyConn) Close() error {
 		c.w.Close()
 		c.r.Close()
 		pgid := c.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = termGroup(pgid)
 		select {
 		case <-c.exited:
 		case <-time.After(time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			killGroupNow(pgid)
 			<-c.exited
 		}
 		// The group may outlive its leader (a child that ignored TERM).
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		killGroupNow(pgid)
 	})
 	return nil
 }

@@ -8,8 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/osproc"
 )
 
 func init() { registerGroup(registerServerCommands) }
@@ -712,13 +713,12 @@ func (s *Server) info(want map[string]bool) string {
 		kv("repl_backlog_histlen", 0)
 	}
 	if sec("cpu") {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		tv := func(t syscall.Timeval) string {
-			return fmt.Sprintf("%d.%06d", t.Sec, t.Usec)
+		user, sys, _ := osproc.CPUTime()
+		tv := func(d time.Duration) string {
+			return fmt.Sprintf("%d.%06d", d/time.Second, d%time.Second/time.Microsecond)
 		}
-		kv("used_cpu_sys", tv(ru.Stime))
-		kv("used_cpu_user", tv(ru.Utime))
+		kv("used_cpu_sys", tv(sys))
+		kv("used_cpu_user", tv(user))
 		kv("used_cpu_sys_children", "0.000000")
 		kv("used_cpu_user_children", "0.000000")
 	}

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/osproc"
 )
 
 // Two dpulab processes running the same lab would overwrite each other's
@@ -39,7 +41,7 @@ func lockLab(statePath string) error {
 	if _, ok := locks[p]; ok {
 		return nil
 	}
-	if err := os.MkdirAll(dirOf(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("create the state directory: %w", err)
 	}
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
@@ -48,7 +50,7 @@ func lockLab(statePath string) error {
 	}
 	if err := flockPatiently(f, lockPatience); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, osproc.ErrLocked) {
 			return fmt.Errorf("another dpulab is running this lab (lock %s is held): wait for it to finish, or give this run its own --state-dir", p)
 		}
 		return fmt.Errorf("lock %s: %w", p, err)
@@ -62,19 +64,10 @@ func lockLab(statePath string) error {
 func flockPatiently(f *os.File, patience time.Duration) error {
 	deadline := time.Now().Add(patience)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+		err := osproc.TryLock(f)
+		if err == nil || !errors.Is(err, osproc.ErrLocked) || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func dirOf(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[:i]
-		}
-	}
-	return "."
 }

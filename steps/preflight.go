@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/dpulab/dpulab/internal/osproc"
 )
 
 // minResultsFree is the free space a results folder needs before a run
@@ -40,9 +40,8 @@ func checkResultsDir(dir string) error {
 	if err := errors.Join(werr, cerr); err != nil {
 		return resultsDirErr(dir, err)
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err == nil {
-		if free := uint64(st.Bavail) * uint64(st.Bsize); free < minResultsFree {
+	if free, err := osproc.DiskFree(dir); err == nil {
+		if free < minResultsFree {
 			return fmt.Errorf("results folder %s: only %d KiB free on its disk (a run needs at least %d MiB): free some space or choose another folder with --results", dir, free>>10, minResultsFree>>20)
 		}
 	}
@@ -66,9 +65,9 @@ func resultsDirErr(dir string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		why = "not writable by this user"
-	case errors.Is(err, unix.EROFS):
+	case osproc.ReadOnlyFS(err):
 		why = "on a read-only file system"
-	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
+	case osproc.DiskFull(err):
 		why = "its disk is full"
 	}
 	return fmt.Errorf("results folder %s: %s (%v): choose another folder with --results, or fix it before the run measures anything", dir, why, err)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package steps
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/dpulab/dpulab/steps/results"
 
+	"github.com/dpulab/dpulab/internal/osproc"
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/labs"
 )
@@ -433,8 +436,8 @@ func TestLockWaitsOutAMomentaryHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := flockPatiently(f, 0); !errors.Is(err, syscall.EWOULDBLOCK) {
-		t.Fatalf("held lock, no patience: %v, want EWOULDBLOCK", err)
+	if err := flockPatiently(f, 0); !errors.Is(err, osproc.ErrLocked) {
+		t.Fatalf("held lock, no patience: %v, want osproc.ErrLocked", err)
 	}
 	released := make(chan struct{})
 	go func() {

@@ -5,11 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 )
 
-// build is one build of ./cmd/dpulab with a set of build tags.
+// build is one build of a main package with a set of build tags.
 type build struct {
 	once sync.Once
 	path string
@@ -40,17 +41,61 @@ func DpulabTags(t testing.TB, tags string) string {
 		builds[tags] = b
 	}
 	buildsMu.Unlock()
-	b.once.Do(func() { b.path, b.err = buildDpulab(tags) })
+	b.once.Do(func() { b.path, b.err = buildMain("dpulab", tags) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.path
 }
 
-func buildDpulab(tags string) (string, error) {
-	what := "go build ./cmd/dpulab"
+// Agent is the program lab hosts run (server, bench, sample): a build of
+// ./cmd/dpulab-agent, a fraction of the controller's size and link time,
+// for tests that only need those commands. Until that package exists it
+// is the controller, which has the same commands; the test log says so.
+func Agent(t testing.TB) string {
+	t.Helper()
+	return AgentTags(t, "")
+}
+
+// AgentTags is Agent built with -tags tags.
+func AgentTags(t testing.TB, tags string) string {
+	t.Helper()
+	if !agentExists() {
+		t.Logf("no ./cmd/dpulab-agent in this tree: using ./cmd/dpulab, which has the same server, bench and sample commands")
+		return DpulabTags(t, tags)
+	}
+	key := "agent\x00" + tags
+	buildsMu.Lock()
+	b := builds[key]
+	if b == nil {
+		b = &build{}
+		builds[key] = b
+	}
+	buildsMu.Unlock()
+	b.once.Do(func() { b.path, b.err = buildMain("dpulab-agent", tags) })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// agentExists reports whether the module holds ./cmd/dpulab-agent, found
+// from this file's place in it (internal/testpeer).
+func agentExists() bool {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(filepath.Dir(file), "..", "..", "cmd", "dpulab-agent", "main.go"))
+	return err == nil && !st.IsDir()
+}
+
+// buildMain builds ./cmd/<name> with tags into this test binary's build
+// directory.
+func buildMain(name, tags string) (string, error) {
+	what := "go build ./cmd/" + name
 	if tags != "" {
-		what = "go build -tags " + tags + " ./cmd/dpulab"
+		what = "go build -tags " + tags + " ./cmd/" + name
 	}
 	// go test puts its own GOROOT/bin first in PATH (Go 1.19+).
 	goTool, err := exec.LookPath("go")
@@ -66,19 +111,19 @@ func buildDpulab(tags string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := "dpulab"
+	file := name
 	if tags != "" {
-		name += "-" + tags
+		file += "-" + tags
 	}
-	path := filepath.Join(dir, name)
-	cmd := exec.Command(goTool, "build", "-tags", tags, "-o", path, "github.com/dpulab/dpulab/cmd/dpulab")
+	path := filepath.Join(dir, file)
+	cmd := exec.Command(goTool, "build", "-tags", tags, "-o", path, "github.com/dpulab/dpulab/cmd/"+name)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s: %v\n%s", what, err, out)
 	}
 	return path, nil
 }
 
-// RemoveBuilds deletes what Dpulab and DpulabTags built; call it from
+// RemoveBuilds deletes what Dpulab, Agent and their Tags variants built; call it from
 // TestMain.
 func RemoveBuilds() {
 	buildsMu.Lock()

@@ -29,7 +29,7 @@ func dpulabBin(t *testing.T) string {
 	if b := os.Getenv("DPULAB_TEST_BIN"); b != "" {
 		return b
 	}
-	return testpeer.Dpulab(t)
+	return testpeer.Agent(t)
 }
 
 // requireKernel skips (or, with DPULAB_REQUIRE_PEERS=1, fails) a test that

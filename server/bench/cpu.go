@@ -2,9 +2,9 @@ package bench
 
 import (
 	"os"
-	"syscall"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/osproc"
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/server/sample"
 )
@@ -49,9 +49,8 @@ type cpuReading struct {
 
 func readCPU() cpuReading {
 	r := cpuReading{wall: nanotime()}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		r.proc = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if user, sys, err := osproc.CPUTime(); err == nil {
+		r.proc = user + sys
 		r.procOK = true
 	}
 	if t, err := hostCPUTimes(); err == nil {

@@ -26,7 +26,7 @@ import (
 // simDpulab builds ./cmd/dpulab with -tags rdmasim once.
 func simDpulab(t *testing.T) string {
 	t.Helper()
-	return testpeer.DpulabTags(t, "rdmasim")
+	return testpeer.AgentTags(t, "rdmasim")
 }
 
 func TestMain(m *testing.M) {

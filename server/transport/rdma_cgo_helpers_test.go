@@ -33,7 +33,7 @@ func cgoDpulab(t *testing.T) string {
 	if p := os.Getenv("DPULAB_RDMA_BIN"); p != "" && buildTags == "rdma" {
 		return p
 	}
-	return testpeer.DpulabTags(t, buildTags)
+	return testpeer.AgentTags(t, buildTags)
 }
 
 func TestMain(m *testing.M) {

@@ -1,9 +1,9 @@
 package results
 
 import (
-	"errors"
 	"os"
-	"syscall"
+
+	"github.com/dpulab/dpulab/internal/osproc"
 )
 
 // Live reports whether the process that wrote r (WriterPID on WriterHost)
@@ -25,8 +25,7 @@ func (r *Results) liveness() (live, known bool) {
 	if h, err := os.Hostname(); err != nil || h != r.WriterHost {
 		return true, false
 	}
-	err := syscall.Kill(r.WriterPID, 0)
-	return err == nil || errors.Is(err, syscall.EPERM), true
+	return osproc.Alive(r.WriterPID), true
 }
 
 // MarkWriter records this process as the writer of a running file, or
