@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -144,7 +146,13 @@ func (f *AgentFinder) build(ctx context.Context, goTool, src string, plat Platfo
 	// Into a temporary name, renamed over: a dpulab killed mid-build, or
 	// two building at once, never leave half an agent to be uploaded.
 	tmp := out + ".tmp-" + fmt.Sprint(os.Getpid())
-	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, "./cmd/dpulab-agent")
+	args := []string{"build", "-trimpath", "-ldflags=-s -w"}
+	if controllerHasRDMA() {
+		// A controller built with RDMA gives its hosts an agent with
+		// RDMA: the pure-Go provider, which needs no cgo for any target.
+		args = append(args, "-tags", "rdma")
+	}
+	cmd := exec.CommandContext(ctx, goTool, append(args, "-o", tmp, "./cmd/dpulab-agent")...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOOS="+plat.OS, "GOARCH="+plat.Arch, "CGO_ENABLED=0", "GOFLAGS=")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -156,6 +164,21 @@ func (f *AgentFinder) build(ctx context.Context, goTool, src string, plat Platfo
 		return "", fmt.Errorf("build the dpulab agent for %s/%s: %w", plat.OS, plat.Arch, err)
 	}
 	return out, nil
+}
+
+// controllerHasRDMA reports whether this program was built with the rdma
+// tag (its build settings say so).
+func controllerHasRDMA() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, st := range bi.Settings {
+		if st.Key == "-tags" && slices.Contains(strings.Split(st.Value, ","), "rdma") {
+			return true
+		}
+	}
+	return false
 }
 
 // sourceDir is the root of the checkout this program was compiled from,

@@ -41,7 +41,15 @@ func DpulabTags(t testing.TB, tags string) string {
 		builds[tags] = b
 	}
 	buildsMu.Unlock()
-	b.once.Do(func() { b.path, b.err = buildMain("dpulab", tags) })
+	b.once.Do(func() {
+		b.path, b.err = buildMain("dpulab", tags)
+		if b.err == nil && agentExists() {
+			// The agent the controller uploads to SSH hosts, next to it
+			// where it looks first (runner.AgentFinder): built here once,
+			// not from source by every run a test starts.
+			b.err = buildMainAs("dpulab-agent", tags, filepath.Join(filepath.Dir(b.path), "dpulab-agent-"+runtime.GOOS+"-"+runtime.GOARCH))
+		}
+	})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
@@ -93,15 +101,7 @@ func agentExists() bool {
 // buildMain builds ./cmd/<name> with tags into this test binary's build
 // directory.
 func buildMain(name, tags string) (string, error) {
-	what := "go build ./cmd/" + name
-	if tags != "" {
-		what = "go build -tags " + tags + " ./cmd/" + name
-	}
-	// go test puts its own GOROOT/bin first in PATH (Go 1.19+).
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
-	}
+	var err error
 	buildsMu.Lock()
 	if buildDir == "" {
 		buildDir, err = os.MkdirTemp("", "dpulab-test-build-")
@@ -113,14 +113,36 @@ func buildMain(name, tags string) (string, error) {
 	}
 	file := name
 	if tags != "" {
-		file += "-" + tags
+		// Each tag set in a directory of its own, where the controller
+		// and the agent built with those tags sit side by side.
+		dir = filepath.Join(dir, "tags-"+tags)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
 	}
 	path := filepath.Join(dir, file)
-	cmd := exec.Command(goTool, "build", "-tags", tags, "-o", path, "github.com/dpulab/dpulab/cmd/"+name)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", what, err, out)
+	if err := buildMainAs(name, tags, path); err != nil {
+		return "", err
 	}
 	return path, nil
+}
+
+// buildMainAs builds ./cmd/<name> with tags into path.
+func buildMainAs(name, tags, path string) error {
+	what := "go build ./cmd/" + name
+	if tags != "" {
+		what = "go build -tags " + tags + " ./cmd/" + name
+	}
+	// go test puts its own GOROOT/bin first in PATH (Go 1.19+).
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	cmd := exec.Command(goTool, "build", "-tags", tags, "-o", path, "github.com/dpulab/dpulab/cmd/"+name)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", what, err, out)
+	}
+	return nil
 }
 
 // RemoveBuilds deletes what Dpulab, Agent and their Tags variants built; call it from

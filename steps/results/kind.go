@@ -47,21 +47,15 @@ func RunKind(r *Results) string {
 // RunKindShort is RunKind in one word for narrow places (a title bar, a
 // compare table's caption): "REHEARSAL", "EMULATION", "SOFTWARE RDMA",
 // several joined by "+", or "".
-func RunKindShort(r *Results) string {
+func RunKindShort(r *Results) string { return runFigures(r).Short() }
+
+// runFigures is what r's figures are taken as a whole: the labels of
+// every variant at once (Results.Emulation is set when any variant was).
+func runFigures(r *Results) Figures {
 	if r == nil {
-		return ""
+		return Figures{}
 	}
-	var parts []string
-	if r.Rehearsal {
-		parts = append(parts, "REHEARSAL")
-	}
-	if r.Emulation != "" {
-		parts = append(parts, "EMULATION")
-	}
-	if r.SoftwareRDMA != "" {
-		parts = append(parts, SoftwareRDMAShort)
-	}
-	return strings.Join(parts, "+")
+	return Figures{Rehearsal: r.Rehearsal, Emulation: r.Emulation, SoftwareRDMA: r.SoftwareRDMA}
 }
 
 // SoftwareRDMAShort is a software RDMA run's label in narrow places.
@@ -88,12 +82,7 @@ func softwareRDMAWhat(devs string) string {
 // RunKindTitle is the run's label for a chart's title, which may leave
 // its page (a PNG on a slide): RunKindShort with the software RDMA label
 // in full, or "".
-func RunKindTitle(r *Results) string {
-	if r == nil || r.SoftwareRDMA == "" {
-		return RunKindShort(r)
-	}
-	return strings.Replace(RunKindShort(r), SoftwareRDMAShort, SoftwareRDMALabel(r.SoftwareRDMA), 1)
-}
+func RunKindTitle(r *Results) string { return runFigures(r).Title() }
 
 // Measured reports whether r's numbers are measurements of what its lab
 // is about: false for a rehearsal, an emulation or software RDMA, whose
