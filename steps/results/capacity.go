@@ -278,10 +278,10 @@ func capacitySeries(r *Results, c *Compare, obj string) (xs []string, series [][
 			}
 		}
 		series = append(series, capped)
-		legends = append(legends, legendLabel(r, &v)+" at "+obj)
+		legends = append(legends, LegendLabel(r, &v)+" at "+obj)
 		if anyFlat {
 			series = append(series, flat)
-			legends = append(legends, legendLabel(r, &v)+" flat out")
+			legends = append(legends, LegendLabel(r, &v)+" flat out")
 		}
 	}
 	return order, series, legends
@@ -311,8 +311,8 @@ func capacityChart(r *Results, c *Compare) (ReportChart, bool) {
 	minProbes, maxProbes := math.MaxInt, 0
 	var notes []string
 	for vi, v := range c.Variants {
-		capped := svgchart.Series{Label: clean(legendLabel(r, &c.Variants[vi]) + " at " + obj)}
-		flat := svgchart.Series{Label: clean(legendLabel(r, &c.Variants[vi]) + " flat out")}
+		capped := svgchart.Series{Label: clean(LegendLabel(r, &c.Variants[vi]) + " at " + obj)}
+		flat := svgchart.Series{Label: clean(LegendLabel(r, &c.Variants[vi]) + " flat out")}
 		for _, p := range v.Points {
 			x := xs[p.Value]
 			if p.Capacity != nil {

@@ -26,7 +26,7 @@ func renderCharts(b *strings.Builder, r *Results, c *Compare) {
 	// the chart's are (a chart is copied out of its report alone).
 	labels := make([]string, len(c.Variants))
 	for i := range c.Variants {
-		labels[i] = legendLabel(r, &c.Variants[i])
+		labels[i] = LegendLabel(r, &c.Variants[i])
 	}
 	kind := CompareFigures(r, c).Title()
 	if kind != "" {

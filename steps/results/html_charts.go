@@ -61,7 +61,7 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 			}
 			ch := svgchart.Chart{Title: "mean " + clean(m.Label) + " against " + clean(c.Sweep), XLabel: clean(c.Sweep), YLabel: axisLabel(m), XTicks: ticks}
 			for vi, v := range c.Variants {
-				s := svgchart.Series{Label: clean(legendLabel(r, &c.Variants[vi]))}
+				s := svgchart.Series{Label: clean(LegendLabel(r, &c.Variants[vi]))}
 				for _, p := range v.Points {
 					s.X = append(s.X, xs[p.Value])
 					s.Y = append(s.Y, SweepValue(m, p.Stats))
@@ -98,7 +98,7 @@ func ReportCharts(r *Results, c *Compare) []ReportChart {
 		}
 		ch := svgchart.Chart{Title: title + ")", XLabel: "time since the measured part began (s)", YLabel: axisLabel(m)}
 		for vi, v := range c.Variants {
-			s := svgchart.Series{Label: clean(legendLabel(r, &c.Variants[vi]))}
+			s := svgchart.Series{Label: clean(LegendLabel(r, &c.Variants[vi]))}
 			var runs []RunResult
 			for _, p := range v.Points {
 				if ok && p.Value == at {

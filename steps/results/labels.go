@@ -145,9 +145,9 @@ func rowLabel(r *Results, c *Compare, v *VariantResult) string {
 	return v.Label
 }
 
-// legendLabel is a chart series' legend for variant v: its figures' tag
+// LegendLabel is a chart series' legend for variant v: its figures' tag
 // first ("[EMULATION] host does it all"), so a legend cut to fit keeps it.
-func legendLabel(r *Results, v *VariantResult) string {
+func LegendLabel(r *Results, v *VariantResult) string {
 	return VariantFigures(r, v).Tag() + v.Label
 }
 

@@ -48,8 +48,10 @@ func heights(h, n, first, rest, extra int) []int {
 func (m *Model) chartsView(c *results.Compare, h int) string {
 	metrics := plotted(results.PlotPerSecond)
 	var legends []string
-	for _, v := range c.Variants {
-		legends = append(legends, v.Label)
+	for i := range c.Variants {
+		// Each series says what its figures are (an emulated one is
+		// tagged [EMULATION]), as the reports' legends do.
+		legends = append(legends, results.LegendLabel(m.res, &c.Variants[i]))
 	}
 	head := "per-second series, run 1"
 	if l := pointLabel(c, m.point); l != "" {
@@ -91,8 +93,10 @@ func (m *Model) sweepView(c *results.Compare, h int) string {
 		return st.Muted.Width(max(m.Width, 20)).Render("This compare has no sweep: the sweep chart needs results at two or more values of one variable (e.g. instances 10..80).")
 	}
 	var legends []string
-	for _, v := range c.Variants {
-		legends = append(legends, v.Label)
+	for i := range c.Variants {
+		// Each series says what its figures are (an emulated one is
+		// tagged [EMULATION]), as the reports' legends do.
+		legends = append(legends, results.LegendLabel(m.res, &c.Variants[i]))
 	}
 	var vals []string
 	for _, p := range c.Variants[0].Points {

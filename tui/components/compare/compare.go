@@ -195,7 +195,7 @@ func (m *Model) View() string {
 	// The title gives way to the tabs when space is short.
 	titleW := max(m.Width-ansi.StringWidth(right)-2, 10)
 	title := st.Title.Render("Compare: " + orStep(c))
-	if k := results.RunKindTitle(m.res); k != "" {
+	if k := results.CompareFigures(m.res, c).Title(); k != "" {
 		// What every figure below is, before the title gives way.
 		title = st.Error.Render(k) + " " + title
 	}
