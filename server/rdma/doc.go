@@ -65,7 +65,13 @@
 //     credits and relies on it). So the receiver sends UCAck (opcode
 //     0x8001, ours) with its count of writes taken in, every quarter
 //     window and on a 10 ms tick, and a sender keeps at most 960 writes
-//     unacknowledged.
+//     unacknowledged. An ack is lost like any UC message, and a sender
+//     stopped at its window sends nothing that would make a new count, so
+//     the tick sends an unchanged count again after 1, 2, 4, ... ticks,
+//     eight times (TestUCLostAckRepeats: each count lost twice). A lost
+//     RegisterXferMemory is not recovered (re-sending it would restart
+//     the peer's writes at offset 0 over unread bytes): the reply that
+//     does not come, as for a lost last write.
 //
 // # Through the transport seam (issue 11)
 //
