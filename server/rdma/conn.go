@@ -47,6 +47,12 @@ const (
 	ucWindow   = RecvSlots - 64
 	ucAckEvery = ucWindow / 4
 	ucAckTick  = 10 * time.Millisecond
+	// ucAckRepeats: an ack is lost like any UC message, and a sender
+	// stopped at its window writes nothing that would make the receiver
+	// ack anew; so the tick sends an unchanged count again after 1, 2, 4,
+	// ... ticks, this many times (about 2.5 s of ticks), then rests until
+	// the count moves.
+	ucAckRepeats = 8
 )
 
 // Errors a Conn reports. They are wrapped with detail; test with
@@ -147,8 +153,10 @@ type Conn struct {
 	txLen, txOff uint32
 	txSeq        uint32
 	// UC credit: the peer's latest count of our writes taken in; the
-	// count we last acked, and last acked from the tick.
+	// count we last acked, and last acked from the tick; how often the
+	// tick has sent that count again, and the ticks since it last did.
 	ucAcked, ucAckSent, ucAckTicked uint32
+	ucAckAgain, ucAckIdle           int
 	sqDepth, sqOut, sqRun           int
 	// backlog[backPos:] is what Write accepted but could not post yet
 	// (the peer's buffer full, or not yet re-announced); progress posts
@@ -215,7 +223,8 @@ func NewConn(qp QP, cfg Config) (*Conn, error) {
 	}
 	c := &Conn{
 		qp: qp, cfg: cfg, uc: uc, sqDepth: sq,
-		readWake: make(chan struct{}, 1), writeWake: make(chan struct{}, 1),
+		ucAckAgain: ucAckRepeats, // nothing taken in yet: nothing to repeat
+		readWake:   make(chan struct{}, 1), writeWake: make(chan struct{}, 1),
 		readTimer: stoppedTimer(), writeTimer: stoppedTimer(),
 		done: make(chan struct{}),
 	}
@@ -290,11 +299,8 @@ func (c *Conn) run() {
 						c.count(func(k *Counters) { k.KeepalivesSent.Add(1) })
 					}
 				}
-				// An ack can be lost too (UC): what the threshold did not
-				// ack, or acked into the void, goes again once per value.
-				if c.uc && c.err == nil && c.rxSeq != c.ucAckTicked {
-					c.ucAckTicked = c.rxSeq
-					if err := c.sendAck(); err != nil {
+				if c.uc && c.err == nil {
+					if err := c.tickAck(); err != nil {
 						c.fail(err)
 					}
 				}
@@ -614,6 +620,27 @@ func (c *Conn) peerBuffer(m Msg) error {
 	c.txReady = true
 	wake(c.writeWake)
 	return nil
+}
+
+// tickAck is the tick's UC ack. An ack can be lost too: what the
+// threshold did not ack, or acked into the void, goes on the next tick;
+// a count that has not moved goes again after 1, 2, 4, ... ticks,
+// ucAckRepeats times, since two losses in a row would otherwise leave a
+// sender at its window waiting for good (the peer ignores a count it
+// has). c.mu is held.
+func (c *Conn) tickAck() error {
+	if c.rxSeq != c.ucAckTicked {
+		c.ucAckTicked, c.ucAckAgain, c.ucAckIdle = c.rxSeq, 0, 0
+		return c.sendAck()
+	}
+	if c.ucAckAgain >= ucAckRepeats {
+		return nil
+	}
+	if c.ucAckIdle++; c.ucAckIdle < 1<<c.ucAckAgain {
+		return nil
+	}
+	c.ucAckAgain, c.ucAckIdle = c.ucAckAgain+1, 0
+	return c.sendAck()
 }
 
 // sendAck gives a UC peer credit for the writes taken in so far.

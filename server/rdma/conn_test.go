@@ -668,6 +668,84 @@ func TestUCLostAcks(t *testing.T) {
 	}
 }
 
+// TestUCLostAckRepeats: every UC ack value is lost the first two times
+// it goes out (the threshold's send and the tick's, or two ticks), as two
+// losses in a row on a loaded wire do. The sender, stopped at its window
+// with everything it wrote taken in, sees no more traffic that would make
+// the receiver ack anew: only a receiver that sends an unchanged count
+// again gets it going. The read deadline is a backstop against a hang,
+// not a timing assertion.
+func TestUCLostAckRepeats(t *testing.T) {
+	f := NewFabric()
+	l := f.Pair(UC, FabricOptions{})
+	var mu sync.Mutex
+	seen := map[uint32]int{}
+	dropped := 0
+	l.Server.SetFault(func(m Message) Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Op != OpSend || len(m.Data) < MsgSize || m.Data[0] != 0x80 || m.Data[1] != 0x01 {
+			return Fault{}
+		}
+		msg, err := ParseMsg(m.Data[:MsgSize])
+		if err != nil {
+			return Fault{}
+		}
+		if seen[msg.Count]++; seen[msg.Count] <= 2 {
+			dropped++
+			return Fault{Kind: Drop}
+		}
+		return Fault{}
+	})
+	c, err := NewConn(l.Client, Config{Role: Client, RxSize: MinRxSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewConn(l.Server, Config{Role: Server, RxSize: MinRxSize, Keepalive: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	defer s.Close()
+	l.Establish()
+	rng := rand.New(rand.NewPCG(7, 7))
+	src := make([]byte, 2*ucWindow*40)
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	go func() {
+		for p := src; len(p) > 0; p = p[40:] {
+			// One write per 40 bytes, as in TestUCLostAcks, so the
+			// window (counted in writes) binds.
+			for {
+				c.mu.Lock()
+				q := c.queued()
+				c.mu.Unlock()
+				if q == 0 {
+					break
+				}
+				time.Sleep(20 * time.Microsecond)
+			}
+			if _, err := c.Write(p[:40]); err != nil {
+				return
+			}
+		}
+	}()
+	got := make([]byte, len(src))
+	s.SetReadDeadline(time.Now().Add(time.Minute)) // a backstop: a stall shows as an error
+	if _, err := io.ReadFull(s, got); err != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%v (the client posted %d writes, %d acks dropped)", err, c.Counters().WritesOut.Load(), dropped)
+	}
+	if !bytes.Equal(got, src) {
+		t.Fatal("bytes differ")
+	}
+	if n := c.Counters().WritesOut.Load(); n < 2*ucWindow {
+		t.Fatalf("%d writes posted, want at least %d: the window was never reached", n, 2*ucWindow)
+	}
+}
+
 // TestPeerBufferResized: a peer announcing a buffer of another size (and
 // place) gets the following writes there, from offset 0, and never past
 // its end.
