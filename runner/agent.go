@@ -55,6 +55,12 @@ type AgentFinder struct {
 	// checkout this program was compiled from, when it still exists; none
 	// for a -trimpath build). "-" disables building.
 	SourceDir string
+	// NoRDMA builds the agent without the rdma transport even when the
+	// controller has it. With rdma the agent (the pure-Go provider) is
+	// linked against the host's dynamic loader, to open rdma-core at run
+	// time; without it, it is fully static (qemu-user with no sysroot of
+	// the target's libraries runs only that).
+	NoRDMA bool
 	// Notice receives what the finder did that the person should know
 	// (an agent built from source).
 	Notice func(string)
@@ -147,7 +153,7 @@ func (f *AgentFinder) build(ctx context.Context, goTool, src string, plat Platfo
 	// two building at once, never leave half an agent to be uploaded.
 	tmp := out + ".tmp-" + fmt.Sprint(os.Getpid())
 	args := []string{"build", "-trimpath", "-ldflags=-s -w"}
-	if controllerHasRDMA() {
+	if !f.NoRDMA && controllerHasRDMA() {
 		// A controller built with RDMA gives its hosts an agent with
 		// RDMA: the pure-Go provider, which needs no cgo for any target.
 		args = append(args, "-tags", "rdma")

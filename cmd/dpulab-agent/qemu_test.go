@@ -38,7 +38,7 @@ func TestArm64AgentUnderQEMU(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var notices []string
-	f := &runner.AgentFinder{Exe: filepath.Join(t.TempDir(), "dpulab"), CacheDir: t.TempDir(), Notice: func(s string) { notices = append(notices, s) }}
+	f := &runner.AgentFinder{Exe: filepath.Join(t.TempDir(), "dpulab"), CacheDir: t.TempDir(), NoRDMA: true, Notice: func(s string) { notices = append(notices, s) }}
 	agent, err := f.Find(ctx, runner.Platform{OS: "linux", Arch: "arm64"})
 	if err != nil {
 		t.Fatal(err)
