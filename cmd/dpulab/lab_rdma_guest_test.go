@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -186,10 +188,19 @@ func TestGuestLab(t *testing.T) {
 			kept[f.Tool]++
 		}
 	}
+	// perftest's own title of each tool's section of the output.
+	titles := map[string]string{"perftest ib_send_lat": "Send Latency Test", "perftest ib_write_lat": "RDMA_Write Latency Test", "perftest ib_write_bw": "RDMA_Write BW Test"}
 	for _, tool := range []string{"perftest ib_send_lat", "perftest ib_write_lat", "perftest ib_write_bw"} {
-		if kept[tool] == 0 {
-			t.Errorf("results.json keeps no figure of %s from the client: %+v", tool, r.HostFigures)
+		if kept[tool] > 0 {
+			continue
 		}
+		if perftestPrintedNoFigure(ev.output["perftest"], titles[tool]) {
+			// On a loaded TCG guest perftest can time its runs as
+			// "inf": then no figure is the right one to keep.
+			figure(t, "%s printed inf/nan (a TCG guest's clock): results.json keeps none of it, as it should", tool)
+			continue
+		}
+		t.Errorf("results.json keeps no figure of %s from the client: %+v", tool, r.HostFigures)
 	}
 	for _, f := range r.HostFigures {
 		figure(t, "%s, client host -> %s (loopback on %s): %s %.4g %s (TCG)", f.Tool, server, serverDev, f.Label, f.Value, f.Unit)
@@ -393,4 +404,29 @@ func readRunEvents(t *testing.T, r io.Reader) runEvents {
 		t.Errorf("reading the --json stream: %v", err)
 	}
 	return ev
+}
+
+// perftestPrintedNoFigure reports whether the section of perftest's output
+// headed title has a results row whose figures are all inf or nan: only
+// its first two numbers (bytes, iterations) finite.
+func perftestPrintedNoFigure(out []string, title string) bool {
+	in := false
+	for _, l := range out {
+		switch {
+		case strings.Contains(l, title):
+			in = true
+		case !in || strings.Contains(l, "#bytes"):
+		case strings.HasSuffix(strings.TrimSpace(l), " Test"):
+			return false
+		case strings.Contains(l, "inf") || strings.Contains(l, "nan"):
+			finite := 0
+			for _, f := range strings.Fields(l) {
+				if v, err := strconv.ParseFloat(f, 64); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+					finite++
+				}
+			}
+			return finite <= 2
+		}
+	}
+	return false
 }
