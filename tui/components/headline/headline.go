@@ -20,7 +20,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
@@ -339,37 +338,8 @@ func wrap(style lipgloss.Style, s string, w int) []string {
 	// The style's padding (the banner's) counts against the width.
 	inner := max(w-style.GetHorizontalFrameSize(), 10)
 	var out []string
-	for _, l := range wrapWords(s, inner) {
+	for _, l := range common.WrapWords(s, inner) {
 		out = append(out, style.Render(l))
-	}
-	return out
-}
-
-// wrapWords breaks s into lines of at most w columns at spaces only: ansi's
-// wrappers also break at hyphens, which would leave "-" at a line's end and
-// "34.0%" on the next. A word longer than a line is cut.
-func wrapWords(s string, w int) []string {
-	var out []string
-	cur := ""
-	for _, word := range strings.Fields(s) {
-		for ansi.StringWidth(word) > w {
-			if cur != "" {
-				out, cur = append(out, cur), ""
-			}
-			out = append(out, ansi.Truncate(word, w, ""))
-			word = ansi.TruncateLeft(word, w, "")
-		}
-		switch {
-		case cur == "":
-			cur = word
-		case ansi.StringWidth(cur)+1+ansi.StringWidth(word) <= w:
-			cur += " " + word
-		default:
-			out, cur = append(out, cur), word
-		}
-	}
-	if cur != "" || len(out) == 0 {
-		out = append(out, cur)
 	}
 	return out
 }

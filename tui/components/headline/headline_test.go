@@ -156,11 +156,11 @@ func TestFont(t *testing.T) {
 }
 
 func TestWrapWords(t *testing.T) {
-	got := wrapWords("~ no significant difference: -34.0%, p=0.582", 30)
+	got := common.WrapWords("~ no significant difference: -34.0%, p=0.582", 30)
 	if len(got) != 2 || got[1] != "-34.0%, p=0.582" {
 		t.Fatalf("wrapped %q: a number must not be split at its sign", got)
 	}
-	if got := wrapWords("abcdefghij", 4); strings.Join(got, "|") != "abcd|efgh|ij" {
+	if got := common.WrapWords("abcdefghij", 4); strings.Join(got, "|") != "abcd|efgh|ij" {
 		t.Fatalf("a word longer than the line is cut: %q", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/charmbracelet/bubbles/list"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dpulab/dpulab/tui/common"
 )
 
 // delegate draws a lab as its title and its description, each wrapped to
@@ -35,36 +37,7 @@ func (d *delegate) textWidth(w int) int {
 
 // lines are it's title and description lines at width w.
 func lines(it item, w int) (title, desc []string) {
-	return wrapWords(it.Title(), w), wrapWords(it.Description(), w)
-}
-
-// wrapWords breaks s into lines of at most w columns at spaces only (ansi's
-// wrappers also break after hyphens, which splits "-tags" from its dash);
-// a word wider than a line breaks where it must.
-func wrapWords(s string, w int) []string {
-	var out []string
-	cur := ""
-	for _, word := range strings.Fields(s) {
-		for ansi.StringWidth(word) > w {
-			if cur != "" {
-				out, cur = append(out, cur), ""
-			}
-			out = append(out, ansi.Truncate(word, w, ""))
-			word = ansi.TruncateLeft(word, w, "")
-		}
-		switch {
-		case cur == "":
-			cur = word
-		case ansi.StringWidth(cur)+1+ansi.StringWidth(word) <= w:
-			cur += " " + word
-		default:
-			out, cur = append(out, cur), word
-		}
-	}
-	if cur != "" {
-		out = append(out, cur)
-	}
-	return out
+	return common.WrapWords(it.Title(), w), common.WrapWords(it.Description(), w)
 }
 
 // fit sizes the items for a list of w×h holding items: the tallest one's
