@@ -1,6 +1,10 @@
 package lab
 
-import tea "github.com/charmbracelet/bubbletea"
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
+)
 
 // What a driver (booth mode) sends the page of an unattended lab. A driver
 // plays the page with nobody at the keyboard: booth mode, or the app
@@ -28,16 +32,15 @@ type (
 func (m *Model) drive(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case RunMsg:
-		return m.start(msg.Index)
+		return m.fire(runctl.Event{Kind: runctl.Run, Step: msg.Index})
 	case FinishMsg:
-		m.runAll = false
-		return m.finish()
+		return m.fire(runctl.Event{Kind: runctl.FinishAsked})
 	case CleanupMsg:
-		return m.cleanup(msg.Then)
+		return m.fire(runctl.Event{Kind: runctl.CleanupAsked, Then: msg.Then})
 	case NoteMsg:
 		m.out.AppendText(msg.Text)
 		if msg.Show {
-			m.view = ViewSteps
+			return m.fire(runctl.Event{Kind: runctl.ShowSteps})
 		}
 	case StatusMsg:
 		m.status = string(msg)
@@ -54,15 +57,6 @@ func (m *Model) drive(msg tea.Msg) tea.Cmd {
 // timeout). App.Shutdown calls it when the program ended without the page
 // cleaning up (an input error, a closed terminal).
 func (m *Model) Abort() {
-	if m.cancel != nil {
-		m.cancel()
-		m.cancel = nil
-	}
-	// Unblock the engine if it waits on a dialog: the safe answer.
-	for _, p := range m.prompts {
-		p.Answer(p.SafeAnswer(), true)
-	}
-	m.prompts = nil
-	m.form = nil
-	m.runAll = false
+	_ = m.fire(runctl.Event{Kind: runctl.Abort})
+	m.abort() // also when the page was already left
 }

@@ -5,19 +5,18 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dpulab/dpulab/steps/results"
-
 	"github.com/aymanbagabas/go-osc52/v2"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
-	"github.com/dpulab/dpulab/tui/components/prompt"
 	"github.com/dpulab/dpulab/tui/keymap"
+	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
 )
 
 // key handles a key: an open dialog or form takes it first, then the
-// page's own bindings.
+// whole-text views, then the run control (runKey), then the page's own
+// bindings.
 func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	km := m.KeyMap
 	if p := m.Prompt(); p != nil {
@@ -41,7 +40,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		m.openReader()
 		return nil
 	}
-	if m.view == ViewSteps {
+	if m.rc.View == ViewSteps {
 		switch {
 		case key.Matches(k, km.Files):
 			m.openFiles(m.list.Selected())
@@ -51,71 +50,19 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 	}
-	if m.busy != "" {
+	if m.rc.Busy() != "" {
+		// Cleaning up or writing results: nothing else until it is done.
 		return nil
 	}
-	if m.review {
-		if cmd, done := m.reviewKey(k); done {
-			return cmd
-		}
+	if ev, ok := m.runKey(k); ok {
+		return m.fire(ev)
 	}
-	if m.view == ViewSteps && !m.review && m.isTask(m.list.Selected()) {
-		if cmd, done := m.taskKey(k, m.list.Selected()); done {
-			return cmd
-		}
-	}
-	switch {
-	case key.Matches(k, km.Quit):
-		return m.quit()
-	case key.Matches(k, km.Vars) && !m.review:
-		return m.openVars(m.list.Selected(), false)
-	case key.Matches(k, km.Dashboard):
-		m.view = toggle(m.view, ViewDashboard)
-		return nil
-	case key.Matches(k, km.Compare):
-		m.view = toggle(m.view, ViewCompare)
-		if m.view == ViewCompare && m.cmp.Results() == nil {
-			m.cmp.SetResults(m.sess.Results(), m.tco)
-		}
-		return nil
-	}
-	if m.view != ViewSteps {
-		if key.Matches(k, km.Back) {
-			m.view = ViewSteps
-			return nil
-		}
-		_, cmd := m.screens[m.view].Update(k)
+	if m.rc.View != ViewSteps {
+		_, cmd := m.screens[m.rc.View].Update(k)
 		return cmd
 	}
 	sel := m.list.Selected()
 	switch {
-	case key.Matches(k, km.Back):
-		if m.running >= 0 {
-			m.status = "a step is running: q stops it"
-			return nil
-		}
-		// Leaving the lab stops what it started; progress stays saved.
-		return m.cleanup(ThenBack)
-	case key.Matches(k, km.Run) && m.focus != PaneOutput, key.Matches(k, km.Retry):
-		return m.start(sel)
-	case key.Matches(k, km.RunAll):
-		m.runAll = true
-		return m.start(sel)
-	case key.Matches(k, km.Skip):
-		if m.running == sel {
-			m.status = "cannot skip the running step"
-			return nil
-		}
-		m.sess.Skip(sel)
-		m.list.SetStatus(sel, results.Skipped)
-		delete(m.failures, sel)
-		m.list.Select(sel + 1)
-		m.layout()
-		m.status = fmt.Sprintf("step %d skipped", sel+1)
-		if sel == len(m.list.Steps())-1 {
-			return m.finish()
-		}
-		return nil
 	case key.Matches(k, km.Next):
 		m.list.Select(sel + 1)
 		m.outHold = -1
@@ -141,50 +88,56 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-// reviewKey handles the keys that would change a finished run: R starts
-// the lab over, running or skipping says how to. done says k was used.
-func (m *Model) reviewKey(k tea.KeyMsg) (tea.Cmd, bool) {
+// runKey is the run control's event for k, if k is one of its keys: the
+// selected step's run, run all, retry, skip, shell, check and "do it for
+// me"; q, esc, R, v, and the views' d and c. On a task step in the steps
+// view, enter and t open its shell and c checks it (the compare view has
+// nothing to show before the lab's benches anyway).
+func (m *Model) runKey(k tea.KeyMsg) (runctl.Event, bool) {
 	km := m.KeyMap
+	sel := m.list.Selected()
+	ev := func(kind runctl.EventKind) (runctl.Event, bool) { return runctl.Event{Kind: kind, Step: sel}, true }
+	review := m.rc.Phase == runctl.Review
+	steps := m.rc.View == ViewSteps
+	run := key.Matches(k, km.Run) && m.focus != PaneOutput
 	switch {
-	case key.Matches(k, km.Restart):
-		id := m.info.ID
-		return func() tea.Msg { return StartOverMsg{ID: id} }, true
-	case m.view == ViewSteps && (key.Matches(k, km.Run) && m.focus != PaneOutput ||
-		key.Matches(k, km.RunAll) || key.Matches(k, km.Retry) || key.Matches(k, km.Skip) ||
-		key.Matches(k, km.Shell) || key.Matches(k, km.DoIt)):
-		m.status = m.Styles.Countdown.Render("this run is finished: R starts the lab over to run it again")
-		return nil, true
+	case review && key.Matches(k, km.Restart):
+		return ev(runctl.StartOver)
+	case steps && review && (run || key.Matches(k, km.RunAll) || key.Matches(k, km.Retry) ||
+		key.Matches(k, km.Skip) || key.Matches(k, km.Shell) || key.Matches(k, km.DoIt)):
+		return ev(runctl.Run) // refused: the run is finished
+	case steps && !review && m.isTask(sel):
+		switch {
+		case key.Matches(k, km.Shell), run:
+			return ev(runctl.OpenShell)
+		case key.Matches(k, km.RunAll):
+			// Run all from here: the shell first, then on from its check.
+			return runctl.Event{Kind: runctl.OpenShell, Step: sel, All: true}, true
+		case key.Matches(k, km.Check), key.Matches(k, km.Retry):
+			return ev(runctl.Check)
+		case key.Matches(k, km.DoIt):
+			return ev(runctl.Run)
+		}
 	}
-	return nil, false
-}
-
-func toggle(cur, v View) View {
-	if cur == v {
-		return ViewSteps
+	switch {
+	case key.Matches(k, km.Quit):
+		return ev(runctl.Quit)
+	case key.Matches(k, km.Vars) && !review:
+		return ev(runctl.OpenVars)
+	case key.Matches(k, km.Dashboard):
+		return ev(runctl.ToggleDashboard)
+	case key.Matches(k, km.Compare):
+		return ev(runctl.ToggleCompare)
+	case key.Matches(k, km.Back):
+		return ev(runctl.Back)
+	case steps && (run || key.Matches(k, km.Retry)):
+		return ev(runctl.Run)
+	case steps && key.Matches(k, km.RunAll):
+		return ev(runctl.RunAll)
+	case steps && key.Matches(k, km.Skip):
+		return ev(runctl.Skip)
 	}
-	return v
-}
-
-// quitPurpose is the page's own question when q is pressed while a step
-// runs: its buttons say what each answer does.
-var quitPurpose = prompt.Purpose{
-	Title:   "Quit while a step runs?",
-	Choices: []prompt.Choice{{Value: "yes", Label: "Quit and clean up"}, {Value: "no", Label: "Keep running"}},
-	Safe:    "no",
-}
-
-// quit asks first when a step runs; either way cleanup runs before exit.
-func (m *Model) quit() tea.Cmd {
-	if m.running < 0 {
-		return m.cleanup(ThenQuit)
-	}
-	p := prompt.NewFor(m.Common, steps.Prompt{
-		Step:    quitPromptStep,
-		Type:    steps.PromptConfirm,
-		Message: fmt.Sprintf("Step %d is still running. Quit anyway? It is stopped, then the lab's cleanup runs (servers it started are stopped). Your progress is kept.", m.running+1),
-	}, quitPurpose)
-	m.prompts = append([]*prompt.Model{p}, m.prompts...)
-	return nil
+	return runctl.Event{}, false
 }
 
 // copyCommands puts step i's commands on the terminal's clipboard with
@@ -233,20 +186,20 @@ func (m *Model) ShortHelp() []key.Binding {
 		return m.form.ShortHelp()
 	case m.reader != nil:
 		return m.reader.ShortHelp()
-	case m.view == ViewCompare && m.review:
+	case m.rc.View == ViewCompare && m.Review():
 		return append(m.compareKeys(), km.Back, km.Restart, km.Quit, km.Help)
-	case m.view == ViewCompare:
+	case m.rc.View == ViewCompare:
 		return append(m.compareKeys(), km.Back, km.Quit, km.Help)
-	case m.view == ViewDashboard:
+	case m.rc.View == ViewDashboard:
 		return []key.Binding{keymap.Relabel(km.Dashboard, "close dashboard"), km.Back, km.Compare, km.Whole, km.Quit, km.Help}
 	}
-	if m.review {
+	if m.Review() {
 		return []key.Binding{km.Restart, km.Compare, keymap.Relabel(km.NextPrev, "next/prev"), km.Whole, km.SwitchPane, km.Copy, km.Quit, km.Help}
 	}
 	// n/p's short word, so that w and v fit a 100-column footer.
 	km.NextPrev = keymap.Relabel(km.NextPrev, "next/prev")
 	sel := m.list.Selected()
-	if m.running >= 0 && steps.DescribeKind(m.list.Steps()[m.running].Kind).View == steps.ViewDashboard {
+	if r := m.rc.Running; r >= 0 && steps.DescribeKind(m.list.Steps()[r].Kind).View == steps.ViewDashboard {
 		return []key.Binding{km.Dashboard, km.NextPrev, km.Whole, km.SwitchPane, km.Quit, km.Help}
 	}
 	if m.isTask(sel) {
@@ -291,18 +244,18 @@ func (m *Model) FullHelp() [][]key.Binding {
 		return m.form.FullHelp()
 	case m.reader != nil:
 		return m.reader.FullHelp()
-	case m.view == ViewCompare:
+	case m.rc.View == ViewCompare:
 		own := m.screens[ViewCompare].FullHelp()
 		bench := []key.Binding{}
 		if len(m.compareKeys()) > len(m.screens[ViewCompare].ShortHelp()) {
 			bench = append(bench, km.NextBench)
 		}
 		page := []key.Binding{km.Compare, km.Dashboard, km.Back, km.Quit}
-		if m.review {
+		if m.Review() {
 			page = append(page, km.Restart)
 		}
 		return append(append(own, append(bench, km.Whole)), page, []key.Binding{km.ForceQuit, km.Help})
-	case m.view == ViewDashboard:
+	case m.rc.View == ViewDashboard:
 		return [][]key.Binding{
 			{keymap.Relabel(km.Dashboard, "close dashboard"), km.Back, km.Compare},
 			{km.Whole, km.Quit, km.ForceQuit, km.Help},
@@ -313,7 +266,7 @@ func (m *Model) FullHelp() [][]key.Binding {
 	run := []key.Binding{km.Run, km.RunAll, km.Retry, km.Skip, km.Vars, km.Whole, km.Copy}
 	views := []key.Binding{km.Files, km.Dashboard, km.Compare, km.Back, km.Quit, km.ForceQuit, km.Help}
 	switch {
-	case m.review:
+	case m.Review():
 		run = []key.Binding{km.Restart, km.Whole, km.Copy}
 	case m.isTask(m.list.Selected()):
 		// A task step's own keys; c checks here, so the compare view

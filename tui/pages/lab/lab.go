@@ -20,6 +20,7 @@ import (
 	"github.com/dpulab/dpulab/tui/components/prompt"
 	"github.com/dpulab/dpulab/tui/components/steplist"
 	"github.com/dpulab/dpulab/tui/components/varform"
+	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
 	"github.com/dpulab/dpulab/tui/session"
 )
 
@@ -38,14 +39,14 @@ type CleanupDoneMsg struct {
 }
 
 // AfterCleanup is what the page does once cleanup finished.
-type AfterCleanup int
+type AfterCleanup = runctl.Then
 
 // What follows a cleanup.
 const (
-	ThenStay AfterCleanup = iota
-	ThenQuit
-	ThenRestart
-	ThenBack
+	ThenStay    = runctl.ThenStay
+	ThenQuit    = runctl.ThenQuit
+	ThenRestart = runctl.ThenRestart
+	ThenBack    = runctl.ThenBack
 )
 
 // FinishedMsg says Finish wrote the results (or failed to).
@@ -83,13 +84,13 @@ const (
 )
 
 // View is what the page shows.
-type View int
+type View = runctl.View
 
 // The page's views.
 const (
-	ViewSteps View = iota
-	ViewDashboard
-	ViewCompare
+	ViewSteps     = runctl.ViewSteps
+	ViewDashboard = runctl.ViewDashboard
+	ViewCompare   = runctl.ViewCompare
 )
 
 // quitPromptStep marks the page's own "quit while running?" dialog.
@@ -126,28 +127,18 @@ type Model struct {
 	// titled with its number, until the next step has output of its own
 	// or the person moves the selection.
 	outHold int
-	// formFor is the step the form was opened at (-1: none); formRuns
-	// says submitting runs it. formOld holds the values before the form
-	// and pending what they change while the form asks to confirm.
-	formFor  int
-	formRuns bool
-	formOld  map[string]string
-	pending  impact
+	// formOld holds the values before the form and pending what they
+	// change while the form asks to confirm.
+	formOld map[string]string
+	pending impact
 
-	focus   Pane
-	view    View
-	running int // index of the running step, -1 when none
-	runAll  bool
-	// allAfter is the task step where "run all" waits for the trainee
-	// (-1: none): once it passes, the run goes on by itself.
-	allAfter int
-	varsSet  bool
-	cancel   context.CancelFunc
-	busy     string // "cleaning up", "writing results": blocks new runs
-	// leaveBy is what stops the run when the page is next left (a
-	// signal's name, set by ShutdownBy); "" reads as the key pressed.
-	leaveBy string
-	status  string
+	focus Pane
+	// rc is the run control: what runs, what may start, the view shown
+	// (package runctl decides every change of it).
+	rc runctl.State
+	// cancel stops the running step (rc.Running).
+	cancel context.CancelFunc
+	status string
 	// resultsDir is where this run's results go (lab_started), shown
 	// on the status line when nothing else is.
 	resultsDir string
@@ -169,9 +160,6 @@ type Model struct {
 	// RunMsg and FinishMsg.
 	unattended bool
 	tco        compare.TCOFunc
-	// review is set when the session shows a finished run: nothing runs,
-	// R starts the lab over.
-	review bool
 }
 
 // Options configure the page.
@@ -201,9 +189,6 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		planErr:    map[int]string{},
 		failures:   map[int]steps.StepFinished{},
 		attempts:   map[int]int{},
-		running:    -1,
-		allAfter:   -1,
-		formFor:    -1,
 		outHold:    -1,
 		tco:        opts.TCO,
 		now:        time.Now(),
@@ -223,14 +208,12 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		}
 	}
 	m.list.Select(sess.Resume())
-	if sess.Review() && !m.unattended {
-		m.review = true
+	review := sess.Review() && !m.unattended
+	// What a person comes back to a finished lab for: its compare.
+	m.rc = runctl.New(review, m.cmp.Results() != nil && len(m.cmp.Results().Benches) > 0)
+	if review {
 		m.resDir = m.info.ResultsDir
 		m.status = m.reviewStatus()
-		if m.cmp.Results() != nil && len(m.cmp.Results().Benches) > 0 {
-			// What a person comes back to a finished lab for.
-			m.view = ViewCompare
-		}
 	}
 	m.SetSize(c.Width, c.Height)
 	return m
@@ -241,7 +224,7 @@ func (m *Model) Init() tea.Cmd { return m.list.Init() }
 
 // Review reports whether the page shows a finished run (nothing runs; R
 // starts the lab over).
-func (m *Model) Review() bool { return m.review }
+func (m *Model) Review() bool { return m.rc.Phase == runctl.Review }
 
 // reviewStatus is the status line of a finished run.
 func (m *Model) reviewStatus() string {
@@ -261,10 +244,13 @@ func (m *Model) reviewStatus() string {
 func (m *Model) Session() session.Session { return m.sess }
 
 // Running is the index of the running step, -1 when none.
-func (m *Model) Running() int { return m.running }
+func (m *Model) Running() int { return m.rc.Running }
 
 // ActiveView is the view shown.
-func (m *Model) ActiveView() View { return m.view }
+func (m *Model) ActiveView() View { return m.rc.View }
+
+// RunState is the run control's state.
+func (m *Model) RunState() runctl.State { return m.rc }
 
 // Focus is the focused pane.
 func (m *Model) Focus() Pane { return m.focus }
@@ -287,7 +273,7 @@ func (m *Model) Prompt() *prompt.Model {
 func (m *Model) Prompts() []*prompt.Model { return m.prompts }
 
 // Busy says what blocks new runs ("cleaning up", "writing results"), or "".
-func (m *Model) Busy() string { return m.busy }
+func (m *Model) Busy() string { return m.rc.Busy() }
 
 // Form returns the open variables form, if any.
 func (m *Model) Form() *varform.Model { return m.form }
@@ -328,12 +314,11 @@ func (m *Model) Shutdown() tea.Cmd { return m.ShutdownBy("Ctrl+C in the TUI") }
 
 // ShutdownBy is Shutdown for what by names (a signal: "SIGTERM"), which
 // the run's results record as what interrupted it.
+//
+// While a cleanup or the writing of results runs, the quit follows once
+// it is done.
 func (m *Model) ShutdownBy(by string) tea.Cmd {
-	if m.busy != "" {
-		return nil
-	}
-	m.leaveBy = by
-	return m.cleanup(ThenQuit)
+	return m.fire(runctl.Event{Kind: runctl.Interrupt, By: by})
 }
 
 // Typing reports whether a dialog or form has the keyboard, so the root

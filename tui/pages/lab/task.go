@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/dpulab/dpulab/steps"
-	"github.com/dpulab/dpulab/steps/results"
+	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
 )
 
 // A task step is the trainee's to do, by hand, in a real shell on the
@@ -42,44 +41,17 @@ func (m *Model) isTask(i int) bool {
 // taskKind is the kind whose steps the trainee does by hand.
 const taskKind = "task"
 
-// taskKey handles the keys of a task step in the steps view; done says k
-// was used. On a task step c checks (the compare view has nothing to show
-// before the lab's benches anyway).
-func (m *Model) taskKey(k tea.KeyMsg, i int) (tea.Cmd, bool) {
-	km := m.KeyMap
-	switch {
-	case key.Matches(k, km.Shell), key.Matches(k, km.Run) && m.focus != PaneOutput:
-		return m.openShell(i), true
-	case key.Matches(k, km.RunAll):
-		// Run all from here: the shell first, then on from its check.
-		return m.openShell(i), m.setAllAfter(i)
-	case key.Matches(k, km.Check), key.Matches(k, km.Retry):
-		return m.check(i), true
-	case key.Matches(k, km.DoIt):
-		return m.start(i), true
-	}
-	return nil, false
-}
-
-// setAllAfter makes the run go on by itself once task step i passes.
-func (m *Model) setAllAfter(i int) bool {
-	m.allAfter = i
-	return true
-}
-
 // openShell hands the terminal to a shell on task step i's host.
+// (The run control decided it may open: nothing runs.)
 func (m *Model) openShell(i int) tea.Cmd {
-	if m.running >= 0 || m.busy != "" {
-		m.status = "a step is already running; wait for it or press q"
-		return nil
-	}
 	sh, err := m.sess.Shell(i)
 	if err == nil && len(sh.Argv) == 0 {
 		err = errors.New("the session gave no shell to run")
 	}
 	if err != nil {
+		cmd := m.fire(runctl.Event{Kind: runctl.ShellExited, Step: i, Shell: runctl.ShellNotRun})
 		m.status = m.Styles.Error.Render("no shell: ") + err.Error() + " · " + m.KeyMap.DoIt.Help().Key + " has dpulab do it"
-		return nil
+		return cmd
 	}
 	c := exec.Command(sh.Argv[0], sh.Argv[1:]...)
 	c.Dir = sh.Dir
@@ -103,27 +75,26 @@ func (m *Model) openShell(i int) tea.Cmd {
 // shellDone checks the work once the trainee's shell ended.
 func (m *Model) shellDone(msg ShellDoneMsg) tea.Cmd {
 	var exit *exec.ExitError
-	if msg.Err != nil && !errors.As(msg.Err, &exit) {
-		m.allAfter = -1
-		m.status = m.Styles.Error.Render("the shell could not run: ") + msg.Err.Error()
-		return nil
-	}
-	if msg.SSH && exit != nil && exit.ExitCode() == 255 {
+	ev := runctl.Event{Kind: runctl.ShellExited, Step: msg.Index}
+	why := ""
+	switch {
+	case msg.Err != nil && !errors.As(msg.Err, &exit):
+		ev.Shell = runctl.ShellNotRun
+		why = m.Styles.Error.Render("the shell could not run: ") + msg.Err.Error()
+	case msg.SSH && exit != nil && exit.ExitCode() == 255:
 		// ssh's own failure, not the trainee's work: nothing to check.
 		// (A host key accepted once only reaches ssh through the shell's
 		// temporary known_hosts file, so this is the network, the key or
 		// the login.)
-		m.status = m.Styles.Error.Render("ssh could not connect to the host (exit status 255)") +
+		ev.Shell = runctl.ShellSSHFailed
+		why = m.Styles.Error.Render("ssh could not connect to the host (exit status 255)") +
 			fmt.Sprintf(" · its message is above the TUI in the terminal; %s has dpulab do the step", m.KeyMap.DoIt.Help().Key)
-		return nil
 	}
-	return m.check(msg.Index)
-}
-
-// check runs task step i's verify only: the trainee did the work.
-func (m *Model) check(i int) tea.Cmd {
-	sess := m.sess
-	return m.begin(i, func(ctx context.Context) results.Status { return sess.CheckTask(ctx, i) })
+	cmd := m.fire(ev)
+	if why != "" {
+		m.status = why
+	}
+	return cmd
 }
 
 // bannerCmd is a command whose run starts with a few lines of ours on the

@@ -11,6 +11,7 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/varform"
+	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
 )
 
 // The variables form opens two ways: before the first step whose kind asks
@@ -22,18 +23,9 @@ import (
 // and asks before the values stay.
 
 // openVars opens the variables form from step i; run says that submitting
-// runs step i.
+// runs step i. (The run control decided it may open: the lab has
+// variables and no step runs.)
 func (m *Model) openVars(i int, run bool) tea.Cmd {
-	if len(m.sess.Variables()) == 0 {
-		m.status = "this lab has no variables"
-		return nil
-	}
-	if m.running >= 0 {
-		// The running step reads the variables; changing them under it
-		// would make its commands and the plan shown disagree.
-		m.status = "a step is running: change the variables once it ends"
-		return nil
-	}
 	title := "Variables"
 	if i >= 0 && i < len(m.list.Steps()) {
 		title += " (at step " + fmt.Sprint(i+1) + ": " + m.list.Steps()[i].Title + ")"
@@ -45,7 +37,6 @@ func (m *Model) openVars(i int, run bool) tea.Cmd {
 	if !run {
 		m.form.SetSubmit("apply")
 	}
-	m.formFor, m.formRuns = i, run
 	return m.form.Init()
 }
 
@@ -129,8 +120,8 @@ func (m *Model) formSubmitted(msg varform.SubmittedMsg) tea.Cmd {
 	m.formOld = m.currentVars()
 	before := m.planAll()
 	if err := m.sess.SetVars(msg.Vars); err != nil {
-		m.form, m.formFor, m.runAll = nil, -1, false
-		return common.ErrorCmd(fmt.Errorf("variables: %w", err))
+		m.form = nil
+		return tea.Batch(m.fire(runctl.Event{Kind: runctl.VarsFailed}), common.ErrorCmd(fmt.Errorf("variables: %w", err)))
 	}
 	im := m.impactOf(before, m.planAll())
 	if len(im.redo) > 0 && m.form != nil {
@@ -141,34 +132,27 @@ func (m *Model) formSubmitted(msg varform.SubmittedMsg) tea.Cmd {
 	return m.applied(im)
 }
 
-// formConfirmed keeps the values the person confirmed.
-func (m *Model) formConfirmed() tea.Cmd { return m.applied(m.pending) }
-
 // formBack takes the values back: the person wants to edit them again.
 func (m *Model) formBack() tea.Cmd {
 	old := m.formOld
 	m.pending = impact{}
 	if err := m.sess.SetVars(old); err != nil {
-		m.form, m.formFor, m.runAll = nil, -1, false
-		return common.ErrorCmd(fmt.Errorf("variables: restoring the previous values: %w", err))
+		m.form = nil
+		return tea.Batch(m.fire(runctl.Event{Kind: runctl.VarsFailed}), common.ErrorCmd(fmt.Errorf("variables: restoring the previous values: %w", err)))
 	}
 	return nil
 }
 
 // formCancelled closes the form; the values are the ones before it.
-func (m *Model) formCancelled() {
+func (m *Model) formCancelled() tea.Cmd {
+	var cmd tea.Cmd
 	if m.form != nil && m.form.Confirming() {
 		// Not reached through the form (esc there goes back to the
 		// fields), but an abort must not leave trial values behind.
-		_ = m.formBack()
+		cmd = m.formBack()
 	}
-	run := m.formRuns
-	m.form, m.formFor, m.formRuns, m.runAll = nil, -1, false, false
-	if run {
-		m.status = "not run: variables form cancelled"
-	} else {
-		m.status = "variables unchanged"
-	}
+	m.form = nil
+	return tea.Batch(cmd, m.fire(runctl.Event{Kind: runctl.VarsCancelled}))
 }
 
 // applied settles new values: plans are read again, done steps whose
@@ -176,9 +160,8 @@ func (m *Model) formCancelled() {
 // changed. A form opened before a step runs it, unless work before it must
 // run again first.
 func (m *Model) applied(im impact) tea.Cmd {
-	i, run := m.formFor, m.formRuns
-	m.form, m.formFor, m.formRuns, m.pending = nil, -1, false, impact{}
-	m.varsSet = true
+	runs := m.rc.VarsRuns
+	m.form, m.pending = nil, impact{}
 	// Plans depend on the variables.
 	m.plans = map[int][]steps.PlannedCommand{}
 	m.planErr = map[int]string{}
@@ -186,22 +169,21 @@ func (m *Model) applied(im impact) tea.Cmd {
 		m.list.SetStatus(r, results.Pending)
 	}
 	m.status = strings.Join(m.notes(im), " ")
+	redo := -1
 	if len(im.redo) > 0 {
-		first := slices.Min(im.redo)
-		m.runAll = false
-		m.list.Select(first)
+		redo = slices.Min(im.redo)
+	}
+	cmd := m.fire(runctl.Event{Kind: runctl.VarsApplied, Redo: redo})
+	switch {
+	case redo >= 0:
+		m.status = fmt.Sprintf("new values set · step %d runs again: enter runs it", redo+1)
+	case runs:
+	case len(im.changed) == 0:
 		m.layout()
-		m.status = fmt.Sprintf("new values set · step %d runs again: enter runs it", first+1)
-		return nil
-	}
-	if run {
-		return m.start(i)
-	}
-	m.layout()
-	if len(im.changed) == 0 {
 		m.status = "new values set · no step's commands change"
-	} else {
+	default:
+		m.layout()
 		m.status = "new values set · " + m.notes(im)[0]
 	}
-	return nil
+	return cmd
 }

@@ -279,7 +279,7 @@ func (m *Model) View() string {
 	status := m.statusLines()
 	h := m.Height - len(status)
 	var body string
-	switch m.view {
+	switch m.rc.View {
 	case ViewDashboard:
 		// The dashboard lays its charts out in the room the status line
 		// leaves (it wraps to three lines): cut at the bottom, the last
@@ -411,11 +411,11 @@ func (m *Model) statusLine() string {
 	switch {
 	case m.banner != "":
 		s = m.banner
-	case m.busy != "":
-		s = st.Countdown.Render(m.busy + "…")
-	case m.running >= 0:
-		s = st.StepRunning.Render(fmt.Sprintf("running step %d", m.running+1))
-		if m.runAll {
+	case m.rc.Busy() != "":
+		s = st.Countdown.Render(m.rc.Busy() + "…")
+	case m.rc.Running >= 0:
+		s = st.StepRunning.Render(fmt.Sprintf("running step %d", m.rc.Running+1))
+		if m.rc.All {
 			s += st.Muted.Render(" (running all)")
 		}
 		s += st.Muted.Render(" · q stops it and cleans up")
@@ -432,7 +432,7 @@ func (m *Model) statusLine() string {
 			s += st.Muted.Render(" · results: " + m.resultsDir)
 		}
 	}
-	if e := (results.Figures{Emulation: m.figures.Emulation}); m.running >= 0 && e.Short() != "" {
+	if e := (results.Figures{Emulation: m.figures.Emulation}); m.rc.Running >= 0 && e.Short() != "" {
 		// The running variant's own label (the run's rehearsal and
 		// software RDMA follow, said always): a real variant of the
 		// same lab carries none.

@@ -1,0 +1,242 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
+	"github.com/dpulab/dpulab/tui/components/prompt"
+	"github.com/dpulab/dpulab/tui/components/varform"
+	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
+)
+
+// Run control lives in package runctl: the page turns keys and messages
+// into runctl events (fire), performs the effects the machine returns
+// (perform) and words its notices (say). It keeps no flag of its own about
+// what runs.
+
+// fire hands ev to the run control and performs what follows.
+func (m *Model) fire(ev runctl.Event) tea.Cmd {
+	next, fx, n := runctl.Next(m.runLab(), m.rc, ev)
+	m.rc = next
+	m.say(n)
+	var cmds []tea.Cmd
+	for _, f := range fx {
+		cmds = append(cmds, m.perform(f))
+	}
+	return tea.Batch(cmds...)
+}
+
+// runLab is what the run control needs to know of the lab.
+func (m *Model) runLab() runctl.Lab {
+	ss := m.list.Steps()
+	l := runctl.Lab{Steps: make([]runctl.Step, len(ss)), HasVars: len(m.sess.Variables()) > 0, Unattended: m.unattended}
+	for i, s := range ss {
+		k := steps.DescribeKind(s.Kind)
+		l.Steps[i] = runctl.Step{Task: s.Kind == taskKind, AsksVars: k.AsksVars, Dashboard: k.View == steps.ViewDashboard}
+	}
+	return l
+}
+
+// perform does one effect of a transition.
+func (m *Model) perform(f runctl.Effect) tea.Cmd {
+	sess := m.sess
+	i := f.Step
+	switch f.Kind {
+	case runctl.StartStep:
+		return m.launch(i, func(ctx context.Context) results.Status { return sess.RunStep(ctx, i) })
+	case runctl.CheckStep:
+		return m.launch(i, func(ctx context.Context) results.Status { return sess.CheckTask(ctx, i) })
+	case runctl.RunShell:
+		return m.openShell(i)
+	case runctl.ShowVars:
+		return m.openVars(i, m.rc.VarsRuns)
+	case runctl.AskToQuit:
+		p := prompt.NewFor(m.Common, steps.Prompt{
+			Step:    quitPromptStep,
+			Type:    steps.PromptConfirm,
+			Message: fmt.Sprintf("Step %d is still running. Quit anyway? It is stopped, then the lab's cleanup runs (servers it started are stopped). Your progress is kept.", i+1),
+		}, quitPurpose)
+		m.prompts = append([]*prompt.Model{p}, m.prompts...)
+	case runctl.Cleanup:
+		m.abort()
+		then, by := f.Then, f.By
+		return func() tea.Msg {
+			ctx := context.Background()
+			err := sess.Cleanup(ctx)
+			msg := CleanupDoneMsg{Then: then}
+			if by != "" {
+				// The run is left: its results say it was interrupted,
+				// and by what.
+				dir, lerr := sess.Leave(ctx, by)
+				err = errors.Join(err, lerr)
+				msg.Dir = dir
+			}
+			msg.Err = err
+			return msg
+		}
+	case runctl.WriteResults:
+		return func() tea.Msg {
+			dir, err := sess.Finish(context.Background())
+			return FinishedMsg{Dir: dir, Err: err}
+		}
+	case runctl.SkipStep:
+		m.sess.Skip(i)
+		m.list.SetStatus(i, results.Skipped)
+		delete(m.failures, i)
+	case runctl.Select:
+		m.list.Select(i)
+		m.outHold = f.Hold
+		m.layout()
+	case runctl.LoadFigures:
+		m.cmp.SetResults(m.sess.Results(), m.tco)
+	case runctl.CancelStep:
+		m.abort()
+	case runctl.EmitQuit:
+		return func() tea.Msg { return QuitMsg{} }
+	case runctl.EmitBack:
+		return func() tea.Msg { return BackMsg{} }
+	case runctl.EmitRestart:
+		return func() tea.Msg { return RestartMsg{} }
+	case runctl.EmitStartOver:
+		id := m.info.ID
+		return func() tea.Msg { return StartOverMsg{ID: id} }
+	}
+	return nil
+}
+
+// launch runs step i with run (RunStep, or CheckTask for a task step the
+// trainee did by hand) in the background; StepDoneMsg follows.
+func (m *Model) launch(i int, run func(context.Context) results.Status) tea.Cmd {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	delete(m.failures, i)
+	delete(m.savedFailed, i)
+	m.list.SetStatus(i, results.Running)
+	m.list.Select(i)
+	m.outHold = -1
+	m.out.ClearStep(i)
+	m.figures = results.Figures{}
+	if steps.DescribeKind(m.list.Steps()[i].Kind).View == steps.ViewDashboard {
+		m.dash.Reset()
+	}
+	m.layout()
+	return tea.Batch(m.list.Init(), func() tea.Msg {
+		return StepDoneMsg{Index: i, Status: run(ctx)}
+	})
+}
+
+// abort stops the running step and gives every open dialog its safe
+// answer (refuse, no, cancel); the form closes.
+func (m *Model) abort() {
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	// Unblock the engine if it waits on a dialog: the safe answer.
+	for _, p := range m.prompts {
+		p.Answer(p.SafeAnswer(), true)
+	}
+	m.prompts = nil
+	m.form = nil
+}
+
+// say words a notice of the run control on the status line.
+func (m *Model) say(n runctl.Notice) {
+	km := m.KeyMap
+	switch n.Kind {
+	case runctl.Clear:
+		m.status = ""
+	case runctl.DashboardKey:
+		m.status = "d shows the live dashboard"
+	case runctl.AlreadyRunning:
+		m.status = "a step is already running; wait for it or press q"
+	case runctl.RunningNoBack:
+		m.status = "a step is running: q stops it"
+	case runctl.RunningNoSkip:
+		m.status = "cannot skip the running step"
+		if n.Step != n.Next {
+			m.status = fmt.Sprintf("step %d is running: skip once it ends", n.Next+1)
+		}
+	case runctl.RunningNoVars:
+		// The running step reads the variables; changing them under it
+		// would make its commands and the plan shown disagree.
+		m.status = "a step is running: change the variables once it ends"
+	case runctl.NoVars:
+		m.status = "this lab has no variables"
+	case runctl.StepPassed:
+		m.status = fmt.Sprintf("step %d %s · enter runs step %d", n.Step+1, n.Status, n.Next+1)
+	case runctl.TaskWaits:
+		m.status = fmt.Sprintf("step %d is yours to do: enter opens a shell, and the run goes on when your work passes its check", n.Step+1)
+	case runctl.StepInterrupted:
+		m.status = fmt.Sprintf("step %d interrupted · enter runs it again", n.Step+1)
+	case runctl.StepFailed:
+		what := fmt.Sprintf("step %d failed", n.Step+1)
+		if n.Attempt > 1 {
+			what += fmt.Sprintf(" (attempt %d)", n.Attempt)
+		}
+		switch {
+		case m.unattended:
+			m.status = m.Styles.Error.Render(what)
+		case n.Task:
+			m.status = m.Styles.Error.Render(what) + fmt.Sprintf(" · %s opens the shell again · %s checks again · %s shows how · %s does it for you",
+				km.Shell.Help().Key, km.Check.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)
+		default:
+			m.status = m.Styles.Error.Render(what) + " · r retry · s skip"
+		}
+	case runctl.Skipped:
+		m.status = fmt.Sprintf("step %d skipped", n.Step+1)
+	case runctl.RunIsFinished:
+		m.status = m.Styles.Countdown.Render("this run is finished: R starts the lab over to run it again")
+	case runctl.FormCancelled:
+		m.status = "variables unchanged"
+		if n.Runs {
+			m.status = "not run: variables form cancelled"
+		}
+	case runctl.CleanupFinished:
+		m.status = "cleanup done"
+	}
+}
+
+// quitPurpose is the page's own question when q is pressed while a step
+// runs: its buttons say what each answer does.
+var quitPurpose = prompt.Purpose{
+	Title:   "Quit while a step runs?",
+	Choices: []prompt.Choice{{Value: "yes", Label: "Quit and clean up"}, {Value: "no", Label: "Keep running"}},
+	Safe:    "no",
+}
+
+// answered drops the answered dialogs; the quit dialog's answer goes to
+// the run control.
+func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
+	kept := m.prompts[:0]
+	for _, p := range m.prompts {
+		if !p.Done() {
+			kept = append(kept, p)
+		}
+	}
+	m.prompts = kept
+	if msg.Prompt.Step != quitPromptStep {
+		return nil
+	}
+	return m.fire(runctl.Event{Kind: runctl.QuitAnswer, Yes: msg.Answer.Choice == "yes"})
+}
+
+// formEvent turns the variables form's messages into run control events.
+func (m *Model) formEvent(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case varform.SubmittedMsg:
+		return m.formSubmitted(msg)
+	case varform.ConfirmedMsg:
+		return m.applied(m.pending)
+	case varform.BackToFieldsMsg:
+		return m.formBack()
+	case varform.CancelledMsg:
+		return m.formCancelled()
+	}
+	return nil
+}
