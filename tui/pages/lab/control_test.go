@@ -1,0 +1,165 @@
+package lab
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
+	"github.com/dpulab/dpulab/tui/common"
+	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
+	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
+	"github.com/dpulab/dpulab/tui/session/sessiontest"
+)
+
+// page drives the lab page without a terminal: commands run when settle
+// is called, one at a time, and their messages go back to the page in
+// order, so a test can act between them (press a key while the results
+// are being written).
+type page struct {
+	t    *testing.T
+	m    *Model
+	cmds []tea.Cmd
+	msgs []tea.Msg
+	// root holds what the page asked of the root (QuitMsg, BackMsg…).
+	root []tea.Msg
+}
+
+func newPage(t *testing.T, f *sessiontest.Fake) *page {
+	return &page{t: t, m: New(common.NewCommon(true, 100, 30), f, Options{})}
+}
+
+func (p *page) send(msg tea.Msg) {
+	_, cmd := p.m.Update(msg)
+	p.cmds = append(p.cmds, cmd)
+}
+
+func (p *page) press(name string) { p.send(keymaptest.Msg(name)) }
+
+func (p *page) exec(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			p.exec(c)
+		}
+	case spinner.TickMsg, nil:
+		// The step list's spinner would tick forever.
+	case QuitMsg, BackMsg, RestartMsg, StartOverMsg:
+		p.root = append(p.root, msg)
+	default:
+		p.msgs = append(p.msgs, msg)
+	}
+}
+
+// settle runs commands and delivers their messages until none is left, or
+// until hold says to keep one back: it is returned, undelivered.
+func (p *page) settle(hold func(tea.Msg) bool) tea.Msg {
+	for len(p.cmds) > 0 || len(p.msgs) > 0 {
+		if len(p.msgs) > 0 {
+			msg := p.msgs[0]
+			p.msgs = p.msgs[1:]
+			if hold != nil && hold(msg) {
+				return msg
+			}
+			p.send(msg)
+			continue
+		}
+		cmd := p.cmds[0]
+		p.cmds = p.cmds[1:]
+		p.exec(cmd)
+	}
+	return nil
+}
+
+func script(done int, kinds ...string) []sessiontest.Step {
+	var ss []sessiontest.Step
+	for i, k := range kinds {
+		st := results.Pending
+		if i < done {
+			st = results.Done
+		}
+		ss = append(ss, sessiontest.Step{Info: steps.StepInfo{ID: k + string(rune('a'+i)), Title: k, Kind: k, Status: st}, Final: results.Done})
+	}
+	return ss
+}
+
+// TestResumedCompareShowsThisAttempt: a resumed run's compare view first
+// shows the results read at open (an earlier attempt's, which the compare
+// view labels); once the compare step ran again here, c shows this
+// attempt's figures, not those read at open.
+func TestResumedCompareShowsThisAttempt(t *testing.T) {
+	earlier := &results.Results{Lab: "l", RunID: "earlier", Benches: []results.Compare{{Step: "comparec"}}}
+	f := &sessiontest.Fake{Script: script(2, "read", "read", "compare", "read"), Res: earlier}
+	f.LabInfo.ID = "l"
+	p := newPage(t, f)
+	if p.m.Selected() != 2 {
+		t.Fatalf("resumed at step %d, want 3", p.m.Selected()+1)
+	}
+	p.press("c")
+	if p.m.ActiveView() != ViewCompare || p.m.Compare().Results() != earlier {
+		t.Fatalf("view %v shows %v: want the compare view with the results read at open", p.m.ActiveView(), p.m.Compare().Results())
+	}
+	p.press("esc")
+	current := &results.Results{Lab: "l", RunID: "current", Benches: []results.Compare{{Step: "comparec"}}}
+	f.Res = current // what the engine holds once this attempt's compare ran
+	p.press("enter")
+	p.settle(nil)
+	if f.Ran[0] != 2 || p.m.Running() != -1 || p.m.RunState().Phase != runctl.Idle {
+		t.Fatalf("ran %v, running %d, phase %v", f.Ran, p.m.Running(), p.m.RunState().Phase)
+	}
+	p.press("c")
+	if got := p.m.Compare().Results(); got != current {
+		t.Fatalf("compare view shows run %q after the compare ran here, want this attempt's (%q)", got.RunID, current.RunID)
+	}
+}
+
+// TestQuitRecordsTheKey: q at rest cleans up, records the run as left by
+// q (never as killed: it was left cleanly) and asks the root to quit; q
+// while a step runs asks first, and yes does the same.
+func TestQuitRecordsTheKey(t *testing.T) {
+	for _, running := range []bool{false, true} {
+		f := &sessiontest.Fake{Script: script(0, "read", "read")}
+		p := newPage(t, f)
+		if running {
+			p.press("enter") // its command waits in p.cmds: the step runs
+			p.press("q")
+			if p.m.RunState().Phase != runctl.AskQuit || p.m.Prompt() == nil {
+				t.Fatalf("q while running: phase %v, dialog %v", p.m.RunState().Phase, p.m.Prompt() != nil)
+			}
+			p.press("y")
+		} else {
+			p.press("q")
+		}
+		p.settle(nil)
+		cleaned, _ := f.Counts()
+		if cleaned != 1 || !slices.Equal(f.Left, []string{runctl.ByQuitKey}) || len(p.root) != 1 || p.root[0] != (QuitMsg{}) {
+			t.Fatalf("running=%v: cleaned %d, left by %q, root got %v", running, cleaned, f.Left, p.root)
+		}
+	}
+}
+
+// TestSignalWhileWritingResults: a signal while the results are being
+// written is not lost: once they are written the page cleans up, records
+// the signal and quits.
+func TestSignalWhileWritingResults(t *testing.T) {
+	f := &sessiontest.Fake{Script: script(0, "read")}
+	p := newPage(t, f)
+	p.press("enter")
+	held := p.settle(func(msg tea.Msg) bool { _, ok := msg.(FinishedMsg); return ok })
+	if held == nil || p.m.Busy() != "writing results" {
+		t.Fatalf("held %v, busy %q: want the results being written", held, p.m.Busy())
+	}
+	p.cmds = append(p.cmds, p.m.ShutdownBy("SIGTERM"))
+	p.send(held)
+	p.settle(nil)
+	cleaned, finished := f.Counts()
+	if finished != 1 || cleaned != 1 || !slices.Equal(f.Left, []string{"SIGTERM"}) || len(p.root) != 1 || p.root[0] != (QuitMsg{}) {
+		t.Fatalf("finished %d, cleaned %d, left by %q, root got %v", finished, cleaned, f.Left, p.root)
+	}
+}
