@@ -62,8 +62,8 @@ func boothTaskDoc(title string) string {
 
 // shownSteps is ss as the step list shows them: a booth's titles without
 // the trainee's notes.
-func (m *Model) shownSteps(ss []steps.StepInfo) []steps.StepInfo {
-	if m.unattended {
+func shownSteps(ss []steps.StepInfo, unattended bool) []steps.StepInfo {
+	if unattended {
 		return boothTitles(ss)
 	}
 	return ss

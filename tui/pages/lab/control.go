@@ -9,8 +9,8 @@ import (
 
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/steps/results"
+	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/prompt"
-	"github.com/dpulab/dpulab/tui/components/varform"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
 )
 
@@ -21,9 +21,11 @@ import (
 
 // fire hands ev to the run control and performs what follows.
 func (m *Model) fire(ev runctl.Event) tea.Cmd {
-	next, fx, n := runctl.Next(m.runLab(), m.rc, ev)
+	next, fx, n := runctl.Next(runLab(m.list.Steps(), len(m.sess.Variables()) > 0, m.unattended), m.rc, ev)
 	m.rc = next
-	m.say(n)
+	if s, ok := noticeText(m.Common, m.unattended, n); ok {
+		m.status = s
+	}
 	var cmds []tea.Cmd
 	for _, f := range fx {
 		cmds = append(cmds, m.perform(f))
@@ -32,9 +34,8 @@ func (m *Model) fire(ev runctl.Event) tea.Cmd {
 }
 
 // runLab is what the run control needs to know of the lab.
-func (m *Model) runLab() runctl.Lab {
-	ss := m.list.Steps()
-	l := runctl.Lab{Steps: make([]runctl.Step, len(ss)), HasVars: len(m.sess.Variables()) > 0, Unattended: m.unattended}
+func runLab(ss []steps.StepInfo, hasVars, unattended bool) runctl.Lab {
+	l := runctl.Lab{Steps: make([]runctl.Step, len(ss)), HasVars: hasVars, Unattended: unattended}
 	for i, s := range ss {
 		k := steps.DescribeKind(s.Kind)
 		l.Steps[i] = runctl.Step{Task: s.Kind == taskKind, AsksVars: k.AsksVars, Dashboard: k.View == steps.ViewDashboard}
@@ -145,61 +146,65 @@ func (m *Model) abort() {
 	m.form = nil
 }
 
-// say words a notice of the run control on the status line.
-func (m *Model) say(n runctl.Notice) {
-	km := m.KeyMap
+// noticeText words a notice of the run control for the status line; ok
+// false: the status line stays as it is.
+func noticeText(c common.Common, unattended bool, n runctl.Notice) (s string, ok bool) {
+	km, st := c.KeyMap, c.Styles
 	switch n.Kind {
+	case runctl.Keep, runctl.Busy:
+		return "", false
 	case runctl.Clear:
-		m.status = ""
+		s = ""
 	case runctl.DashboardKey:
-		m.status = "d shows the live dashboard"
+		s = "d shows the live dashboard"
 	case runctl.AlreadyRunning:
-		m.status = "a step is already running; wait for it or press q"
+		s = "a step is already running; wait for it or press q"
 	case runctl.RunningNoBack:
-		m.status = "a step is running: q stops it"
+		s = "a step is running: q stops it"
 	case runctl.RunningNoSkip:
-		m.status = "cannot skip the running step"
+		s = "cannot skip the running step"
 		if n.Step != n.Next {
-			m.status = fmt.Sprintf("step %d is running: skip once it ends", n.Next+1)
+			s = fmt.Sprintf("step %d is running: skip once it ends", n.Next+1)
 		}
 	case runctl.RunningNoVars:
 		// The running step reads the variables; changing them under it
 		// would make its commands and the plan shown disagree.
-		m.status = "a step is running: change the variables once it ends"
+		s = "a step is running: change the variables once it ends"
 	case runctl.NoVars:
-		m.status = "this lab has no variables"
+		s = "this lab has no variables"
 	case runctl.StepPassed:
-		m.status = fmt.Sprintf("step %d %s · enter runs step %d", n.Step+1, n.Status, n.Next+1)
+		s = fmt.Sprintf("step %d %s · enter runs step %d", n.Step+1, n.Status, n.Next+1)
 	case runctl.TaskWaits:
-		m.status = fmt.Sprintf("step %d is yours to do: enter opens a shell, and the run goes on when your work passes its check", n.Step+1)
+		s = fmt.Sprintf("step %d is yours to do: enter opens a shell, and the run goes on when your work passes its check", n.Step+1)
 	case runctl.StepInterrupted:
-		m.status = fmt.Sprintf("step %d interrupted · enter runs it again", n.Step+1)
+		s = fmt.Sprintf("step %d interrupted · enter runs it again", n.Step+1)
 	case runctl.StepFailed:
 		what := fmt.Sprintf("step %d failed", n.Step+1)
 		if n.Attempt > 1 {
 			what += fmt.Sprintf(" (attempt %d)", n.Attempt)
 		}
 		switch {
-		case m.unattended:
-			m.status = m.Styles.Error.Render(what)
+		case unattended:
+			s = st.Error.Render(what)
 		case n.Task:
-			m.status = m.Styles.Error.Render(what) + fmt.Sprintf(" · %s opens the shell again · %s checks again · %s shows how · %s does it for you",
+			s = st.Error.Render(what) + fmt.Sprintf(" · %s opens the shell again · %s checks again · %s shows how · %s does it for you",
 				km.Shell.Help().Key, km.Check.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)
 		default:
-			m.status = m.Styles.Error.Render(what) + " · r retry · s skip"
+			s = st.Error.Render(what) + " · r retry · s skip"
 		}
 	case runctl.Skipped:
-		m.status = fmt.Sprintf("step %d skipped", n.Step+1)
+		s = fmt.Sprintf("step %d skipped", n.Step+1)
 	case runctl.RunIsFinished:
-		m.status = m.Styles.Countdown.Render("this run is finished: R starts the lab over to run it again")
+		s = st.Countdown.Render("this run is finished: R starts the lab over to run it again")
 	case runctl.FormCancelled:
-		m.status = "variables unchanged"
+		s = "variables unchanged"
 		if n.Runs {
-			m.status = "not run: variables form cancelled"
+			s = "not run: variables form cancelled"
 		}
 	case runctl.CleanupFinished:
-		m.status = "cleanup done"
+		s = "cleanup done"
 	}
+	return s, true
 }
 
 // quitPurpose is the page's own question when q is pressed while a step
@@ -224,19 +229,4 @@ func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
 		return nil
 	}
 	return m.fire(runctl.Event{Kind: runctl.QuitAnswer, Yes: msg.Answer.Choice == "yes"})
-}
-
-// formEvent turns the variables form's messages into run control events.
-func (m *Model) formEvent(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case varform.SubmittedMsg:
-		return m.formSubmitted(msg)
-	case varform.ConfirmedMsg:
-		return m.applied(m.pending)
-	case varform.BackToFieldsMsg:
-		return m.formBack()
-	case varform.CancelledMsg:
-		return m.formCancelled()
-	}
-	return nil
 }

@@ -106,7 +106,7 @@ func (m *Model) runKey(k tea.KeyMsg) (runctl.Event, bool) {
 	case steps && review && (run || key.Matches(k, km.RunAll) || key.Matches(k, km.Retry) ||
 		key.Matches(k, km.Skip) || key.Matches(k, km.Shell) || key.Matches(k, km.DoIt)):
 		return ev(runctl.Run) // refused: the run is finished
-	case steps && !review && m.isTask(sel):
+	case steps && !review && isTask(m.list.Steps(), sel):
 		switch {
 		case key.Matches(k, km.Shell), run:
 			return ev(runctl.OpenShell)
@@ -202,7 +202,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	if r := m.rc.Running; r >= 0 && steps.DescribeKind(m.list.Steps()[r].Kind).View == steps.ViewDashboard {
 		return []key.Binding{km.Dashboard, km.NextPrev, km.Whole, km.SwitchPane, km.Quit, km.Help}
 	}
-	if m.isTask(sel) {
+	if isTask(m.list.Steps(), sel) {
 		// Short words, so that all four fit 80 columns.
 		return []key.Binding{keymap.Relabel(km.Shell, "shell"), keymap.Relabel(km.Check, "check"), km.ShowMe, km.DoIt, km.Skip, km.NextPrev, km.Whole, km.Quit, km.Help}
 	}
@@ -268,7 +268,7 @@ func (m *Model) FullHelp() [][]key.Binding {
 	switch {
 	case m.Review():
 		run = []key.Binding{km.Restart, km.Whole, km.Copy}
-	case m.isTask(m.list.Selected()):
+	case isTask(m.list.Steps(), m.list.Selected()):
 		// A task step's own keys; c checks here, so the compare view
 		// is not among them.
 		run = []key.Binding{keymap.Relabel(km.Shell, "open a shell (enter too)"), km.Check, km.ShowMe, km.DoIt, km.Skip, km.Vars, km.Whole}

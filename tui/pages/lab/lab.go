@@ -199,7 +199,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		m.dash.HideKeys()
 	}
 	m.initParts()
-	m.list.SetSteps(m.shownSteps(sess.Steps()))
+	m.list.SetSteps(shownSteps(sess.Steps(), m.unattended))
 	m.list.SetCannotRun(cannotRun(m.info, m.list.Steps()))
 	m.savedFailed = map[int]bool{}
 	for i, s := range m.list.Steps() {

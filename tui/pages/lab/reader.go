@@ -200,7 +200,7 @@ func (m *Model) wholeText(i int) []section {
 		out = append(out, section{secStatus, []string{ansi.Strip(m.status)}})
 	}
 	var cl []string
-	if m.isTask(i) && m.keyHints() {
+	if isTask(m.list.Steps(), i) && m.keyHints() {
 		// As the commands pane: the answer waits for show me.
 		km := m.KeyMap
 		out = append(out, section{secCommands, []string{fmt.Sprintf("(yours to do in a shell: %s opens one, %s shows the commands that do it, %s runs them for you)",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
+	"github.com/dpulab/dpulab/tui/styles"
 )
 
 // A task step is the trainee's to do, by hand, in a real shell on the
@@ -33,8 +34,7 @@ type ShellDoneMsg struct {
 }
 
 // isTask reports whether step i is a task step.
-func (m *Model) isTask(i int) bool {
-	ss := m.list.Steps()
+func isTask(ss []steps.StepInfo, i int) bool {
 	return i >= 0 && i < len(ss) && ss[i].Kind == string(taskKind)
 }
 
@@ -129,7 +129,7 @@ func (b *bannerCmd) Run() error {
 // openShowMe opens the view of what would do task step i: the commands
 // "do it for me" runs on each host, and the check.
 func (m *Model) openShowMe(i int) {
-	if !m.isTask(i) {
+	if !isTask(m.list.Steps(), i) {
 		m.status = fmt.Sprintf("%s shows how to do a task step; step %d is not one", m.KeyMap.ShowMe.Help().Key, i+1)
 		return
 	}
@@ -197,7 +197,7 @@ func (m *Model) openFiles(i int) {
 				src = f.Source
 			}
 			ls := []string{m.Styles.Muted.Render(fmt.Sprintf("%s writes it · from %s", step, src))}
-			secs = append(secs, section{f.Host + ":" + f.Path, append(ls, m.highlight(f.Content)...)})
+			secs = append(secs, section{f.Host + ":" + f.Path, append(ls, highlight(m.Styles, f.Content)...)})
 		}
 		if more > 0 {
 			secs = append(secs, section{step, []string{fmt.Sprintf("… and %d more files, not shown", more)}})
@@ -213,8 +213,7 @@ func (m *Model) openFiles(i int) {
 // highlight colours a config file's lines: comments muted, each
 // directive's name bold. The text is clean already (the session's); the
 // styles are ours.
-func (m *Model) highlight(content string) []string {
-	st := m.Styles
+func highlight(st *styles.Styles, content string) []string {
 	lines := strings.Split(strings.TrimRight(content, "\n"), "\n")
 	for k, l := range lines {
 		l = strings.ReplaceAll(l, "\t", "    ")

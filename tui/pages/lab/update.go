@@ -43,8 +43,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case prompt.AnsweredMsg:
 		cmds = append(cmds, m.answered(msg))
-	case varform.SubmittedMsg, varform.ConfirmedMsg, varform.BackToFieldsMsg, varform.CancelledMsg:
-		cmds = append(cmds, m.formEvent(msg))
+	case varform.SubmittedMsg:
+		cmds = append(cmds, m.formSubmitted(msg))
+	case varform.ConfirmedMsg:
+		cmds = append(cmds, m.applied(m.pending))
+	case varform.BackToFieldsMsg:
+		cmds = append(cmds, m.formBack())
+	case varform.CancelledMsg:
+		cmds = append(cmds, m.formCancelled())
 	case spinner.TickMsg:
 		_, cmd := m.list.Update(msg)
 		cmds = append(cmds, cmd)
@@ -67,7 +73,10 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 	switch e := ev.(type) {
 	case steps.LabStarted:
 		m.rehearsal = e.Rehearsal
-		m.setSoftwareRDMA(e.SoftwareRDMA)
+		if e.SoftwareRDMA != "" {
+			// The status line and the dashboard say so from now on.
+			m.softRDMA = e.SoftwareRDMA
+		}
 		// Before the first step: where its results will be (empty in a
 		// dry run). The path is sanitised with every other event field.
 		if e.ResultsDir != "" {
@@ -78,7 +87,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		}
 		if len(e.Steps) > 0 {
 			sel := m.list.Selected()
-			m.list.SetSteps(m.shownSteps(e.Steps))
+			m.list.SetSteps(shownSteps(e.Steps, m.unattended))
 			m.list.Select(sel)
 		}
 	case steps.StepStarted:
@@ -118,7 +127,9 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.prompts = append(m.prompts, p)
 		return p.Init()
 	case steps.SoftwareRDMAFound:
-		m.setSoftwareRDMA(e.Devices)
+		if e.Devices != "" {
+			m.softRDMA = e.Devices
+		}
 	case steps.LabFinished:
 		if e.ResultsDir != "" {
 			m.resDir = e.ResultsDir
@@ -181,13 +192,4 @@ func (m *Model) finished(msg FinishedMsg) tea.Cmd {
 		m.status = "results written"
 	}
 	return cmd
-}
-
-// setSoftwareRDMA labels the run as one over the software RDMA devices
-// devs: the status line and the live dashboard say so from now on.
-func (m *Model) setSoftwareRDMA(devs string) {
-	if devs == "" {
-		return
-	}
-	m.softRDMA = devs
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/varform"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
+	"github.com/dpulab/dpulab/tui/session"
+	"github.com/dpulab/dpulab/tui/styles"
 )
 
 // The variables form opens two ways: before the first step whose kind asks
@@ -41,9 +43,9 @@ func (m *Model) openVars(i int, run bool) tea.Cmd {
 }
 
 // currentVars are the session's values now, by name.
-func (m *Model) currentVars() map[string]string {
+func currentVars(sess session.Session) map[string]string {
 	out := map[string]string{}
-	for _, v := range m.sess.Variables() {
+	for _, v := range sess.Variables() {
 		out[v.Name] = v.Default
 	}
 	return out
@@ -52,10 +54,10 @@ func (m *Model) currentVars() map[string]string {
 // planAll plans every step with the session's values now; a step that
 // cannot be planned keeps its error, so a change that fixes or breaks
 // planning counts as a change.
-func (m *Model) planAll() []string {
-	out := make([]string, len(m.list.Steps()))
+func planAll(sess session.Session, n int) []string {
+	out := make([]string, n)
 	for i := range out {
-		cmds, err := m.sess.Plan(i)
+		cmds, err := sess.Plan(i)
 		if err != nil {
 			out[i] = "error: " + err.Error()
 			continue
@@ -76,13 +78,13 @@ type impact struct {
 	redo, changed []int
 }
 
-func (m *Model) impactOf(before, after []string) impact {
+func impactOf(before, after []string, ss []steps.StepInfo) impact {
 	var im impact
 	for i := range min(len(before), len(after)) {
 		if before[i] == after[i] {
 			continue
 		}
-		if m.list.Status(i) == results.Done {
+		if i < len(ss) && ss[i].Status == results.Done {
 			im.redo = append(im.redo, i)
 		} else {
 			im.changed = append(im.changed, i)
@@ -92,18 +94,18 @@ func (m *Model) impactOf(before, after []string) impact {
 }
 
 // notes words an impact for the form and the status line.
-func (m *Model) notes(im impact) []string {
+func notes(st *styles.Styles, ss []steps.StepInfo, im impact) []string {
 	title := func(is []int) string {
 		var ts []string
 		for _, i := range is {
-			ts = append(ts, fmt.Sprintf("step %d %s", i+1, m.list.Steps()[i].Title))
+			ts = append(ts, fmt.Sprintf("step %d %s", i+1, ss[i].Title))
 		}
 		return strings.Join(ts, ", ")
 	}
 	var out []string
 	if len(im.redo) > 0 {
 		// What the person must know first leads: the work redone.
-		out = append(out, m.Styles.Countdown.Render(fmt.Sprintf("%s will run again: done, but its commands change.", title(im.redo))))
+		out = append(out, st.Countdown.Render(fmt.Sprintf("%s will run again: done, but its commands change.", title(im.redo))))
 	}
 	if len(im.changed) > 0 {
 		out = append(out, "New commands for the steps not yet run: "+title(im.changed)+".")
@@ -117,16 +119,17 @@ func (m *Model) notes(im impact) []string {
 // formSubmitted applies the form's values and finds what they change; a
 // change that redoes finished work waits for the person's confirmation.
 func (m *Model) formSubmitted(msg varform.SubmittedMsg) tea.Cmd {
-	m.formOld = m.currentVars()
-	before := m.planAll()
+	m.formOld = currentVars(m.sess)
+	n := len(m.list.Steps())
+	before := planAll(m.sess, n)
 	if err := m.sess.SetVars(msg.Vars); err != nil {
 		m.form = nil
 		return tea.Batch(m.fire(runctl.Event{Kind: runctl.VarsFailed}), common.ErrorCmd(fmt.Errorf("variables: %w", err)))
 	}
-	im := m.impactOf(before, m.planAll())
+	im := impactOf(before, planAll(m.sess, n), m.list.Steps())
 	if len(im.redo) > 0 && m.form != nil {
 		m.pending = im
-		m.form.Confirm(m.notes(im))
+		m.form.Confirm(notes(m.Styles, m.list.Steps(), im))
 		return nil
 	}
 	return m.applied(im)
@@ -168,7 +171,7 @@ func (m *Model) applied(im impact) tea.Cmd {
 	for _, r := range im.redo {
 		m.list.SetStatus(r, results.Pending)
 	}
-	m.status = strings.Join(m.notes(im), " ")
+	m.status = strings.Join(notes(m.Styles, m.list.Steps(), im), " ")
 	redo := -1
 	if len(im.redo) > 0 {
 		redo = slices.Min(im.redo)
@@ -183,7 +186,7 @@ func (m *Model) applied(im impact) tea.Cmd {
 		m.status = "new values set · no step's commands change"
 	default:
 		m.layout()
-		m.status = "new values set · " + m.notes(im)[0]
+		m.status = "new values set · " + notes(m.Styles, m.list.Steps(), im)[0]
 	}
 	return cmd
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/components/markdown"
 	"github.com/dpulab/dpulab/tui/components/steplist"
+	"github.com/dpulab/dpulab/tui/keymap"
+	"github.com/dpulab/dpulab/tui/styles"
 )
 
 // geometry of the steps view, computed from the size and the selected step.
@@ -67,7 +69,7 @@ func (m *Model) renderDoc(i, w int) string {
 		return s
 	}
 	src := m.sess.Doc(i)
-	if m.unattended && m.isTask(i) {
+	if m.unattended && isTask(m.list.Steps(), i) {
 		src = boothTaskDoc(m.list.Steps()[i].Title)
 	}
 	if strings.TrimSpace(src) == "" {
@@ -98,8 +100,7 @@ func (m *Model) commands(i int) []steps.PlannedCommand {
 
 // taskHint stands in the commands pane of a task step, whose commands
 // are the answer, hidden until asked for.
-func (m *Model) taskHint() string {
-	km := m.KeyMap
+func taskHint(km *keymap.KeyMap) string {
 	return fmt.Sprintf("yours to do in a shell (%s) · %s shows how · %s does it for you",
 		km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)
 }
@@ -107,8 +108,8 @@ func (m *Model) taskHint() string {
 // commandRows is how many lines step i's commands take wrapped to w
 // columns (as commandsView wraps them).
 func (m *Model) commandRows(i, w int) int {
-	if m.isTask(i) && m.keyHints() {
-		return strings.Count(ansi.Wrap(m.taskHint(), w, ""), "\n") + 1
+	if isTask(m.list.Steps(), i) && m.keyHints() {
+		return strings.Count(ansi.Wrap(taskHint(m.KeyMap), w, ""), "\n") + 1
 	}
 	n := 0
 	for _, c := range m.commands(i) {
@@ -127,11 +128,11 @@ func (m *Model) commandsView(i, w, h int) string {
 	if m.focus == PaneSteps && m.keyHints() {
 		title += st.Muted.Render("  (y copies)")
 	}
-	lines := []string{m.section(title, false, w)}
+	lines := []string{heading(m.Styles, title, false, w)}
 	cmds := m.commands(i)
-	if m.isTask(i) && m.keyHints() {
+	if isTask(m.list.Steps(), i) && m.keyHints() {
 		// The answer stays hidden until asked for (show me).
-		for _, l := range strings.Split(ansi.Wrap(m.taskHint(), w, ""), "\n") {
+		for _, l := range strings.Split(ansi.Wrap(taskHint(m.KeyMap), w, ""), "\n") {
 			lines = append(lines, st.Muted.Render(l))
 		}
 		return strings.Join(lines, "\n")
@@ -257,8 +258,7 @@ func (m *Model) failureView(f steps.StepFinished, w int) string {
 	return m.Styles.ErrorBox.Width(w - 2).Render(strings.Join(ls[1:len(ls)-1], "\n"))
 }
 
-func (m *Model) section(title string, active bool, w int) string {
-	st := m.Styles
+func heading(st *styles.Styles, title string, active bool, w int) string {
 	mark := "── "
 	if active {
 		mark = "▶─ "
@@ -380,7 +380,7 @@ func (m *Model) stepsView() string {
 	st := m.Styles
 	g := m.geometry()
 	i := m.list.Selected()
-	left := m.section("Steps", m.focus == PaneSteps, g.leftW) + "\n" + m.list.View()
+	left := heading(m.Styles, "Steps", m.focus == PaneSteps, g.leftW) + "\n" + m.list.View()
 	left = common.Fit(left, g.leftW, m.Height-1)
 
 	var right []string
@@ -398,7 +398,7 @@ func (m *Model) stepsView() string {
 	if !m.out.Following() {
 		outTitle += st.Muted.Render("  (scrolled: G/end follows again)")
 	}
-	right = append(right, m.section(outTitle, m.focus == PaneOutput, g.rightW))
+	right = append(right, heading(m.Styles, outTitle, m.focus == PaneOutput, g.rightW))
 	right = append(right, common.Fit(m.out.View(), g.rightW, g.outH-1))
 	r := common.Fit(strings.Join(right, "\n"), g.rightW, m.Height-1)
 	sep := strings.TrimRight(strings.Repeat("│\n", m.Height-1), "\n")
