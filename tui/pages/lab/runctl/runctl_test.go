@@ -133,8 +133,8 @@ func expected() map[Phase]map[EventKind]want {
 			RunAll:    {phase: p, notice: AlreadyRunning, check: runs(2)},
 			Check:     {phase: p, notice: AlreadyRunning, check: runs(2)},
 			OpenShell: {phase: p, notice: AlreadyRunning, check: runs(2)},
-			// The bench passed: the deploy... the task step is selected,
-			// the output of the bench held; the compare's figures are stale.
+			// The bench passed: the task step after it is selected (the
+			// bench's output held) and the compare's figures are stale.
 			StepEnded: {phase: Idle, fx: "select", notice: StepPassed, check: func(s State) string {
 				return cond(s.Running == -1 && s.Figures == FiguresStale, "running cleared, figures stale")
 			}},
@@ -291,8 +291,7 @@ func TestNextNeverPanics(t *testing.T) {
 	}
 }
 
-// run feeds evs one after the other, failing on a phase other than want
-// after each (want[i] for evs[i]), and returns the last state and effects.
+// step is one event of a scenario and what must follow it.
 type step struct {
 	ev     Event
 	phase  Phase
@@ -300,6 +299,8 @@ type step struct {
 	notice NoticeKind
 }
 
+// play feeds the scenario's events one after the other, failing at the
+// first outcome other than the one given, and returns the last state.
 func play(t *testing.T, l Lab, s State, steps []step) State {
 	t.Helper()
 	for i, st := range steps {
