@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"maps"
 	"os"
 	"path/filepath"
@@ -159,29 +160,10 @@ type Engine struct {
 
 // StepError is why a step failed: the host and command that failed, and
 // the command's last lines of output.
-type StepError struct {
-	Host string
-	Cmd  string
-	Tail []string
-	Err  error
-}
-
-func (e *StepError) Error() string {
-	var b strings.Builder
-	if e.Host != "" {
-		fmt.Fprintf(&b, "on %s: ", e.Host)
-	}
-	b.WriteString(e.Err.Error())
-	if e.Cmd != "" {
-		fmt.Fprintf(&b, " (command: %s)", e.Cmd)
-	}
-	return b.String()
-}
-
-func (e *StepError) Unwrap() error { return e.Err }
+type StepError = stepkind.StepError
 
 // errSkipped reports that a step decided not to run (skip_if held).
-var errSkipped = errors.New("skipped")
+var errSkipped = stepkind.ErrSkipped
 
 // New prepares a run of lab: it checks the variables, loads saved progress
 // (unless Restart) and decides where results go. It connects to nothing.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"strings"
 	"time"
 
@@ -16,22 +17,25 @@ import (
 // of running a command: UPTv2 on each VM's adapters (or on none of a
 // default-mode VM's), the DPUs of each
 // host's ESXi host, network offload on the switches the VMs use. It is the
-// check kind's (kind_run.go) with a different resolve, wrapped here so that
-// the kind stays one registration: this file's init runs after
-// kind_run.go's, as Go initialises a package's files in name order.
+// check kind's (steps/kinds/command) with a different resolve, wrapped
+// here so that the kind stays one registration: the command package's
+// init runs before this package's, as Go initialises imports first.
 func init() {
-	k, ok := kinds[labs.KindCheck]
-	if !ok {
-		panic("steps: vsphere_check.go initialises before kind_run.go registered the check kind")
-	}
-	commands := k.resolve
-	k.resolve = func(e *Engine, st *labs.Step, vars map[string]string) (stepPlan, error) {
-		if st.VSphere == "" {
-			return commands(e, st, vars)
+	stepkind.Wrap(labs.KindCheck, func(k stepkind.Kind) stepkind.Kind {
+		commands := k.Resolve
+		k.Resolve = func(env stepkind.Env, st *labs.Step, vars map[string]string) (stepkind.Plan, error) {
+			ke, ok := env.(kindEnv)
+			if st.VSphere == "" || !ok {
+				return commands(env, st, vars)
+			}
+			p, err := ke.e.resolveVSphereCheck(st, vars)
+			if err != nil {
+				return nil, err
+			}
+			return enginePlan{p}, nil
 		}
-		return e.resolveVSphereCheck(st, vars)
-	}
-	kinds[labs.KindCheck] = k
+		return k
+	})
 }
 
 // vsphereCheckPlan is a vsphere: check resolved: per host of its roles,
