@@ -7,4 +7,5 @@ import (
 	_ "github.com/dpulab/dpulab/steps/kinds/command"
 	_ "github.com/dpulab/dpulab/steps/kinds/read"
 	_ "github.com/dpulab/dpulab/steps/kinds/task"
+	_ "github.com/dpulab/dpulab/steps/kinds/tco"
 )
