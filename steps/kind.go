@@ -26,6 +26,8 @@ type kind struct {
 	// note says what the step does when it runs no shell command of the
 	// lab's own.
 	note string
+	// writesFiles says its plans show the files they write (renderer).
+	writesFiles bool
 }
 
 // stepPlan is a step resolved with the run's variables, as the engine
@@ -62,7 +64,7 @@ func registerKind(k labs.Kind, d kind) {
 	}
 	kinds[k] = d
 	stepkind.Register(k, stepkind.Kind{
-		View: d.view, AsksVars: d.asksVars, Note: d.note,
+		View: d.view, AsksVars: d.asksVars, Note: d.note, WritesFiles: d.writesFiles,
 		Resolve: func(env stepkind.Env, st *labs.Step, vars map[string]string) (stepkind.Plan, error) {
 			ke, ok := env.(kindEnv)
 			if !ok {

@@ -8,4 +8,5 @@ import (
 	_ "github.com/dpulab/dpulab/steps/kinds/read"
 	_ "github.com/dpulab/dpulab/steps/kinds/task"
 	_ "github.com/dpulab/dpulab/steps/kinds/tco"
+	_ "github.com/dpulab/dpulab/steps/kinds/template"
 )

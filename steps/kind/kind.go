@@ -42,6 +42,32 @@ type Kind struct {
 	// Note says what the step does when it runs no shell command of the
 	// lab's own ("uploads dpulab and starts the servers").
 	Note string
+	// WritesFiles says its plans show the files they write (Renderer).
+	WritesFiles bool
+}
+
+// RenderedFile is a file a step writes on a host, rendered as the step
+// renders it: a template step's dest, a deploy step's redis.conf per
+// instance. Front ends show it ("what did this step write?"); the text
+// comes from the lab's templates and variables, so it is outside text to
+// be filtered before it is drawn.
+type RenderedFile struct {
+	Step string
+	Host string
+	// Path is where the step writes it on Host.
+	Path string
+	// Source is the template it is rendered from ("" for a deploy step
+	// without one: dpulab's minimal config).
+	Source string
+	// Content is the file's text (the engine hides secrets in it before a
+	// front end sees it).
+	Content string
+}
+
+// Renderer is a Plan that can say what the files it writes hold without
+// writing them.
+type Renderer interface {
+	Rendered() ([]RenderedFile, error)
 }
 
 // Plan is a step resolved with the run's variables.
