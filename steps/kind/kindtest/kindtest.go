@@ -57,6 +57,9 @@ type Env struct {
 	Handle func(host, cmd string) (out []string, code int)
 	// Why makes the run a rehearsal.
 	Why string
+	// Hold makes After never fire: a step waiting on the clock ends only
+	// by its context.
+	Hold bool
 	// Compares are the compare results Compare returns.
 	Compares map[string]*results.Compare
 
@@ -102,13 +105,15 @@ func (e *Env) Workdir() string   { return "/tmp/dpulab-test-wd" }
 // Now is a fixed instant.
 func (e *Env) Now() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 
-// After never waits: it records d and fires at once.
+// After never waits: it records d and fires at once (never, with Hold).
 func (e *Env) After(d time.Duration) <-chan time.Time {
 	e.mu.Lock()
 	e.waited = append(e.waited, d)
 	e.mu.Unlock()
 	c := make(chan time.Time, 1)
-	c <- e.Now().Add(d)
+	if !e.Hold {
+		c <- e.Now().Add(d)
+	}
 	return c
 }
 
