@@ -514,10 +514,10 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 	case e.opts.DryRun:
 		err = errSkipped
 	case st.Hardware && e.opts.Rehearse:
-		if vp, ok := plan.(*vsphereCheckPlan); ok {
+		if r, ok := rehearserOf(plan); ok {
 			// vCenter is asked all the same: what it says is a note.
 			e.announce()
-			err = vp.rehearse(ctx)
+			err = r.Rehearse(ctx)
 			break
 		}
 		e.say(st.ID, "", "REHEARSAL: hardware check not run (%s)", e.Rehearsal())

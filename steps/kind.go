@@ -91,6 +91,19 @@ type kindPlan struct{ stepkind.Plan }
 func (p kindPlan) commands() []PlannedCommand    { return p.Commands() }
 func (p kindPlan) run(ctx context.Context) error { return p.Run(ctx) }
 
+// rehearserOf is what plan does in a rehearsal that skips hardware
+// checks, if it does anything.
+func rehearserOf(plan stepPlan) (stepkind.Rehearser, bool) {
+	switch p := plan.(type) {
+	case kindPlan:
+		r, ok := p.Plan.(stepkind.Rehearser)
+		return r, ok
+	case stepkind.Rehearser:
+		return p, true
+	}
+	return nil, false
+}
+
 // resolve resolves step st with vars through its kind.
 func (e *Engine) resolve(st *labs.Step, vars map[string]string) (stepPlan, error) {
 	k, ok := stepkind.Lookup(st.Kind)

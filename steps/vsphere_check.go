@@ -135,11 +135,11 @@ func (p *vsphereCheckPlan) commands() []PlannedCommand {
 // to look at, and do not fail it.
 func (p *vsphereCheckPlan) run(ctx context.Context) error { return p.ask(ctx, false) }
 
-// rehearse is run in a rehearsal (--rehearse): the same questions to
+// Rehearse is run in a rehearsal (--rehearse): the same questions to
 // vCenter, but what fails is said as a note and stops nothing, as
 // runner/vsphere's doc says. The step is done when every answer passed,
 // else skipped with the notes said.
-func (p *vsphereCheckPlan) rehearse(ctx context.Context) error {
+func (p *vsphereCheckPlan) Rehearse(ctx context.Context) error {
 	if p.targets == nil {
 		p.e.say(p.st.ID, "", "REHEARSAL: vSphere check %s not run: the inventory has no vcenter: section", p.st.VSphere)
 		return errSkipped

@@ -237,6 +237,13 @@ type Solution struct {
 	Verify string
 }
 
+// Rehearser is a Plan with something to do in a rehearsal even when it is
+// a hardware check the rehearsal skips (vSphere's check still asks vCenter,
+// and says its answers as notes).
+type Rehearser interface {
+	Rehearse(ctx context.Context) error
+}
+
 // Solver is a Plan that can show its solution (a task step's).
 type Solver interface {
 	Solutions() ([]Solution, error)
