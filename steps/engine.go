@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"maps"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // Options configure a run of a lab. The zero value runs every role on this

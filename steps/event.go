@@ -2,12 +2,12 @@ package steps
 
 import (
 	"encoding/json"
-	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"time"
 
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/runner"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // Event is something the engine reports while it runs a lab. The TUI and the

@@ -3,11 +3,11 @@ package steps
 import (
 	"context"
 	"fmt"
-	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"sync"
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // hostRef is one host a step runs on, with the role it plays there.

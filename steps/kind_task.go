@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	stepkind "github.com/dpulab/dpulab/steps/kind"
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/results"
 )
 

@@ -2,11 +2,11 @@ package steps
 
 import (
 	"fmt"
-	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"path"
 	"regexp"
 
 	"github.com/dpulab/dpulab/labs"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // RenderedFile is a file a step writes on a host, rendered as the step

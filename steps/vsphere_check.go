@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"strings"
 	"time"
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/vsphere"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // A check step with vsphere: (labs/vsphere_check.go) asks vCenter instead
