@@ -55,8 +55,9 @@
 //     bench.go the machinery of servers, load generator and samplers.
 //   - steps/kind: the contract between the engine and a step kind (Env,
 //     Kind, Plan, Register); steps/kinds/<name>: the kinds that live in
-//     their own packages (read, run and check in command, task, template,
-//     tco, cleanup), imported by kinds_list.go; kind_env.go the Env the
+//     their own packages (read, run and check in command, the vSphere
+//     check in vspherecheck, task, template, tco, cleanup), imported by
+//     kinds_list.go; kind_env.go the Env the
 //     engine gives them; kind.go the registry's engine side, and
 //     kind_deploy.go and kind_load.go the kinds still written on the
 //     engine (below).
@@ -84,10 +85,12 @@
 // steps/kind/kindtest's fake Env (no sshd, no engine), and through the
 // engine with fake targets (below).
 //
-// The deploy, bench and compare kinds (kind_deploy.go, kind_load.go) and
-// vSphere's check (vsphere_check.go) still work on the engine: registerKind
-// puts them in the same registry, and they reach the engine through the
-// Env's concrete type until they move.
+// A kind that needs more of the engine than kind.Env declares its own
+// Env beside it, and the engine's kindEnv implements it: the vSphere check
+// (steps/kinds/vspherecheck) asks for vCenter that way. The deploy, bench
+// and compare kinds (kind_deploy.go, kind_load.go) still work on the
+// engine: registerKind puts them in the same registry, and they reach the
+// engine through the Env's concrete type until they move.
 //
 // # Testing a step kind
 //

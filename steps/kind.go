@@ -13,7 +13,7 @@ import (
 // imported for its registration by kinds_list.go, and works through the
 // Env the engine gives it (kind_env.go), never *Engine.
 //
-// The kinds not moved yet (deploy, bench, compare; vSphere's check) still
+// The kinds not moved yet (deploy, bench, compare) still
 // work on the engine: registerKind puts them in the same registry, and
 // their Resolve reaches the engine through the Env it was given.
 type kind struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/runner"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
+	"github.com/dpulab/dpulab/steps/kinds/vspherecheck"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -72,3 +73,36 @@ func (k kindEnv) SetTCO(t *tco.Estimate) error {
 func (k kindEnv) StopStarted(ctx context.Context) error { return k.e.stopAll(ctx) }
 
 func (k kindEnv) RemoveWorkdir(ctx context.Context, step string) { k.e.sweepRun(ctx, step) }
+
+// The vSphere check's capabilities (steps/kinds/vspherecheck.Env).
+
+var _ vspherecheck.Env = kindEnv{}
+
+func (k kindEnv) VCenterURL() string {
+	if inv := k.e.opts.Inventory; inv != nil && inv.VCenter != nil {
+		return inv.VCenter.URL
+	}
+	return ""
+}
+
+func (k kindEnv) VSphereNames(host string) (esxi, vm string) {
+	if inv := k.e.opts.Inventory; inv != nil {
+		if ih, ok := inv.Host(host); ok && ih.ESXi != "" {
+			return ih.ESXi, ih.VMName()
+		}
+	}
+	return "", ""
+}
+
+func (k kindEnv) VCenter(ctx context.Context, step string) (vspherecheck.Checker, error) {
+	c, err := k.e.vcenter(ctx, step)
+	if c == nil || err != nil {
+		// No typed nil inside the interface.
+		return nil, err
+	}
+	return c, nil
+}
+
+func (k kindEnv) Target(ctx context.Context, host string) (runner.Target, error) {
+	return k.e.hosts.target(ctx, host)
+}

@@ -9,4 +9,5 @@ import (
 	_ "github.com/dpulab/dpulab/steps/kinds/task"
 	_ "github.com/dpulab/dpulab/steps/kinds/tco"
 	_ "github.com/dpulab/dpulab/steps/kinds/template"
+	_ "github.com/dpulab/dpulab/steps/kinds/vspherecheck"
 )

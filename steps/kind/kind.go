@@ -269,7 +269,8 @@ func Register(k labs.Kind, d Kind) {
 }
 
 // Wrap replaces kind k's registration with wrap's result: how one kind
-// adds to another's work while both live in the engine (vSphere's check).
+// adds to another's work under the same name (the vSphere check is the
+// check kind's vsphere: form, steps/kinds/vspherecheck).
 func Wrap(k labs.Kind, wrap func(Kind) Kind) {
 	mu.Lock()
 	defer mu.Unlock()
