@@ -146,13 +146,16 @@ type KindInfo struct {
 	// Note says what such a step does when it runs no shell command of the
 	// lab's own.
 	Note string
+	// ByHand says a person may do such a step by hand in a shell (Shell),
+	// then have only its check run (CheckTask).
+	ByHand bool
 }
 
 // DescribeKind returns what the kind named kind says about its steps (the
 // zero KindInfo for a kind this engine does not run).
 func DescribeKind(kind string) KindInfo {
 	k, _ := stepkind.Lookup(labs.Kind(kind))
-	return KindInfo{View: k.View, AsksVars: k.AsksVars, Note: k.Note}
+	return KindInfo{View: k.View, AsksVars: k.AsksVars, Note: k.Note, ByHand: k.ByHand}
 }
 
 // planFunc adapts two functions to a stepPlan, for engine kinds whose plan

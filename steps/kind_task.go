@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/results"
@@ -16,10 +15,16 @@ import (
 // running only the step's verify when the trainee did the work
 // (CheckTask), and the step's answer (Solution).
 
+// byHand says step i is of a kind a person may do by hand (a task step).
+func (e *Engine) byHand(i int) bool {
+	k, _ := stepkind.Lookup(e.lab.Steps[i].Kind)
+	return k.ByHand
+}
+
 // CheckTask runs only task step i's verify: the trainee did the work by
 // hand. It reports like RunStep.
 func (e *Engine) CheckTask(ctx context.Context, i int) results.Status {
-	if i < 0 || i >= len(e.lab.Steps) || e.lab.Steps[i].Kind != labs.KindTask {
+	if i < 0 || i >= len(e.lab.Steps) || !e.byHand(i) {
 		return results.Failed
 	}
 	return e.RunStep(stepkind.WithByHand(ctx), i)
@@ -56,7 +61,7 @@ type TaskSolution = stepkind.Solution
 // Solution returns task step i's solution per host, rendered with the
 // lab's current variables.
 func (e *Engine) Solution(i int) ([]TaskSolution, error) {
-	if i < 0 || i >= len(e.lab.Steps) || e.lab.Steps[i].Kind != labs.KindTask {
+	if i < 0 || i >= len(e.lab.Steps) || !e.byHand(i) {
 		return nil, fmt.Errorf("step %d is not a task step", i+1)
 	}
 	p, err := e.resolve(&e.lab.Steps[i], e.Vars())

@@ -165,6 +165,9 @@ func TestKindTask(t *testing.T) {
 	if st := e.CheckTask(ctx, 0); st != results.Done {
 		t.Errorf("checked after the work was done: %v", st)
 	}
+	if !DescribeKind("task").ByHand || DescribeKind("run").ByHand {
+		t.Error("DescribeKind does not say which kind is done by hand")
+	}
 	if DescribeKind("task").Note == "" {
 		t.Error("the task kind has no note")
 	}

@@ -44,6 +44,10 @@ type Kind struct {
 	Note string
 	// WritesFiles says its plans show the files they write (Renderer).
 	WritesFiles bool
+	// ByHand says a person may do the step's work by hand, in a shell on
+	// its host, and then have only its check run (kind.WithByHand): the
+	// engine's Shell and CheckTask serve it, and its plan is a Solver.
+	ByHand bool
 }
 
 // RenderedFile is a file a step writes on a host, rendered as the step

@@ -16,7 +16,8 @@ import (
 
 func init() {
 	kind.Register(labs.KindTask, kind.Kind{
-		Note: "yours to do in a shell on the host; verify checks it",
+		Note:   "yours to do in a shell on the host; verify checks it",
+		ByHand: true,
 		Resolve: func(env kind.Env, st *labs.Step, vars map[string]string) (kind.Plan, error) {
 			p, err := command.Resolve(env, st, vars, false)
 			if err != nil {
