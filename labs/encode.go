@@ -192,6 +192,9 @@ func encodeStep(s *Step) *yaml.Node {
 		}
 		m.add("inputs", in.node)
 	}
+	if syn, ok := syntaxOf(s.Kind); ok && syn.Encode != nil && s.Spec != nil {
+		syn.Encode(s, &StepEncoder{m})
+	}
 	return m.node
 }
 

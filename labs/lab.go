@@ -41,7 +41,8 @@ const (
 	KindCleanup Kind = "cleanup"
 )
 
-// Kinds lists every step kind in the order the README documents them.
+// Kinds lists labs' own step kinds in the order the README documents
+// them; RegisteredKinds adds those registered from other packages.
 var Kinds = []Kind{KindRead, KindRun, KindCheck, KindTask, KindTemplate, KindDeploy, KindBench, KindCompare, KindTCO, KindCleanup}
 
 // VarType is the type of a lab variable; values given with --set are checked
@@ -207,6 +208,9 @@ type Step struct {
 	Bench    *BenchSpec
 	Compare  *CompareSpec
 	TCO      *TCOSpec
+	// Spec holds the keys of a kind registered from another package, as
+	// its KindSyntax.Parse kept them (nil for labs' own kinds).
+	Spec any
 
 	// Line is the line of the step's "- id:" entry in File.
 	Line int

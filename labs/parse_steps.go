@@ -26,28 +26,18 @@ var (
 	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings", "server"}
 )
 
-// kindSyntax is what lab.yaml says about one step kind: the keys it takes
-// beside the common ones, whether it runs on hosts (on:), and how its own
-// keys are read and checked. Adding a kind is an entry here (and in Kinds)
-// and its engine half, steps/kind_<name>.go; see labs/README.md.
-type kindSyntax struct {
-	keys []string
-	// onHosts: the step runs on the hosts of its roles (on:).
-	onHosts bool
-	// oneRole: it runs on one role only (the load generator's host).
-	oneRole bool
-	// parse reads the kind's own keys into s and checks them; nil for a
-	// kind with none beyond the common and command keys.
-	parse func(p *parser, s *Step, m *mapping, what string)
-}
-
-var kindSyntaxes = map[Kind]kindSyntax{
-	KindRead: {parse: func(p *parser, s *Step, m *mapping, what string) {
+// The syntax of the kinds labs documents (Kinds): each is registered
+// through RegisterKind, as a kind from another package registers its own.
+// Their keys stay here, in Step's fields, because every lab labs embeds
+// uses them and labs' own checks read them; Go forbids labs' tests to
+// import the kinds' packages under steps/.
+func init() {
+	RegisterKind(KindRead, KindSyntax{Parse: builtin(func(p *parser, s *Step, m *mapping, what string) {
 		if m.get("doc") == nil {
 			p.errf(m.node, "%s: a read step needs doc: (the markdown file it shows)", what)
 		}
-	}},
-	KindRun: {keys: append(slices.Clone(commandStepKeys), "record"), onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
+	})})
+	RegisterKind(KindRun, KindSyntax{Keys: append(slices.Clone(commandStepKeys), "record"), OnHosts: true, Parse: builtin(func(p *parser, s *Step, m *mapping, what string) {
 		needRun(p, s, m, what)
 		if n := m.get("record"); n != nil {
 			s.Record = p.str(n, what+" record")
@@ -55,22 +45,22 @@ var kindSyntaxes = map[Kind]kindSyntax{
 				p.errf(n, "%s: record %q: want one of %s", what, s.Record, strings.Join(RecordFormats, ", "))
 			}
 		}
-	}},
-	KindCleanup: {keys: commandStepKeys, onHosts: true, parse: needRun},
-	KindCheck:   {keys: []string{"verify", "sudo", "skip_if", "hardware", "vsphere"}, onHosts: true, parse: (*parser).checkStep},
-	KindTask: {keys: commandStepKeys, onHosts: true, parse: func(p *parser, s *Step, m *mapping, what string) {
+	})})
+	RegisterKind(KindCleanup, KindSyntax{Keys: commandStepKeys, OnHosts: true, Parse: builtin(needRun)})
+	RegisterKind(KindCheck, KindSyntax{Keys: []string{"verify", "sudo", "skip_if", "hardware", "vsphere"}, OnHosts: true, Parse: builtin((*parser).checkStep)})
+	RegisterKind(KindTask, KindSyntax{Keys: commandStepKeys, OnHosts: true, Parse: builtin(func(p *parser, s *Step, m *mapping, what string) {
 		if s.Verify == nil {
 			p.errf(m.node, "%s: a task step needs verify: (how dpulab checks the trainee's work)", what)
 		}
 		if len(s.Run) == 0 {
 			p.errf(m.node, "%s: a task step needs run: (what \"do it for me\", booth mode and headless runs do)", what)
 		}
-	}},
-	KindTemplate: {keys: []string{"template", "dest", "mode", "sudo", "skip_if", "verify"}, onHosts: true, parse: (*parser).templateStep},
-	KindDeploy:   {keys: deployKeys, onHosts: true, parse: (*parser).deployStep},
-	KindBench:    {keys: benchKeys, onHosts: true, oneRole: true, parse: (*parser).benchStep},
-	KindCompare:  {keys: append(slices.Clone(benchKeys), "variants", "sweep"), onHosts: true, oneRole: true, parse: (*parser).compareStep},
-	KindTCO:      {keys: []string{"inputs", "from"}, parse: (*parser).tcoStep},
+	})})
+	RegisterKind(KindTemplate, KindSyntax{Keys: []string{"template", "dest", "mode", "sudo", "skip_if", "verify"}, OnHosts: true, Parse: builtin((*parser).templateStep)})
+	RegisterKind(KindDeploy, KindSyntax{Keys: deployKeys, OnHosts: true, Parse: builtin((*parser).deployStep)})
+	RegisterKind(KindBench, KindSyntax{Keys: benchKeys, OnHosts: true, OneRole: true, Parse: builtin((*parser).benchStep)})
+	RegisterKind(KindCompare, KindSyntax{Keys: append(slices.Clone(benchKeys), "variants", "sweep"), OnHosts: true, OneRole: true, Parse: builtin((*parser).compareStep)})
+	RegisterKind(KindTCO, KindSyntax{Keys: []string{"inputs", "from"}, Parse: builtin((*parser).tcoStep)})
 }
 
 func needRun(p *parser, s *Step, m *mapping, what string) {
@@ -109,7 +99,7 @@ func (p *parser) steps(n *yaml.Node) {
 		p.require(m, what, "id", "title", "kind")
 		s.Title = p.text(m.get("title"), what+" title")
 		s.Kind = Kind(p.str(m.get("kind"), what+" kind"))
-		syn, known := kindSyntaxes[s.Kind]
+		syn, known := syntaxOf(s.Kind)
 		if !known {
 			if s.Kind != "" {
 				msg := fmt.Sprintf("%s: unknown kind %q", what, s.Kind)
@@ -123,22 +113,23 @@ func (p *parser) steps(n *yaml.Node) {
 			p.lab.Steps = append(p.lab.Steps, s)
 			continue
 		}
-		p.allow(m, what, append(slices.Clone(commonKeys), syn.keys...)...)
+		p.allow(m, what, append(slices.Clone(commonKeys), syn.Keys...)...)
 		p.step(&s, m, what, syn)
 		p.lab.Steps = append(p.lab.Steps, s)
 	}
 }
 
 func kindNames() []string {
-	names := make([]string, len(Kinds))
-	for i, k := range Kinds {
+	ks := RegisteredKinds()
+	names := make([]string, len(ks))
+	for i, k := range ks {
 		names[i] = string(k)
 	}
 	return names
 }
 
 // step fills the common and kind-specific fields of s.
-func (p *parser) step(s *Step, m *mapping, what string, syn kindSyntax) {
+func (p *parser) step(s *Step, m *mapping, what string, syn KindSyntax) {
 	s.On = p.strList(m.get("on"), what+" on")
 	for i, r := range s.On {
 		if !slices.Contains(p.lab.RoleNames(), r) {
@@ -149,7 +140,7 @@ func (p *parser) step(s *Step, m *mapping, what string, syn kindSyntax) {
 			p.errf(node, "%s: unknown role %q (the lab's roles are: %s)", what, r, strings.Join(p.lab.RoleNames(), ", "))
 		}
 	}
-	runsOnHosts := syn.onHosts
+	runsOnHosts := syn.OnHosts
 	if len(s.On) == 0 && runsOnHosts {
 		if len(p.lab.Roles) == 1 {
 			s.On = []string{p.lab.Roles[0].Name}
@@ -160,7 +151,7 @@ func (p *parser) step(s *Step, m *mapping, what string, syn kindSyntax) {
 	if !runsOnHosts && m.get("on") != nil {
 		p.errf(m.get("on"), "%s: a %s step runs on no host; remove on:", what, s.Kind)
 	}
-	if syn.oneRole && len(s.On) > 1 {
+	if syn.OneRole && len(s.On) > 1 {
 		p.errf(m.get("on"), "%s: the load generator runs on one role (the client); got %s", what, strings.Join(s.On, ", "))
 	}
 
@@ -208,8 +199,8 @@ func (p *parser) step(s *Step, m *mapping, what string, syn kindSyntax) {
 		s.Verify = p.verify(n, what)
 	}
 
-	if syn.parse != nil {
-		syn.parse(p, s, m, what)
+	if syn.Parse != nil {
+		syn.Parse(&StepParser{p: p, m: m, what: what}, s)
 	}
 }
 

@@ -53,7 +53,14 @@
 //     resumed run's attempts; state.go the saved progress; event.go and printer.go the events and their headless
 //     rendering; hosts*.go the inventory and targets; deploy.go and
 //     bench.go the machinery of servers, load generator and samplers.
-//   - kind.go and kind_<name>.go: the step kinds (below).
+//   - steps/kind: the contract between the engine and a step kind (Env,
+//     Kind, Plan, Register); steps/kinds/<name>: the kinds that live in
+//     their own packages (read, run and check in command, the vSphere
+//     check in vspherecheck, task, template, tco, cleanup), imported by
+//     kinds_list.go; kind_env.go the Env the
+//     engine gives them; kind.go the registry's engine side, and
+//     kind_deploy.go and kind_load.go the kinds still written on the
+//     engine (below).
 //   - The results model (results.json, statistics, deltas, the metric
 //     table, report.md, samples.csv) is package steps/results; the TCO
 //     model is labs/tco; the programs that run on lab hosts are under
@@ -61,20 +68,29 @@
 //
 // # Adding a step kind
 //
-// A kind has two halves, one file or entry each:
+// A kind is one package under steps/kinds/ and one line, its blank import
+// in kinds_list.go. The package's init registers its lab.yaml keys with
+// labs.RegisterKind (parsed, checked and encoded by its own code, kept in
+// labs.Step.Spec) and its engine half with kind.Register: how a step
+// resolves, through the kind.Env it is given (its hosts and targets, the
+// run's variables, its output, the results writer, the clock), into a
+// kind.Plan (the commands it will run, and its run), what the TUI shows
+// while it runs (View), whether it asks for the variables, and its
+// one-line note. It never sees *Engine. steps/kinds/sleep is the worked
+// example.
 //
-//  1. labs/parse_steps.go: an entry in kindSyntaxes (its lab.yaml keys,
-//     whether it runs on hosts, its own parse and checks) and its name in
-//     labs.Kinds; document its keys in labs/README.md.
-//  2. steps/kind_<name>.go: an init that calls registerKind with how a
-//     step resolves into a stepPlan (the commands it will run, and its
-//     run), what the TUI shows while it runs (View), whether it asks for
-//     the variables, and its one-line note.
+// Plan, the dry run and RunStep all resolve the step through the
+// registry, so what is shown is what runs. TestEveryLabKindIsRegistered
+// fails until both halves exist. Test the kind alone against
+// steps/kind/kindtest's fake Env (no sshd, no engine), and through the
+// engine with fake targets (below).
 //
-// Plan, the dry run and RunStep all resolve the step through the kind, so
-// what is shown is what runs. TestEveryLabKindIsRegistered and
-// TestEveryKindHasItsSyntax fail until both halves exist. Test the kind
-// with fake targets (below).
+// A kind that needs more of the engine than kind.Env declares its own
+// Env beside it, and the engine's kindEnv implements it: the vSphere check
+// (steps/kinds/vspherecheck) asks for vCenter that way. The deploy, bench
+// and compare kinds (kind_deploy.go, kind_load.go) still work on the
+// engine: registerKind puts them in the same registry, and they reach the
+// engine through the Env's concrete type until they move.
 //
 // # Testing a step kind
 //

@@ -21,6 +21,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // Options configure a run of a lab. The zero value runs every role on this
@@ -159,29 +160,10 @@ type Engine struct {
 
 // StepError is why a step failed: the host and command that failed, and
 // the command's last lines of output.
-type StepError struct {
-	Host string
-	Cmd  string
-	Tail []string
-	Err  error
-}
-
-func (e *StepError) Error() string {
-	var b strings.Builder
-	if e.Host != "" {
-		fmt.Fprintf(&b, "on %s: ", e.Host)
-	}
-	b.WriteString(e.Err.Error())
-	if e.Cmd != "" {
-		fmt.Fprintf(&b, " (command: %s)", e.Cmd)
-	}
-	return b.String()
-}
-
-func (e *StepError) Unwrap() error { return e.Err }
+type StepError = stepkind.StepError
 
 // errSkipped reports that a step decided not to run (skip_if held).
-var errSkipped = errors.New("skipped")
+var errSkipped = stepkind.ErrSkipped
 
 // New prepares a run of lab: it checks the variables, loads saved progress
 // (unless Restart) and decides where results go. It connects to nothing.
@@ -532,10 +514,10 @@ func (e *Engine) RunStep(ctx context.Context, i int) results.Status {
 	case e.opts.DryRun:
 		err = errSkipped
 	case st.Hardware && e.opts.Rehearse:
-		if vp, ok := plan.(*vsphereCheckPlan); ok {
+		if r, ok := rehearserOf(plan); ok {
 			// vCenter is asked all the same: what it says is a note.
 			e.announce()
-			err = vp.rehearse(ctx)
+			err = r.Rehearse(ctx)
 			break
 		}
 		e.say(st.ID, "", "REHEARSAL: hardware check not run (%s)", e.Rehearsal())

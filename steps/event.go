@@ -7,6 +7,7 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/runner"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // Event is something the engine reports while it runs a lab. The TUI and the
@@ -43,11 +44,7 @@ type Failure struct {
 
 // PlannedCommand is a command exactly as it will run: the shell text with
 // every value already quoted, the host, and whether it runs under sudo.
-type PlannedCommand struct {
-	Host string `json:"host"`
-	Cmd  string `json:"cmd"`
-	Sudo bool   `json:"sudo,omitempty"`
-}
+type PlannedCommand = stepkind.PlannedCommand
 
 // LabStarted opens a run. Resume is the index of the first step to run (more
 // than zero when saved progress is resumed).

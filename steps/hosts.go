@@ -7,18 +7,11 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // hostRef is one host a step runs on, with the role it plays there.
-type hostRef struct {
-	Name string
-	Role string
-	// Address is how other hosts of the lab reach it (127.0.0.1 for this
-	// machine).
-	Address string
-	// Local is true for this machine (no SSH).
-	Local bool
-}
+type hostRef = stepkind.Host
 
 // hostPool maps roles to hosts (inventory, or this machine for every role)
 // and keeps one connected Target per host for the whole run.

@@ -5,30 +5,34 @@ import (
 	"fmt"
 
 	"github.com/dpulab/dpulab/labs"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
-// A step kind is what the engine does for one labs.Kind. Each kind is one
-// file here, kind_<name>.go, whose init registers it: how a step of the
-// kind is resolved with the run's variables into a stepPlan, what the TUI
-// shows while it runs, and its one-line note. Its lab.yaml keys are read
-// by labs (the kind's entry in labs/parse_steps.go's table);
-// TestEveryLabKindIsRegistered keeps the two tables in step.
+// Step kinds are registered with package steps/kind (the contract: Env,
+// Kind, Plan, Register); each moved kind is a package under steps/kinds/,
+// imported for its registration by kinds_list.go, and works through the
+// Env the engine gives it (kind_env.go), never *Engine.
+//
+// The kinds not moved yet (deploy, bench, compare) still
+// work on the engine: registerKind puts them in the same registry, and
+// their Resolve reaches the engine through the Env it was given.
 type kind struct {
-	// resolve works the step out with the run's variables. The dry run,
-	// the TUI's command pane and the run itself all use what it returns,
-	// so what is shown is what runs.
+	// resolve works the step out with the run's variables.
 	resolve func(e *Engine, st *labs.Step, vars map[string]string) (stepPlan, error)
 	// view is what the TUI shows while the step runs.
 	view View
-	// asksVars says the step's work follows the lab's variables: the TUI
-	// offers the variables form before it runs.
+	// asksVars says to offer the variables form before the step runs.
 	asksVars bool
 	// note says what the step does when it runs no shell command of the
-	// lab's own ("uploads dpulab and starts the servers").
+	// lab's own.
 	note string
+	// writesFiles says its plans show the files they write (renderer).
+	writesFiles bool
 }
 
-// stepPlan is a step resolved with the run's variables.
+// stepPlan is a step resolved with the run's variables, as the engine
+// holds it: a registered kind's Plan (kindPlan), or one of the engine's
+// own kinds' plans.
 type stepPlan interface {
 	// commands are the exact commands it will run, per host, with sudo
 	// marked; work that is not a shell command shows as a "# ..." line.
@@ -38,36 +42,85 @@ type stepPlan interface {
 }
 
 // View is what the TUI shows while a step runs.
-type View string
+type View = stepkind.View
 
 const (
 	// ViewLog is the step's output (and, after it, its result).
-	ViewLog View = ""
-	// ViewDashboard is the live dashboard of a running bench: TPS,
-	// latency and CPU per second, then the compare table and charts.
-	ViewDashboard View = "dashboard"
+	ViewLog = stepkind.ViewLog
+	// ViewDashboard is the live dashboard of a running bench.
+	ViewDashboard = stepkind.ViewDashboard
 )
 
+// kinds holds the kinds that still work on the engine. vsphere.go wraps
+// two of them in its init; the registered Resolve reads this map when it
+// is called, so the wrapping holds.
 var kinds = map[labs.Kind]kind{}
 
-// registerKind adds a step kind; call it from the kind file's init.
+// registerKind adds a kind that works on the engine; call it from the
+// kind file's init.
 func registerKind(k labs.Kind, d kind) {
 	if _, dup := kinds[k]; dup {
 		panic("steps: step kind " + string(k) + " registered twice")
 	}
 	kinds[k] = d
+	stepkind.Register(k, stepkind.Kind{
+		View: d.view, AsksVars: d.asksVars, Note: d.note, WritesFiles: d.writesFiles,
+		Resolve: func(env stepkind.Env, st *labs.Step, vars map[string]string) (stepkind.Plan, error) {
+			ke, ok := env.(kindEnv)
+			if !ok {
+				return nil, fmt.Errorf("step %s: the %s kind still runs only inside the engine", st.ID, k)
+			}
+			p, err := kinds[k].resolve(ke.e, st, vars)
+			if err != nil {
+				return nil, err
+			}
+			return enginePlan{p}, nil
+		},
+	})
+}
+
+// enginePlan carries an engine kind's plan through the registry.
+type enginePlan struct{ stepPlan }
+
+func (p enginePlan) Commands() []PlannedCommand    { return p.commands() }
+func (p enginePlan) Run(ctx context.Context) error { return p.run(ctx) }
+
+// kindPlan is a registered kind's Plan as the engine holds it.
+type kindPlan struct{ stepkind.Plan }
+
+func (p kindPlan) commands() []PlannedCommand    { return p.Commands() }
+func (p kindPlan) run(ctx context.Context) error { return p.Run(ctx) }
+
+// rehearserOf is what plan does in a rehearsal that skips hardware
+// checks, if it does anything.
+func rehearserOf(plan stepPlan) (stepkind.Rehearser, bool) {
+	switch p := plan.(type) {
+	case kindPlan:
+		r, ok := p.Plan.(stepkind.Rehearser)
+		return r, ok
+	case stepkind.Rehearser:
+		return p, true
+	}
+	return nil, false
 }
 
 // resolve resolves step st with vars through its kind.
 func (e *Engine) resolve(st *labs.Step, vars map[string]string) (stepPlan, error) {
-	k, ok := kinds[st.Kind]
+	k, ok := stepkind.Lookup(st.Kind)
 	if !ok {
 		return nil, fmt.Errorf("step %s: kind %q is not one this engine runs", st.ID, st.Kind)
 	}
 	if why := e.hosts.noHostReason(st.On); why != "" {
 		return noHostPlan{e: e, step: st.ID, roles: st.On, reason: why}, nil
 	}
-	return k.resolve(e, st, vars)
+	p, err := k.Resolve(kindEnv{e}, st, vars)
+	if err != nil {
+		return nil, err
+	}
+	if ep, ok := p.(enginePlan); ok {
+		return ep.stepPlan, nil
+	}
+	return kindPlan{p}, nil
 }
 
 // Plan returns the exact commands step i will run, on which host, with
@@ -93,17 +146,20 @@ type KindInfo struct {
 	// Note says what such a step does when it runs no shell command of the
 	// lab's own.
 	Note string
+	// ByHand says a person may do such a step by hand in a shell (Shell),
+	// then have only its check run (CheckTask).
+	ByHand bool
 }
 
 // DescribeKind returns what the kind named kind says about its steps (the
 // zero KindInfo for a kind this engine does not run).
 func DescribeKind(kind string) KindInfo {
-	k := kinds[labs.Kind(kind)]
-	return KindInfo{View: k.view, AsksVars: k.asksVars, Note: k.note}
+	k, _ := stepkind.Lookup(labs.Kind(kind))
+	return KindInfo{View: k.View, AsksVars: k.AsksVars, Note: k.Note, ByHand: k.ByHand}
 }
 
-// planFunc adapts two functions to a stepPlan, for kinds whose plan holds
-// no more than the step and the variables.
+// planFunc adapts two functions to a stepPlan, for engine kinds whose plan
+// holds no more than the step and the variables.
 type planFunc struct {
 	cmds func() []PlannedCommand
 	do   func(ctx context.Context) error

@@ -13,8 +13,9 @@ import (
 // resolved deployPlan, stopping whatever of the group ran before.
 func init() {
 	registerKind(labs.KindDeploy, kind{
-		asksVars: true,
-		note:     "uploads dpulab and starts the servers",
+		asksVars:    true,
+		writesFiles: true,
+		note:        "uploads dpulab and starts the servers",
 		resolve: func(e *Engine, st *labs.Step, vars map[string]string) (stepPlan, error) {
 			if st.Deploy == nil {
 				return nil, fmt.Errorf("step %s: no deploy keys", st.ID)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/labs"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -16,17 +17,14 @@ import (
 // every kind lab.yaml accepts has a kind file here, and no kind file
 // registers a kind that labs does not read.
 func TestEveryLabKindIsRegistered(t *testing.T) {
-	for _, k := range labs.Kinds {
-		if _, ok := kinds[k]; !ok {
-			t.Errorf("labs reads kind %q, but no kind_*.go registers it", k)
+	for _, k := range labs.RegisteredKinds() {
+		if _, ok := stepkind.Lookup(k); !ok {
+			t.Errorf("labs reads kind %q, but no kind package (kinds_list.go) or kind_*.go registers it", k)
 		}
 	}
-	for k, d := range kinds {
-		if !slices.Contains(labs.Kinds, k) {
+	for _, k := range stepkind.Names() {
+		if !slices.Contains(labs.RegisteredKinds(), k) {
 			t.Errorf("kind %q is registered, but labs does not read it", k)
-		}
-		if d.resolve == nil {
-			t.Errorf("kind %q has no resolve", k)
 		}
 	}
 	if DescribeKind("bench").View != ViewDashboard || !DescribeKind("deploy").AsksVars || DescribeKind("read").Note == "" || DescribeKind("nonsense") != (KindInfo{}) {
@@ -166,6 +164,9 @@ func TestKindTask(t *testing.T) {
 	}
 	if st := e.CheckTask(ctx, 0); st != results.Done {
 		t.Errorf("checked after the work was done: %v", st)
+	}
+	if !DescribeKind("task").ByHand || DescribeKind("run").ByHand {
+		t.Error("DescribeKind does not say which kind is done by hand")
 	}
 	if DescribeKind("task").Note == "" {
 		t.Error("the task kind has no note")

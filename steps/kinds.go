@@ -15,10 +15,6 @@ import (
 	"github.com/dpulab/dpulab/runner"
 )
 
-// defaultCmdTimeout bounds a lab command whose step sets no timeout, so a
-// hung command cannot stall a booth forever.
-const defaultCmdTimeout = 10 * time.Minute
-
 // hostList names the hosts of roles for a question.
 func (e *Engine) hostList(roles []string) string {
 	hs, err := e.hosts.hosts(roles)

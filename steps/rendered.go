@@ -6,26 +6,15 @@ import (
 	"regexp"
 
 	"github.com/dpulab/dpulab/labs"
+	stepkind "github.com/dpulab/dpulab/steps/kind"
 )
 
 // RenderedFile is a file a step writes on a host, rendered as the step
 // renders it: a template step's dest, a deploy step's redis.conf per
-// instance. Front ends show it ("what did this step write?"); the text
-// comes from the lab's templates and variables, so it is outside text to
-// be filtered before it is drawn.
-type RenderedFile struct {
-	Step string
-	Host string
-	// Path is where the step writes it on Host.
-	Path string
-	// Source is the template it is rendered from ("" for a deploy step
-	// without one: dpulab's minimal config).
-	Source string
-	// Content is the file's text, with the values of secret directives
-	// (requirepass, masterauth, a user's >password) replaced by
-	// HiddenSecret: a screen is no place for a password.
-	Content string
-}
+// instance. Content has the values of secret directives (requirepass,
+// masterauth, a user's >password) replaced by HiddenSecret: a screen is no
+// place for a password.
+type RenderedFile = stepkind.RenderedFile
 
 // HiddenSecret stands in for a password in RenderedFile.Content.
 const HiddenSecret = "(hidden)"
@@ -60,11 +49,18 @@ func (e *Engine) Rendered(i int) (files []RenderedFile, more int, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	r, ok := p.(renderer)
-	if !ok {
+	switch r := p.(type) {
+	case renderer:
+		files, err = r.rendered()
+	case kindPlan:
+		kr, ok := r.Plan.(stepkind.Renderer)
+		if !ok {
+			return nil, 0, nil
+		}
+		files, err = kr.Rendered()
+	default:
 		return nil, 0, nil
 	}
-	files, err = r.rendered()
 	if len(files) > maxRenderedFiles {
 		more = len(files) - maxRenderedFiles
 		files = files[:maxRenderedFiles]
@@ -73,19 +69,6 @@ func (e *Engine) Rendered(i int) (files []RenderedFile, more int, err error) {
 		files[k].Content = hideSecrets(files[k].Content)
 	}
 	return files, more, err
-}
-
-// rendered implements renderer: the template rendered for each host.
-func (p *templatePlan) rendered() ([]RenderedFile, error) {
-	var out []RenderedFile
-	for k, h := range p.hosts {
-		body, err := labs.RenderText(string(p.src), p.e.cmdData(h, p.vars))
-		if err != nil {
-			return out, fmt.Errorf("render %s: %w", p.st.Template.Source, err)
-		}
-		out = append(out, RenderedFile{Step: p.st.ID, Host: h.Name, Path: p.dests[k], Source: p.st.Template.Source, Content: body})
-	}
-	return out, nil
 }
 
 // deployFiles are the redis.conf of every instance of p, as deploy
@@ -140,5 +123,6 @@ func hideSecrets(s string) string {
 // KindWritesFiles reports whether steps of the kind named kind write
 // files that Rendered shows.
 func KindWritesFiles(kind string) bool {
-	return kind == string(labs.KindTemplate) || kind == string(labs.KindDeploy)
+	k, _ := stepkind.Lookup(labs.Kind(kind))
+	return k.WritesFiles
 }

@@ -1,4 +1,6 @@
-package steps
+// Package tco is the tco step kind: fleet savings (labs/tco) from the
+// step's inputs and, measured, from a compare of this run.
+package tco
 
 import (
 	"context"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/labs/tco"
+	"github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -21,9 +24,9 @@ import (
 // gets no estimate unless servers_saved_pct was entered, and then it is
 // labelled.
 func init() {
-	registerKind(labs.KindTCO, kind{
-		note: "arithmetic only",
-		resolve: func(e *Engine, st *labs.Step, vars map[string]string) (stepPlan, error) {
+	kind.Register(labs.KindTCO, kind.Kind{
+		Note: "arithmetic only",
+		Resolve: func(env kind.Env, st *labs.Step, vars map[string]string) (kind.Plan, error) {
 			in := map[string]float64{}
 			p := tco.Provenance{Sources: map[string]string{}, Units: map[string]string{}}
 			if st.TCO != nil {
@@ -41,7 +44,7 @@ func init() {
 			}
 			for k, v := range fromVars {
 				entered := true
-				if def, ok := e.lab.Var(k); ok {
+				if def, ok := env.Lab().Var(k); ok {
 					d, err := strconv.ParseFloat(def.Default, 64)
 					entered = err != nil || d != v
 				}
@@ -55,28 +58,28 @@ func init() {
 					in[k], p.Sources[k] = v, tco.Assumed
 				}
 			}
-			return planFunc{do: func(ctx context.Context) error {
-				return e.runTCO(st, maps.Clone(in), p)
+			return kind.PlanFunc{Do: func(ctx context.Context) error {
+				return run(env, st, maps.Clone(in), p)
 			}}, nil
 		},
 	})
 }
 
-// runTCO measures the share of servers saved when none was given, computes
+// run measures the share of servers saved when none was given, computes
 // the estimate and records it.
-func (e *Engine) runTCO(st *labs.Step, in map[string]float64, p tco.Provenance) error {
+func run(env kind.Env, st *labs.Step, in map[string]float64, p tco.Provenance) error {
 	_, given := in[tco.SavedPct]
-	if why := e.Rehearsal(); why != "" {
+	if why := env.Rehearsal(); why != "" {
 		if p.Sources[tco.SavedPct] != tco.Entered {
 			// An estimate from a rehearsal's numbers would be read as a
 			// DPU's savings.
-			e.say(st.ID, "", "REHEARSAL: no TCO estimate from this run (%s); enter servers_saved_pct to see one labelled as a rehearsal; the published figures are in the lab's text", why)
-			return errSkipped
+			env.Say(st.ID, "", "REHEARSAL: no TCO estimate from this run (%s); enter servers_saved_pct to see one labelled as a rehearsal; the published figures are in the lab's text", why)
+			return kind.ErrSkipped
 		}
 		p.Rehearsal = why
 		delete(in, tco.Instances)
 	} else if st.TCO != nil && st.TCO.From != "" {
-		if err := e.measureSaving(st, in, &p, given); err != nil {
+		if err := measureSaving(env, st, in, &p, given); err != nil {
 			return err
 		}
 	} else {
@@ -88,21 +91,18 @@ func (e *Engine) runTCO(st *labs.Step, in map[string]float64, p tco.Provenance) 
 	}
 	v := results.ViewTCO(t)
 	for _, n := range v.Notes {
-		e.say(st.ID, "", "%s", n)
+		env.Say(st.ID, "", "%s", n)
 	}
 	for _, r := range v.Inputs {
-		e.say(st.ID, "", "%s = %s %s (%s)", r.Name, r.Value, r.Unit, r.Source)
+		env.Say(st.ID, "", "%s = %s %s (%s)", r.Name, r.Value, r.Unit, r.Source)
 	}
 	if len(t.Outputs) > 0 {
 		o := t.Outputs
-		e.say(st.ID, "", "%s servers saved: CapEx %s − DPUs %s + OpEx %s = %s over %g years%s",
+		env.Say(st.ID, "", "%s servers saved: CapEx %s − DPUs %s + OpEx %s = %s over %g years%s",
 			results.FormatNumber(o[tco.ServersSaved]), results.FormatDollars(o[tco.CapexUSD]), results.FormatDollars(o[tco.DPUCostUSD]),
 			results.FormatDollars(o[tco.OpexUSD]), results.FormatDollars(o[tco.TotalUSD]), t.Inputs[tco.Years], rehearsalTag(t))
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.results.TCO = t
-	return e.writeResultsLocked(false)
+	return env.SetTCO(t)
 }
 
 func rehearsalTag(t *tco.Estimate) string {
@@ -116,16 +116,8 @@ func rehearsalTag(t *tco.Estimate) string {
 // chosen instance count into in and p: servers_saved_pct measured when it
 // is a saving beyond the noise, else no savings with the reason. With a
 // servers_saved_pct given, the measurement is only shown beside it.
-func (e *Engine) measureSaving(st *labs.Step, in map[string]float64, p *tco.Provenance, given bool) error {
-	e.mu.Lock()
-	var c *results.Compare
-	for i := range e.results.Benches {
-		if e.results.Benches[i].Step == st.TCO.From {
-			cp := e.results.Benches[i]
-			c = &cp
-		}
-	}
-	e.mu.Unlock()
+func measureSaving(env kind.Env, st *labs.Step, in map[string]float64, p *tco.Provenance, given bool) error {
+	c := env.Compare(st.TCO.From)
 	if c == nil && given {
 		delete(in, tco.Instances)
 		return nil
