@@ -20,15 +20,15 @@ func TestParseEndpoint(t *testing.T) {
 		url   string
 		label string
 	}{
-		{"127.0.0.1:6379", Endpoint{TCP, "127.0.0.1:6379"}, "tcp://127.0.0.1:6379", "127.0.0.1:6379"},
-		{"tcp://redis-a:7000", Endpoint{TCP, "redis-a:7000"}, "tcp://redis-a:7000", "redis-a:7000"},
-		{"TCP://[::1]:6379", Endpoint{TCP, "[::1]:6379"}, "tcp://[::1]:6379", "[::1]:6379"},
-		{"unix:///run/r.sock", Endpoint{Unix, "/run/r.sock"}, "unix:///run/r.sock", "unix:/run/r.sock"},
-		{"unix:/run/r.sock", Endpoint{Unix, "/run/r.sock"}, "unix:///run/r.sock", "unix:/run/r.sock"},
-		{"/tmp/x.sock", Endpoint{Unix, "/tmp/x.sock"}, "unix:///tmp/x.sock", "unix:/tmp/x.sock"},
-		{"./x.sock", Endpoint{Unix, "./x.sock"}, "unix://./x.sock", "unix:./x.sock"},
-		{"rdma://10.0.0.2:6379", Endpoint{RDMA, "10.0.0.2:6379"}, "rdma://10.0.0.2:6379", "rdma://10.0.0.2:6379"},
-		{" rdma://[fe80::1]:6380 ", Endpoint{RDMA, "[fe80::1]:6380"}, "rdma://[fe80::1]:6380", "rdma://[fe80::1]:6380"},
+		{"127.0.0.1:6379", Endpoint{Transport: TCP, Address: "127.0.0.1:6379"}, "tcp://127.0.0.1:6379", "127.0.0.1:6379"},
+		{"tcp://redis-a:7000", Endpoint{Transport: TCP, Address: "redis-a:7000"}, "tcp://redis-a:7000", "redis-a:7000"},
+		{"TCP://[::1]:6379", Endpoint{Transport: TCP, Address: "[::1]:6379"}, "tcp://[::1]:6379", "[::1]:6379"},
+		{"unix:///run/r.sock", Endpoint{Transport: Unix, Address: "/run/r.sock"}, "unix:///run/r.sock", "unix:/run/r.sock"},
+		{"unix:/run/r.sock", Endpoint{Transport: Unix, Address: "/run/r.sock"}, "unix:///run/r.sock", "unix:/run/r.sock"},
+		{"/tmp/x.sock", Endpoint{Transport: Unix, Address: "/tmp/x.sock"}, "unix:///tmp/x.sock", "unix:/tmp/x.sock"},
+		{"./x.sock", Endpoint{Transport: Unix, Address: "./x.sock"}, "unix://./x.sock", "unix:./x.sock"},
+		{"rdma://10.0.0.2:6379", Endpoint{Transport: RDMA, Address: "10.0.0.2:6379"}, "rdma://10.0.0.2:6379", "rdma://10.0.0.2:6379"},
+		{" rdma://[fe80::1]:6380 ", Endpoint{Transport: RDMA, Address: "[fe80::1]:6380"}, "rdma://[fe80::1]:6380", "rdma://[fe80::1]:6380"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			ep, err := ParseEndpoint(tc.in)
