@@ -4,6 +4,9 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/benchhdr"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 )
 
 // TestMergeProbes: one probe run by two client hosts at their shares is
@@ -21,12 +24,12 @@ func TestMergeProbes(t *testing.T) {
 			record(h, us)
 		}
 		return &CapacityProbe{Probe: 1, RateOpsPerSec: rate, OpsPerSec: float64(n) / 4, DurationSeconds: 4, Ops: n,
-			LatencyMs: latencyOf(h), LatencyHDR: encodeHist(h), Pass: us <= 2000}
+			LatencyMs: latencyOf(h), LatencyHDR: benchhdr.Encode(h), Pass: us <= 2000}
 	}
 	union := func(ps ...*CapacityProbe) float64 {
 		all := newHist()
 		for _, p := range ps {
-			h, err := DecodeHistogram(p.LatencyHDR)
+			h, err := benchhdr.DecodeHistogram(p.LatencyHDR)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +51,7 @@ func TestMergeProbes(t *testing.T) {
 		{"one host behind", probe(500, 500, 2000), func() *CapacityProbe { p := probe(500, 500, 2000); p.Unsent = 7; return p }(), false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := MergeProbes(spec, 3, 1000, []*CapacityProbe{tc.a, tc.b})
+			m, err := benchhdr.MergeProbes(spec, 3, 1000, []*CapacityProbe{tc.a, tc.b})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,13 +71,13 @@ func TestMergeProbes(t *testing.T) {
 	}
 	old := probe(500, 500, 2000)
 	old.LatencyHDR = ""
-	if _, err := MergeProbes(spec, 1, 1000, []*CapacityProbe{probe(500, 500, 2000), old}); !errors.Is(err, ErrNoHistogram) {
+	if _, err := benchhdr.MergeProbes(spec, 1, 1000, []*CapacityProbe{probe(500, 500, 2000), old}); !errors.Is(err, ErrNoHistogram) {
 		t.Errorf("a host's probe without a histogram: %v, want ErrNoHistogram", err)
 	}
 }
 
 // TestProbeDuration: a probe lasts --duration unless its rate is too low
-// for the replies its percentile needs; MinProbeRate is the floor.
+// for the replies its percentile needs; benchwire.MinProbeRate is the floor.
 func TestProbeDuration(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Duration, cfg.Interval = 3*time.Second, time.Second
@@ -83,11 +86,11 @@ func TestProbeDuration(t *testing.T) {
 		rate float64
 		want time.Duration
 	}{{1000, 3 * time.Second}, {334, 3 * time.Second}, {250, 4 * time.Second}, {100, 10 * time.Second}} {
-		if got := ProbeDuration(cfg, spec, tc.rate); got != tc.want {
-			t.Errorf("ProbeDuration at %g ops/s = %s, want %s", tc.rate, got, tc.want)
+		if got := benchwire.ProbeDuration(cfg, spec, tc.rate); got != tc.want {
+			t.Errorf("benchwire.ProbeDuration at %g ops/s = %s, want %s", tc.rate, got, tc.want)
 		}
 	}
-	if got := MinProbeRate(cfg, spec); got < 33.3 || got > 33.4 {
-		t.Errorf("MinProbeRate = %g, want 1000 replies in 30 s", got)
+	if got := benchwire.MinProbeRate(cfg, spec); got < 33.3 || got > 33.4 {
+		t.Errorf("benchwire.MinProbeRate = %g, want 1000 replies in 30 s", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 )
 
 func TestParseCapacity(t *testing.T) {
@@ -61,7 +62,7 @@ func TestSearchPrecision(t *testing.T) {
 				probes = append(probes, rate)
 				return &CapacityProbe{Probe: n, RateOpsPerSec: rate, OpsPerSec: min(rate, T), Pass: rate <= T}, nil
 			}
-			res, err := Search(context.Background(), spec, 10, probe, func(Event) {})
+			res, err := benchwire.Search(context.Background(), spec, 10, probe, func(Event) {})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,11 +83,11 @@ func TestSearchPrecision(t *testing.T) {
 		}
 		s := spec
 		s.MaxRate = 5000
-		res, err := Search(context.Background(), s, 10, pass(true), func(Event) {})
+		res, err := benchwire.Search(context.Background(), s, 10, pass(true), func(Event) {})
 		if err != nil || res.Limit != "max_rate" || res.RateOpsPerSec != 5000 || res.FailedRateOpsPerSec != 0 {
 			t.Errorf("always passing up to max 5000: %+v, %v", res, err)
 		}
-		res, err = Search(context.Background(), spec, 10, pass(false), func(Event) {})
+		res, err = benchwire.Search(context.Background(), spec, 10, pass(false), func(Event) {})
 		if err != nil || res.Limit != "min_rate" || res.RateOpsPerSec != 0 || res.FailedRateOpsPerSec < 10 || res.FailedRateOpsPerSec >= 20 {
 			t.Errorf("always failing down to 10: %+v, %v", res, err)
 		}
@@ -94,7 +95,7 @@ func TestSearchPrecision(t *testing.T) {
 			return &CapacityProbe{Probe: n, RateOpsPerSec: rate, Pass: true}, errors.New("connection lost")
 		}
 		var last Event
-		res, err = Search(context.Background(), spec, 10, broken, func(ev Event) { last = ev })
+		res, err = benchwire.Search(context.Background(), spec, 10, broken, func(ev Event) { last = ev })
 		if err == nil || res.RateOpsPerSec != 0 || res.Err == "" || last != res {
 			t.Errorf("a broken probe: %+v, %v; want an error, no verdict, the result emitted last", res, err)
 		}

@@ -18,6 +18,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dpulab/dpulab/internal/benchhdr"
 	"github.com/dpulab/dpulab/server/sample"
 )
 
@@ -30,7 +31,7 @@ func latencies(rng *rand.Rand, n int, median float64, tailShare float64) []int64
 		if rng.Float64() < tailShare {
 			v *= 10 + 40*rng.Float64()
 		}
-		out[i] = max(int64(v), histMin)
+		out[i] = max(int64(v), benchhdr.MinValue)
 	}
 	return out
 }
@@ -53,11 +54,11 @@ func TestHistogramEncodingRoundTrip(t *testing.T) {
 	for _, n := range []int{1, 1_000, 20_000, 200_000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			h := histOf(latencies(rng, n, 150, 0.01))
-			enc := encodeHist(h)
+			enc := benchhdr.Encode(h)
 			if !strings.HasPrefix(enc, "HISTF") {
 				t.Fatalf("encoding %.20q… is not HdrHistogram's V2 compressed base64 (HISTF…)", enc)
 			}
-			got, err := DecodeHistogram(enc)
+			got, err := benchhdr.DecodeHistogram(enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,10 +78,10 @@ func TestHistogramEncodingRoundTrip(t *testing.T) {
 			t.Logf("%d latencies (log-normal around 150 µs, 1%% tail ×10..50): latency_hdr_us is %d bytes", n, len(enc))
 		})
 	}
-	if h, err := DecodeHistogram(""); err != nil || h.TotalCount() != 0 {
-		t.Errorf(`DecodeHistogram("") = %v, %v; want an empty histogram`, h, err)
+	if h, err := benchhdr.DecodeHistogram(""); err != nil || h.TotalCount() != 0 {
+		t.Errorf(`benchhdr.DecodeHistogram("") = %v, %v; want an empty histogram`, h, err)
 	}
-	if _, err := DecodeHistogram("HISTFAAAAnot-base64!"); err == nil {
+	if _, err := benchhdr.DecodeHistogram("HISTFAAAAnot-base64!"); err == nil {
 		t.Error("a broken encoding decoded without error")
 	}
 }
@@ -101,7 +102,7 @@ func TestMergeEqualsUnion(t *testing.T) {
 		h := histOf(vs)
 		s := &Sample{
 			Run: 1, T: 3, OpsPerSec: float64(len(vs)), OpsPerSecByCmd: map[string]float64{"get": float64(len(vs))},
-			LatencyMs: latencyOf(h), LatencyHDR: encodeHist(h), Errors: int64(i), BytesSentPerSec: 100,
+			LatencyMs: latencyOf(h), LatencyHDR: benchhdr.Encode(h), Errors: int64(i), BytesSentPerSec: 100,
 		}
 		if i == 1 {
 			s.ErrorsByKind = map[string]int64{"timeout": 1}
@@ -117,7 +118,7 @@ func TestMergeEqualsUnion(t *testing.T) {
 		}
 		lines = append(lines, ev.(*Sample))
 	}
-	got, err := MergeSamples(lines)
+	got, err := benchhdr.MergeSamples(lines)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestMergeEqualsUnion(t *testing.T) {
 	if want := latencyOf(union); got.LatencyMs != want {
 		t.Errorf("merged latency %+v\nwant (union of raw latencies) %+v", got.LatencyMs, want)
 	}
-	mh, err := got.Histogram()
+	mh, err := benchhdr.SampleHistogram(got)
 	if err != nil || !mh.Equals(union) {
 		t.Errorf("merged histogram differs from the union's (err %v)", err)
 	}
@@ -142,10 +143,10 @@ func TestMergeEqualsUnion(t *testing.T) {
 	var ts []Totals
 	for _, vs := range raw {
 		h := histOf(vs)
-		ts = append(ts, Totals{Seconds: 10, Ops: int64(len(vs)), OpsPerSec: float64(len(vs)) / 10, LatencyHDR: encodeHist(h),
+		ts = append(ts, Totals{Seconds: 10, Ops: int64(len(vs)), OpsPerSec: float64(len(vs)) / 10, LatencyHDR: benchhdr.Encode(h),
 			LatencyMsPercentiles: percentilesOf(h, []float64{50, 99.9})})
 	}
-	tot, err := MergeTotals(ts)
+	tot, err := benchhdr.MergeTotals(ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,12 +174,12 @@ func TestOldLinesStillParse(t *testing.T) {
 		if s.T != 1 || s.LatencyHDR != "" || s.ClientCPUPct != nil || s.ClientHostBusyPct != nil {
 			t.Errorf("old line read as %+v", s)
 		}
-		if _, err := s.Histogram(); !errors.Is(err, ErrNoHistogram) {
+		if _, err := benchhdr.SampleHistogram(s); !errors.Is(err, ErrNoHistogram) {
 			t.Errorf("Histogram() of an old line: %v, want ErrNoHistogram", err)
 		}
 		ss = append(ss, s)
 	}
-	got, err := MergeSamples(ss)
+	got, err := benchhdr.MergeSamples(ss)
 	if !errors.Is(err, ErrNoHistogram) {
 		t.Errorf("merge of old lines: %v, want ErrNoHistogram", err)
 	}
@@ -221,7 +222,7 @@ func TestRealLinesCarryHistograms(t *testing.T) {
 		var sum int64
 		for _, s := range c.samples {
 			s = viaJSON(t, s)
-			h, err := s.Histogram()
+			h, err := benchhdr.SampleHistogram(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +243,7 @@ func TestRealLinesCarryHistograms(t *testing.T) {
 			prevT = s.T
 		}
 		r := c.runs[0]
-		rh, err := r.Histogram()
+		rh, err := benchhdr.TotalsHistogram(&r.Totals)
 		if err != nil || rh.TotalCount() != r.Ops || sum != r.Ops {
 			t.Errorf("bench %d: run histogram %v (%v), samples' %d, want %d replies", i, rh.TotalCount(), err, sum, r.Ops)
 		}
@@ -252,13 +253,16 @@ func TestRealLinesCarryHistograms(t *testing.T) {
 	}
 	// The first whole second of both.
 	a, b := got[0].samples[0], got[1].samples[0]
-	m, err := MergeSamples([]*Sample{viaJSON(t, a), viaJSON(t, b)})
+	m, err := benchhdr.MergeSamples([]*Sample{viaJSON(t, a), viaJSON(t, b)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ha, _ := a.Histogram()
-	hb, _ := b.Histogram()
-	if m.OpsPerSec != a.OpsPerSec+b.OpsPerSec || m.LatencyMs != latencyOf(mergeHists([]*hdrhistogram.Histogram{ha, hb})) {
+	ha, _ := benchhdr.SampleHistogram(a)
+	hb, _ := benchhdr.SampleHistogram(b)
+	union := newHist()
+	union.Merge(ha)
+	union.Merge(hb)
+	if m.OpsPerSec != a.OpsPerSec+b.OpsPerSec || m.LatencyMs != latencyOf(union) {
 		t.Errorf("merged second: %.0f ops/s %+v; want %.0f + %.0f", m.OpsPerSec, m.LatencyMs, a.OpsPerSec, b.OpsPerSec)
 	}
 	t.Logf("a real second at %.0f ops/s: latency_hdr_us is %d bytes", a.OpsPerSec, len(a.LatencyHDR))
@@ -340,7 +344,7 @@ func BenchmarkEncodeHist(b *testing.B) {
 	h := histOf(latencies(rand.New(rand.NewPCG(5, 6)), 20_000, 150, 0.01))
 	b.ReportAllocs()
 	for b.Loop() {
-		if encodeHist(h) == "" {
+		if benchhdr.Encode(h) == "" {
 			b.Fatal("empty")
 		}
 	}
