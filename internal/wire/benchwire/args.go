@@ -9,8 +9,8 @@ import (
 )
 
 // Args renders the configuration as `dpulab bench` arguments (after the
-// subcommand), for running it on a lab host: server/bench's ParseArgs reads them back into
-// the same Config. The password is never among them: pass it in the
+// subcommand), for running it on a lab host: server/bench's ParseArgs
+// reads them back into the same Config. The password is never among them: pass it in the
 // environment as PasswordEnv. The caller shell-quotes.
 func (c *Config) Args() []string {
 	a := c.endpointArgs()

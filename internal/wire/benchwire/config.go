@@ -25,7 +25,7 @@ const (
 )
 
 // ConnectTimeoutFor is how long connecting to ep may take: ConnectTimeout,
-// or when it is 0 the default for ep's transportwire.
+// or when it is 0 the default for ep's transport.
 func (c *Config) ConnectTimeoutFor(ep transportwire.Endpoint) time.Duration {
 	switch {
 	case c.ConnectTimeout > 0:
