@@ -13,10 +13,10 @@ import (
 
 	"github.com/dpulab/dpulab/steps/results"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
-	"github.com/dpulab/dpulab/server/bench"
 )
 
 // benchJob is one invocation of `dpulab bench` (all repetitions of one
@@ -31,7 +31,7 @@ type benchJob struct {
 	// (multiclient.go); Client is then the first of them.
 	Clients []hostRef
 	Servers []hostRef
-	Config  bench.Config
+	Config  benchwire.Config
 	// Password, when set, reaches the bench on its stdin (never argv).
 	Password string
 	// Progress maps this job's own 0..1 onto the step's 0..1.
@@ -63,7 +63,7 @@ const samplerStartTimeout = 30 * time.Second
 
 // expectedDuration is how long a bench job should take (the measured runs
 // and their warmups; prefill and connecting are not counted).
-func expectedDuration(c bench.Config) time.Duration {
+func expectedDuration(c benchwire.Config) time.Duration {
 	per := c.Duration + c.Warmup
 	if c.Requests > 0 {
 		per = c.Warmup + 5*time.Second
@@ -72,12 +72,12 @@ func expectedDuration(c bench.Config) time.Duration {
 }
 
 // benchCommand is the client side of a job.
-func (e *Engine) benchCommand(client hostRef, c bench.Config, password bool, at placement) string {
+func (e *Engine) benchCommand(client hostRef, c benchwire.Config, password bool, at placement) string {
 	args := append([]string{e.dpulabOn(client), "bench", "--json"}, c.Args()...)
 	cmd := at.wrap("exec " + runner.QuoteAll(args...))
 	if password {
 		// The password comes on stdin into the environment, never argv.
-		cmd = "IFS= read -r " + bench.PasswordEnv + " && export " + bench.PasswordEnv + " && " + cmd
+		cmd = "IFS= read -r " + benchwire.PasswordEnv + " && export " + benchwire.PasswordEnv + " && " + cmd
 	}
 	return cmd
 }
@@ -202,11 +202,11 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
 		ev := out.take(e, job.Step, l)
 		switch ev := ev.(type) {
-		case *bench.Sample:
+		case *benchwire.Sample:
 			for _, sec := range joiner.add(ev) {
 				second(sec)
 			}
-		case *bench.RunResult:
+		case *benchwire.RunResult:
 			for _, sec := range joiner.flush() {
 				second(sec)
 			}
@@ -304,7 +304,7 @@ type runStarts struct {
 
 // of is the start of s's run, estimated from s when it is the run's first
 // sample to arrive.
-func (r *runStarts) of(s *bench.Sample) time.Time {
+func (r *runStarts) of(s *benchwire.Sample) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.m[s.Run]; ok {
@@ -328,7 +328,7 @@ func (r *runStarts) recorded(run int) time.Time {
 
 // samplePoint is a bench's totals sample as a point of the series (the
 // servers' columns empty: the samplers' merge fills them).
-func samplePoint(s *bench.Sample) results.Point {
+func samplePoint(s *benchwire.Sample) results.Point {
 	return results.Point{T: s.T, OpsPerSec: s.OpsPerSec, LatencyMs: results.Latency(s.LatencyMs), Errors: s.Errors}
 }
 

@@ -11,20 +11,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/internal/wire/serverwire"
 	"github.com/dpulab/dpulab/labs"
-	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/server/transport"
 )
 
-// benchConfig turns a bench profile into a bench.Config against the
+// benchConfig turns a bench profile into a benchwire.Config against the
 // instances of a deployment, reached over transport ("" is tcp). Over rdma
 // the load generator opens the queue pairs the servers' rdma-* settings ask
 // for, so one setting in the lab changes both ends.
-func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, transport string, settings [][2]string) (bench.Config, error) {
-	c := bench.DefaultConfig()
+func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, transport string, settings [][2]string) (benchwire.Config, error) {
+	c := benchwire.DefaultConfig()
 	var err error
-	fail := func(field string, err error) (bench.Config, error) {
+	fail := func(field string, err error) (benchwire.Config, error) {
 		return c, fmt.Errorf("bench %s: %w", field, err)
 	}
 	if c.Clients, err = spec.Clients.Int(vars, c.Clients); err != nil {
@@ -38,7 +38,7 @@ func benchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance,
 		if err != nil {
 			return fail("ratio", err)
 		}
-		if c.Ratio, err = bench.ParseRatio(s); err != nil {
+		if c.Ratio, err = benchwire.ParseRatio(s); err != nil {
 			return fail("ratio", err)
 		}
 	}
@@ -100,7 +100,7 @@ const maxTargetSamples = maxInstances
 // per-target lines) to the inventory names of their server hosts, from
 // the recorded deployments; among several matches, an instance on one of
 // servers wins. A target no deployment started has no entry.
-func (e *Engine) targetHosts(c bench.Config, servers []hostRef) map[string]string {
+func (e *Engine) targetHosts(c benchwire.Config, servers []hostRef) map[string]string {
 	want := map[string]bool{}
 	for _, l := range c.Labels() {
 		want[l] = true
@@ -134,7 +134,7 @@ func (e *Engine) targetHosts(c bench.Config, servers []hostRef) map[string]strin
 // lacks it still gives the command the job would run, and says why the job
 // cannot run here (notBuilt), so the dry run shows every command and the
 // run lists the variant as unavailable instead of failing mid-run.
-func planBenchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, tr string, settings [][2]string) (c bench.Config, notBuilt string, err error) {
+func planBenchConfig(spec *labs.BenchSpec, vars map[string]string, insts []Instance, tr string, settings [][2]string) (c benchwire.Config, notBuilt string, err error) {
 	c, err = benchConfig(spec, vars, insts, tr, settings)
 	if !errors.Is(err, transport.ErrNotBuilt) {
 		return c, "", err

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/server/bench"
 )
 
 // benchOutput is what the engine keeps of one `dpulab bench` process's
@@ -26,7 +26,7 @@ const benchTailLines = 10
 // take handles one line of the bench: stderr is shown and kept for the
 // tail; stdout is parsed, and a line that is no event of a known type is
 // shown and its error kept. It returns the event, or nil.
-func (o *benchOutput) take(e *Engine, step string, l runner.Line) bench.Event {
+func (o *benchOutput) take(e *Engine, step string, l runner.Line) benchwire.Event {
 	if l.Stream == runner.Stderr {
 		o.mu.Lock()
 		o.tail = append(o.tail, l.Text)
@@ -37,9 +37,9 @@ func (o *benchOutput) take(e *Engine, step string, l runner.Line) bench.Event {
 		e.opts.Emit(Output{Step: step, Line: l})
 		return nil
 	}
-	ev, err := bench.ParseLine([]byte(l.Text))
+	ev, err := benchwire.ParseLine([]byte(l.Text))
 	if err != nil {
-		if !errors.Is(err, bench.ErrUnknownType) {
+		if !errors.Is(err, benchwire.ErrUnknownType) {
 			o.mu.Lock()
 			if o.decodeErr == nil {
 				o.decodeErr = err
@@ -69,8 +69,8 @@ func (o *benchOutput) err() error {
 // benchSecond is one interval of a bench: its totals sample and, with
 // --target-samples, each target's sample of the same interval.
 type benchSecond struct {
-	total   *bench.Sample
-	targets []*bench.Sample
+	total   *benchwire.Sample
+	targets []*benchwire.Sample
 }
 
 // secondJoiner joins a bench's totals sample with the per-target samples
@@ -86,7 +86,7 @@ type secondJoiner struct {
 }
 
 // add takes one sample line and returns the seconds it completed.
-func (j *secondJoiner) add(s *bench.Sample) []benchSecond {
+func (j *secondJoiner) add(s *benchwire.Sample) []benchSecond {
 	if s.Target != "" {
 		if j.cur == nil || j.cur.total.Run != s.Run || j.cur.total.T != s.T {
 			return nil
@@ -118,7 +118,7 @@ func (j *secondJoiner) flush() []benchSecond {
 
 // targetSeconds turns per-target samples into the Sample's per-instance
 // view, each named with its server host (hosts: targetHosts).
-func targetSeconds(ss []*bench.Sample, hosts map[string]string) []TargetSecond {
+func targetSeconds(ss []*benchwire.Sample, hosts map[string]string) []TargetSecond {
 	if len(ss) == 0 {
 		return nil
 	}

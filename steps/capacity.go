@@ -3,7 +3,7 @@ package steps
 // The capacity search of a bench or compare step (labs' capacity: key): at
 // each variant and sweep point, after the flat-out runs or instead of them,
 // `dpulab bench --capacity` finds the highest rate at which a latency
-// percentile stays under a cap (server/bench/capacity.go has the method),
+// percentile stays under a cap (internal/wire/benchwire/capacity.go has the method),
 // and the engine records it beside the flat-out TPS (results.Capacity, the
 // "TPS at latency cap" column, report.md's and report.html's capacity table
 // and chart).
@@ -15,7 +15,7 @@ package steps
 // table as the flat-out one, where it is read against it.
 //
 // With one client host the bench searches on its own; with several, the
-// engine drives the same search (bench.Search) over probes that every
+// engine drives the same search (benchwire.Search) over probes that every
 // client host runs at once with its share of the rate, judged on their
 // merged histograms (capacity_multi.go). The server hosts' samplers run
 // during the search: each probe has the servers' CPU, and the answer the
@@ -29,10 +29,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
-	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -41,13 +41,13 @@ const defaultObjective = "p99<=1ms"
 
 // capacityConfig is flat, a job's bench configuration, as the capacity
 // search spec runs it: the same targets and load shape, no rate, no request
-// count, one search (bench.Config.Validate refuses those with --capacity).
-func capacityConfig(spec *labs.CapacitySpec, vars map[string]string, flat bench.Config) (bench.Config, error) {
+// count, one search (benchwire.Config.Validate refuses those with --capacity).
+func capacityConfig(spec *labs.CapacitySpec, vars map[string]string, flat benchwire.Config) (benchwire.Config, error) {
 	obj, err := spec.Objective.String(vars, defaultObjective)
 	if err != nil {
 		return flat, fmt.Errorf("capacity objective: %w", err)
 	}
-	cs, err := bench.ParseCapacity(obj)
+	cs, err := benchwire.ParseCapacity(obj)
 	if err != nil {
 		return flat, err
 	}
@@ -173,7 +173,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	e.say(job.Step, job.Client.Name, "%s: capacity search, %s", job.Label, searchText(cfg.Capacity))
 	var (
 		mu     sync.Mutex
-		found  *bench.CapacityResult
+		found  *benchwire.CapacityResult
 		probes []results.CapacityProbe
 		out    benchOutput
 		// Each probe's seconds with the servers' columns, and when the
@@ -184,7 +184,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
 		ev := out.take(e, job.Step, l)
 		switch ev := ev.(type) {
-		case *bench.Sample:
+		case *benchwire.Sample:
 			if ev.Target != "" {
 				return
 			}
@@ -193,7 +193,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 			points[ev.Run] = append(points[ev.Run], pt)
 			mu.Unlock()
 			e.opts.Emit(Sample{Step: job.Step, Variant: series, Figures: e.figures(job), Sweep: job.Sweep, Run: ev.Run, Point: pt})
-		case *bench.CapacityProbe:
+		case *benchwire.CapacityProbe:
 			pr := probeResult(ev)
 			mu.Lock()
 			pr.ServerCPU = probeServerCPU(points[ev.Probe], latest)
@@ -203,7 +203,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 			e.say(job.Step, job.Client.Name, "%s", e.labelled(job, probeText(job.Label, cfg.Capacity, ev, pr.ServerCPU)))
 			e.opts.Emit(Progress{Step: job.Step, Figures: e.figures(job), Label: fmt.Sprintf("%s, capacity probe %d", job.Label, ev.Probe),
 				Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
-		case *bench.CapacityResult:
+		case *benchwire.CapacityResult:
 			mu.Lock()
 			found = ev
 			mu.Unlock()
@@ -256,7 +256,7 @@ func probeServerCPU(pts []results.Point, latest *sampleBoard) *float64 {
 }
 
 // searchText says what a search looks for and how precisely.
-func searchText(s *bench.CapacitySpec) string {
+func searchText(s *benchwire.CapacitySpec) string {
 	t := fmt.Sprintf("highest rate with %s, within %s%%, from %s ops/s", s.Objective(), strconv.FormatFloat(s.Precision*100, 'g', 3, 64), results.RateText(s.StartRate))
 	if s.MaxRate > 0 {
 		t += " up to " + results.RateText(s.MaxRate)
@@ -266,7 +266,7 @@ func searchText(s *bench.CapacitySpec) string {
 
 // probeText is the line said after each probe (serverCPU: the servers'
 // busy CPU during it, when sampled).
-func probeText(label string, s *bench.CapacitySpec, p *bench.CapacityProbe, serverCPU *float64) string {
+func probeText(label string, s *benchwire.CapacitySpec, p *benchwire.CapacityProbe, serverCPU *float64) string {
 	verdict := "met"
 	if !p.Pass {
 		verdict = "missed: " + p.Reason
@@ -297,14 +297,14 @@ func foundText(label string, k *results.Capacity) string {
 	return t + ")"
 }
 
-func probeResult(p *bench.CapacityProbe) results.CapacityProbe {
+func probeResult(p *benchwire.CapacityProbe) results.CapacityProbe {
 	return results.CapacityProbe{Probe: p.Probe, RateOpsPerSec: p.RateOpsPerSec, OpsPerSec: p.OpsPerSec, PercentileMs: p.PercentileMs,
 		Errors: p.Errors, Unsent: p.Unsent, Pass: p.Pass, Reason: p.Reason, ClientBound: p.ClientBound}
 }
 
 // capacityResult is the search's result as recorded, with the servers'
 // CPU at the probe that found the answer.
-func capacityResult(r *bench.CapacityResult, probes []results.CapacityProbe) *results.Capacity {
+func capacityResult(r *benchwire.CapacityResult, probes []results.CapacityProbe) *results.Capacity {
 	k := &results.Capacity{
 		Objective: r.Objective, Percentile: r.Percentile, CapMs: r.CapMs, Precision: r.Precision,
 		RateOpsPerSec: r.RateOpsPerSec, OpsPerSec: r.OpsPerSec, PercentileMs: r.PercentileMs, LatencyMs: results.Latency(r.LatencyMs),

@@ -2,14 +2,14 @@ package steps
 
 // A capacity search from several client hosts (issue 17). One client host
 // cannot offer the load of a lab whose step names several, so the engine
-// drives the search itself: bench.Search, the search `dpulab bench
+// drives the search itself: benchwire.Search, the search `dpulab bench
 // --capacity` runs, over probes that every client host runs at once. A
 // probe at a total rate R gives each host its share of R (the proportion
 // splitLoad gives a rate: its share of the connections, or of the
 // instances); each host runs `dpulab bench --capacity` with its share as
 // both start and highest rate, so its first probe is exactly that probe
 // (the bench's own probe, cut when it falls behind, with its histogram),
-// and is stopped after it. The hosts' probes are merged (bench.MergeProbes:
+// and is stopped after it. The hosts' probes are merged (benchhdr.MergeProbes:
 // rates summed, the percentile from the union of their histograms, never
 // averaged percentiles) and judged as one; their seconds are merged for
 // the dashboard as a multi-client run's are (clientMerge). Every host's
@@ -25,15 +25,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/benchhdr"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
 // capacityShares divides a search's load among the client hosts as
 // splitLoad divides a flat-out run's, and gives each host's fraction of a
 // probe's total rate.
-func capacityShares(cfg bench.Config, hosts []hostRef) (shares []clientShare, weights []float64, note string) {
+func capacityShares(cfg benchwire.Config, hosts []hostRef) (shares []clientShare, weights []float64, note string) {
 	c := cfg
 	// A rate of 1 split is each host's fraction (splitLoad keeps a
 	// capacity search on one host: here the engine drives it).
@@ -50,7 +51,7 @@ func capacityShares(cfg bench.Config, hosts []hostRef) (shares []clientShare, we
 // hostProbeConfig is a host's bench for one probe: its share of the load,
 // a capacity search whose first probe is at rate (its share of the total)
 // and lasts d, prefilling only before the search's first probe.
-func hostProbeConfig(share bench.Config, spec bench.CapacitySpec, rate float64, d time.Duration, prefill bool) bench.Config {
+func hostProbeConfig(share benchwire.Config, spec benchwire.CapacitySpec, rate float64, d time.Duration, prefill bool) benchwire.Config {
 	c := share
 	k := spec
 	k.StartRate, k.MaxRate = rate, rate
@@ -61,10 +62,10 @@ func hostProbeConfig(share bench.Config, spec bench.CapacitySpec, rate float64, 
 
 // probeLength is how long every host's part of a probe at total rate
 // lasts: the longest any host needs for its share's replies.
-func probeLength(cfg bench.Config, spec bench.CapacitySpec, shares []clientShare, weights []float64, rate float64) time.Duration {
+func probeLength(cfg benchwire.Config, spec benchwire.CapacitySpec, shares []clientShare, weights []float64, rate float64) time.Duration {
 	d := cfg.Duration
 	for i, s := range shares {
-		d = max(d, bench.ProbeDuration(s.Config, spec, rate*weights[i]))
+		d = max(d, benchwire.ProbeDuration(s.Config, spec, rate*weights[i]))
 	}
 	return d
 }
@@ -77,7 +78,7 @@ type probeHost struct {
 	out   benchOutput
 	res   runner.Result
 	err   error
-	probe *bench.CapacityProbe
+	probe *benchwire.CapacityProbe
 	// stopped is set when the engine stopped the host's bench after its
 	// probe: its exit then says nothing.
 	stopped bool
@@ -86,7 +87,7 @@ type probeHost struct {
 // runCapacityMulti runs the search of one job from the client hosts of
 // shares (weights: each one's fraction of a probe's rate), the samplers
 // already running (latest), and records it at its point.
-func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg bench.Config, shares []clientShare, weights []float64, latest *sampleBoard) error {
+func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg benchwire.Config, shares []clientShare, weights []float64, latest *sampleBoard) error {
 	e, job := p.e, cj.job
 	spec := *cfg.Capacity
 	names := make([]string, len(shares))
@@ -114,7 +115,7 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 		job.Label, len(shares), strings.Join(split, ", "), searchText(&spec))
 	// The lowest total rate at which every host's share can still be
 	// measured by a probe of the step's duration.
-	floor := bench.MinProbeRate(cfg, spec) / minW
+	floor := benchwire.MinProbeRate(cfg, spec) / minW
 	series := job.Variant + " capacity search"
 
 	var (
@@ -123,7 +124,7 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 		// failed is the host whose bench failed a probe, if one did.
 		failed *probeHost
 	)
-	probe := func(n int, rate float64) (*bench.CapacityProbe, error) {
+	probe := func(n int, rate float64) (*benchwire.CapacityProbe, error) {
 		d := probeLength(cfg, spec, shares, weights, rate)
 		hosts := make([]*probeHost, len(shares))
 		for i, s := range shares {
@@ -135,7 +136,7 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 			failed = bad
 			return nil, err
 		}
-		hp := make([]*bench.CapacityProbe, len(hosts))
+		hp := make([]*benchwire.CapacityProbe, len(hosts))
 		x := results.CapacityProbe{ServerCPU: probeServerCPU(pts, latest)}
 		for i, h := range hosts {
 			hp[i] = h.probe
@@ -146,15 +147,15 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 			e.say(job.Step, names[0], "probe %d: the client hosts began measuring %.0f ms apart (seen from here)", n, *merged.StartSkewMs)
 		}
 		extras[n] = x
-		mp, err := bench.MergeProbes(spec, n, rate, hp)
+		mp, err := benchhdr.MergeProbes(spec, n, rate, hp)
 		if err != nil {
 			return nil, fmt.Errorf("merge the client hosts' probes: %w", err)
 		}
 		return mp, nil
 	}
-	emit := func(ev bench.Event) {
+	emit := func(ev benchwire.Event) {
 		switch ev := ev.(type) {
-		case *bench.CapacityProbe:
+		case *benchwire.CapacityProbe:
 			pr := probeResult(ev)
 			x := extras[ev.Probe]
 			pr.ServerCPU, pr.Clients = x.ServerCPU, x.Clients
@@ -168,7 +169,7 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 				Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
 		}
 	}
-	res, serr := bench.Search(ctx, spec, floor, probe, emit)
+	res, serr := benchwire.Search(ctx, spec, floor, probe, emit)
 	if res != nil {
 		k := capacityResult(res, probes)
 		k.Clients = names
@@ -229,14 +230,14 @@ func (e *Engine) runProbeHosts(ctx context.Context, job benchJob, series string,
 					return // its being stopped, said by the bench
 				}
 				switch ev := h.out.take(e, job.Step, l).(type) {
-				case *bench.Sample:
+				case *benchwire.Sample:
 					if ev.Target != "" || ev.Run != 1 {
 						return
 					}
 					mu.Lock()
 					m.sample(i, ev, time.Now())
 					mu.Unlock()
-				case *bench.CapacityProbe:
+				case *benchwire.CapacityProbe:
 					if ev.Probe != 1 {
 						return
 					}
@@ -244,7 +245,7 @@ func (e *Engine) runProbeHosts(ctx context.Context, job benchJob, series string,
 					h.probe = ev
 					h.stopped = true
 					// The probe as a run, for the merge of the seconds.
-					m.runDone(i, &bench.RunResult{Run: 1, Totals: bench.Totals{Seconds: ev.DurationSeconds, Ops: ev.Ops, OpsPerSec: ev.OpsPerSec,
+					m.runDone(i, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Seconds: ev.DurationSeconds, Ops: ev.Ops, OpsPerSec: ev.OpsPerSec,
 						LatencyMs: ev.LatencyMs, Errors: ev.Errors, ErrorsByKind: ev.ErrorsByKind, LatencyHDR: ev.LatencyHDR},
 						ClientCPUPct: ev.ClientCPUPct, ClientHostBusyPct: ev.ClientHostBusyPct, ClientBound: ev.ClientBound, Unsent: ev.Unsent})
 					mu.Unlock()

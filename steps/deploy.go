@@ -18,10 +18,10 @@ import (
 
 	"github.com/dpulab/dpulab/steps/results"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
-	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/server/transport"
 )
 
@@ -725,7 +725,7 @@ func (e *Engine) pingByCommand(ctx context.Context, h hostRef, t runner.Target, 
 	var stdin []byte
 	if pw := benchPassword(e.Vars()); pw != "" {
 		// As for the bench itself: the password on stdin, never argv.
-		cmd = "IFS= read -r " + bench.PasswordEnv + " && export " + bench.PasswordEnv + " && " + cmd
+		cmd = "IFS= read -r " + benchwire.PasswordEnv + " && export " + benchwire.PasswordEnv + " && " + cmd
 		stdin = []byte(pw + "\n")
 	}
 	// The caller's deadline bounds the try (a saturated host may need

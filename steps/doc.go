@@ -64,7 +64,10 @@
 //   - The results model (results.json, statistics, deltas, the metric
 //     table, report.md, samples.csv) is package steps/results; the TCO
 //     model is labs/tco; the programs that run on lab hosts are under
-//     server/ (server, server/bench, server/sample, server/resp).
+//     server/ (server, server/bench, server/sample, server/resp). What
+//     the engine builds and reads of them (the bench's Config and lines,
+//     the capacity search, the sampler's records) is internal/wire/* and
+//     internal/benchhdr, so steps links neither the server nor the bench.
 //
 // # Adding a step kind
 //

@@ -141,7 +141,7 @@ type HostSecond struct {
 	P99Ms     float64 `json:"p99_ms"`
 	Errors    int64   `json:"errors,omitempty"`
 	// BusyPct is the client host's CPU busy share (all its CPUs), when
-	// read: at server/bench.ClientBoundPct or more, the client, not the
+	// read: at benchwire.ClientBoundPct or more, the client, not the
 	// server, bounds what the second measured.
 	BusyPct *float64 `json:"busy_pct,omitempty"`
 }

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
-	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -61,7 +61,7 @@ type loadJob struct {
 	transport string
 	// planned is the bench configuration against the planned instances;
 	// the run builds it again against the instances that answer.
-	planned bench.Config
+	planned benchwire.Config
 	// pathCfg and path are the emulated network path the variant runs
 	// over (netpath), as planned; nil otherwise.
 	pathCfg *netpath.Config

@@ -14,14 +14,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/labs"
-	"github.com/dpulab/dpulab/server/bench"
 )
 
 // clientShare is one client host's part of a job: the bench it runs.
 type clientShare struct {
 	Host   hostRef
-	Config bench.Config
+	Config benchwire.Config
 }
 
 // clientHosts are the hosts the load comes from: every host of the step's
@@ -72,7 +72,7 @@ func hostNames(hs []hostRef) []string {
 // as the connections. When neither splits over every host, fewer hosts are
 // used and note says why. A capacity search runs from the first host only:
 // its probes adapt their rate to what they measure, which one process does.
-func splitLoad(c bench.Config, hosts []hostRef) (shares []clientShare, note string) {
+func splitLoad(c benchwire.Config, hosts []hostRef) (shares []clientShare, note string) {
 	if len(hosts) < 2 {
 		return []clientShare{{Host: hosts[0], Config: c}}, ""
 	}

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/internal/benchhdr"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -15,7 +16,7 @@ import (
 // together and every sample covers one interval of the host's own run. A
 // merged second is made when every host has sent its sample for it, or
 // has finished the run (or its bench ended): rates summed, latencies read
-// from the merged histograms (bench.MergeSamples). Runs are merged in
+// from the merged histograms (benchhdr.MergeSamples). Runs are merged in
 // order; a run is complete when every host has reported it, and is then
 // given to onRun with each host's own series beside the merged one.
 //
@@ -47,14 +48,14 @@ type clientMerge struct {
 
 // runMerge is one run's lines from every host.
 type runMerge struct {
-	samples [][]*bench.Sample
+	samples [][]*benchwire.Sample
 	// targets[h][k] are host h's per-target samples of its k-th second.
-	targets [][][]*bench.Sample
+	targets [][][]*benchwire.Sample
 	series  [][]results.ClientPoint
 	// start is each host's measured start as seen here: the arrival of
 	// its first sample minus the sample's time into the run.
 	start   []time.Time
-	totals  []*bench.RunResult
+	totals  []*benchwire.RunResult
 	emitted int
 	points  []results.Point
 }
@@ -67,7 +68,7 @@ func (m *clientMerge) run(n int) *runMerge {
 	r := m.runs[n]
 	if r == nil {
 		k := len(m.hosts)
-		r = &runMerge{samples: make([][]*bench.Sample, k), targets: make([][][]*bench.Sample, k), series: make([][]results.ClientPoint, k), start: make([]time.Time, k), totals: make([]*bench.RunResult, k)}
+		r = &runMerge{samples: make([][]*benchwire.Sample, k), targets: make([][][]*benchwire.Sample, k), series: make([][]results.ClientPoint, k), start: make([]time.Time, k), totals: make([]*benchwire.RunResult, k)}
 		m.runs[n] = r
 	}
 	return r
@@ -75,7 +76,7 @@ func (m *clientMerge) run(n int) *runMerge {
 
 // sample takes host h's totals sample, which arrived at now, with the
 // per-target samples of the same second (none without --target-samples).
-func (m *clientMerge) sample(h int, s *bench.Sample, now time.Time, targets ...*bench.Sample) {
+func (m *clientMerge) sample(h int, s *benchwire.Sample, now time.Time, targets ...*benchwire.Sample) {
 	if s.Run < m.cur {
 		return // a run already given up
 	}
@@ -91,7 +92,7 @@ func (m *clientMerge) sample(h int, s *bench.Sample, now time.Time, targets ...*
 }
 
 // runDone takes host h's summary of one run.
-func (m *clientMerge) runDone(h int, rr *bench.RunResult) {
+func (m *clientMerge) runDone(h int, rr *benchwire.RunResult) {
 	if rr.Run < m.cur {
 		return
 	}
@@ -171,9 +172,9 @@ func (m *clientMerge) allEndedOrReported(r *runMerge) bool {
 func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 	for {
 		k := r.emitted
-		var at []*bench.Sample
+		var at []*benchwire.Sample
 		var hosts []HostSecond
-		var tg [][]*bench.Sample
+		var tg [][]*benchwire.Sample
 		ready := true
 		for h := range m.hosts {
 			switch {
@@ -190,7 +191,7 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 		if !ready || len(at) == 0 {
 			return
 		}
-		ms, err := bench.MergeSamples(at)
+		ms, err := benchhdr.MergeSamples(at)
 		if err != nil {
 			m.mergeErr(err)
 			if ms == nil {
@@ -217,12 +218,12 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 // per-target samples of it: a target driven from several client hosts
 // (the load split by connections) gets its ops and errors summed and its
 // p50 and p99 read from the hosts' per-target histograms merged
-// (bench.MergeSamples), never averaged. A line without a histogram (an
+// (benchhdr.MergeSamples), never averaged. A line without a histogram (an
 // older bench) leaves that target's latency at what the merge could read:
 // its counts still add up, and onMergeErr says so once.
-func (m *clientMerge) mergeTargets(perHost [][]*bench.Sample) []TargetSecond {
+func (m *clientMerge) mergeTargets(perHost [][]*benchwire.Sample) []TargetSecond {
 	var order []string
-	by := map[string][]*bench.Sample{}
+	by := map[string][]*benchwire.Sample{}
 	for _, ss := range perHost {
 		for _, s := range ss {
 			if _, ok := by[s.Target]; !ok {
@@ -234,14 +235,14 @@ func (m *clientMerge) mergeTargets(perHost [][]*bench.Sample) []TargetSecond {
 	if len(order) == 0 {
 		return nil
 	}
-	merged := make([]*bench.Sample, 0, len(order))
+	merged := make([]*benchwire.Sample, 0, len(order))
 	for _, t := range order {
 		g := by[t]
 		if len(g) == 1 {
 			merged = append(merged, g[0])
 			continue
 		}
-		ms, err := bench.MergeSamples(g)
+		ms, err := benchhdr.MergeSamples(g)
 		if err != nil {
 			m.mergeErr(err)
 			if ms == nil {
@@ -264,7 +265,7 @@ func (m *clientMerge) mergeErr(err error) {
 // merged is run n from every host's summary: rates summed, latencies from
 // the merged histograms, each host's own numbers kept in Clients.
 func (m *clientMerge) merged(n int, r *runMerge) results.RunResult {
-	ts := make([]bench.Totals, len(m.hosts))
+	ts := make([]benchwire.Totals, len(m.hosts))
 	out := results.RunResult{Run: n, Series: r.points}
 	var errs []string
 	for h, host := range m.hosts {
@@ -286,7 +287,7 @@ func (m *clientMerge) merged(n int, r *runMerge) results.RunResult {
 			errs = append(errs, host+": "+rr.Err)
 		}
 	}
-	tot, err := bench.MergeTotals(ts)
+	tot, err := benchhdr.MergeTotals(ts)
 	if err != nil {
 		m.mergeErr(err)
 	}

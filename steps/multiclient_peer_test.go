@@ -14,9 +14,9 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dpulab/dpulab/internal/benchhdr"
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -61,7 +61,7 @@ func unionLatency(t *testing.T, encs []string) (results.Latency, int64) {
 	t.Helper()
 	h := hdrhistogram.New(1, 60_000_000, 3)
 	for _, enc := range encs {
-		d, err := bench.DecodeHistogram(enc)
+		d, err := benchhdr.DecodeHistogram(enc)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -75,7 +75,7 @@ type clientRun struct {
 	seconds secondJoiner
 	// started is the bench's start line: the --start-at it received and
 	// how late after it it began.
-	started *bench.Start
+	started *benchwire.Start
 	res     runner.Result
 	err     error
 }
@@ -266,13 +266,13 @@ func (e *Engine) multiLine(job benchJob, m *clientMerge, mu *sync.Mutex, i int, 
 	mu.Lock()
 	defer mu.Unlock()
 	switch ev := ev.(type) {
-	case *bench.Sample:
+	case *benchwire.Sample:
 		for _, sec := range cr.seconds.add(ev) {
 			m.sample(i, sec.total, time.Now(), sec.targets...)
 		}
-	case *bench.Start:
+	case *benchwire.Start:
 		cr.started = ev
-	case *bench.RunResult:
+	case *benchwire.RunResult:
 		for _, sec := range cr.seconds.flush() {
 			m.sample(i, sec.total, time.Now(), sec.targets...)
 		}

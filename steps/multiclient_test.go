@@ -13,9 +13,9 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/server/bench"
 	"github.com/dpulab/dpulab/server/transport"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -55,7 +55,7 @@ func TestSplitLoad(t *testing.T) {
 		{name: "connections over fewer hosts", clients: 2, targets: 1, hosts: 3, rate: 1000, wantShares: 2, wantNote: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := bench.DefaultConfig()
+			c := benchwire.DefaultConfig()
 			c.Clients, c.Endpoints, c.Rate, c.Requests, c.Seed = tc.clients, endpointsN(tc.targets), tc.rate, tc.requests, 7
 			shares, note := splitLoad(c, hostsN(tc.hosts))
 			if len(shares) != tc.wantShares || (note != "") != tc.wantNote {
@@ -92,9 +92,9 @@ func TestSplitLoad(t *testing.T) {
 			}
 		})
 	}
-	c := bench.DefaultConfig()
+	c := benchwire.DefaultConfig()
 	c.Endpoints = endpointsN(2)
-	c.Capacity = &bench.CapacitySpec{}
+	c.Capacity = &benchwire.CapacitySpec{}
 	if shares, note := splitLoad(c, hostsN(3)); len(shares) != 1 || note == "" {
 		t.Errorf("a capacity search: %d shares, note %q; want one host, said", len(shares), note)
 	}
@@ -158,7 +158,7 @@ func TestClientMerge(t *testing.T) {
 			union[k] = hdrhistogram.New(1, 60_000_000, 3)
 		}
 		union[k].Merge(hh)
-		m.sample(h, &bench.Sample{Run: 1, T: tt, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc, Errors: int64(h)}, now)
+		m.sample(h, &benchwire.Sample{Run: 1, T: tt, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc, Errors: int64(h)}, now)
 	}
 	send(0, 0, 1)
 	send(1, 0, 1.01)
@@ -176,7 +176,7 @@ func TestClientMerge(t *testing.T) {
 	for h := range 3 {
 		_, enc := hist(t, 5)
 		busy := float64(50 + 20*h)
-		m.runDone(h, &bench.RunResult{Run: 1, Totals: bench.Totals{Ops: 10, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc}, ClientHostBusyPct: &busy, ClientBound: busy >= 90})
+		m.runDone(h, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 10, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc}, ClientHostBusyPct: &busy, ClientBound: busy >= 90})
 	}
 	if len(points) != 3 || len(runs) != 1 {
 		t.Fatalf("%d seconds, %d runs; want 3, 1", len(points), len(runs))
@@ -210,12 +210,12 @@ func TestClientMergeDropsUnfinishedRun(t *testing.T) {
 	m.onRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
 	_, enc := hist(t, 100)
 	for h := range 2 {
-		m.sample(h, &bench.Sample{Run: 1, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
-		m.runDone(h, &bench.RunResult{Run: 1, Totals: bench.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
+		m.sample(h, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
+		m.runDone(h, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
 	}
-	m.sample(0, &bench.Sample{Run: 2, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
+	m.sample(0, &benchwire.Sample{Run: 2, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
 	m.hostEnded(1)
-	m.runDone(0, &bench.RunResult{Run: 2, Totals: bench.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
+	m.runDone(0, &benchwire.RunResult{Run: 2, Totals: benchwire.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
 	m.finish()
 	if len(runs) != 1 || runs[0].Run != 1 {
 		t.Fatalf("published runs %+v, want run 1 only", runs)
@@ -383,12 +383,12 @@ func TestRunSummarySharedHost(t *testing.T) {
 // TestStartedNote: the note after a common start names the latest host,
 // and says "every" only when every host reported the instant it was given.
 func TestStartedNote(t *testing.T) {
-	late := func(at int64, ms float64) *bench.Start {
-		st := &bench.Start{StartLateMs: &ms}
+	late := func(at int64, ms float64) *benchwire.Start {
+		st := &benchwire.Start{StartLateMs: &ms}
 		st.Config.StartAtUnixMs = at
 		return st
 	}
-	run := func(name string, st *bench.Start) *clientRun {
+	run := func(name string, st *benchwire.Start) *clientRun {
 		return &clientRun{share: clientShare{Host: hostRef{Name: name}}, started: st}
 	}
 	perHost := []int64{1000, 1001, 1002}

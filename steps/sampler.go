@@ -7,7 +7,7 @@ import (
 
 	"github.com/dpulab/dpulab/steps/results"
 
-	"github.com/dpulab/dpulab/server/sample"
+	"github.com/dpulab/dpulab/internal/wire/samplewire"
 )
 
 // hostSample is what the engine takes from one `dpulab sample` line.
@@ -25,7 +25,7 @@ type hostSample struct {
 // everything but idle and iowait; the network share is softirq + irq (the
 // sampler's "network"); traffic is rx + tx over the sampled interfaces.
 func parseHostSample(line []byte) (hostSample, bool) {
-	s, err := sample.DecodeLine(line, 0)
+	s, err := samplewire.DecodeLine(line, 0)
 	if err != nil {
 		return hostSample{}, false
 	}

@@ -1,7 +1,7 @@
 package steps
 
 import (
-	"github.com/dpulab/dpulab/server/sample"
+	"github.com/dpulab/dpulab/internal/wire/samplewire"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -25,7 +25,7 @@ var rdmaErrorMetrics = map[string]string{
 // metric name: traffic over all its ports in Gb/s, and each error counter
 // summed over the ports that have it. nil when the host has no RDMA ports,
 // so such a host adds nothing (not zeros) to a merge.
-func rdmaMetrics(s sample.Sample) map[string]float64 {
+func rdmaMetrics(s samplewire.Sample) map[string]float64 {
 	if len(s.RDMA) == 0 {
 		return nil
 	}

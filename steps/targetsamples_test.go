@@ -12,7 +12,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -21,9 +21,9 @@ import (
 // are dropped; without per-target lines asked for, a second is complete
 // at once.
 func TestSecondJoiner(t *testing.T) {
-	tot := func(run int, tt float64) *bench.Sample { return &bench.Sample{Run: run, T: tt} }
-	tgt := func(run int, tt float64, name string) *bench.Sample {
-		return &bench.Sample{Run: run, T: tt, Target: name}
+	tot := func(run int, tt float64) *benchwire.Sample { return &benchwire.Sample{Run: run, T: tt} }
+	tgt := func(run int, tt float64, name string) *benchwire.Sample {
+		return &benchwire.Sample{Run: run, T: tt, Target: name}
 	}
 	j := secondJoiner{want: 2}
 	if got := j.add(tgt(1, 1, "a")); got != nil {
@@ -74,11 +74,11 @@ func TestClientMergeTargets(t *testing.T) {
 	h2a, e2a := hist(t, 1000, 5000)
 	_, e1b := hist(t, 50)
 	_, tot := hist(t, 100)
-	m.sample(0, &bench.Sample{Run: 1, T: 1, OpsPerSec: 400, LatencyHDR: tot}, time.Now(),
-		&bench.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 300, Errors: 1, LatencyHDR: e1a},
-		&bench.Sample{Run: 1, T: 1, Target: "10.0.0.2:7000", OpsPerSec: 100, LatencyHDR: e1b, LatencyMs: bench.Latency{P50: 0.05, P99: 0.05}})
-	m.sample(1, &bench.Sample{Run: 1, T: 1, OpsPerSec: 200, LatencyHDR: tot}, time.Now(),
-		&bench.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 200, Errors: 2, LatencyHDR: e2a})
+	m.sample(0, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 400, LatencyHDR: tot}, time.Now(),
+		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 300, Errors: 1, LatencyHDR: e1a},
+		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.2:7000", OpsPerSec: 100, LatencyHDR: e1b, LatencyMs: benchwire.Latency{P50: 0.05, P99: 0.05}})
+	m.sample(1, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 200, LatencyHDR: tot}, time.Now(),
+		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 200, Errors: 2, LatencyHDR: e2a})
 	if len(got) != 1 || len(got[0]) != 2 {
 		t.Fatalf("targets: %+v", got)
 	}

@@ -9,9 +9,8 @@ import (
 
 const module = "github.com/dpulab/dpulab"
 
-// goList runs `go list` in this module with env added and returns its
-// lines.
-func goList(t *testing.T, env []string, args ...string) []string {
+// goListOutput runs `go list` in this module with env added.
+func goListOutput(t *testing.T, env []string, args ...string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -27,7 +26,19 @@ func goList(t *testing.T, env []string, args ...string) []string {
 		}
 		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, msg)
 	}
-	return strings.Fields(string(out))
+	return string(out)
+}
+
+// goList is goListOutput's fields (package paths).
+func goList(t *testing.T, env []string, args ...string) []string {
+	t.Helper()
+	return strings.Fields(goListOutput(t, env, args...))
+}
+
+// goListLines is goListOutput's lines (one per package with -f).
+func goListLines(t *testing.T, args ...string) []string {
+	t.Helper()
+	return strings.Split(strings.TrimSpace(goListOutput(t, nil, args...)), "\n")
 }
 
 // matches reports the packages of deps that are one of banned or under it.
@@ -69,37 +80,63 @@ func TestAgentDependencies(t *testing.T) {
 }
 
 // TestLayers pins the direction of the dependency graph where it used to
-// run the wrong way: labs is a parser (no load generator, so no go-redis
-// or HdrHistogram); the engine does not link the server; the dashboard
-// widget takes the bench's constants from benchwire; the wire packages
-// are leaves (the standard library only).
+// run the wrong way. The controller's layers (the engine, its results, the
+// lab parser, the TUI, the runner) read what the programs on lab hosts
+// print through the wire packages, and link none of those programs: not
+// the server, the load generator (and so go-redis) or the sampler. labs,
+// a parser, does not link HdrHistogram either. The wire packages are
+// leaves: the standard library, each other and internal/termtext (itself
+// the standard library only); internal/benchhdr is benchwire plus
+// HdrHistogram. server/transport stays allowed: the engine and labs ask
+// it which transports this build has.
 func TestLayers(t *testing.T) {
-	heavy := []string{module + "/server/bench", "github.com/redis/go-redis", "github.com/HdrHistogram/hdrhistogram-go"}
-	labsDeps := goList(t, nil, "-deps", module+"/labs")
-	if hit := matches(labsDeps, heavy); len(hit) > 0 {
-		t.Errorf("labs links %s", strings.Join(hit, ", "))
-	}
-	for _, d := range labsDeps {
-		if d == module+"/server" {
-			t.Errorf("labs links %s", d)
+	banned := []string{module + "/server/bench", module + "/server/sample", "github.com/redis/go-redis"}
+	layers := []string{module + "/steps/...", module + "/labs/...", module + "/tui/...", module + "/runner/..."}
+	n := 0
+	for _, line := range goListLines(t, append([]string{"-f", "{{.ImportPath}} {{join .Deps \" \"}}"}, layers...)...) {
+		pkg, deps, _ := strings.Cut(line, " ")
+		n++
+		ds := strings.Fields(deps)
+		for _, d := range ds {
+			if d == module+"/server" {
+				t.Errorf("%s links %s", pkg, d)
+			}
+		}
+		if hit := matches(ds, banned); len(hit) > 0 {
+			t.Errorf("%s links %s", pkg, strings.Join(hit, ", "))
+		}
+		if pkg == module+"/labs" || strings.HasPrefix(pkg, module+"/labs/") {
+			if hit := matches(ds, []string{"github.com/HdrHistogram/hdrhistogram-go"}); len(hit) > 0 {
+				t.Errorf("%s links %s (a parser needs no histograms)", pkg, strings.Join(hit, ", "))
+			}
 		}
 	}
-	for _, d := range goList(t, nil, "-deps", module+"/steps") {
-		if d == module+"/server" {
-			t.Errorf("steps links %s (the server's defaults and RDMA settings are serverwire's)", d)
-		}
+	if n < 10 {
+		t.Fatalf("go list gave %d packages for %s: the patterns match nothing?", n, strings.Join(layers, " "))
 	}
 	for _, d := range goList(t, nil, "-f", "{{join .Imports \"\\n\"}}", module+"/tui/components/dashboard") {
 		if d == module+"/server/bench" || d == module+"/server" {
 			t.Errorf("the dashboard widget imports %s (its constants are benchwire's)", d)
 		}
 	}
-	for _, leaf := range goList(t, nil, module+"/internal/wire/...") {
+	leafOK := func(d string) bool {
+		first, _, _ := strings.Cut(d, "/")
+		return !strings.Contains(first, ".") || d == module+"/internal/termtext" || strings.HasPrefix(d, module+"/internal/wire/")
+	}
+	leaves := goList(t, nil, module+"/internal/wire/...")
+	if len(leaves) < 4 {
+		t.Fatalf("internal/wire/... lists %v: want benchwire, samplewire, serverwire, transportwire at least", leaves)
+	}
+	for _, leaf := range leaves {
 		for _, d := range goList(t, nil, "-deps", leaf) {
-			first, _, _ := strings.Cut(d, "/")
-			if d != leaf && (strings.Contains(first, ".") || strings.HasPrefix(d, module+"/")) {
+			if !leafOK(d) {
 				t.Errorf("%s is a leaf but links %s", leaf, d)
 			}
+		}
+	}
+	for _, d := range goList(t, nil, "-deps", module+"/internal/benchhdr") {
+		if !leafOK(d) && d != module+"/internal/benchhdr" && d != "github.com/HdrHistogram/hdrhistogram-go" {
+			t.Errorf("internal/benchhdr links %s: it is benchwire plus HdrHistogram only", d)
 		}
 	}
 }

@@ -13,7 +13,7 @@ func TestArgs(t *testing.T) {
 	cfg.Endpoints = append(tcpEndpoints("10.0.0.7:6379", "10.0.0.7:6380"), unixEndpoints("/run/r.sock")...)
 	cfg.Password = "s3cret"
 	cfg.Requests, cfg.Rate, cfg.Prefill, cfg.Warmup = 1000, 2500.5, true, 2*time.Second
-	cfg.DataSizeList = []SizeWeight{{32, 1}, {4096, 3}}
+	cfg.DataSizeList = []SizeWeight{{Size: 32, Weight: 1}, {Size: 4096, Weight: 3}}
 	cfg.KeyPrefix = ""
 	a := cfg.Args()
 	joined := strings.Join(a, " ")
@@ -54,13 +54,13 @@ func TestArgsRoundTrip(t *testing.T) {
 		"total requests, rate, list": func(c *Config) {
 			c.Endpoints = append(c.Endpoints, unixEndpoints("/run/r.sock")...)
 			c.Requests, c.Rate, c.Prefill, c.Warmup = 1000, 2500.5, true, 2*time.Second
-			c.DataSizeList = []SizeWeight{{32, 1}, {4096, 3}}
+			c.DataSizeList = []SizeWeight{{Size: 32, Weight: 1}, {Size: 4096, Weight: 3}}
 			c.KeyPrefix, c.Seed, c.TargetSamples, c.Interval = "", 7, true, 250*time.Millisecond
 		},
 		"memtier": func(c *Config) {
 			c.Threads, c.Clients, c.RequestsPerClient, c.RateLimiting = 4, 25, 10000, 100
 			c.KeyPattern, c.KeyMinimum, c.KeyMaximum = "S:G", 10, 5000
-			c.DataSizeRange, c.DataSizePattern, c.ExpirySeconds = Range{32, 1024}, "S", Range{5, 60}
+			c.DataSizeRange, c.DataSizePattern, c.ExpirySeconds = Range{Min: 32, Max: 1024}, "S", Range{Min: 5, Max: 60}
 			c.Percentiles, c.SelectDB, c.User, c.Protocol = []float64{50, 99.99}, 3, "bench", 3
 			c.Runs, c.Pipeline, c.Client = 3, 16, ClientGoRedis
 			c.JSONOutFile, c.HDRFilePrefix = "/tmp/out.json", "/tmp/hdr"
@@ -114,8 +114,8 @@ func TestMemtierFlags(t *testing.T) {
 			"--expiry-range=10-20", "--rate-limiting=500", "--print-percentiles=50,90,99.9", "--select-db=2",
 			"-P", "resp3", "--pipeline=8", "--json-out-file=o.json", "--hdr-file-prefix=h")
 		want := Config{Endpoints: tcpEndpoints("127.0.0.1:7000"), Threads: 4, Clients: 50, RequestsPerClient: 10000, Runs: 3,
-			Ratio: Ratio{1, 4}, KeyPattern: KeyGaussian, KeyMinimum: 1, KeyMaximum: 100000, DataSize: 256,
-			ExpirySeconds: Range{10, 20}, RateLimiting: 500, Percentiles: []float64{50, 90, 99.9}, SelectDB: 2,
+			Ratio: Ratio{Set: 1, Get: 4}, KeyPattern: KeyGaussian, KeyMinimum: 1, KeyMaximum: 100000, DataSize: 256,
+			ExpirySeconds: Range{Min: 10, Max: 20}, RateLimiting: 500, Percentiles: []float64{50, 90, 99.9}, SelectDB: 2,
 			Protocol: 3, Pipeline: 8, JSONOutFile: "o.json", HDRFilePrefix: "h"}
 		got := Config{Endpoints: c.Endpoints, Threads: c.Threads, Clients: c.Clients, RequestsPerClient: c.RequestsPerClient, Runs: c.Runs,
 			Ratio: c.Ratio, KeyPattern: c.KeyPattern, KeyMinimum: c.KeyMinimum, KeyMaximum: c.KeyMaximum, DataSize: c.DataSize,

@@ -2,44 +2,21 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/dpulab/dpulab/internal/termtext"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dpulab/dpulab/server/rdma"
 	"github.com/dpulab/dpulab/server/transport"
 )
-
-// Prefill reports the key space loaded before the first run. (An event type
-// added after the first contract; readers that do not know it skip it.)
-type Prefill struct {
-	Keys    int64   `json:"keys"`
-	Seconds float64 `json:"duration_seconds"`
-}
-
-// TypePrefill is Prefill's "type".
-const TypePrefill = "prefill"
-
-// EventType implements Event.
-func (*Prefill) EventType() string { return TypePrefill }
-
-// MarshalJSON writes the event with its "type" first.
-func (p Prefill) MarshalJSON() ([]byte, error) {
-	type plain Prefill
-	return json.Marshal(struct {
-		Type string `json:"type"`
-		plain
-	}{TypePrefill, plain(p)})
-}
 
 // stallGrace is how long after a timed run's end the generator waits for
 // outstanding replies before it closes the connections and states the stall.
@@ -68,17 +45,17 @@ const connectParallel = 64
 // With cfg.Capacity set, Run runs a capacity search instead (see Capacity):
 // no Summary, a nil one returned.
 func Run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, error) {
-	sum, _, err := run(ctx, cfg, emit)
+	sum, _, err := run(ctx, cfg, runOpts{}, emit)
 	return sum, err
 }
 
 // run is Run and Capacity: a summary, or with cfg.Capacity the search's
 // result.
-func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *CapacityResult, error) {
+func run(ctx context.Context, cfg Config, opts runOpts, emit func(Event)) (*Summary, *CapacityResult, error) {
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := validate(&cfg); err != nil {
 		return nil, nil, err
 	}
 	if err := checkStartAt(cfg.StartAtUnixMs, timeNow()); err != nil {
@@ -99,9 +76,9 @@ func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *Capacity
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	val := valueBytes(cfg.maxValueSize())
+	val := valueBytes(maxValueSize(&cfg))
 
-	workers, clients, err := connectAll(ctx, &cfg, kind, eps, ios, set, val, seed)
+	workers, clients, err := connectAll(ctx, &cfg, opts, kind, eps, ios, set, val, seed)
 	for _, cl := range clients {
 		defer cl.Close()
 	}
@@ -117,7 +94,7 @@ func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *Capacity
 	if err != nil {
 		return nil, nil, err
 	}
-	st := &Start{Config: cfg, Client: string(kind), Targets: cfg.Labels(), Connections: len(workers), Simulation: cfg.simulation()}
+	st := &Start{Config: cfg, Client: string(kind), Targets: cfg.Labels(), Connections: len(workers), Simulation: simulation(&cfg)}
 	if cfg.StartAtUnixMs != 0 {
 		v := float64(late) / 1e6
 		st.StartLateMs = &v
@@ -133,7 +110,7 @@ func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *Capacity
 			}
 			return nil, nil, err
 		}
-		emit(&Prefill{Keys: cfg.keyCount(), Seconds: time.Since(t).Seconds()})
+		emit(&Prefill{Keys: keyCount(&cfg), Seconds: time.Since(t).Seconds()})
 	}
 
 	if cfg.Capacity != nil {
@@ -145,7 +122,7 @@ func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *Capacity
 	var runErr error
 	var fileErrs []error
 	for r := 1; r <= cfg.Runs && ctx.Err() == nil; r++ {
-		res, err := runOnce(ctx, &cfg, r, workers, col, set, emit)
+		res, err := runOnce(ctx, &cfg, 0, r, workers, col, set, emit)
 		results = append(results, res)
 		emit(res)
 		if cfg.HDRFilePrefix != "" {
@@ -180,7 +157,7 @@ func run(ctx context.Context, cfg Config, emit func(Event)) (*Summary, *Capacity
 
 // connectAll opens every connection (clients per target), authenticated and
 // ready, before anything is timed. The first failure names its target.
-func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []transport.Endpoint, ios []*ioCounters, set *connSet, val []byte, seed uint64) ([]*worker, []*redis.Client, error) {
+func connectAll(ctx context.Context, cfg *Config, opts runOpts, kind ClientKind, eps []transport.Endpoint, ios []*ioCounters, set *connSet, val []byte, seed uint64) ([]*worker, []*redis.Client, error) {
 	var clients []*redis.Client
 	if kind == ClientGoRedis {
 		for i, ep := range eps {
@@ -236,6 +213,7 @@ func connectAll(ctx context.Context, cfg *Config, kind ClientKind, eps []transpo
 				return
 			}
 			workers[i] = newWorker(cfg, i, ti, i%per, per, c, seed)
+			workers[i].firstReply = opts.firstReplyLatency
 		}()
 	}
 	wg.Wait()
@@ -261,7 +239,7 @@ func prefill(ctx context.Context, cfg *Config, workers []*worker) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(workers))
 	for i, w := range workers {
-		lo, hi := partition(cfg.keyCount(), i%per, per)
+		lo, hi := partition(keyCount(cfg), i%per, per)
 		lo, hi = lo+cfg.KeyMinimum, hi+cfg.KeyMinimum
 		wg.Add(1)
 		go func() {
@@ -293,7 +271,7 @@ func prefill(ctx context.Context, cfg *Config, workers []*worker) error {
 }
 
 // runOnce runs one run and returns its result (partial when it ended early).
-func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *collector, set *connSet, emit func(Event)) (*RunResult, error) {
+func runOnce(ctx context.Context, cfg *Config, cutoff time.Duration, run int, workers []*worker, col *collector, set *connSet, emit func(Event)) (*RunResult, error) {
 	col.startRun()
 	W := len(workers)
 	start := nanotime()
@@ -302,8 +280,8 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	base := phase{start: start, t0: t0, stalled: stalledFlag}
 	if cfg.Requests == 0 && cfg.RequestsPerClient == 0 {
 		base.end = t0 + int64(cfg.Duration)
-		if cfg.cutoff > 0 {
-			base.cutoff = base.end + int64(cfg.cutoff)
+		if cutoff > 0 {
+			base.cutoff = base.end + int64(cutoff)
 		}
 	}
 	switch {
@@ -367,7 +345,7 @@ func runOnce(ctx context.Context, cfg *Config, run int, workers []*worker, col *
 	}
 	var stall <-chan time.Time
 	if base.end > 0 {
-		st := time.NewTimer(time.Duration(base.end-nanotime()) + cfg.cutoff + stallGrace)
+		st := time.NewTimer(time.Duration(base.end-nanotime()) + cutoff + stallGrace)
 		defer st.Stop()
 		stall = st.C
 	}
@@ -471,21 +449,12 @@ loop:
 	if err != nil {
 		res.Partial = true
 	} else if res.Errors > 0 && col.runCounts.total()-col.runCounts.errReplies == 0 {
-		err = fmt.Errorf("run %d: all %d requests failed (%s), first error: %s", run, res.Errors, kindsText(res.ErrorsByKind), firstErrorText(workers))
+		err = fmt.Errorf("run %d: all %d requests failed (%s), first error: %s", run, res.Errors, benchwire.KindsText(res.ErrorsByKind), firstErrorText(workers))
 	}
 	if err != nil {
 		res.Err = err.Error()
 	}
 	return res, err
-}
-
-func kindsText(m map[string]int64) string {
-	var parts []string
-	for _, k := range sortedKinds(m) {
-		// The kind is the server's own error code: outside text.
-		parts = append(parts, fmt.Sprintf("%s ×%d", termtext.Line(k), m[k]))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func firstErrorText(workers []*worker) string {

@@ -24,9 +24,15 @@ type collected struct {
 
 func runCollect(t testing.TB, ctx context.Context, cfg Config) (*collected, error) {
 	t.Helper()
+	return runCollectWith(t, ctx, cfg, runOpts{})
+}
+
+// runCollectWith is runCollect with a run's options.
+func runCollectWith(t testing.TB, ctx context.Context, cfg Config, opts runOpts) (*collected, error) {
+	t.Helper()
 	var mu sync.Mutex
 	c := &collected{}
-	sum, err := Run(ctx, cfg, func(ev Event) {
+	sum, _, err := run(ctx, cfg, opts, func(ev Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch e := ev.(type) {
@@ -84,13 +90,13 @@ func TestExactCountsAndRatio(t *testing.T) {
 		protocol int
 		ratio    Ratio
 	}{
-		{ClientLean, 1, 2, Ratio{1, 10}},
-		{ClientLean, 16, 2, Ratio{1, 3}},
-		{ClientLean, 7, 3, Ratio{2, 1}},
-		{ClientGoRedis, 1, 2, Ratio{1, 10}},
-		{ClientGoRedis, 16, 2, Ratio{1, 3}},
-		{ClientGoRedis, 7, 3, Ratio{2, 1}},
-		{ClientAuto, 4, 2, Ratio{1, 0}},
+		{ClientLean, 1, 2, Ratio{Set: 1, Get: 10}},
+		{ClientLean, 16, 2, Ratio{Set: 1, Get: 3}},
+		{ClientLean, 7, 3, Ratio{Set: 2, Get: 1}},
+		{ClientGoRedis, 1, 2, Ratio{Set: 1, Get: 10}},
+		{ClientGoRedis, 16, 2, Ratio{Set: 1, Get: 3}},
+		{ClientGoRedis, 7, 3, Ratio{Set: 2, Get: 1}},
+		{ClientAuto, 4, 2, Ratio{Set: 1, Get: 0}},
 	}
 	const n = 2011 // not a multiple of clients, pipeline or ratio cycle
 	for _, tc := range tests {
@@ -147,7 +153,7 @@ func TestKeyPatterns(t *testing.T) {
 		p.reset(t)
 		cfg := testConfig(p.addr)
 		cfg.Clients, cfg.Pipeline = 3, 8
-		cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 999, Ratio{1, 0}, 1000
+		cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 999, Ratio{Set: 1, Get: 0}, 1000
 		if _, err := runCollect(t, ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +168,7 @@ func TestKeyPatterns(t *testing.T) {
 		p.reset(t)
 		cfg := testConfig(p.addr)
 		cfg.KeyPrefix = "k:"
-		cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = pattern, 29999, Ratio{1, 0}, 3000
+		cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = pattern, 29999, Ratio{Set: 1, Get: 0}, 3000
 		if _, err := runCollect(t, ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +211,7 @@ func TestPrefillMakesGetsHit(t *testing.T) {
 			p.reset(t)
 			cfg := testConfig(p.addr)
 			cfg.Client = client
-			cfg.Prefill, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = true, 1999, Ratio{0, 1}, 3000
+			cfg.Prefill, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = true, 1999, Ratio{Set: 0, Get: 1}, 3000
 			got, err := runCollect(t, context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -279,7 +285,7 @@ func TestMultipleTargets(t *testing.T) {
 	a, b := startRedis(t), startRedis(t)
 	cfg := testConfig(a.addr)
 	cfg.Endpoints = tcpEndpoints(a.addr, b.addr)
-	cfg.Clients, cfg.Requests, cfg.Ratio = 3, 600, Ratio{1, 1}
+	cfg.Clients, cfg.Requests, cfg.Ratio = 3, 600, Ratio{Set: 1, Get: 1}
 	got, err := runCollect(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +353,7 @@ func TestServerErrorsAreCountedNotFatal(t *testing.T) {
 			p.rdb.Set(ctx, "memtier-1", "v", 0)
 			cfg := testConfig(p.addr)
 			cfg.Client, cfg.Clients = client, 1
-			cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeySequential, 1, Ratio{0, 1}, 100
+			cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeySequential, 1, Ratio{Set: 0, Get: 1}, 100
 			got, err := runCollect(t, ctx, cfg)
 			if err != nil {
 				t.Fatalf("partial server errors must not fail the bench: %v", err)
@@ -533,8 +539,8 @@ func TestDataSizeListIsAMix(t *testing.T) {
 	p.reset(t)
 	ctx := context.Background()
 	cfg := testConfig(p.addr)
-	cfg.DataSizeList = []SizeWeight{{32, 1}, {256, 1}, {4096, 2}}
-	cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 399, Ratio{1, 0}, 400
+	cfg.DataSizeList = []SizeWeight{{Size: 32, Weight: 1}, {Size: 256, Weight: 1}, {Size: 4096, Weight: 2}}
+	cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 399, Ratio{Set: 1, Get: 0}, 400
 	if _, err := runCollect(t, ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -662,7 +668,7 @@ func TestStalledServerEndsTheRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := silentServer(t, 3)
 			cfg := testConfig(addr)
-			cfg.Clients, cfg.Ratio, cfg.Interval = 2, Ratio{1, 0}, 100*time.Millisecond
+			cfg.Clients, cfg.Ratio, cfg.Interval = 2, Ratio{Set: 1, Get: 0}, 100*time.Millisecond
 			tc.mod(&cfg)
 			t0 := time.Now()
 			got, err := runCollect(t, context.Background(), cfg)

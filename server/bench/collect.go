@@ -3,6 +3,8 @@ package bench
 import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dpulab/dpulab/internal/benchhdr"
+
 	"github.com/dpulab/dpulab/server/transport"
 )
 
@@ -123,8 +125,8 @@ func (c *collector) resetInterval() {
 }
 
 func record(h *hdrhistogram.Histogram, us int64) {
-	if us > histMax {
-		us = histMax
+	if us > benchhdr.MaxValue {
+		us = benchhdr.MaxValue
 	}
 	_ = h.RecordValue(us) // in range by construction
 }
@@ -213,7 +215,7 @@ func (c *collector) sample(run int, t, dt float64, target string, k *counts, h *
 		Run: run, T: t, Target: target,
 		OpsPerSecByCmd:  map[string]float64{},
 		LatencyMs:       latencyOf(h),
-		LatencyHDR:      encodeHist(h),
+		LatencyHDR:      benchhdr.Encode(h),
 		Errors:          k.errors(),
 		ErrorsByKind:    k.kindsCopy(),
 		BytesSentPerSec: perSec(sent, dt),
@@ -251,7 +253,7 @@ func (c *collector) totals(k *counts, seconds float64, h *hdrhistogram.Histogram
 		OpsByCmd:        map[string]int64{},
 		OpsPerSecByCmd:  map[string]float64{},
 		LatencyMs:       latencyOf(h),
-		LatencyHDR:      encodeHist(h),
+		LatencyHDR:      benchhdr.Encode(h),
 		Errors:          k.errors(),
 		ErrorsByKind:    k.kindsCopy(),
 		Hits:            k.hits,

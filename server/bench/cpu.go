@@ -77,15 +77,5 @@ func cpuBetween(a, b cpuReading) (proc, host *float64) {
 
 func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
 
-// mergeClientCPU keeps the busiest host's figures.
-func mergeClientCPU(proc, host **float64, p, h *float64) {
-	if h != nil && (*host == nil || *h > **host) {
-		*host = h
-		*proc = p
-	} else if *host == nil && p != nil && (*proc == nil || *p > **proc) {
-		*proc = p
-	}
-}
-
 // clientBound reports whether a host busy share marks a run client_bound.
 func clientBound(host *float64) bool { return host != nil && *host >= ClientBoundPct }

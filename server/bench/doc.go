@@ -2,12 +2,21 @@
 // many Redis-compatible targets with a SET:GET mix, measures every reply's
 // latency into HDR histograms, and reports per-second samples, per-run
 // results and an across-run summary, as a human table (HumanPrinter) or as
-// JSON lines (the contract in result.go, read back with Decode or ParseLine
-// by the step engine; FORMATS.md at the repository's root).
+// JSON lines (the contract, read back with Decode or ParseLine by the step
+// engine; FORMATS.md at the repository's root).
+//
+// What the controller reads or builds without linking this package lives
+// in leaf packages, and this one declares its types as aliases of theirs:
+// internal/wire/benchwire holds the Config (with its Validate and Args),
+// the JSON-lines events and their parser, the capacity objective, search
+// and verdicts; internal/benchhdr holds the latency histograms on the wire
+// and the merges of several client hosts' lines (MergeSamples,
+// MergeTotals, MergeProbes). This package is the measuring: connections,
+// workers, the collector, the command line, the human table, memtier's
+// files.
 //
 // Entry points: DefaultConfig, Config.Validate, Run(ctx, cfg, emit),
-// Capacity(ctx, cfg, spec, emit) for a capacity search, MergeSamples and
-// MergeTotals for several client hosts' lines, the
+// Capacity(ctx, cfg, spec, emit) for a capacity search, the
 // command line (NewFlags on a pflag.FlagSet, or ParseArgs), and Config.Args
 // to build the argv of a remote `dpulab bench --json`, which ParseArgs reads
 // back into the same Config (the password travels in the PasswordEnv
@@ -52,8 +61,8 @@
 //     target, and --prefill writes the whole range to every target.
 //   - Every sample and every run's totals carry their histogram on the wire
 //     ("latency_hdr_us": HdrHistogram's V2 compressed base64, the string of
-//     an HdrHistogram interval log line; hdrlog.go). MergeSamples and
-//     MergeTotals merge several client hosts' lines of the same interval or
+//     an HdrHistogram interval log line; internal/benchhdr). Its
+//     MergeSamples and MergeTotals merge several client hosts' lines of the same interval or
 //     run: TPS summed, percentiles read from the merged histogram, never
 //     averaged. Lines without the field (older benches) still parse; their
 //     counts merge and the merge says that it has no latency for them.
@@ -63,12 +72,13 @@
 //     at least ClientBoundPct (90%) busy is marked client_bound, in the run,
 //     the summary and the human table, since such a run measures the client
 //     as much as the server.
-//   - Capacity search (capacity.go; --capacity p99<=1ms, Config.Capacity):
-//     probes at fixed rates over the same connections, latency counted from
-//     when each request was due (coordinated omission corrected); doubling
-//     while probes pass, halving while they fail, then bisection until the
-//     lowest failing rate is within --capacity-precision (5%) of the highest
-//     passing one, which is the answer. Each probe lasts --duration and at
+//   - Capacity search (--capacity p99<=1ms, Config.Capacity; the method
+//     is internal/wire/benchwire/capacity.go's): probes at fixed rates over
+//     the same connections, latency counted from when each request was
+//     due (coordinated omission corrected); doubling while probes pass,
+//     halving while they fail, then bisection until the lowest failing
+//     rate is within --capacity-precision (5%) of the highest passing one,
+//     which is the answer. Each probe lasts --duration and at
 //     least long enough for ten replies beyond the percentile (1,000 for
 //     p99); a probe still behind its schedule half a probe after its end is
 //     cut and fails. The stream: start, each probe's samples ("run" = the

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -16,183 +14,9 @@ import (
 	"testing"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/dpulab/dpulab/internal/benchhdr"
 	"github.com/dpulab/dpulab/server/sample"
 )
-
-// latencies draws n latencies in µs: a log-normal body around median µs
-// with a tail of tailShare of them 10..50 times slower.
-func latencies(rng *rand.Rand, n int, median float64, tailShare float64) []int64 {
-	out := make([]int64, n)
-	for i := range out {
-		v := median * math.Exp(0.4*rng.NormFloat64())
-		if rng.Float64() < tailShare {
-			v *= 10 + 40*rng.Float64()
-		}
-		out[i] = max(int64(v), histMin)
-	}
-	return out
-}
-
-func histOf(vals ...[]int64) *hdrhistogram.Histogram {
-	h := newHist()
-	for _, vs := range vals {
-		for _, v := range vs {
-			record(h, v)
-		}
-	}
-	return h
-}
-
-// TestHistogramEncodingRoundTrip: the encoding is HdrHistogram's own V2
-// compressed one: the library's Decode and its interval-log reader read back
-// exactly the histogram that was written. Logs the size per interval.
-func TestHistogramEncodingRoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 1_000, 20_000, 200_000} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			h := histOf(latencies(rng, n, 150, 0.01))
-			enc := encodeHist(h)
-			if !strings.HasPrefix(enc, "HISTF") {
-				t.Fatalf("encoding %.20q… is not HdrHistogram's V2 compressed base64 (HISTF…)", enc)
-			}
-			got, err := DecodeHistogram(enc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !got.Equals(h) {
-				t.Fatalf("decoded histogram differs: count %d max %d, want %d %d", got.TotalCount(), got.Max(), h.TotalCount(), h.Max())
-			}
-			// The same string as a line of an HdrHistogram interval log.
-			log := "#[StartTime: 0.000 (seconds since epoch)]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n" +
-				fmt.Sprintf("0.000,1.000,%.3f,%s\n", float64(h.Max())/1000, enc)
-			lh, err := hdrhistogram.NewHistogramLogReader(strings.NewReader(log)).NextIntervalHistogram()
-			if err != nil || lh == nil {
-				t.Fatalf("interval log reader: %v", err)
-			}
-			if lh.TotalCount() != h.TotalCount() || lh.ValueAtQuantile(99) != h.ValueAtQuantile(99) || lh.Max() != h.Max() {
-				t.Fatalf("interval log reader: count %d p99 %d max %d, want %d %d %d", lh.TotalCount(), lh.ValueAtQuantile(99), lh.Max(), h.TotalCount(), h.ValueAtQuantile(99), h.Max())
-			}
-			t.Logf("%d latencies (log-normal around 150 µs, 1%% tail ×10..50): latency_hdr_us is %d bytes", n, len(enc))
-		})
-	}
-	if h, err := DecodeHistogram(""); err != nil || h.TotalCount() != 0 {
-		t.Errorf(`DecodeHistogram("") = %v, %v; want an empty histogram`, h, err)
-	}
-	if _, err := DecodeHistogram("HISTFAAAAnot-base64!"); err == nil {
-		t.Error("a broken encoding decoded without error")
-	}
-}
-
-// TestMergeEqualsUnion: three client hosts' samples of one second, each
-// with a different latency profile, merged: the latency summary equals the
-// one of a histogram built from all the raw latencies, and is not what
-// averaging the hosts' percentiles would give.
-func TestMergeEqualsUnion(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	raw := [][]int64{
-		latencies(rng, 30_000, 100, 0.001),
-		latencies(rng, 12_000, 400, 0.02),
-		latencies(rng, 5_000, 900, 0.05),
-	}
-	var lines []*Sample
-	for i, vs := range raw {
-		h := histOf(vs)
-		s := &Sample{
-			Run: 1, T: 3, OpsPerSec: float64(len(vs)), OpsPerSecByCmd: map[string]float64{"get": float64(len(vs))},
-			LatencyMs: latencyOf(h), LatencyHDR: encodeHist(h), Errors: int64(i), BytesSentPerSec: 100,
-		}
-		if i == 1 {
-			s.ErrorsByKind = map[string]int64{"timeout": 1}
-		}
-		// Through the wire and back, as the engine gets them.
-		var buf bytes.Buffer
-		if err := Encode(&buf, s); err != nil {
-			t.Fatal(err)
-		}
-		ev, err := ParseLine(buf.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, ev.(*Sample))
-	}
-	got, err := MergeSamples(lines)
-	if err != nil {
-		t.Fatal(err)
-	}
-	union := histOf(raw...)
-	if want := latencyOf(union); got.LatencyMs != want {
-		t.Errorf("merged latency %+v\nwant (union of raw latencies) %+v", got.LatencyMs, want)
-	}
-	mh, err := got.Histogram()
-	if err != nil || !mh.Equals(union) {
-		t.Errorf("merged histogram differs from the union's (err %v)", err)
-	}
-	if got.OpsPerSec != 47_000 || got.OpsPerSecByCmd["get"] != 47_000 || got.Errors != 3 || got.ErrorsByKind["timeout"] != 1 || got.BytesSentPerSec != 300 || got.T != 3 {
-		t.Errorf("merged counts: %+v", got)
-	}
-	avgP99 := (lines[0].LatencyMs.P99 + lines[1].LatencyMs.P99 + lines[2].LatencyMs.P99) / 3
-	if math.Abs(avgP99-got.LatencyMs.P99) < 0.05*got.LatencyMs.P99 {
-		t.Errorf("fixture too tame: the averaged p99 %.3f is close to the union's %.3f", avgP99, got.LatencyMs.P99)
-	}
-	t.Logf("p99: union %.3f ms, merged %.3f ms, averaged per-host p99s %.3f ms (wrong)", float64(union.ValueAtQuantile(99))/1000, got.LatencyMs.P99, avgP99)
-
-	// The same for run totals, with the --print-percentiles keys.
-	var ts []Totals
-	for _, vs := range raw {
-		h := histOf(vs)
-		ts = append(ts, Totals{Seconds: 10, Ops: int64(len(vs)), OpsPerSec: float64(len(vs)) / 10, LatencyHDR: encodeHist(h),
-			LatencyMsPercentiles: percentilesOf(h, []float64{50, 99.9})})
-	}
-	tot, err := MergeTotals(ts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := percentilesOf(union, []float64{50, 99.9}); tot.Ops != 47_000 || tot.OpsPerSec != 4_700 || tot.LatencyMs != latencyOf(union) ||
-		tot.LatencyMsPercentiles["50"] != want["50"] || tot.LatencyMsPercentiles["99.9"] != want["99.9"] {
-		t.Errorf("merged totals %+v\nwant ops 47000, 4700/s, latency %+v, percentiles %v", tot, latencyOf(union), want)
-	}
-}
-
-// TestOldLinesStillParse: sample and run lines written before the histogram
-// and the client CPU fields parse; merging them keeps the counts and says
-// why there is no latency instead of averaging.
-func TestOldLinesStillParse(t *testing.T) {
-	old := []string{
-		`{"type":"sample","run":1,"t_seconds":1,"ops_per_sec":1000,"ops_per_sec_by_cmd":{"get":1000},"latency_ms":{"avg":0.1,"p50":0.1,"p90":0.2,"p99":0.3,"p999":0.4,"max":0.5},"errors":0,"bytes_sent_per_sec":1,"bytes_recv_per_sec":2}`,
-		`{"type":"sample","run":1,"t":1,"ops_per_sec":500,"ops_per_sec_by_cmd":{"get":500},"latency_ms":{"avg":0.1,"p50":0.1,"p90":0.2,"p99":0.3,"p999":0.4,"max":0.5},"errors":0,"bytes_sent_per_sec":1,"bytes_recv_per_sec":2}`,
-	}
-	var ss []*Sample
-	for _, l := range old {
-		ev, err := ParseLine([]byte(l))
-		if err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-		s := ev.(*Sample)
-		if s.T != 1 || s.LatencyHDR != "" || s.ClientCPUPct != nil || s.ClientHostBusyPct != nil {
-			t.Errorf("old line read as %+v", s)
-		}
-		if _, err := s.Histogram(); !errors.Is(err, ErrNoHistogram) {
-			t.Errorf("Histogram() of an old line: %v, want ErrNoHistogram", err)
-		}
-		ss = append(ss, s)
-	}
-	got, err := MergeSamples(ss)
-	if !errors.Is(err, ErrNoHistogram) {
-		t.Errorf("merge of old lines: %v, want ErrNoHistogram", err)
-	}
-	if got == nil || got.OpsPerSec != 1500 || got.LatencyMs != (Latency{}) {
-		t.Errorf("merge of old lines = %+v; want 1500 ops/s and no latency", got)
-	}
-	ev, err := ParseLine([]byte(`{"type":"run","run":1,"duration_seconds":2,"ops":10,"ops_by_cmd":{},"ops_per_sec":5,"ops_per_sec_by_cmd":{},"latency_ms":{"avg":0,"p50":0,"p90":0,"p99":0,"p999":0,"max":0},"errors":0,"hits":0,"misses":0,"bytes_sent":0,"bytes_recv":0,"bytes_sent_per_sec":0,"bytes_recv_per_sec":0,"targets":[]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := ev.(*RunResult); r.ClientBound || r.ClientHostBusyPct != nil || r.LatencyHDR != "" {
-		t.Errorf("old run line read as %+v", r)
-	}
-}
 
 // TestRealLinesCarryHistograms: two benches run at once against the bundled
 // server (two client hosts, on one machine), their lines through JSON: every
@@ -221,7 +45,7 @@ func TestRealLinesCarryHistograms(t *testing.T) {
 		var sum int64
 		for _, s := range c.samples {
 			s = viaJSON(t, s)
-			h, err := s.Histogram()
+			h, err := benchhdr.SampleHistogram(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +66,7 @@ func TestRealLinesCarryHistograms(t *testing.T) {
 			prevT = s.T
 		}
 		r := c.runs[0]
-		rh, err := r.Histogram()
+		rh, err := benchhdr.TotalsHistogram(&r.Totals)
 		if err != nil || rh.TotalCount() != r.Ops || sum != r.Ops {
 			t.Errorf("bench %d: run histogram %v (%v), samples' %d, want %d replies", i, rh.TotalCount(), err, sum, r.Ops)
 		}
@@ -252,13 +76,16 @@ func TestRealLinesCarryHistograms(t *testing.T) {
 	}
 	// The first whole second of both.
 	a, b := got[0].samples[0], got[1].samples[0]
-	m, err := MergeSamples([]*Sample{viaJSON(t, a), viaJSON(t, b)})
+	m, err := benchhdr.MergeSamples([]*Sample{viaJSON(t, a), viaJSON(t, b)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ha, _ := a.Histogram()
-	hb, _ := b.Histogram()
-	if m.OpsPerSec != a.OpsPerSec+b.OpsPerSec || m.LatencyMs != latencyOf(mergeHists([]*hdrhistogram.Histogram{ha, hb})) {
+	ha, _ := benchhdr.SampleHistogram(a)
+	hb, _ := benchhdr.SampleHistogram(b)
+	union := newHist()
+	union.Merge(ha)
+	union.Merge(hb)
+	if m.OpsPerSec != a.OpsPerSec+b.OpsPerSec || m.LatencyMs != latencyOf(union) {
 		t.Errorf("merged second: %.0f ops/s %+v; want %.0f + %.0f", m.OpsPerSec, m.LatencyMs, a.OpsPerSec, b.OpsPerSec)
 	}
 	t.Logf("a real second at %.0f ops/s: latency_hdr_us is %d bytes", a.OpsPerSec, len(a.LatencyHDR))
@@ -331,18 +158,6 @@ func TestClientBound(t *testing.T) {
 				t.Errorf("table says CLIENT-BOUND: %v, want %v:\n%s", !tc.want, tc.want, out.String())
 			}
 		})
-	}
-}
-
-// BenchmarkEncodeHist: the cost of one interval's encoding (once per
-// interval for the totals, and per target with --target-samples).
-func BenchmarkEncodeHist(b *testing.B) {
-	h := histOf(latencies(rand.New(rand.NewPCG(5, 6)), 20_000, 150, 0.01))
-	b.ReportAllocs()
-	for b.Loop() {
-		if encodeHist(h) == "" {
-			b.Fatal("empty")
-		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
+
 	"github.com/dpulab/dpulab/internal/termtext"
 )
 
@@ -39,7 +41,7 @@ func (h *HumanPrinter) Event(ev Event) {
 		line := fmt.Sprintf("[%s %d] %6.1fs %12s ops/s  avg %s  p50 %s  p99 %s  max %s ms",
 			what, e.Run, e.T, thousands(e.OpsPerSec), ms(e.LatencyMs.Avg), ms(e.LatencyMs.P50), ms(e.LatencyMs.P99), ms(e.LatencyMs.Max))
 		if e.Errors > 0 {
-			line += fmt.Sprintf("  errors %d (%s)", e.Errors, kindsText(e.ErrorsByKind))
+			line += fmt.Sprintf("  errors %d (%s)", e.Errors, benchwire.KindsText(e.ErrorsByKind))
 		}
 		fmt.Fprintln(h.Progress, line)
 	case *RunResult:
@@ -189,7 +191,7 @@ func (h *HumanPrinter) run(r *RunResult) {
 	}
 	fmt.Fprintf(h.Out, "requests answered: %d", r.Ops)
 	if r.Errors > 0 {
-		fmt.Fprintf(h.Out, "; errors: %d (%s)", r.Errors, kindsText(r.ErrorsByKind))
+		fmt.Fprintf(h.Out, "; errors: %d (%s)", r.Errors, benchwire.KindsText(r.ErrorsByKind))
 	} else {
 		fmt.Fprint(h.Out, "; errors: 0")
 	}
@@ -232,7 +234,7 @@ func (h *HumanPrinter) summary(s *Summary) {
 	fmt.Fprintf(h.Out, "p99 across runs: mean %s ± %s ms\n", ms(s.LatencyMsMean.P99), ms(s.LatencyMsStddev.P99))
 	fmt.Fprintf(h.Out, "requests answered: %d; errors: %d", s.Ops, s.Errors)
 	if s.Errors > 0 {
-		fmt.Fprintf(h.Out, " (%s)", kindsText(s.ErrorsByKind))
+		fmt.Fprintf(h.Out, " (%s)", benchwire.KindsText(s.ErrorsByKind))
 	}
 	fmt.Fprintln(h.Out)
 	if s.Partial {

@@ -32,18 +32,18 @@ func partition(n int64, w, conns int) (lo, hi int64) {
 // of one target: under P the key range is split over a target's
 // connections, so that every target gets every key.
 func newKeyGen(cfg *Config, side int, rng *rand.Rand, w, conns int) *keyGen {
-	g := &keyGen{pattern: cfg.KeyPattern.side(side), min: cfg.KeyMinimum, max: cfg.KeyMaximum, rng: rng}
+	g := &keyGen{pattern: keySide(cfg.KeyPattern, side), min: cfg.KeyMinimum, max: cfg.KeyMaximum, rng: rng}
 	g.lo, g.hi = g.min, g.max
 	g.cur = g.lo
 	if g.pattern == 'P' {
-		lo, hi := partition(cfg.keyCount(), w, conns)
+		lo, hi := partition(keyCount(cfg), w, conns)
 		if hi > lo {
 			g.lo, g.hi = g.min+lo, g.min+hi-1
 			g.cur = g.lo
 		} else {
 			// More connections than keys: walk the whole range from a
 			// staggered start.
-			g.cur = g.min + int64(w)%cfg.keyCount()
+			g.cur = g.min + int64(w)%keyCount(cfg)
 		}
 	}
 	g.median = float64(g.min) + float64(g.max-g.min)/2
@@ -124,7 +124,7 @@ func (p *sizePicker) next(key int64) int {
 	return p.sizes[len(p.sizes)-1]
 }
 
-func (cfg *Config) maxValueSize() int {
+func maxValueSize(cfg *Config) int {
 	if !cfg.DataSizeRange.IsZero() && len(cfg.DataSizeList) == 0 {
 		return cfg.DataSizeRange.Max
 	}

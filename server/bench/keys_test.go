@@ -26,7 +26,7 @@ func TestSetsFor(t *testing.T) {
 		n    int64
 		r    Ratio
 		want int64
-	}{{11, Ratio{1, 10}, 1}, {12, Ratio{1, 10}, 2}, {5, Ratio{2, 1}, 4}, {7, Ratio{0, 1}, 0}, {7, Ratio{1, 0}, 7}} {
+	}{{11, Ratio{Set: 1, Get: 10}, 1}, {12, Ratio{Set: 1, Get: 10}, 2}, {5, Ratio{Set: 2, Get: 1}, 4}, {7, Ratio{Set: 0, Get: 1}, 0}, {7, Ratio{Set: 1, Get: 0}, 7}} {
 		if got := setsFor(tc.n, tc.r); got != tc.want {
 			t.Errorf("setsFor(%d, %s) = %d, want %d", tc.n, tc.r, got, tc.want)
 		}

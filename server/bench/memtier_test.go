@@ -335,7 +335,7 @@ func keysOf(m map[string]json.RawMessage) []string {
 // hdrhistogram-go's log reader: one interval per file, holding every reply.
 func TestHDRFilesRoundTrip(t *testing.T) {
 	cfg := testConfig(startOurs(t))
-	cfg.Requests, cfg.Runs, cfg.Ratio = 440, 2, Ratio{1, 10}
+	cfg.Requests, cfg.Runs, cfg.Ratio = 440, 2, Ratio{Set: 1, Get: 10}
 	prefix := filepath.Join(t.TempDir(), "lat")
 	cfg.HDRFilePrefix = prefix
 	got, err := runCollect(t, context.Background(), cfg)

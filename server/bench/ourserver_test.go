@@ -39,7 +39,7 @@ func TestAgainstOurServer(t *testing.T) {
 				}
 				cfg := testConfig(addr)
 				cfg.Client, cfg.Protocol, cfg.Clients, cfg.Pipeline = client, proto, 5, 8
-				cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 1002, Ratio{1, 0}, 1003
+				cfg.KeyPattern, cfg.KeyMaximum, cfg.Ratio, cfg.Requests = KeyParallel, 1002, Ratio{Set: 1, Get: 0}, 1003
 				got, err := runCollect(t, ctx, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -52,7 +52,7 @@ func TestAgainstOurServer(t *testing.T) {
 				}
 				// Now GETs over the filled key space: every one hits, and
 				// the ratio is honoured.
-				cfg.KeyPattern, cfg.Ratio, cfg.Requests = KeyRandom, Ratio{1, 10}, 2011
+				cfg.KeyPattern, cfg.Ratio, cfg.Requests = KeyRandom, Ratio{Set: 1, Get: 10}, 2011
 				got, err = runCollect(t, ctx, cfg)
 				if err != nil {
 					t.Fatal(err)

@@ -57,18 +57,17 @@ func TestPerfAgainstRedisBenchmark(t *testing.T) {
 	const keys = 100_000
 
 	// ours runs dpulab bench; firstReply times each pipeline as
-	// redis-benchmark does (Config.firstReplyLatency).
+	// redis-benchmark does (runOpts.firstReplyLatency).
 	ours := func(depth int, cmd string, n int, client ClientKind, firstReply bool) result {
 		cfg := DefaultConfig()
-		cfg.firstReplyLatency = firstReply
 		cfg.Endpoints = tcpEndpoints(p.addr)
 		cfg.Client, cfg.Clients, cfg.Pipeline, cfg.DataSize = client, 50, depth, 256
 		cfg.KeyMaximum, cfg.KeyPattern, cfg.Requests = keys-1, KeyRandom, int64(n)
-		cfg.Ratio = Ratio{1, 0}
+		cfg.Ratio = Ratio{Set: 1, Get: 0}
 		if cmd == "GET" {
-			cfg.Ratio = Ratio{0, 1}
+			cfg.Ratio = Ratio{Set: 0, Get: 1}
 		}
-		got, err := runCollect(t, context.Background(), cfg)
+		got, err := runCollectWith(t, context.Background(), cfg, runOpts{firstReplyLatency: firstReply})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		t.Errorf("run decoded wrong: %+v", r)
 	}
 	st := got[0].(*Start)
-	if st.Config.Ratio != (Ratio{1, 10}) || st.Config.Duration != cfg.Duration {
+	if st.Config.Ratio != (Ratio{Set: 1, Get: 10}) || st.Config.Duration != cfg.Duration {
 		t.Errorf("start config decoded wrong: %+v", st.Config)
 	}
 }
@@ -113,7 +113,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestParseRatioAndSizes(t *testing.T) {
-	if r, err := ParseRatio("1:10"); err != nil || r != (Ratio{1, 10}) {
+	if r, err := ParseRatio("1:10"); err != nil || r != (Ratio{Set: 1, Get: 10}) {
 		t.Errorf("ParseRatio(1:10) = %v, %v", r, err)
 	}
 	for _, bad := range []string{"", "1", "0:0", "-1:2", "a:b"} {
@@ -122,7 +122,7 @@ func TestParseRatioAndSizes(t *testing.T) {
 		}
 	}
 	l, err := ParseSizeList("32,256:3,4096")
-	if err != nil || len(l) != 3 || l[1] != (SizeWeight{256, 3}) || l[2].Weight != 1 {
+	if err != nil || len(l) != 3 || l[1] != (SizeWeight{Size: 256, Weight: 3}) || l[2].Weight != 1 {
 		t.Errorf("ParseSizeList = %v, %v", l, err)
 	}
 	if FormatSizeList(l) != "32:1,256:3,4096:1" {

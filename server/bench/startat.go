@@ -39,14 +39,6 @@ func ParseStartAt(s string) (int64, error) {
 	return ms, nil
 }
 
-// StartAt is the instant StartAtUnixMs names (zero when unset).
-func (c *Config) StartAt() time.Time {
-	if c.StartAtUnixMs == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(c.StartAtUnixMs)
-}
-
 // checkStartAt refuses an instant outside the window around now.
 func checkStartAt(ms int64, now time.Time) error {
 	if ms == 0 {

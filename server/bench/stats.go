@@ -2,11 +2,11 @@ package bench
 
 import (
 	"math"
-	"sort"
-	"strconv"
 	"sync/atomic"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dpulab/dpulab/internal/benchhdr"
 )
 
 // Commands the generator sends, as indexes into per-command arrays.
@@ -18,43 +18,14 @@ const (
 
 var cmdNames = [nCmd]string{"set", "get"}
 
-// Histograms record microseconds from 1 µs to a minute at 3 significant
-// digits (about 0.1% error), what redis-benchmark and memtier report.
-const (
-	histMin     = 1
-	histMax     = 60_000_000
-	histSigFigs = 3
-)
+// The histograms' shape and summaries are benchhdr's, shared with the
+// engine's merges.
+func newHist() *hdrhistogram.Histogram { return benchhdr.NewHistogram() }
 
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histSigFigs) }
+func latencyOf(h *hdrhistogram.Histogram) Latency { return benchhdr.LatencyOf(h) }
 
-// latencyOf summarises a histogram in milliseconds.
-func latencyOf(h *hdrhistogram.Histogram) Latency {
-	if h == nil || h.TotalCount() == 0 {
-		return Latency{}
-	}
-	ms := func(us int64) float64 { return float64(us) / 1000 }
-	return Latency{
-		Avg:  h.Mean() / 1000,
-		P50:  ms(h.ValueAtQuantile(50)),
-		P90:  ms(h.ValueAtQuantile(90)),
-		P99:  ms(h.ValueAtQuantile(99)),
-		P999: ms(h.ValueAtQuantile(99.9)),
-		Max:  ms(h.Max()),
-	}
-}
-
-// percentilesOf reads the --print-percentiles from h, in milliseconds,
-// keyed as the percentile is written ("50", "99.9").
 func percentilesOf(h *hdrhistogram.Histogram, ps []float64) map[string]float64 {
-	if len(ps) == 0 || h == nil || h.TotalCount() == 0 {
-		return nil
-	}
-	m := make(map[string]float64, len(ps))
-	for _, p := range ps {
-		m[strconv.FormatFloat(p, 'g', -1, 64)] = float64(h.ValueAtQuantile(p)) / 1000
-	}
-	return m
+	return benchhdr.PercentilesOf(h, ps)
 }
 
 // counts are the countable outcomes of requests.
@@ -174,19 +145,4 @@ func minMax(xs []float64) (lo, hi float64) {
 		hi = math.Max(hi, x)
 	}
 	return lo, hi
-}
-
-// sortedKinds lists error kinds by count, most first, for display.
-func sortedKinds(m map[string]int64) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool {
-		if m[ks[i]] != m[ks[j]] {
-			return m[ks[i]] > m[ks[j]]
-		}
-		return ks[i] < ks[j]
-	})
-	return ks
 }

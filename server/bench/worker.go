@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/benchhdr"
 )
 
 // worker drives one connection. Its hot loop builds a pipeline, sends it,
@@ -25,7 +27,7 @@ type worker struct {
 	ops            []op
 	res            []reply
 	due            []int64
-	// firstReply: Config.firstReplyLatency.
+	// firstReply: runOpts.firstReplyLatency.
 	firstReply bool
 
 	mu  sync.Mutex
@@ -57,8 +59,6 @@ func newWorker(cfg *Config, id, target, local, conns int, c client, seed uint64)
 		res:   make([]reply, cfg.Pipeline),
 		due:   make([]int64, cfg.Pipeline),
 		cur:   &accum{},
-
-		firstReply: cfg.firstReplyLatency,
 	}
 	if !cfg.ExpirySeconds.IsZero() {
 		w.expLo, w.expSpan = cfg.ExpirySeconds.Min, cfg.ExpirySeconds.Max-cfg.ExpirySeconds.Min+1
@@ -183,8 +183,8 @@ func (w *worker) record(n, got int, err error, countFailed, stalled bool) {
 			at = w.res[0].at
 		}
 		us := (at - w.due[i] + 500) / 1000
-		if us < histMin {
-			us = histMin
+		if us < benchhdr.MinValue {
+			us = benchhdr.MinValue
 		}
 		a.lat[cmd] = append(a.lat[cmd], us)
 		switch r.kind {

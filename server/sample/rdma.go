@@ -1,7 +1,7 @@
 package sample
 
 import (
-	"encoding/json"
+	"github.com/dpulab/dpulab/internal/wire/samplewire"
 	"path/filepath"
 	"sort"
 )
@@ -35,63 +35,9 @@ import (
 // sequence NAK alike; mlx5's local_ack_timeout_err only the timeouts), and
 // a consumer that wants to put them side by side maps the names itself.
 
-// RDMARate is one InfiniBand or RoCE port's traffic over the interval, from
-// /sys/class/infiniband/DEV/ports/N/counters, or, on a port without those
-// (Soft-RoCE), from the driver's ports/N/hw_counters. The byte figures
-// count whole packets, headers included, as the port sees them: IPoIB
-// traffic through the same port is in them too.
-type RDMARate struct {
-	// RxBytesPerSec and TxBytesPerSec are 0 and meaningless when NoBytes
-	// is set; the JSON then leaves them out.
-	RxBytesPerSec   float64 `json:"rx_bytes_per_sec"`
-	TxBytesPerSec   float64 `json:"tx_bytes_per_sec"`
-	RxPacketsPerSec float64 `json:"rx_packets_per_sec"`
-	TxPacketsPerSec float64 `json:"tx_packets_per_sec"`
-	// NoBytes says the port's driver counts no bytes (Soft-RoCE): the
-	// byte rates are unknown, not zero. In JSON it is the absence of
-	// rx_bytes_per_sec and tx_bytes_per_sec.
-	NoBytes bool `json:"-"`
-	// Errors holds, per trouble counter that this port's driver exposes
-	// (RDMAErrorCounters for mlx5, RXEErrorCounters for rxe, by the
-	// driver's own names), the events per second over the interval. A
-	// counter the port does not have is absent, not zero.
-	Errors map[string]float64 `json:"errors,omitempty"`
-}
-
-// rdmaRateJSON is RDMARate on the wire: the byte rates are absent when the
-// port has none.
-type rdmaRateJSON struct {
-	RxBytesPerSec   *float64           `json:"rx_bytes_per_sec,omitempty"`
-	TxBytesPerSec   *float64           `json:"tx_bytes_per_sec,omitempty"`
-	RxPacketsPerSec float64            `json:"rx_packets_per_sec"`
-	TxPacketsPerSec float64            `json:"tx_packets_per_sec"`
-	Errors          map[string]float64 `json:"errors,omitempty"`
-}
-
-// MarshalJSON leaves the byte rates out when the port has none (NoBytes).
-func (r RDMARate) MarshalJSON() ([]byte, error) {
-	j := rdmaRateJSON{RxPacketsPerSec: r.RxPacketsPerSec, TxPacketsPerSec: r.TxPacketsPerSec, Errors: r.Errors}
-	if !r.NoBytes {
-		rx, tx := r.RxBytesPerSec, r.TxBytesPerSec
-		j.RxBytesPerSec, j.TxBytesPerSec = &rx, &tx
-	}
-	return json.Marshal(j)
-}
-
-// UnmarshalJSON sets NoBytes when the line has no byte rates.
-func (r *RDMARate) UnmarshalJSON(b []byte) error {
-	var j rdmaRateJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*r = RDMARate{RxPacketsPerSec: j.RxPacketsPerSec, TxPacketsPerSec: j.TxPacketsPerSec, Errors: j.Errors}
-	if j.RxBytesPerSec == nil || j.TxBytesPerSec == nil {
-		r.NoBytes = true
-		return nil
-	}
-	r.RxBytesPerSec, r.TxBytesPerSec = *j.RxBytesPerSec, *j.TxBytesPerSec
-	return nil
-}
+// RDMARate is one port's rates over the interval (samplewire.RDMARate,
+// where it is declared with its JSON form).
+type RDMARate = samplewire.RDMARate
 
 // RDMAErrorCounters are mlx5's hardware counters read beside the traffic
 // of a port with ports/N/counters: the ones that say an RDMA connection is

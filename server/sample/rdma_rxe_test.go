@@ -168,24 +168,3 @@ func TestRDMAPortPrefersPMACounters(t *testing.T) {
 		t.Fatalf("rates across a change of counters: %+v", r)
 	}
 }
-
-// A line written before NoBytes existed, or by a host with hardware ports,
-// has both byte rates and decodes with NoBytes false; a line with neither
-// decodes with NoBytes true.
-func TestRDMARateJSON(t *testing.T) {
-	var r RDMARate
-	if err := json.Unmarshal([]byte(`{"rx_bytes_per_sec":0,"tx_bytes_per_sec":8,"rx_packets_per_sec":1,"tx_packets_per_sec":2}`), &r); err != nil || r.NoBytes || r.TxBytesPerSec != 8 || r.TxPacketsPerSec != 2 {
-		t.Fatalf("%+v %v", r, err)
-	}
-	if err := json.Unmarshal([]byte(`{"rx_packets_per_sec":1,"tx_packets_per_sec":2,"errors":{"send_err":0}}`), &r); err != nil || !r.NoBytes || r.RxPacketsPerSec != 1 || r.Errors["send_err"] != 0 || len(r.Errors) != 1 {
-		t.Fatalf("%+v %v", r, err)
-	}
-	b, _ := json.Marshal(RDMARate{RxBytesPerSec: 0, TxBytesPerSec: 0, RxPacketsPerSec: 3})
-	if string(b) != `{"rx_bytes_per_sec":0,"tx_bytes_per_sec":0,"rx_packets_per_sec":3,"tx_packets_per_sec":0}` {
-		t.Fatalf("a port with bytes keeps its zeros: %s", b)
-	}
-	b, _ = json.Marshal(RDMARate{RxBytesPerSec: 7, NoBytes: true, RxPacketsPerSec: 3})
-	if string(b) != `{"rx_packets_per_sec":3,"tx_packets_per_sec":0}` {
-		t.Fatalf("NoBytes: %s", b)
-	}
-}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dpulab/dpulab/internal/wire/samplewire"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,44 +27,21 @@ import (
 	"time"
 )
 
-// CPU is the share of CPU time, in percent of all CPUs' time over the
-// interval, per kind. Nice time is counted in User; guest time is already
-// part of user time in /proc/stat. Network is SoftIRQ + IRQ: on a host
-// serving Redis over TCP that is mostly the network stack, the part a DPU
-// takes off the host.
-type CPU struct {
-	User    float64 `json:"user"`
-	System  float64 `json:"system"`
-	SoftIRQ float64 `json:"softirq"`
-	IRQ     float64 `json:"irq"`
-	IOWait  float64 `json:"iowait"`
-	Steal   float64 `json:"steal"`
-	Idle    float64 `json:"idle"`
-	Network float64 `json:"network"`
-}
+// The records `dpulab sample` prints, and their decoder, are declared in
+// internal/wire/samplewire, which the step engine reads without linking
+// this package.
+type (
+	CPU     = samplewire.CPU
+	NetRate = samplewire.NetRate
+	Sample  = samplewire.Sample
+	Decoder = samplewire.Decoder
+)
 
-// NetRate is one interface's throughput over the interval.
-type NetRate struct {
-	RxBytesPerSec float64 `json:"rx_bytes_per_sec"`
-	TxBytesPerSec float64 `json:"tx_bytes_per_sec"`
-}
+// NewDecoder reads Samples from r (samplewire.NewDecoder).
+func NewDecoder(r io.Reader) *Decoder { return samplewire.NewDecoder(r) }
 
-// Sample is one measurement interval on one host.
-type Sample struct {
-	// T is the end of the interval.
-	T    time.Time `json:"t"`
-	Host string    `json:"host"`
-	CPU  CPU       `json:"cpu"`
-	// Net is keyed by interface name.
-	Net map[string]NetRate `json:"net"`
-	// PowerWatts is the summed RAPL package power, nil when the host has
-	// no readable RAPL counters.
-	PowerWatts *float64 `json:"power_watts"`
-	// RDMA is keyed by InfiniBand/RoCE port ("mlx5_0/1"); absent (nil)
-	// on a host without /sys/class/infiniband or without readable port
-	// counters.
-	RDMA map[string]RDMARate `json:"rdma,omitempty"`
-}
+// DecodeLine parses one JSON line (samplewire.DecodeLine).
+func DecodeLine(b []byte, line int) (Sample, error) { return samplewire.DecodeLine(b, line) }
 
 // CPUTimes are the aggregate "cpu" counters of /proc/stat, in clock ticks.
 type CPUTimes struct {
@@ -390,47 +368,4 @@ func (s *Sampler) Run(ctx context.Context, w io.Writer, interval time.Duration, 
 		}
 	}
 	return nil
-}
-
-// Decoder reads the JSON lines of `dpulab sample`.
-type Decoder struct {
-	sc   *bufio.Scanner
-	line int
-}
-
-// NewDecoder reads Samples from r.
-func NewDecoder(r io.Reader) *Decoder {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	return &Decoder{sc: sc}
-}
-
-// Next returns the next Sample, or io.EOF at the end. Blank lines are
-// skipped; a malformed line is an error naming its line number.
-func (d *Decoder) Next() (Sample, error) {
-	for d.sc.Scan() {
-		d.line++
-		b := bytes.TrimSpace(d.sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		return DecodeLine(b, d.line)
-	}
-	if err := d.sc.Err(); err != nil {
-		return Sample{}, err
-	}
-	return Sample{}, io.EOF
-}
-
-// DecodeLine parses one JSON line (line is for the error message), for
-// callers that already split the stream into lines, like runner.Line.
-func DecodeLine(b []byte, line int) (Sample, error) {
-	var s Sample
-	if err := json.Unmarshal(b, &s); err != nil {
-		return Sample{}, fmt.Errorf("sample line %d: %w", line, err)
-	}
-	if s.T.IsZero() {
-		return Sample{}, fmt.Errorf("sample line %d: no time (\"t\"): not a dpulab sample line", line)
-	}
-	return s, nil
 }

@@ -150,7 +150,7 @@ func TestSamplerFromFixtures(t *testing.T) {
 	if _, ok := smp.Net["lo"]; ok || len(smp.Net) != 2 {
 		t.Fatalf("net %+v (lo must be left out)", smp.Net)
 	}
-	if smp.Net["eth0"] != (NetRate{1000000, 250000}) || smp.Net["enp3s0f0np0"] != (NetRate{62500000, 125000000}) {
+	if smp.Net["eth0"] != (NetRate{RxBytesPerSec: 1000000, TxBytesPerSec: 250000}) || smp.Net["enp3s0f0np0"] != (NetRate{RxBytesPerSec: 62500000, TxBytesPerSec: 125000000}) {
 		t.Fatalf("net %+v", smp.Net)
 	}
 	// Package 0 wrapped: 328850 + 171150 = 0.5 J; package 1: 100 J;

@@ -4,24 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dpulab/dpulab/internal/wire/transportwire"
 	"net"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
-	"time"
 )
 
-// Name names a transport: "tcp", "unix", "rdma".
-type Name string
+// Name, Endpoint and RDMAOptions, how an endpoint is written and read, and
+// the names dpulab knows are declared in internal/wire/transportwire,
+// which the controller reads without linking any transport; this package
+// adds which of them this binary has, and makes their connections.
+type (
+	Name        = transportwire.Name
+	Endpoint    = transportwire.Endpoint
+	RDMAOptions = transportwire.RDMAOptions
+)
 
 // The transports dpulab knows. Whether this binary has each is Available's
 // answer.
 const (
-	TCP  Name = "tcp"
-	Unix Name = "unix"
-	RDMA Name = "rdma"
+	TCP  = transportwire.TCP
+	Unix = transportwire.Unix
+	RDMA = transportwire.RDMA
 )
 
 // known is every transport dpulab has code for, with what a build lacking
@@ -35,7 +40,7 @@ var known = map[Name]string{
 // ErrUnknown is wrapped by the error for a transport name dpulab does not
 // know; ErrNotBuilt by the error for one this binary was built without.
 var (
-	ErrUnknown  = errors.New("unknown transport")
+	ErrUnknown  = transportwire.ErrUnknown
 	ErrNotBuilt = errors.New("transport not built in")
 )
 
@@ -73,32 +78,6 @@ type Options struct {
 	// other queue-pair type), with the peer's address and why; the server
 	// logs it. TCP and Unix listeners refuse nothing themselves.
 	Refused func(peer string, err error)
-}
-
-// RDMAOptions are the RDMA transport's settings, the server's rdma-* keys
-// and the load generator's --rdma-* flags. Zero values mean the transport's
-// defaults.
-type RDMAOptions struct {
-	// UC selects an unreliable-connected queue pair (dpulab's extension);
-	// false is reliable-connected, Valkey's.
-	UC bool `json:"uc,omitempty"`
-	// RxSize is the receive buffer each side registers and announces, in
-	// bytes.
-	RxSize int `json:"rx_size_bytes,omitempty"`
-	// InlineSize is the largest send posted inline, in bytes.
-	InlineSize int `json:"inline_size_bytes,omitempty"`
-	// SQSize and RQSize are the send and receive queue depths.
-	SQSize int `json:"sq_size,omitempty"`
-	RQSize int `json:"rq_size,omitempty"`
-	// Poll is how long to spin on the completion queue before sleeping on
-	// the completion channel (0: sleep at once).
-	Poll time.Duration `json:"poll_ns,omitempty"`
-	// RetryCount is the RC retry count (0..7; 0 is the transport's default,
-	// 7).
-	RetryCount int `json:"retry_count,omitempty"`
-	// CompletionVector picks the completion vector (0: the first; -1:
-	// automatic).
-	CompletionVector int `json:"completion_vector,omitempty"`
 }
 
 var (
@@ -169,11 +148,7 @@ func Simulated(n Name) string {
 func lookup(n Name) (Transport, error) {
 	reason, ok := known[n]
 	if !ok {
-		names := make([]string, 0, len(known))
-		for _, k := range Known() {
-			names = append(names, string(k))
-		}
-		return nil, fmt.Errorf("transport %q: %w: want one of %s", n, ErrUnknown, strings.Join(names, ", "))
+		return nil, transportwire.UnknownError(n)
 	}
 	regMu.RLock()
 	t := reg[n]
@@ -216,100 +191,12 @@ func Dial(ctx context.Context, ep Endpoint, o Options) (net.Conn, error) {
 	return t.Dial(ctx, ep.Address, o)
 }
 
-// Endpoint is where a server listens or a client connects: a transport and
-// its address (HOST:PORT for tcp and rdma, a path for unix).
-type Endpoint struct {
-	Transport Name
-	Address   string
-}
-
 // TCPEndpoint, UnixEndpoint and RDMAEndpoint build the usual endpoints.
-func TCPEndpoint(hostPort string) Endpoint  { return Endpoint{TCP, hostPort} }
-func UnixEndpoint(path string) Endpoint     { return Endpoint{Unix, path} }
-func RDMAEndpoint(hostPort string) Endpoint { return Endpoint{RDMA, hostPort} }
+func TCPEndpoint(hostPort string) Endpoint  { return transportwire.TCPEndpoint(hostPort) }
+func UnixEndpoint(path string) Endpoint     { return transportwire.UnixEndpoint(path) }
+func RDMAEndpoint(hostPort string) Endpoint { return transportwire.RDMAEndpoint(hostPort) }
 
-// String writes ep as a URL: tcp://127.0.0.1:6379, unix:///run/x.sock,
-// rdma://10.0.0.2:6379. ParseEndpoint reads it back.
-func (ep Endpoint) String() string {
-	return string(ep.Transport) + "://" + ep.Address
-}
-
-// Label is ep as results name a target: HOST:PORT for tcp and unix:PATH
-// for unix, as before transports had names; the URL for any other.
-// ParseEndpoint reads it back too.
-func (ep Endpoint) Label() string {
-	switch ep.Transport {
-	case TCP:
-		return ep.Address
-	case Unix:
-		return "unix:" + ep.Address
-	}
-	return ep.String()
-}
-
-// MarshalText writes the URL form, so endpoints travel in JSON as strings.
-func (ep Endpoint) MarshalText() ([]byte, error) { return []byte(ep.String()), nil }
-
-// UnmarshalText reads any form ParseEndpoint accepts.
-func (ep *Endpoint) UnmarshalText(b []byte) error {
-	v, err := ParseEndpoint(string(b))
-	if err != nil {
-		return err
-	}
-	*ep = v
-	return nil
-}
-
-// ParseEndpoint reads an endpoint: a URL (tcp://HOST:PORT, unix:///PATH,
-// rdma://HOST:PORT), a result label (unix:/PATH), a bare path starting with
-// / or . (unix) or a bare HOST:PORT (tcp). A transport dpulab does not know
-// is refused with Available's message; one this build lacks is accepted
-// (results of another build must stay readable): use Available before
-// connecting. IPv6 hosts are bracketed: [::1]:6379.
-func ParseEndpoint(s string) (Endpoint, error) {
-	s = strings.TrimSpace(s)
-	var ep Endpoint
-	switch scheme, rest, ok := strings.Cut(s, "://"); {
-	case ok:
-		ep = Endpoint{Name(strings.ToLower(scheme)), rest}
-		if _, known := known[ep.Transport]; !known {
-			return Endpoint{}, fmt.Errorf("endpoint %q: %w", s, Available(ep.Transport))
-		}
-	case strings.HasPrefix(s, "unix:"):
-		ep = Endpoint{Unix, strings.TrimPrefix(s, "unix:")}
-	case strings.HasPrefix(s, "/"), strings.HasPrefix(s, "."):
-		ep = Endpoint{Unix, s}
-	default:
-		ep = Endpoint{TCP, s}
-	}
-	if err := ep.Validate(); err != nil {
-		return Endpoint{}, err
-	}
-	return ep, nil
-}
-
-// Validate checks the address's syntax for its transport: a client's
-// endpoint needs a host and a port of 1..65535, or a path. It does not ask
-// whether the transport is built (Available does).
-func (ep Endpoint) Validate() error {
-	switch ep.Transport {
-	case Unix:
-		if ep.Address == "" {
-			return errors.New("unix endpoint without a path: want unix:///PATH, or a path starting with / or ./")
-		}
-		return nil
-	case "":
-		return errors.New("endpoint without a transport")
-	}
-	if _, ok := known[ep.Transport]; !ok {
-		return Available(ep.Transport)
-	}
-	host, port, err := net.SplitHostPort(ep.Address)
-	if err != nil || host == "" {
-		return fmt.Errorf("%s endpoint %q: want HOST:PORT (e.g. 127.0.0.1:6379; [::1]:6379 for IPv6)", ep.Transport, ep.Address)
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("%s endpoint %q: port %q must be 1..65535", ep.Transport, ep.Address, port)
-	}
-	return nil
-}
+// ParseEndpoint reads an endpoint (transportwire.ParseEndpoint): a
+// transport dpulab does not know is refused, one this build lacks is
+// accepted; use Available before connecting.
+func ParseEndpoint(s string) (Endpoint, error) { return transportwire.ParseEndpoint(s) }

@@ -89,7 +89,7 @@ func (w Warning) String() string {
 func (w Warning) Saturating() bool { return w.Kind == WarnSaturated || w.Kind == WarnClientBound }
 
 // clientBoundPct is the busy share at which a client host counts as
-// saturated; server/bench.ClientBoundPct sets the flags this package
+// saturated; benchwire.ClientBoundPct sets the flags this package
 // reads, and its value is said here in words.
 const clientBoundPct = 90
 

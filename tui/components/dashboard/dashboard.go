@@ -18,7 +18,7 @@
 // At scale (many server instances, several client hosts) the charts show
 // the merged load and two drill-down views (drill.go) show its parts from
 // the Sample's per-host and per-instance seconds: the hosts (a client host
-// at server/bench.ClientBoundPct CPU or more is flagged client-bound: the
+// at benchwire.ClientBoundPct CPU or more is flagged client-bound: the
 // client, not the server, limits the second), and the instances, slowest
 // (or busiest) first, with those far from the median marked hot. Keys 1,
 // 2 and 3 switch views; ↑/↓ scroll, ←/→ change the instances' order.

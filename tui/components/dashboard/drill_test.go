@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/dpulab/dpulab/server/bench"
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
@@ -62,12 +62,12 @@ func press(m *Model, keys ...tea.KeyMsg) {
 	}
 }
 
-// TestClientHostSaturatedIsFlagged: a client host at bench.ClientBoundPct
+// TestClientHostSaturatedIsFlagged: a client host at benchwire.ClientBoundPct
 // CPU or more is named client-bound on the charts and in the hosts view;
 // one below is not.
 func TestClientHostSaturatedIsFlagged(t *testing.T) {
 	m := New(common.NewCommon(true, 120, 40))
-	m.AddSample(atScale(80, 8, 5, bench.ClientBoundPct))
+	m.AddSample(atScale(80, 8, 5, benchwire.ClientBoundPct))
 	v := m.View()
 	fits(t, v, 120, 40)
 	if !strings.Contains(v, "CLIENT-BOUND: client6 90%") {
@@ -98,10 +98,10 @@ func TestClientHostSaturatedIsFlagged(t *testing.T) {
 	}
 
 	// Below the bound, nobody is flagged; the peak is remembered.
-	m.AddSample(atScale(80, 8, 5, bench.ClientBoundPct-1))
+	m.AddSample(atScale(80, 8, 5, benchwire.ClientBoundPct-1))
 	v = m.View()
 	if strings.Contains(v, "CLIENT-BOUND") || !strings.Contains(v, "was client-bound 1 s") {
-		t.Errorf("at %.0f%% the host must not be flagged, but its client-bound second is said:\n%s", bench.ClientBoundPct-1, v)
+		t.Errorf("at %.0f%% the host must not be flagged, but its client-bound second is said:\n%s", benchwire.ClientBoundPct-1, v)
 	}
 }
 

@@ -1,4 +1,4 @@
-package bench
+package benchhdr
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dpulab/dpulab/internal/wire/benchwire"
 )
 
 // Interval histograms on the wire.
@@ -18,7 +20,7 @@ import (
 // measured: microseconds, 1 µs .. 60 s, 3 significant digits (each value
 // within 0.1% of the recorded one), so merging loses nothing that a single
 // host's percentiles had. A second of a few thousand latencies spread over
-// 1 µs..2 ms encodes to a few hundred bytes (hdrlog_test.go measures it).
+// 1 µs..2 ms encodes to a few hundred bytes (server/bench's hdrlog_test.go measures it).
 //
 // Several client hosts measuring one load are merged with MergeSamples (one
 // interval) and MergeTotals (one run): rates and counts summed, latencies
@@ -30,10 +32,10 @@ import (
 // rates and counts are merged, but no latency can be computed from it.
 var ErrNoHistogram = errors.New("no latency histogram (latency_hdr_us) in the line: written by an older dpulab bench")
 
-// encodeHist encodes h for the wire; "" for an empty histogram (nothing to
+// Encode encodes h for the wire; "" for an empty histogram (nothing to
 // merge) or one that would not encode (the library only fails on a broken
 // writer, which a bytes.Buffer is not).
-func encodeHist(h *hdrhistogram.Histogram) string {
+func Encode(h *hdrhistogram.Histogram) string {
 	if h == nil || h.TotalCount() == 0 {
 		return ""
 	}
@@ -48,7 +50,7 @@ func encodeHist(h *hdrhistogram.Histogram) string {
 // microseconds. An empty string is an empty histogram of the bench's shape.
 func DecodeHistogram(enc string) (*hdrhistogram.Histogram, error) {
 	if enc == "" {
-		return newHist(), nil
+		return NewHistogram(), nil
 	}
 	h, err := hdrhistogram.Decode([]byte(enc))
 	if err != nil {
@@ -57,15 +59,16 @@ func DecodeHistogram(enc string) (*hdrhistogram.Histogram, error) {
 	return h, nil
 }
 
-// Histogram returns the sample's latency histogram (microseconds), or
+// SampleHistogram returns a sample's latency histogram (microseconds), or
 // ErrNoHistogram when the line had none although it counted replies.
-func (s *Sample) Histogram() (*hdrhistogram.Histogram, error) {
+func SampleHistogram(s *benchwire.Sample) (*hdrhistogram.Histogram, error) {
 	return lineHist(s.LatencyHDR, s.OpsPerSec > 0)
 }
 
-// Histogram returns the totals' latency histogram (microseconds), or
-// ErrNoHistogram when the line had none although it counted replies.
-func (t *Totals) Histogram() (*hdrhistogram.Histogram, error) {
+// TotalsHistogram returns a run's or probe's latency histogram
+// (microseconds), or ErrNoHistogram when the line had none although it
+// counted replies.
+func TotalsHistogram(t *benchwire.Totals) (*hdrhistogram.Histogram, error) {
 	return lineHist(t.LatencyHDR, t.Ops > 0)
 }
 
@@ -80,7 +83,7 @@ func lineHist(enc string, hadReplies bool) (*hdrhistogram.Histogram, error) {
 // histogram of another shape (another writer's) is folded in bar by bar,
 // values clamped into the bench's range, so that counts still add up.
 func mergeHists(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	all := newHist()
+	all := NewHistogram()
 	for _, h := range hs {
 		if h.LowestTrackableValue() == all.LowestTrackableValue() && h.HighestTrackableValue() == all.HighestTrackableValue() && h.SignificantFigures() == all.SignificantFigures() {
 			all.Merge(h)
@@ -88,7 +91,7 @@ func mergeHists(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 		}
 		for _, b := range h.Distribution() {
 			if b.Count > 0 {
-				_ = all.RecordValues(min(max(b.From, histMin), histMax), b.Count)
+				_ = all.RecordValues(min(max(b.From, MinValue), MaxValue), b.Count)
 			}
 		}
 	}
@@ -107,11 +110,11 @@ func mergeHists(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 // When a sample has no histogram (an older bench), the counts are still
 // merged and returned with the error ErrNoHistogram; the latency is left
 // zero rather than made up.
-func MergeSamples(samples []*Sample) (*Sample, error) {
+func MergeSamples(samples []*benchwire.Sample) (*benchwire.Sample, error) {
 	if len(samples) == 0 {
 		return nil, errors.New("merge samples: none given")
 	}
-	out := &Sample{Run: samples[0].Run, Target: samples[0].Target, OpsPerSecByCmd: map[string]float64{}}
+	out := &benchwire.Sample{Run: samples[0].Run, Target: samples[0].Target, OpsPerSecByCmd: map[string]float64{}}
 	var hists []*hdrhistogram.Histogram
 	var errs []error
 	for i, s := range samples {
@@ -130,8 +133,8 @@ func MergeSamples(samples []*Sample) (*Sample, error) {
 		out.ErrorsByKind = addKinds(out.ErrorsByKind, s.ErrorsByKind)
 		out.BytesSentPerSec += s.BytesSentPerSec
 		out.BytesRecvPerSec += s.BytesRecvPerSec
-		mergeClientCPU(&out.ClientCPUPct, &out.ClientHostBusyPct, s.ClientCPUPct, s.ClientHostBusyPct)
-		h, err := s.Histogram()
+		benchwire.MergeClientCPU(&out.ClientCPUPct, &out.ClientHostBusyPct, s.ClientCPUPct, s.ClientHostBusyPct)
+		h, err := SampleHistogram(s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sample %d (run %d, t %g s): %w", i, s.Run, s.T, err))
 			continue
@@ -142,8 +145,8 @@ func MergeSamples(samples []*Sample) (*Sample, error) {
 		return out, fmt.Errorf("merge samples: %w", errors.Join(errs...))
 	}
 	h := mergeHists(hists)
-	out.LatencyMs = latencyOf(h)
-	out.LatencyHDR = encodeHist(h)
+	out.LatencyMs = LatencyOf(h)
+	out.LatencyHDR = Encode(h)
 	return out, nil
 }
 
@@ -154,8 +157,8 @@ func MergeSamples(samples []*Sample) (*Sample, error) {
 // histograms. Per-command latencies are not merged (the line carries no
 // per-command histogram) and are left out. A missing histogram is handled
 // as in MergeSamples.
-func MergeTotals(ts []Totals) (Totals, error) {
-	out := Totals{OpsByCmd: map[string]int64{}, OpsPerSecByCmd: map[string]float64{}}
+func MergeTotals(ts []benchwire.Totals) (benchwire.Totals, error) {
+	out := benchwire.Totals{OpsByCmd: map[string]int64{}, OpsPerSecByCmd: map[string]float64{}}
 	if len(ts) == 0 {
 		return out, errors.New("merge totals: none given")
 	}
@@ -184,7 +187,7 @@ func MergeTotals(ts []Totals) (Totals, error) {
 		out.BytesRecv += t.BytesRecv
 		out.BytesSentPerSec += t.BytesSentPerSec
 		out.BytesRecvPerSec += t.BytesRecvPerSec
-		h, err := t.Histogram()
+		h, err := TotalsHistogram(t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("totals %d: %w", i, err))
 			continue
@@ -195,15 +198,15 @@ func MergeTotals(ts []Totals) (Totals, error) {
 		return out, fmt.Errorf("merge totals: %w", errors.Join(errs...))
 	}
 	h := mergeHists(hists)
-	out.LatencyMs = latencyOf(h)
-	out.LatencyHDR = encodeHist(h)
+	out.LatencyMs = LatencyOf(h)
+	out.LatencyHDR = Encode(h)
 	var ps []float64
 	for k := range pcts {
 		if p, err := strconv.ParseFloat(k, 64); err == nil {
 			ps = append(ps, p)
 		}
 	}
-	out.LatencyMsPercentiles = percentilesOf(h, ps)
+	out.LatencyMsPercentiles = PercentilesOf(h, ps)
 	return out, nil
 }
 
@@ -215,4 +218,85 @@ func addKinds(dst, src map[string]int64) map[string]int64 {
 		dst[k] += v
 	}
 	return dst
+}
+
+// Histograms record microseconds from 1 µs to a minute at 3 significant
+// digits (about 0.1% error), what redis-benchmark and memtier report.
+const (
+	MinValue = 1
+	MaxValue = 60_000_000
+	SigFigs  = 3
+)
+
+// NewHistogram is an empty histogram of the bench's shape.
+func NewHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(MinValue, MaxValue, SigFigs) }
+
+// LatencyOf summarises a histogram in milliseconds.
+func LatencyOf(h *hdrhistogram.Histogram) benchwire.Latency {
+	if h == nil || h.TotalCount() == 0 {
+		return benchwire.Latency{}
+	}
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return benchwire.Latency{
+		Avg:  h.Mean() / 1000,
+		P50:  ms(h.ValueAtQuantile(50)),
+		P90:  ms(h.ValueAtQuantile(90)),
+		P99:  ms(h.ValueAtQuantile(99)),
+		P999: ms(h.ValueAtQuantile(99.9)),
+		Max:  ms(h.Max()),
+	}
+}
+
+// PercentilesOf reads the --print-percentiles from h, in milliseconds,
+// keyed as the percentile is written ("50", "99.9").
+func PercentilesOf(h *hdrhistogram.Histogram, ps []float64) map[string]float64 {
+	if len(ps) == 0 || h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(ps))
+	for _, p := range ps {
+		m[strconv.FormatFloat(p, 'g', -1, 64)] = float64(h.ValueAtQuantile(p)) / 1000
+	}
+	return m
+}
+
+// MergeProbes is probe n at total rate (ops/s) from the probes several
+// client hosts ran together, each at its share: counts, rates and unsent
+// requests summed, the latency summary and the objective's percentile read
+// from the merged histograms, then judged against spec as one probe. A
+// host's client-bound flag and its busiest CPU carry over. A host's probe
+// without a histogram is an error (its latency cannot be merged).
+func MergeProbes(spec benchwire.CapacitySpec, n int, rate float64, hosts []*benchwire.CapacityProbe) (*benchwire.CapacityProbe, error) {
+	if len(hosts) == 0 {
+		return nil, errors.New("merge probes: none given")
+	}
+	ts := make([]benchwire.Totals, len(hosts))
+	r := &benchwire.RunResult{Run: n}
+	for i, p := range hosts {
+		if p == nil {
+			return nil, fmt.Errorf("merge probes: host %d has no probe", i)
+		}
+		ts[i] = benchwire.Totals{Seconds: p.DurationSeconds, Ops: p.Ops, OpsPerSec: p.OpsPerSec, LatencyMs: p.LatencyMs,
+			Errors: p.Errors, ErrorsByKind: p.ErrorsByKind, LatencyHDR: p.LatencyHDR}
+		r.Unsent += p.Unsent
+		r.ClientBound = r.ClientBound || p.ClientBound
+		benchwire.MergeClientCPU(&r.ClientCPUPct, &r.ClientHostBusyPct, p.ClientCPUPct, p.ClientHostBusyPct)
+	}
+	t, err := MergeTotals(ts)
+	if err != nil {
+		return nil, err
+	}
+	r.Totals = t
+	return Judge(&spec, n, rate, r), nil
+}
+
+// Judge turns a probe's run into its verdict against spec
+// (benchwire.Judge), the objective's percentile read from the run's
+// histogram.
+func Judge(spec *benchwire.CapacitySpec, n int, rate float64, r *benchwire.RunResult) *benchwire.CapacityProbe {
+	var pct float64
+	if h, err := TotalsHistogram(&r.Totals); err == nil && h.TotalCount() > 0 {
+		pct = float64(h.ValueAtQuantile(spec.Percentile)) / 1000
+	}
+	return benchwire.Judge(spec, n, rate, r, pct)
 }
