@@ -27,8 +27,8 @@ type benchJob struct {
 	Sweep   string
 	Label   string
 	Client  hostRef
-	// Clients, when there are several, are the hosts that share the load
-	// (multiclient.go); Client is then the first of them.
+	// Clients are the hosts that share the load (multiclient.go), Client
+	// the first of them; none is Client alone.
 	Clients []hostRef
 	Servers []hostRef
 	Config  benchwire.Config
@@ -117,32 +117,59 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 	return n
 }
 
-// runBench runs one job: samplers on the server hosts, the bench on the
-// client host, merged into one per-second series. Finished repetitions are
-// returned even when a later one fails.
+// runBench runs one job from its client hosts: one host, or several that
+// share the load (multiclient.go), started together after their clocks are
+// checked; samplers on the server hosts; every host's stream merged into
+// one per-second series (clientMerge: for one host the merge is the
+// identity). A host that fails stops the others: the load would no longer
+// be the one asked for. Finished repetitions are returned even when a
+// later one fails.
 func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResult, error) {
-	if len(job.Clients) > 1 {
-		if job.Path != nil {
-			// The emulated path's namespaces are on one host.
-			e.say(job.Step, job.Client.Name, "over an emulated path the load comes from %s only", job.Client.Name)
-		} else {
-			shares, note := splitLoad(job.Config, job.Clients)
-			if note != "" {
-				e.say(job.Step, shares[0].Host.Name, "%s", note)
+	shares := e.jobShares(job)
+	if len(shares) == 1 {
+		job.Client, job.Config = shares[0].Host, shares[0].Config
+	}
+	multi := len(shares) > 1
+	runs := make([]*clientRun, len(shares))
+	names := make([]string, len(shares))
+	targets := make([]runner.Target, len(shares))
+	// One host after the other: on hosts that share a filesystem (this
+	// machine's sshd in tests, NFS homes) one upload serves the next.
+	for i, s := range shares {
+		t, err := e.hosts.target(ctx, s.Host.Name)
+		if err != nil {
+			return nil, &StepError{Host: s.Host.Name, Err: err}
+		}
+		if err := e.ensureHost(ctx, s.Host, t); err != nil {
+			return nil, err
+		}
+		runs[i] = &clientRun{share: s, t: t}
+		if s.Config.TargetSamples {
+			runs[i].seconds.want = len(s.Config.Endpoints)
+		}
+		names[i], targets[i] = s.Host.Name, t
+	}
+
+	var readings []clockReading
+	var spread time.Duration
+	var warning string
+	var clocksOK bool
+	if multi {
+		readings = checkClocks(ctx, names, targets)
+		spread, warning, clocksOK = clockVerdict(readings)
+		for _, r := range readings {
+			if r.Err != nil {
+				e.say(job.Step, r.Host, "clock not read: %v", r.Err)
 			}
-			if len(shares) > 1 {
-				return e.runMultiBench(ctx, job, shares)
-			}
-			job.Client, job.Config = shares[0].Host, shares[0].Config
+		}
+		switch {
+		case warning != "":
+			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
+		case clocksOK:
+			e.say(job.Step, names[0], "%d client hosts share the load; their clocks agree within %s, as read over SSH (± half of each round trip)", len(shares), ms(spread))
 		}
 	}
-	client, err := e.hosts.target(ctx, job.Client.Name)
-	if err != nil {
-		return nil, &StepError{Host: job.Client.Name, Err: err}
-	}
-	if err := e.ensureHost(ctx, job.Client, client); err != nil {
-		return nil, err
-	}
+
 	latest, stopSamplers := e.startSamplers(ctx, job)
 	defer stopSamplers()
 	latest.waitReady(ctx.Done(), samplerStartTimeout)
@@ -154,106 +181,189 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	}
 	defer vj.stop()
 
-	var mu sync.Mutex
-	var runs []results.RunResult
-	var cur []results.Point
-	var starts runStarts
-	total := expectedDuration(job.Config)
-	start := time.Now()
+	// Over an emulated path (one client host: its namespaces are on it)
+	// the bench runs in the path's client namespace, and the path's
+	// counters are read around it.
 	at := placement{CPUs: job.ClientCPUs}
 	var before netpath.Counters
 	if job.Path != nil {
 		at.NS = job.Path.ClientNS
-		if before, err = job.Path.Counters(ctx, client); err != nil {
+		if before, err = job.Path.Counters(ctx, targets[0]); err != nil {
 			return nil, &StepError{Host: job.Client.Name, Err: fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, err)}
 		}
 	}
-	cmd := e.benchCommand(job.Client, job.Config, job.Password != "", at)
-	var stdin []byte
-	if job.Password != "" {
-		stdin = []byte(job.Password + "\n")
-	}
+
+	var mu sync.Mutex
+	var out []results.RunResult
+	// failed is the first host whose bench failed on its own; the others
+	// were stopped because of it.
+	var failed *clientRun
 	publish := func(r results.RunResult) {
-		mu.Lock()
-		runs = append(runs, r)
-		mu.Unlock()
+		out = append(out, r)
 		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(job, runSummary(job, r)), Time: time.Now()}})
+		for _, c := range r.Clients {
+			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, clientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
+		}
 		if job.OnRun != nil {
 			job.OnRun(r)
 		}
 	}
-	var out benchOutput
-	// Each second is published once its per-target lines (Sample.Targets,
-	// the dashboard's per-instance view) have come.
-	joiner := secondJoiner{}
-	if job.Config.TargetSamples {
-		joiner.want = len(job.Config.Endpoints)
+	total := expectedDuration(job.Config)
+	start := time.Now()
+	hostsNote := ""
+	if multi {
+		hostsNote = fmt.Sprintf(", %d client hosts", len(shares))
 	}
-	hosts := e.targetHosts(job.Config, job.Servers)
-	second := func(sec benchSecond) {
-		ev := sec.total
-		p := latest.merge(samplePoint(ev), starts.of(ev))
-		mu.Lock()
-		cur = append(cur, p)
-		mu.Unlock()
-		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Figures: e.figures(job), Sweep: job.Sweep, Run: ev.Run, Point: p, Targets: targetSeconds(sec.targets, hosts)})
-		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d", job.Label, ev.Run, job.Config.Runs))
+	m := newClientMerge(names)
+	m.targetHosts = e.targetHosts(job.Config, job.Servers)
+	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
+		p = latest.merge(p, since)
+		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Figures: e.figures(job), Sweep: job.Sweep, Run: run, Point: p, Clients: hosts, Targets: targets})
+		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d%s", job.Label, run, job.Config.Runs, hostsNote))
+		return p
 	}
-	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
-		ev := out.take(e, job.Step, l)
-		switch ev := ev.(type) {
-		case *benchwire.Sample:
-			for _, sec := range joiner.add(ev) {
-				second(sec)
-			}
-		case *benchwire.RunResult:
-			for _, sec := range joiner.flush() {
-				second(sec)
-			}
-			mu.Lock()
-			r := results.RunResult{Run: ev.Run, OpsPerSec: ev.OpsPerSec, LatencyMs: results.Latency(ev.LatencyMs), Errors: ev.Errors, Series: cur, Err: ev.Err,
-				ClientBound: ev.ClientBound, ClientHostBusyPct: ev.ClientHostBusyPct}
-			cur = nil
-			r.SummarizeSeries(latest.cores())
-			mu.Unlock()
-			since := starts.recorded(ev.Run)
-			if vj == nil {
-				publish(r)
-			} else {
-				// Held until vSphere has published its seconds.
-				for _, r := range vj.hold(r, since, latest.cores()) {
-					publish(r)
-				}
+	m.onMergeErr = func(err error) {
+		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "merging the client hosts' samples: " + err.Error(), Time: time.Now()}})
+	}
+	m.onRun = func(r results.RunResult, since time.Time) {
+		if clocksOK {
+			r.ClockSpreadMs, r.ClockWarning = durMs(spread), warning
+		}
+		for i := range r.Clients {
+			if i < len(readings) && readings[i].Err == nil {
+				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = durMs(readings[i].Offset), durMs(readings[i].Uncertainty)
 			}
 		}
-	}})
+		if r.StartSkewMs != nil && *r.StartSkewMs > float64(startSkewWarn)/1e6 {
+			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Time: time.Now(),
+				Text: fmt.Sprintf("run %d: the client hosts began measuring %.0f ms apart (seen from here): each merged second mixes that much of neighbouring seconds", r.Run, *r.StartSkewMs)}})
+		}
+		r.SummarizeSeries(latest.cores())
+		if vj == nil {
+			publish(r)
+			return
+		}
+		// Held until vSphere has published its seconds.
+		for _, r := range vj.hold(r, since, latest.cores()) {
+			publish(r)
+		}
+	}
+
+	var perHost []int64
+	if multi {
+		var startAt time.Time
+		var why string
+		startAt, perHost, why = commonStart(time.Now(), readings)
+		if why != "" {
+			e.say(job.Step, names[0], "the client hosts start without a common instant (%s): each begins when its SSH session does", why)
+		} else {
+			e.say(job.Step, names[0], "the client hosts connect, then begin together at %s (this machine's clock, %s from now): %s", startAt.UTC().Format("15:04:05.000"), time.Until(startAt).Round(time.Millisecond), startAtList(names, perHost, readings))
+		}
+	}
+	bctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	var stdin []byte
+	if job.Password != "" {
+		// The password comes on stdin, never argv.
+		stdin = []byte(job.Password + "\n")
+	}
+	var wg sync.WaitGroup
+	for i, cr := range runs {
+		cfg := cr.share.Config
+		if perHost != nil {
+			cfg.StartAtUnixMs = perHost[i]
+		}
+		cr.cmd = e.benchCommand(cr.share.Host, cfg, job.Password != "", at)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cr.res, cr.err = cr.t.Run(bctx, runner.Command{Cmd: cr.cmd, Stdin: stdin, Output: func(l runner.Line) {
+				cr.line(e, job.Step, m, &mu, i, l)
+			}})
+			mu.Lock()
+			for _, sec := range cr.seconds.flush() {
+				m.sample(i, sec.total, time.Now(), sec.targets...)
+			}
+			m.hostEnded(i)
+			if cr.failed() && failed == nil && bctx.Err() == nil {
+				failed = cr
+			}
+			mu.Unlock()
+			if cr.failed() {
+				stopAll()
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	m.finish()
+	mu.Unlock()
+	if perHost != nil {
+		e.say(job.Step, names[0], "%s", startedNote(runs, perHost))
+	}
 	if vj != nil {
 		for _, r := range vj.drain(ctx, latest.cores()) {
 			publish(r)
 		}
 	}
-	if job.Path != nil && err == nil {
-		after, cerr := job.Path.Counters(ctx, client)
+	first := failed
+	if first == nil {
+		// Stopped from outside (ctx): any host's error says so.
+		for _, cr := range runs {
+			if cr.failed() {
+				first = cr
+				break
+			}
+		}
+	}
+	if job.Path != nil && first == nil {
+		after, cerr := job.Path.Counters(ctx, targets[0])
 		if cerr != nil {
-			err = fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, cerr)
+			first, runs[0].err = runs[0], fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, cerr)
 		} else if job.Counters != nil {
 			*job.Counters = *pathPoint(job.Path, after.Sub(before))
 		}
 	}
-	errTail, decodeErr := out.lastLines(), out.err()
-	mu.Lock()
-	defer mu.Unlock()
-	switch {
-	case err != nil:
-		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("bench %s: %w", job.Label, err)}
-	case res.ExitCode != 0:
-		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("bench %s: exit status %d", job.Label, res.ExitCode)}
-	case decodeErr != nil:
-		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("bench %s: %w", job.Label, decodeErr)}
-	case len(runs) == 0:
-		return runs, &StepError{Host: job.Client.Name, Cmd: cmd, Tail: errTail, Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
+	fail := func(cr *clientRun, err error) error {
+		return &StepError{Host: cr.share.Host.Name, Cmd: cr.cmd, Tail: cr.out.lastLines(), Err: fmt.Errorf("bench %s: %w", job.Label, err)}
 	}
-	return runs, nil
+	switch {
+	case first != nil && first.err != nil:
+		return out, fail(first, first.err)
+	case first != nil:
+		return out, fail(first, fmt.Errorf("exit status %d", first.res.ExitCode))
+	}
+	for _, cr := range runs {
+		if err := cr.out.err(); err != nil {
+			return out, fail(cr, err)
+		}
+	}
+	if err := m.droppedErr(); err != nil {
+		return out, fail(runs[0], err)
+	}
+	if len(out) == 0 {
+		return out, &StepError{Host: names[0], Cmd: runs[0].cmd, Tail: runs[0].out.lastLines(), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
+	}
+	return out, nil
+}
+
+// jobShares are the client hosts a job's load comes from, each with its
+// share (splitLoad); one host over an emulated path, whose namespaces are
+// on that host.
+func (e *Engine) jobShares(job benchJob) []clientShare {
+	clients := job.Clients
+	if len(clients) == 0 {
+		clients = []hostRef{job.Client}
+	}
+	if len(clients) > 1 && job.Path != nil {
+		e.say(job.Step, job.Client.Name, "over an emulated path the load comes from %s only", job.Client.Name)
+		clients = clients[:1]
+	}
+	shares, note := splitLoad(job.Config, clients)
+	if note != "" {
+		e.say(job.Step, shares[0].Host.Name, "%s", note)
+	}
+	return shares
 }
 
 // startSamplers starts `dpulab sample` on the job's server hosts, best

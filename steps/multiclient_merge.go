@@ -191,12 +191,19 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 		if !ready || len(at) == 0 {
 			return
 		}
-		ms, err := benchhdr.MergeSamples(at)
-		if err != nil {
-			m.mergeErr(err)
-			if ms == nil {
-				return
+		// One client host: its second is the whole second, as the bench
+		// gave it, and there is no per-host view.
+		ms := at[0]
+		if len(m.hosts) > 1 {
+			var err error
+			if ms, err = benchhdr.MergeSamples(at); err != nil {
+				m.mergeErr(err)
+				if ms == nil {
+					return
+				}
 			}
+		} else {
+			hosts = nil
 		}
 		p := samplePoint(ms)
 		if m.onPoint != nil {
@@ -264,7 +271,13 @@ func (m *clientMerge) mergeErr(err error) {
 
 // merged is run n from every host's summary: rates summed, latencies from
 // the merged histograms, each host's own numbers kept in Clients.
+// With one client host the run is that host's summary as it stands.
 func (m *clientMerge) merged(n int, r *runMerge) results.RunResult {
+	if len(m.hosts) == 1 {
+		rr := r.totals[0]
+		return results.RunResult{Run: n, OpsPerSec: rr.OpsPerSec, LatencyMs: results.Latency(rr.LatencyMs), Errors: rr.Errors, Series: r.points, Err: rr.Err,
+			ClientBound: rr.ClientBound, ClientHostBusyPct: rr.ClientHostBusyPct}
+	}
 	ts := make([]benchwire.Totals, len(m.hosts))
 	out := results.RunResult{Run: n, Series: r.points}
 	var errs []string

@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/steps/results"
 )
 
 // startSkewWarn is the spread of the client hosts' measured starts from
@@ -65,7 +63,7 @@ func appliedOffset(r clockReading) time.Duration {
 	return r.Offset
 }
 
-// clientRun is one client host's bench in a multi-client job.
+// clientRun is one client host's bench in a job (runBench).
 type clientRun struct {
 	share clientShare
 	t     runner.Target
@@ -80,186 +78,15 @@ type clientRun struct {
 	err     error
 }
 
-// runMultiBench runs one job from several client hosts: their clocks
-// checked, samplers on the server hosts, every host's share started at
-// once, their streams merged into one series (clientMerge). A host that
-// fails stops the others: the load would no longer be the one asked for.
-// Finished repetitions are returned even when a later one fails.
-func (e *Engine) runMultiBench(ctx context.Context, job benchJob, shares []clientShare) ([]results.RunResult, error) {
-	runs := make([]*clientRun, len(shares))
-	names := make([]string, len(shares))
-	targets := make([]runner.Target, len(shares))
-	// One host after the other: on hosts that share a filesystem (this
-	// machine's sshd in tests, NFS homes) one upload serves the next.
-	for i, s := range shares {
-		t, err := e.hosts.target(ctx, s.Host.Name)
-		if err != nil {
-			return nil, &StepError{Host: s.Host.Name, Err: err}
-		}
-		if err := e.ensureHost(ctx, s.Host, t); err != nil {
-			return nil, err
-		}
-		runs[i] = &clientRun{share: s, t: t}
-		if s.Config.TargetSamples {
-			runs[i].seconds.want = len(s.Config.Endpoints)
-		}
-		names[i], targets[i] = s.Host.Name, t
-	}
+// failed says the host's bench failed: it could not run, or it exited
+// with an error.
+func (cr *clientRun) failed() bool { return cr.err != nil || cr.res.ExitCode != 0 }
 
-	readings := checkClocks(ctx, names, targets)
-	spread, warning, clocksOK := clockVerdict(readings)
-	for _, r := range readings {
-		if r.Err != nil {
-			e.say(job.Step, r.Host, "clock not read: %v", r.Err)
-		}
-	}
-	switch {
-	case warning != "":
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
-	case clocksOK:
-		e.say(job.Step, names[0], "%d client hosts share the load; their clocks agree within %s, as read over SSH (± half of each round trip)", len(shares), ms(spread))
-	}
-
-	latest, stopSamplers := e.startSamplers(ctx, job)
-	defer stopSamplers()
-	latest.waitReady(ctx.Done(), samplerStartTimeout)
-	vj, err := e.startVSphere(ctx, job)
-	if err != nil {
-		return nil, err
-	}
-	defer vj.stop()
-
-	var mu sync.Mutex
-	var out []results.RunResult
-	// failed is the first host whose bench failed on its own; the others
-	// were stopped because of it.
-	var failed *clientRun
-	publish := func(r results.RunResult) {
-		out = append(out, r)
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(job, runSummary(job, r)), Time: time.Now()}})
-		for _, c := range r.Clients {
-			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, clientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
-		}
-		if job.OnRun != nil {
-			job.OnRun(r)
-		}
-	}
-	total := expectedDuration(job.Config)
-	start := time.Now()
-	m := newClientMerge(names)
-	m.targetHosts = e.targetHosts(job.Config, job.Servers)
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
-		p = latest.merge(p, since)
-		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Figures: e.figures(job), Sweep: job.Sweep, Run: run, Point: p, Clients: hosts, Targets: targets})
-		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d, %d client hosts", job.Label, run, job.Config.Runs, len(shares)))
-		return p
-	}
-	m.onMergeErr = func(err error) {
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "merging the client hosts' samples: " + err.Error(), Time: time.Now()}})
-	}
-	m.onRun = func(r results.RunResult, since time.Time) {
-		if clocksOK {
-			r.ClockSpreadMs, r.ClockWarning = durMs(spread), warning
-		}
-		for i := range r.Clients {
-			if rd := readings[i]; rd.Err == nil {
-				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = durMs(rd.Offset), durMs(rd.Uncertainty)
-			}
-		}
-		if r.StartSkewMs != nil && *r.StartSkewMs > float64(startSkewWarn)/1e6 {
-			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Time: time.Now(),
-				Text: fmt.Sprintf("run %d: the client hosts began measuring %.0f ms apart (seen from here): each merged second mixes that much of neighbouring seconds", r.Run, *r.StartSkewMs)}})
-		}
-		r.SummarizeSeries(latest.cores())
-		if vj == nil {
-			publish(r)
-			return
-		}
-		for _, r := range vj.hold(r, since, latest.cores()) {
-			publish(r)
-		}
-	}
-
-	startAt, perHost, why := commonStart(time.Now(), readings)
-	if why != "" {
-		e.say(job.Step, names[0], "the client hosts start without a common instant (%s): each begins when its SSH session does", why)
-	} else {
-		e.say(job.Step, names[0], "the client hosts connect, then begin together at %s (this machine's clock, %s from now): %s", startAt.UTC().Format("15:04:05.000"), time.Until(startAt).Round(time.Millisecond), startAtList(names, perHost, readings))
-	}
-	bctx, stopAll := context.WithCancel(ctx)
-	defer stopAll()
-	var wg sync.WaitGroup
-	for i, cr := range runs {
-		cfg := cr.share.Config
-		if perHost != nil {
-			cfg.StartAtUnixMs = perHost[i]
-		}
-		cr.cmd = e.benchCommand(cr.share.Host, cfg, job.Password != "", placement{})
-		var stdin []byte
-		if job.Password != "" {
-			stdin = []byte(job.Password + "\n")
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cr.res, cr.err = cr.t.Run(bctx, runner.Command{Cmd: cr.cmd, Stdin: stdin, Output: func(l runner.Line) {
-				e.multiLine(job, m, &mu, i, cr, l)
-			}})
-			mu.Lock()
-			for _, sec := range cr.seconds.flush() {
-				m.sample(i, sec.total, time.Now(), sec.targets...)
-			}
-			m.hostEnded(i)
-			if (cr.err != nil || cr.res.ExitCode != 0) && failed == nil && bctx.Err() == nil {
-				failed = cr
-			}
-			mu.Unlock()
-			if cr.err != nil || cr.res.ExitCode != 0 {
-				stopAll()
-			}
-		}()
-	}
-	wg.Wait()
-	mu.Lock()
-	m.finish()
-	mu.Unlock()
-	if perHost != nil {
-		e.say(job.Step, names[0], "%s", startedNote(runs, perHost))
-	}
-	if vj != nil {
-		for _, r := range vj.drain(ctx, latest.cores()) {
-			publish(r)
-		}
-	}
-	first := failed
-	if first == nil {
-		// Stopped from outside (ctx): any host's error says so.
-		for _, cr := range runs {
-			if cr.err != nil && first == nil {
-				first = cr
-			}
-		}
-	}
-	switch {
-	case first != nil && first.err != nil:
-		return out, &StepError{Host: first.share.Host.Name, Cmd: first.cmd, Tail: first.out.lastLines(), Err: fmt.Errorf("bench %s: %w", job.Label, first.err)}
-	case first != nil:
-		return out, &StepError{Host: first.share.Host.Name, Cmd: first.cmd, Tail: first.out.lastLines(), Err: fmt.Errorf("bench %s: exit status %d", job.Label, first.res.ExitCode)}
-	}
-	if err := m.droppedErr(); err != nil {
-		return out, &StepError{Host: names[0], Err: fmt.Errorf("bench %s: %w", job.Label, err)}
-	}
-	if len(out) == 0 {
-		return out, &StepError{Host: names[0], Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
-	}
-	return out, nil
-}
-
-// multiLine takes one line of client host i's bench.
-func (e *Engine) multiLine(job benchJob, m *clientMerge, mu *sync.Mutex, i int, cr *clientRun, l runner.Line) {
+// line takes one line of client host i's bench into the merge m.
+func (cr *clientRun) line(e *Engine, step string, m *clientMerge, mu *sync.Mutex, i int, l runner.Line) {
 	// A line that does not parse is shown; it does not stop the others'
 	// merge.
-	ev := cr.out.take(e, job.Step, l)
+	ev := cr.out.take(e, step, l)
 	if ev == nil {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -404,5 +405,53 @@ func TestStartedNote(t *testing.T) {
 	}
 	if strings.Contains(some, "every") {
 		t.Errorf("one silent, one wrong: %q says every", some)
+	}
+}
+
+// TestClientMergeOneHost: one client host is the case n = 1 of the merge,
+// and merging one host's figures is the identity: each second is the
+// bench's own sample (its latencies as it gave them, not read again from
+// its histogram), with no per-host view, and the run is its summary, with
+// no per-host series and no start skew.
+func TestClientMergeOneHost(t *testing.T) {
+	m := newClientMerge([]string{"c1"})
+	var points []results.Point
+	var runs []results.RunResult
+	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, _ []TargetSecond) results.Point {
+		if hosts != nil {
+			t.Errorf("second %v: a per-host view %+v from one client host", p.T, hosts)
+		}
+		points = append(points, p)
+		return p
+	}
+	m.onRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
+	m.onMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
+	_, enc := hist(t, 100, 200, 300)
+	now := time.Now()
+	var sent []results.Point
+	for k := range 3 {
+		// Latencies that the histogram does not hold: kept as given.
+		s := &benchwire.Sample{Run: 1, T: float64(k + 1), OpsPerSec: float64(1000 + k), LatencyMs: benchwire.Latency{Avg: 1.5, P50: 1, P99: 7.25}, LatencyHDR: enc, Errors: int64(k)}
+		sent = append(sent, samplePoint(s))
+		m.sample(0, s, now)
+		if len(points) != k+1 {
+			t.Fatalf("after sample %d: %d seconds merged, want %d (one host: at once)", k+1, len(points), k+1)
+		}
+	}
+	busy := 42.0
+	m.runDone(0, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 3003, OpsPerSec: 1001, LatencyMs: benchwire.Latency{Avg: 1.5, P99: 7.25}, LatencyHDR: enc}, ClientHostBusyPct: &busy})
+	m.finish()
+	if !reflect.DeepEqual(points, sent) {
+		t.Errorf("seconds %+v, want the bench's own %+v", points, sent)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	want := results.RunResult{Run: 1, OpsPerSec: 1001, LatencyMs: results.Latency{Avg: 1.5, P99: 7.25}, Series: sent, ClientHostBusyPct: &busy}
+	if !reflect.DeepEqual(runs[0], want) {
+		t.Errorf("run %+v, want the bench's summary %+v", runs[0], want)
+	}
+	if err := m.droppedErr(); err != nil {
+		t.Error(err)
 	}
 }
