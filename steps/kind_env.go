@@ -8,6 +8,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/event"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/kinds/vspherecheck"
 	"github.com/dpulab/dpulab/steps/results"
@@ -18,7 +19,10 @@ import (
 // behind it (hosts prepared, results, saved progress).
 type kindEnv struct{ e *Engine }
 
-var _ stepkind.Env = kindEnv{}
+var (
+	_ stepkind.Env  = kindEnv{}
+	_ event.Emitter = kindEnv{}
+)
 
 func (k kindEnv) Lab() *labs.Lab                       { return k.e.lab }
 func (k kindEnv) Rehearsal() string                    { return k.e.Rehearsal() }
@@ -43,6 +47,10 @@ func (k kindEnv) WriteFile(ctx context.Context, h stepkind.Host, t runner.Target
 func (k kindEnv) Output(step string) func(runner.Line) { return k.e.emitOutput(step) }
 
 func (k kindEnv) Say(step, host, format string, args ...any) { k.e.say(step, host, format, args...) }
+
+// Emit passes a kind's live event (a bench's progress or second) on to
+// the front ends.
+func (k kindEnv) Emit(ev event.Live) { k.e.opts.Emit(ev) }
 
 func (k kindEnv) Record(step, host, format string, stdout []string) {
 	if read := recorders[format]; read != nil {

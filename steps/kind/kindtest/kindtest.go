@@ -19,6 +19,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/event"
 	"github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -65,6 +66,7 @@ type Env struct {
 
 	mu       sync.Mutex
 	lines    []Line
+	events   []event.Live
 	recorded map[string][]string // step/host/format -> stdout
 	tco      *tco.Estimate
 	stopped  int
@@ -72,7 +74,10 @@ type Env struct {
 	waited   []time.Duration
 }
 
-var _ kind.Env = (*Env)(nil)
+var (
+	_ kind.Env      = (*Env)(nil)
+	_ event.Emitter = (*Env)(nil)
+)
 
 // New is an Env for lab l whose every role is played by the named hosts.
 func New(l *labs.Lab, hosts ...string) *Env {
@@ -216,6 +221,20 @@ func (e *Env) Lines() []Line {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]Line(nil), e.lines...)
+}
+
+// Emit keeps a live event (event.Emitter), for Events.
+func (e *Env) Emit(ev event.Live) {
+	e.mu.Lock()
+	e.events = append(e.events, ev)
+	e.mu.Unlock()
+}
+
+// Events is the live events the steps sent, in order.
+func (e *Env) Events() []event.Live {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]event.Live(nil), e.events...)
 }
 
 func (e *Env) Record(step, host, format string, stdout []string) {
