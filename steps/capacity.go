@@ -121,19 +121,21 @@ type capacityJob struct {
 
 // runCapacity runs the search of one job and records it at its point
 // (also when it ended early: what it found is kept, with why it ended).
+// It is one search for one client host or several: with one, the bench
+// searches on its own and its probe lines are the search's probes
+// (byBench); with several (and no emulated path, whose namespaces are on
+// one host) the engine runs the same search, benchwire.Search, over
+// probes the hosts run together (byEngine, capacity_multi.go). Either way
+// each probe is recorded, said and shown alike (capacitySearch.probe).
 // The server hosts' samplers run during the search, so each probe has the
-// servers' CPU, and the answer the CPU at the probe that found it. With
-// several client hosts (and no emulated path, whose namespaces are on one
-// host) the engine runs the search itself over probes the hosts run
-// together (capacity_multi.go).
+// servers' CPU, and the answer the CPU at the probe that found it.
 func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	e, job := p.e, cj.job
 	cfg, err := capacityConfig(p.spec.Capacity, cj.vars, job.Config)
 	if err != nil {
 		return err
 	}
-	var shares []clientShare
-	var weights []float64
+	shares, weights := []clientShare{{Host: job.Client, Config: cfg}}, []float64{1}
 	if len(job.Clients) > 1 && cj.path == nil {
 		var note string
 		shares, weights, note = capacityShares(cfg, job.Clients)
@@ -145,43 +147,107 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		// The emulated path's namespaces are on one host.
 		e.say(job.Step, job.Client.Name, "over an emulated path the capacity search runs from %s only", job.Client.Name)
 	}
-	client, err := e.hosts.target(ctx, job.Client.Name)
-	if err != nil {
-		return &StepError{Host: job.Client.Name, Err: err}
+	names := make([]string, len(shares))
+	targets := make([]runner.Target, len(shares))
+	for i, s := range shares {
+		t, err := e.hosts.target(ctx, s.Host.Name)
+		if err != nil {
+			return &StepError{Host: s.Host.Name, Err: err}
+		}
+		if err := e.ensureHost(ctx, s.Host, t); err != nil {
+			return err
+		}
+		names[i], targets[i] = s.Host.Name, t
 	}
-	if err := e.ensureHost(ctx, job.Client, client); err != nil {
-		return err
+	if len(shares) > 1 {
+		if _, warning, _ := clockVerdict(checkClocks(ctx, names, targets)); warning != "" {
+			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
+		}
 	}
 	latest, stopSamplers := e.startSamplers(ctx, job)
 	defer stopSamplers()
 	latest.waitReady(ctx.Done(), samplerStartTimeout)
-	if len(shares) > 1 {
-		return p.runCapacityMulti(ctx, cj, cfg, shares, weights, latest)
-	}
 
+	s := &capacitySearch{p: p, job: job, path: cj.path, spec: *cfg.Capacity, latest: latest, hosts: names}
+	var found *benchwire.CapacityResult
+	if len(shares) == 1 {
+		found, err = s.byBench(ctx, targets[0], cfg)
+	} else {
+		found, err = s.byEngine(ctx, cfg, shares, weights, targets)
+	}
+	if found != nil {
+		k := capacityResult(found, s.probes)
+		if len(shares) > 1 {
+			k.Clients = names
+		}
+		p.recordCapacity(cj, names[0], k)
+	}
+	return err
+}
+
+// capacitySearch is one job's search as it runs: its probes as recorded.
+type capacitySearch struct {
+	p      *loadPlan
+	job    benchJob
+	path   *netpath.Path
+	spec   benchwire.CapacitySpec
+	latest *sampleBoard
+	// hosts are the client hosts the load comes from.
+	hosts []string
+
+	mu     sync.Mutex
+	probes []results.CapacityProbe
+}
+
+// series is the dashboard's name for the search's seconds (run = probe).
+func (s *capacitySearch) series() string { return s.job.Variant + " capacity search" }
+
+// probe records one probe of the search (ev, with pr its servers' CPU
+// and, from several hosts, each one's share), says it and shows how far
+// the step is.
+func (s *capacitySearch) probe(ev *benchwire.CapacityProbe, pr results.CapacityProbe) {
+	e, job := s.p.e, s.job
+	s.mu.Lock()
+	s.probes = append(s.probes, pr)
+	s.mu.Unlock()
+	e.say(job.Step, s.hosts[0], "%s", e.labelled(job, probeText(job.Label, &s.spec, ev, pr.ServerCPU)))
+	for _, c := range pr.Clients {
+		e.say(job.Step, c.Host, "  %s's share: %s ops/s asked, %s answered, p%s %.3f ms%s", c.Host, results.RateText(c.RateOpsPerSec),
+			results.RateText(c.OpsPerSec), strconv.FormatFloat(s.spec.Percentile, 'g', -1, 64), c.PercentileMs, clientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
+	}
+	label := fmt.Sprintf("%s, capacity probe %d", job.Label, ev.Probe)
+	if len(s.hosts) > 1 {
+		label += fmt.Sprintf(", %d client hosts", len(s.hosts))
+	}
+	e.opts.Emit(Progress{Step: job.Step, Figures: e.figures(job), Label: label, Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
+}
+
+// byBench is the search from one client host (t): the bench searches on
+// its own (`dpulab bench --capacity`), in the emulated path's client
+// namespace when there is one. It returns the bench's answer (also one
+// that ended early) and why the search failed.
+func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg benchwire.Config) (*benchwire.CapacityResult, error) {
+	e, job, latest := s.p.e, s.job, s.latest
 	at := placement{CPUs: job.ClientCPUs}
-	if cj.path != nil {
-		at.NS = cj.path.ClientNS
+	if s.path != nil {
+		at.NS = s.path.ClientNS
 	}
 	cmd := e.benchCommand(job.Client, cfg, job.Password != "", at)
 	var stdin []byte
 	if job.Password != "" {
 		stdin = []byte(job.Password + "\n")
 	}
-	// The dashboard shows the probes as a series of their own, run = probe.
-	series := job.Variant + " capacity search"
 	e.say(job.Step, job.Client.Name, "%s: capacity search, %s", job.Label, searchText(cfg.Capacity))
 	var (
-		mu     sync.Mutex
-		found  *benchwire.CapacityResult
-		probes []results.CapacityProbe
-		out    benchOutput
+		mu    sync.Mutex
+		found *benchwire.CapacityResult
+		out   benchOutput
 		// Each probe's seconds with the servers' columns, and when the
 		// probe's measurement began (as runBench estimates a run's).
 		points = map[int][]results.Point{}
 		starts runStarts
 	)
-	res, err := client.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
+	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
 		ev := out.take(e, job.Step, l)
 		switch ev := ev.(type) {
 		case *benchwire.Sample:
@@ -192,17 +258,14 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 			mu.Lock()
 			points[ev.Run] = append(points[ev.Run], pt)
 			mu.Unlock()
-			e.opts.Emit(Sample{Step: job.Step, Variant: series, Figures: e.figures(job), Sweep: job.Sweep, Run: ev.Run, Point: pt})
+			e.opts.Emit(Sample{Step: job.Step, Variant: s.series(), Figures: e.figures(job), Sweep: job.Sweep, Run: ev.Run, Point: pt})
 		case *benchwire.CapacityProbe:
 			pr := probeResult(ev)
 			mu.Lock()
 			pr.ServerCPU = probeServerCPU(points[ev.Probe], latest)
 			delete(points, ev.Probe)
-			probes = append(probes, pr)
 			mu.Unlock()
-			e.say(job.Step, job.Client.Name, "%s", e.labelled(job, probeText(job.Label, cfg.Capacity, ev, pr.ServerCPU)))
-			e.opts.Emit(Progress{Step: job.Step, Figures: e.figures(job), Label: fmt.Sprintf("%s, capacity probe %d", job.Label, ev.Probe),
-				Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
+			s.probe(ev, pr)
 		case *benchwire.CapacityResult:
 			mu.Lock()
 			found = ev
@@ -211,26 +274,23 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	}})
 	mu.Lock()
 	defer mu.Unlock()
-	if found != nil {
-		p.recordCapacity(cj, job.Client.Name, capacityResult(found, probes))
-	}
 	decodeErr := out.err()
 	fail := func(err error) error {
 		return &StepError{Host: job.Client.Name, Cmd: cmd, Tail: out.lastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, err)}
 	}
 	switch {
 	case err != nil:
-		return fail(err)
+		return found, fail(err)
 	case res.ExitCode != 0:
-		return fail(fmt.Errorf("exit status %d", res.ExitCode))
+		return found, fail(fmt.Errorf("exit status %d", res.ExitCode))
 	case decodeErr != nil:
-		return fail(decodeErr)
+		return found, fail(decodeErr)
 	case found == nil:
-		return fail(errors.New("the bench ended without its capacity line"))
+		return nil, fail(errors.New("the bench ended without its capacity line"))
 	case found.Err != "":
-		return fail(errors.New(found.Err))
+		return found, fail(errors.New(found.Err))
 	}
-	return nil
+	return found, nil
 }
 
 // recordCapacity says a search's answer and records it at its point.

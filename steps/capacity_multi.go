@@ -84,27 +84,13 @@ type probeHost struct {
 	stopped bool
 }
 
-// runCapacityMulti runs the search of one job from the client hosts of
-// shares (weights: each one's fraction of a probe's rate), the samplers
-// already running (latest), and records it at its point.
-func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg benchwire.Config, shares []clientShare, weights []float64, latest *sampleBoard) error {
-	e, job := p.e, cj.job
-	spec := *cfg.Capacity
-	names := make([]string, len(shares))
-	targets := make([]runner.Target, len(shares))
-	for i, s := range shares {
-		t, err := e.hosts.target(ctx, s.Host.Name)
-		if err != nil {
-			return &StepError{Host: s.Host.Name, Err: err}
-		}
-		if err := e.ensureHost(ctx, s.Host, t); err != nil {
-			return err
-		}
-		names[i], targets[i] = s.Host.Name, t
-	}
-	if _, warning, _ := clockVerdict(checkClocks(ctx, names, targets)); warning != "" {
-		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
-	}
+// byEngine is the search from several client hosts (shares, on targets;
+// weights: each one's fraction of a probe's rate), the samplers already
+// running: benchwire.Search over probes every host runs at once. It
+// returns the search's answer (also one that ended early) and why it
+// failed.
+func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, shares []clientShare, weights []float64, targets []runner.Target) (*benchwire.CapacityResult, error) {
+	e, job, names, spec := s.p.e, s.job, s.hosts, s.spec
 	var split []string
 	minW := 1.0
 	for i, w := range weights {
@@ -116,10 +102,8 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 	// The lowest total rate at which every host's share can still be
 	// measured by a probe of the step's duration.
 	floor := benchwire.MinProbeRate(cfg, spec) / minW
-	series := job.Variant + " capacity search"
 
 	var (
-		probes []results.CapacityProbe
 		extras = map[int]results.CapacityProbe{} // each probe's server CPU and shares
 		// failed is the host whose bench failed a probe, if one did.
 		failed *probeHost
@@ -127,17 +111,17 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 	probe := func(n int, rate float64) (*benchwire.CapacityProbe, error) {
 		d := probeLength(cfg, spec, shares, weights, rate)
 		hosts := make([]*probeHost, len(shares))
-		for i, s := range shares {
-			hc := hostProbeConfig(s.Config, spec, rate*weights[i], d, n == 1)
-			hosts[i] = &probeHost{share: clientShare{Host: s.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(s.Host, hc, job.Password != "", placement{})}
+		for i, sh := range shares {
+			hc := hostProbeConfig(sh.Config, spec, rate*weights[i], d, n == 1)
+			hosts[i] = &probeHost{share: clientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(sh.Host, hc, job.Password != "", placement{})}
 		}
-		merged, pts, bad, err := e.runProbeHosts(ctx, job, series, n, names, hosts, latest)
+		merged, pts, bad, err := s.runProbe(ctx, n, hosts)
 		if err != nil {
 			failed = bad
 			return nil, err
 		}
 		hp := make([]*benchwire.CapacityProbe, len(hosts))
-		x := results.CapacityProbe{ServerCPU: probeServerCPU(pts, latest)}
+		x := results.CapacityProbe{ServerCPU: probeServerCPU(pts, s.latest)}
 		for i, h := range hosts {
 			hp[i] = h.probe
 			x.Clients = append(x.Clients, results.CapacityShare{Host: names[i], RateOpsPerSec: h.probe.RateOpsPerSec, OpsPerSec: h.probe.OpsPerSec,
@@ -154,44 +138,31 @@ func (p *loadPlan) runCapacityMulti(ctx context.Context, cj capacityJob, cfg ben
 		return mp, nil
 	}
 	emit := func(ev benchwire.Event) {
-		switch ev := ev.(type) {
-		case *benchwire.CapacityProbe:
+		if ev, ok := ev.(*benchwire.CapacityProbe); ok {
 			pr := probeResult(ev)
 			x := extras[ev.Probe]
 			pr.ServerCPU, pr.Clients = x.ServerCPU, x.Clients
-			probes = append(probes, pr)
-			e.say(job.Step, names[0], "%s", e.labelled(job, probeText(job.Label, &spec, ev, pr.ServerCPU)))
-			for _, c := range pr.Clients {
-				e.say(job.Step, c.Host, "  %s's share: %s ops/s asked, %s answered, p%s %.3f ms%s", c.Host, results.RateText(c.RateOpsPerSec),
-					results.RateText(c.OpsPerSec), strconv.FormatFloat(spec.Percentile, 'g', -1, 64), c.PercentileMs, clientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
-			}
-			e.opts.Emit(Progress{Step: job.Step, Figures: e.figures(job), Label: fmt.Sprintf("%s, capacity probe %d, %d client hosts", job.Label, ev.Probe, len(shares)),
-				Fraction: job.ProgressBase + job.ProgressSpan, Elapsed: time.Since(job.StepStart)})
+			s.probe(ev, pr)
 		}
 	}
 	res, serr := benchwire.Search(ctx, spec, floor, probe, emit)
-	if res != nil {
-		k := capacityResult(res, probes)
-		k.Clients = names
-		p.recordCapacity(cj, names[0], k)
-	}
 	switch {
 	case serr == nil:
-		return nil
+		return res, nil
 	case failed != nil:
 		// The host whose bench failed, with its command and last lines.
-		return &StepError{Host: failed.share.Host.Name, Cmd: failed.cmd, Tail: failed.out.lastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
+		return res, &StepError{Host: failed.share.Host.Name, Cmd: failed.cmd, Tail: failed.out.lastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
 	}
-	return &StepError{Host: names[0], Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
+	return res, &StepError{Host: names[0], Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
 }
 
-// runProbeHosts runs one probe (n) on every host at once, each stopped as
-// soon as its probe is reported; their seconds are merged for the
-// dashboard (with the servers' columns) and their runs into one. It
-// returns the merged run and its seconds, or why the probe could not be
-// measured and the first host whose bench failed (the others are then
-// stopped).
-func (e *Engine) runProbeHosts(ctx context.Context, job benchJob, series string, n int, names []string, hosts []*probeHost, latest *sampleBoard) (results.RunResult, []results.Point, *probeHost, error) {
+// runProbe runs probe n on every host at once, each stopped as soon as
+// its probe is reported; their seconds are merged for the dashboard (with
+// the servers' columns) and their runs into one. It returns the merged
+// run and its seconds, or why the probe could not be measured and the
+// first host whose bench failed (the others are then stopped).
+func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost) (results.RunResult, []results.Point, *probeHost, error) {
+	e, job, names, latest := s.p.e, s.job, s.hosts, s.latest
 	var (
 		mu     sync.Mutex
 		merged *results.RunResult
@@ -202,7 +173,7 @@ func (e *Engine) runProbeHosts(ctx context.Context, job benchJob, series string,
 	m.onPoint = func(_ int, pt results.Point, since time.Time, hs []HostSecond, ts []TargetSecond) results.Point {
 		pt = latest.merge(pt, since)
 		pts = append(pts, pt)
-		e.opts.Emit(Sample{Step: job.Step, Variant: series, Figures: e.figures(job), Sweep: job.Sweep, Run: n, Point: pt, Clients: hs, Targets: ts})
+		e.opts.Emit(Sample{Step: job.Step, Variant: s.series(), Figures: e.figures(job), Sweep: job.Sweep, Run: n, Point: pt, Clients: hs, Targets: ts})
 		return pt
 	}
 	m.onRun = func(r results.RunResult, _ time.Time) { merged = &r }
