@@ -125,7 +125,20 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 // be the one asked for. Finished repetitions are returned even when a
 // later one fails.
 func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResult, error) {
-	shares := e.jobShares(job)
+	// The client hosts the load comes from, each with its share
+	// (splitLoad); one over an emulated path, whose namespaces are on it.
+	clients := job.Clients
+	if len(clients) == 0 {
+		clients = []hostRef{job.Client}
+	}
+	if len(clients) > 1 && job.Path != nil {
+		e.say(job.Step, job.Client.Name, "over an emulated path the load comes from %s only", job.Client.Name)
+		clients = clients[:1]
+	}
+	shares, note := splitLoad(job.Config, clients)
+	if note != "" {
+		e.say(job.Step, shares[0].Host.Name, "%s", note)
+	}
 	if len(shares) == 1 {
 		job.Client, job.Config = shares[0].Host, shares[0].Config
 	}
@@ -345,25 +358,6 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		return out, &StepError{Host: names[0], Cmd: runs[0].cmd, Tail: runs[0].out.lastLines(), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
 	}
 	return out, nil
-}
-
-// jobShares are the client hosts a job's load comes from, each with its
-// share (splitLoad); one host over an emulated path, whose namespaces are
-// on that host.
-func (e *Engine) jobShares(job benchJob) []clientShare {
-	clients := job.Clients
-	if len(clients) == 0 {
-		clients = []hostRef{job.Client}
-	}
-	if len(clients) > 1 && job.Path != nil {
-		e.say(job.Step, job.Client.Name, "over an emulated path the load comes from %s only", job.Client.Name)
-		clients = clients[:1]
-	}
-	shares, note := splitLoad(job.Config, clients)
-	if note != "" {
-		e.say(job.Step, shares[0].Host.Name, "%s", note)
-	}
-	return shares
 }
 
 // startSamplers starts `dpulab sample` on the job's server hosts, best

@@ -51,7 +51,9 @@
 //   - engine.go: New, RunStep, Run, Cleanup, Finish, Leave; attempts.go
 //     how a run's end is recorded (interrupted by what, killed) and a
 //     resumed run's attempts; state.go the saved progress; event.go and printer.go the events and their headless
-//     rendering; hosts*.go the inventory and targets; deploy.go and
+//     rendering (the live ones a kind sends, Progress and Sample, are
+//     package steps/event's, aliased in event.go, so a kind sends them
+//     through event.Emitter without importing steps); hosts*.go the inventory and targets; deploy.go and
 //     bench.go the machinery of servers, load generator and samplers.
 //   - steps/kind: the contract between the engine and a step kind (Env,
 //     Kind, Plan, Register); steps/kinds/<name>: the kinds that live in
@@ -107,10 +109,11 @@
 //     within minutes (deploy_wait.go): an instance that exits fails the
 //     step at once, with its log; one that gives up says what it waited
 //     for and the host's load average.
-//   - bench and compare run `dpulab bench --json` on the first host of the
-//     step's role and `dpulab sample` on the server hosts (loopback traffic
-//     for a lab on this machine), wait for the samplers' first numbers, and
-//     merge both into one Point per second. Results are written after every
+//   - bench and compare run `dpulab bench --json` on the step's client
+//     hosts (one path: one host is the case n = 1 of the multi-client
+//     run, multiclient.go) and `dpulab sample` on the server hosts
+//     (loopback traffic for a lab on this machine), wait for the samplers'
+//     first numbers, and merge both into one Point per second. Results are written after every
 //     finished repetition, so a killed run keeps what it measured. A compare
 //     redeploys a group only when a variant or sweep point needs a different
 //     deployment (instances, port, settings, transport).
