@@ -422,14 +422,6 @@ func (r *runStarts) of(s *benchwire.Sample) time.Time {
 	return t
 }
 
-// recorded is the start of run as estimated from its first sample, the
-// zero time when none came.
-func (r *runStarts) recorded(run int) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.m[run]
-}
-
 // samplePoint is a bench's totals sample as a point of the series (the
 // servers' columns empty: the samplers' merge fills them).
 func samplePoint(s *benchwire.Sample) results.Point {
