@@ -62,7 +62,7 @@ func splitAddr(op, addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// listenerCore is what every RDMA listener (the cgo provider's, the
+// listenerCore is what every RDMA listener (the rdma-core provider's, the
 // simulation's) shares: its address, the connections set up and waiting
 // for Accept, the close signal and INFO's figures. A listener's accept
 // loop takes each new connection to deliver, which sets it up beside
