@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/ebitengine/purego"
@@ -67,13 +68,15 @@ func deviceCheck() error {
 // SUSE and the BlueField's own images).
 const installHint = "install rdma-core's libraries (Debian/Ubuntu: apt install rdma-core ibverbs-providers librdmacm1)"
 
-// probe opens rdmaCore's libraries and looks up their entry points.
+// probe opens rdmaCore's libraries and looks up their entry points. What
+// fails is said on one line ("; " between libraries): `version` and the
+// picker show it in a line of their own.
 func probe() error {
-	var errs []error
+	var errs []string
 	for _, l := range rdmaCore {
 		h, err := purego.Dlopen(l.lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("cannot load %s (%s): %s", l.lib, err, installHint))
+			errs = append(errs, fmt.Sprintf("cannot load %s (%s): %s", l.lib, err, installHint))
 			continue
 		}
 		var missing []string
@@ -83,8 +86,11 @@ func probe() error {
 			}
 		}
 		if len(missing) > 0 {
-			errs = append(errs, fmt.Errorf("%s lacks %v: rdma-core is too old or not rdma-core", l.lib, missing))
+			errs = append(errs, fmt.Sprintf("%s lacks %v: rdma-core is too old or not rdma-core", l.lib, missing))
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(errs, "; "))
 }

@@ -43,12 +43,17 @@ func TestProbe(t *testing.T) {
 func TestProbeMissingLibrary(t *testing.T) {
 	saved := rdmaCore
 	defer func() { rdmaCore = saved }()
-	rdmaCore = append(rdmaCore[:1:1], struct {
+	type lib = struct {
 		lib  string
 		syms []string
-	}{"libdpulab-no-such-rdma.so.1", nil})
+	}
+	rdmaCore = []lib{{"libdpulab-no-such-rdma.so.1", nil}, {"libdpulab-no-such-rdmacm.so.1", nil}}
 	err := probe()
 	if err == nil || !strings.Contains(err.Error(), "cannot load libdpulab-no-such-rdma.so.1") || !strings.Contains(err.Error(), "apt install rdma-core ibverbs-providers librdmacm1") {
-		t.Errorf("missing library: %v", err)
+		t.Fatalf("missing library: %v", err)
+	}
+	// Both named, on one line (version and the picker show it in theirs).
+	if !strings.Contains(err.Error(), "; cannot load libdpulab-no-such-rdmacm.so.1") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("two missing libraries: %q", err)
 	}
 }
