@@ -15,8 +15,9 @@ import (
 var ErrModeMismatch = errors.New("queue-pair type mismatch")
 
 // mismatchText is how a server of ours words a refusal of the other
-// queue-pair type, in the reject's private data (the C layers write it
-// too): "the server on HOST:PORT speaks RC; this client asked for UC".
+// queue-pair type, in the reject's private data (the rdma-core provider
+// writes it too): "the server on HOST:PORT speaks RC; this client asked
+// for UC".
 const mismatchText = "; this client asked for "
 
 // modeMismatch is the refusal's text.
