@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -55,11 +53,11 @@ type AgentFinder struct {
 	// checkout this program was compiled from, when it still exists; none
 	// for a -trimpath build). "-" disables building.
 	SourceDir string
-	// NoRDMA builds the agent without the rdma transport even when the
-	// controller has it. With rdma the agent (the pure-Go provider) is
-	// linked against the host's dynamic loader, to open rdma-core at run
-	// time; without it, it is fully static (qemu-user with no sysroot of
-	// the target's libraries runs only that).
+	// NoRDMA builds the agent with -tags nordma, without the rdma
+	// transport. With it (the default) the agent's RDMA provider links it
+	// against the host's dynamic loader, to open rdma-core at run time;
+	// without it, it is fully static (qemu-user with no sysroot of the
+	// target's libraries runs only that).
 	NoRDMA bool
 	// Notice receives what the finder did that the person should know
 	// (an agent built from source).
@@ -153,10 +151,8 @@ func (f *AgentFinder) build(ctx context.Context, goTool, src string, plat Platfo
 	// two building at once, never leave half an agent to be uploaded.
 	tmp := out + ".tmp-" + fmt.Sprint(os.Getpid())
 	args := []string{"build", "-trimpath", "-ldflags=-s -w"}
-	if !f.NoRDMA && controllerHasRDMA() {
-		// A controller built with RDMA gives its hosts an agent with
-		// RDMA: the pure-Go provider, which needs no cgo for any target.
-		args = append(args, "-tags", "rdma")
+	if f.NoRDMA {
+		args = append(args, "-tags", "nordma")
 	}
 	cmd := exec.CommandContext(ctx, goTool, append(args, "-o", tmp, "./cmd/dpulab-agent")...)
 	cmd.Dir = src
@@ -170,21 +166,6 @@ func (f *AgentFinder) build(ctx context.Context, goTool, src string, plat Platfo
 		return "", fmt.Errorf("build the dpulab agent for %s/%s: %w", plat.OS, plat.Arch, err)
 	}
 	return out, nil
-}
-
-// controllerHasRDMA reports whether this program was built with the rdma
-// tag (its build settings say so).
-func controllerHasRDMA() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, st := range bi.Settings {
-		if st.Key == "-tags" && slices.Contains(strings.Split(st.Value, ","), "rdma") {
-			return true
-		}
-	}
-	return false
 }
 
 // sourceDir is the root of the checkout this program was compiled from,

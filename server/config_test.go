@@ -58,7 +58,7 @@ rdma-transport-mode unreliable-connected
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("validate: %v", err)
 	}
-	if _, err := New(cfg); transport.Available(transport.RDMA) != nil && (err == nil || !strings.Contains(err.Error(), "built without RDMA support: rebuild with -tags rdma")) {
+	if _, err := New(cfg); transport.Available(transport.RDMA) != nil && (err == nil || !strings.Contains(err.Error(), "RDMA is not in this build")) {
 		t.Errorf("New with rdma-port set: err = %v, want a clear RDMA refusal", err)
 	}
 }

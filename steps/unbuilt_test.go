@@ -14,7 +14,7 @@ import (
 )
 
 // TestUnbuiltTransportIsUnavailable: a compare variant over a transport
-// this binary lacks (rdma in a default build) is planned with the exact
+// this binary lacks (rdma in a -tags nordma build) is planned with the exact
 // command it would run and a note saying why it will not, and in the run
 // it is listed as unavailable with that reason while the other variants
 // are measured: nothing fails mid-run (issue 12's availability).
@@ -71,7 +71,7 @@ steps:
 		cmds = append(cmds, c.Cmd)
 	}
 	all := strings.Join(cmds, "\n")
-	if !strings.Contains(all, "# not run by this binary: transport rdma: built without RDMA support") || !strings.Contains(all, fmt.Sprintf("--target rdma://127.0.0.1:%d", port)) {
+	if !strings.Contains(all, "# not run by this binary: transport rdma: RDMA is not in this build") || !strings.Contains(all, fmt.Sprintf("--target rdma://127.0.0.1:%d", port)) {
 		t.Errorf("the plan does not show the rdma bench and why it will not run:\n%s", all)
 	}
 	if err := e.Run(testCtx(t, 2*time.Minute)); err != nil {
@@ -85,10 +85,10 @@ steps:
 	if len(c.Variants) != 1 || c.Variants[0].Label != "TCP" || len(c.Variants[0].Points) != 1 {
 		t.Errorf("measured variants: %+v", c.Variants)
 	}
-	if len(c.Unavailable) != 1 || c.Unavailable[0].Label != "RDMA RC" || !strings.Contains(c.Unavailable[0].Reason, "rebuild with -tags rdma") {
+	if len(c.Unavailable) != 1 || c.Unavailable[0].Label != "RDMA RC" || !strings.Contains(c.Unavailable[0].Reason, "RDMA is not in this build") {
 		t.Errorf("unavailable: %+v", c.Unavailable)
 	}
-	if md := results.RenderMarkdown(r); !strings.Contains(md, "- **RDMA RC**: not run here: transport rdma: built without RDMA support") {
+	if md := results.RenderMarkdown(r); !strings.Contains(md, "- **RDMA RC**: not run here: transport rdma: RDMA is not in this build") {
 		t.Errorf("report.md does not list the variant that could not run:\n%s", md)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpulab/dpulab/internal/testpeer"
 )
 
 // wrapLab has one step with a command far wider than 80 columns, whose
@@ -100,8 +102,8 @@ func TestWrapAt80x24(t *testing.T) {
 }
 
 // wrapPickerLab has a title wider than 80 columns, words ending in a
-// marker, and a step over transport rdma, which a default build lacks: its
-// picker line carries the long reason first.
+// marker, and a step over transport rdma, which a -tags nordma build
+// lacks: its picker line carries the long reason first.
 const wrapPickerLab = `id: wrap80picker
 title: A lab whose title is much wider than an eighty column terminal can show on one line END-OF-TITLE
 summary: the picker wraps it
@@ -151,7 +153,10 @@ func TestWrapAt80x24Picker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	bin := buildDpulab(t)
+	// A build without the rdma transport (-tags nordma): the same long
+	// reason on every machine, where the default build's depends on the
+	// machine's RDMA device.
+	bin := testpeer.DpulabTags(t, "nordma")
 	dir := t.TempDir()
 	labs := filepath.Join(dir, "labs")
 	writeLab(t, labs, "wrap80picker", wrapPickerLab)
@@ -176,7 +181,7 @@ func TestWrapAt80x24Picker(t *testing.T) {
 	words := strings.Join(strings.Fields(strings.Join(item, " ")), " ")
 	for _, want := range []string{
 		"A lab whose title is much wider than an eighty column terminal can show on one line END-OF-TITLE",
-		"⚠ cannot run here: transport rdma: built without RDMA support: rebuild with -tags rdma",
+		"⚠ cannot run here: transport rdma: RDMA is not in this build: it was built with -tags nordma",
 		"1 min",
 	} {
 		if !strings.Contains(words, want) {

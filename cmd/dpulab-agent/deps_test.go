@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -75,6 +76,11 @@ func TestAgentDependencies(t *testing.T) {
 		}
 		if len(deps) > 300 {
 			t.Errorf("linux/%s: dpulab-agent links %d packages; it linked 218 when this test was written: what came in?", arch, len(deps))
+		}
+		// and it speaks RDMA without cgo: the rdma-core provider (over
+		// purego) is in the default build.
+		if !slices.Contains(deps, module+"/server/rdma/internal/ibv") || !slices.Contains(deps, "github.com/ebitengine/purego") {
+			t.Errorf("linux/%s: the CGO_ENABLED=0 agent lacks the RDMA provider (server/rdma/internal/ibv, purego)", arch)
 		}
 	}
 }

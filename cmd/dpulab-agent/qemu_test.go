@@ -26,7 +26,11 @@ import (
 // (runner.AgentFinder from this checkout, CGO_ENABLED=0), and runs it under
 // Debian's qemu-user-static: `version` says linux/arm64, `server` answers
 // PING on loopback, and `bench --json` against it completes a run with
-// every request answered. The same binary is what an arm64 host is sent.
+// every request answered. It is built with -tags nordma (NoRDMA): the
+// agent an arm64 host is sent has the RDMA provider, which links the
+// dynamic loader, and qemu-user here has no arm64 sysroot to find it in;
+// that build's RDMA is judged on amd64 in the Soft-RoCE guest, the same
+// Go code for both architectures.
 func TestArm64AgentUnderQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cross-builds the agent and runs it under qemu-user")

@@ -1,4 +1,4 @@
-//go:build rdma && !rdmasim && (cgo || (linux && (amd64 || arm64)))
+//go:build linux && (amd64 || arm64) && !nordma && !rdmasim
 
 package main
 
@@ -34,7 +34,7 @@ import (
 // (10.9.0.1, rxe0) and the client on DPULAB_RDMA_SRC (10.9.0.2, rxe1),
 // each named in the inventory with its own RDMA device (the label
 // rdma_device: the variable keeps its default, mlx5_0, which neither host
-// has). The shipped -tags rdma dpulab (DPULAB_RDMA_BIN) runs the lab
+// has). The shipped dpulab (DPULAB_RDMA_BIN) runs the lab
 // headless with short runs, and the lab's compare sweeps cut to their two
 // ends (labShortRDMA): every step must pass, every variant's every run
 // must end with 0 errors, and the perftest floor must run (at 256 B only:
@@ -51,7 +51,7 @@ func TestGuestLab(t *testing.T) {
 	serverDev, clientDev := rdmaDeviceOf(t, server), rdmaDeviceOf(t, client)
 	bin := os.Getenv("DPULAB_RDMA_BIN")
 	if bin == "" {
-		bin = testpeer.DpulabTags(t, "rdma")
+		bin = testpeer.Dpulab(t)
 	}
 	inv := guestLabInventory(t, server, serverDev, client, clientDev)
 	labDir := labShortRDMA(t)

@@ -19,7 +19,7 @@ func TestServerRDMANotBuilt(t *testing.T) {
 	}
 	_, _, err := runCmd(t, "server", "--port", strconv.Itoa(testpeer.FreePorts(t, 1)), "--rdma-port", "7100")
 	code, msg := exitStatus(err)
-	if code != exitUsage || !strings.Contains(msg, "built without RDMA support: rebuild with -tags rdma (needs libibverbs-dev and librdmacm-dev)") {
+	if code != exitUsage || !strings.Contains(msg, "transport rdma: RDMA is not in this build") {
 		t.Errorf("exit %d: %s", code, msg)
 	}
 }
@@ -32,7 +32,7 @@ func TestBenchRDMANotBuilt(t *testing.T) {
 	}
 	_, _, err := runCmd(t, "bench", "--target", "rdma://127.0.0.1:7100", "-n", "1")
 	code, msg := exitStatus(err)
-	if code != exitUsage || !strings.Contains(msg, "transport rdma: built without RDMA support: rebuild with -tags rdma") {
+	if code != exitUsage || !strings.Contains(msg, "transport rdma: RDMA is not in this build") {
 		t.Errorf("exit %d: %s", code, msg)
 	}
 }

@@ -64,7 +64,7 @@ variable.`,
 	fl.IntVar(&f.port, "port", 6379, "TCP port (0 disables TCP)")
 	fl.StringSliceVar(&f.bind, "bind", nil, "addresses to listen on (repeatable or comma-separated; default 127.0.0.1 and ::1)")
 	fl.StringVar(&f.unixSocket, "unixsocket", "", "also listen on this Unix socket path")
-	fl.IntVar(&f.rdmaPort, "rdma-port", 0, "also serve RDMA on this port (Valkey's rdma-port; needs a binary built with -tags rdma)")
+	fl.IntVar(&f.rdmaPort, "rdma-port", 0, "also serve RDMA on this port (Valkey's rdma-port; needs rdma-core's libraries and an RDMA device, on linux/amd64 or arm64)")
 	fl.StringSliceVar(&f.rdmaBind, "rdma-bind", nil, "addresses RDMA listens on (Valkey's rdma-bind; default: --bind's)")
 	fl.IntVar(&f.instances, "instances", 1, "number of independent instances on consecutive ports")
 	fl.StringVar(&f.requirePass, "requirepass", "", "password clients must AUTH with (see above)")

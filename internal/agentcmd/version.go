@@ -50,8 +50,8 @@ func VersionString(program, version string) string {
 			notes = append(notes, "simulated")
 		}
 		if n == transport.RDMA {
-			// The cgo provider, and whether this host can use it: a
-			// -tags rdma binary runs without rdma-core or a device.
+			// The provider, and whether this host can use it: a binary
+			// runs without rdma-core or a device.
 			if name, err := rdma.Provider(); name != "" {
 				notes = append(notes, name)
 				if err != nil {

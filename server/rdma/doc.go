@@ -76,90 +76,75 @@
 // # Through the transport seam (issue 11)
 //
 // server/transport registers rdma from one of its rdma_*.go files, by
-// build: -tags rdma (with cgo) the cgo provider below (rdma_cgo.go), or
-// without cgo (CGO_ENABLED=0) on linux/amd64 and linux/arm64 the pure-Go
-// provider below (the same rdma_cgo.go: both give rdma.Listen and
-// rdma.Dial); -tags rdmasim alone the Go simulation (rdma_sim.go); -tags
-// rdma without cgo elsewhere nothing, saying why (rdma_pending.go); no
-// tag nothing, with "built
-// without RDMA support: rebuild with -tags rdma ..." (exit status 2 from
-// the server and the bench). `dpulab server` listens on rdma-port
-// (rdma-bind, rdma-transport-mode, rdma-rx-size, rdma-sq-size,
-// rdma-rq-size; over the cgo provider also rdma-inline-size, rdma-poll-us,
-// rdma-retry-count, rdma-completion-vector), `dpulab bench --target
-// rdma://HOST:PORT --rdma-mode rc|uc` dials it, INFO's rdma section counts
-// per listener (StatsListener), and figures over a simulation say so.
-// `dpulab version` lists the transports with the provider and whether this
-// host can use it (Provider).
+// build: on linux/amd64 and linux/arm64 the provider below
+// (rdma_core.go), with or without cgo, in every build; -tags rdmasim (tests
+// only) the Go simulation instead (rdma_sim.go); -tags nordma, and every
+// other platform, nothing, saying why ("RDMA is not in this build for
+// windows/amd64: ...", exit status 2 from the server and the bench).
+// `dpulab server` listens on rdma-port (rdma-bind, rdma-transport-mode,
+// rdma-rx-size, rdma-sq-size, rdma-rq-size, rdma-inline-size,
+// rdma-poll-us, rdma-retry-count, rdma-completion-vector), `dpulab bench
+// --target rdma://HOST:PORT --rdma-mode rc|uc` dials it, INFO's rdma
+// section counts per listener (StatsListener), and figures over a
+// simulation say so. `dpulab version` lists the transports with the
+// provider and whether this host can use it (Provider).
 //
-// # The cgo provider (build tag rdma)
+// # The provider: rdma-core from Go (issue 31)
 //
-// A small C layer of our own, dplverbs.h (open, listen/accept/connect,
-// register, post receive/send/write-with-imm, poll, arm, the fds to wait
-// on, disconnect, destroy), with two implementations chosen by build tags:
+// verbs_purego.go calls rdma-core over github.com/ebitengine/purego, with
+// or without cgo: libibverbs.so.1, librdmacm.so.1 and libc (errno,
+// strerror) are opened at run time, not linked, so a binary starts and
+// serves TCP on a host without them, and rdmacore.go's Probe says what a
+// host lacks (a library, with what to install; an entry point;
+// /dev/infiniband/rdma_cm, with how to load a driver or add Soft-RoCE).
+// The verbs verbs.h defines inline (post send and receive, poll, notify)
+// are called through the device context's ops table, as the inline
+// functions do. The structs handed to the libraries and the offsets read
+// in theirs are package internal/ibv's, checked against the installed
+// headers by its test, the one piece of cgo left (C's own offsetof and
+// sizeof: nothing in Go can read a header; it is a test, never built
+// into a binary, and runs wherever cgo and rdma-core's headers are).
+// Nothing the libraries or the device touch is Go memory: regions are
+// page-aligned mmap with a guard page on each side, and work requests,
+// the scatter entry, completions, out-pointers, strings and CM parameters
+// live in three mmap'd pages per queue pair (posting and polling under
+// the lock, the waiter's, the CM's).
 //
-//   - dplverbs_rdmacore.c (rdma && !rdmasim, what ships): libibverbs.so.1
-//     and librdmacm.so.1 opened with dlopen and called through function
-//     pointers (the post, poll and notify calls are inline in verbs.h,
-//     through the device's ops), so a -tags rdma binary starts and serves
-//     TCP on a host without them. rdmacore.go's Probe says what a host
-//     lacks (a library, an entry point, /dev/infiniband/rdma_cm with how
-//     to load a driver or add Soft-RoCE). Setup: rdma_getaddrinfo and
-//     rdma_create_ep, each connection's id moved to its own event channel;
-//     RC in the TCP port space (Valkey's), UC with a UC id in the IB port
-//     space (the CM must say UC: a TCP-space id is RC); per connection a
-//     protection domain, one completion channel and a CQ of send+receive
-//     depth on rdma-completion-vector, the queue pair with
-//     rdma-inline-size, rdma-sq-size and rdma-rq-size; rdma_accept /
-//     rdma_connect with retry_count rdma-retry-count and rnr_retry_count
-//     7. Our clients put "DPLR"+type in the connect request's private data
-//     so a server refuses the other queue-pair type with the reason
-//     (rdma_reject); Valkey's clients send none and count as RC. Sends of
-//     at most the inline size go IBV_SEND_INLINE.
-//   - dplverbs_sim.c (rdma && rdmasim, tests only, never shipped): the
-//     verbs' messages over Unix sockets, in WireQP's frames after sim.go's
-//     handshake, so a rdma,rdmasim build and a Go rdmasim build
-//     interoperate; it enforces the same rules (registered regions and
-//     rkeys, posted receives, RC holding and acknowledging, UC dropping,
-//     in-order completions) and bounds-checks every length from the
-//     socket.
+// Setup: rdma_getaddrinfo and rdma_create_ep, each connection's id moved
+// to its own event channel; RC in the TCP port space (Valkey's), UC with a
+// UC id in the IB port space (the CM must say UC: a TCP-space id is RC);
+// per connection a protection domain, one completion channel and a CQ of
+// send+receive depth on rdma-completion-vector, the queue pair with
+// rdma-inline-size, rdma-sq-size and rdma-rq-size; rdma_accept /
+// rdma_connect with retry_count rdma-retry-count and rnr_retry_count 7.
+// Our clients put "DPLR"+type in the connect request's private data so a
+// server refuses the other queue-pair type with the reason (rdma_reject);
+// Valkey's clients send none and count as RC. Sends of at most the inline
+// size go IBV_SEND_INLINE.
 //
-// provider.go implements QP over the C layer: Register is page-aligned
-// mmap with a guard page on each side plus ibv_reg_mr (remote write for the
-// receive buffer only), memory off the Go heap; Notify is fed by a
-// goroutine that spins on the CQ for rdma-poll-us after the last
-// completion, then arms it (ibv_req_notify_cq) and sleeps in poll(2) on
-// the completion channel, the CM channel and an eventfd for Close;
-// completions it takes wait in a ring for Poll. Listen and Dial give
-// net.Listener and net.Conn (NetConn) as sim.go does.
+// provider.go implements QP over those verbs: Register is the mmap'd
+// region plus ibv_reg_mr (remote write for the receive buffer only);
+// Notify is fed by a goroutine that spins on the CQ for rdma-poll-us
+// after the last completion, then arms it (ibv_req_notify_cq) and sleeps
+// in poll(2) on the completion channel, the CM channel and an eventfd for
+// Close; completions it takes wait in a ring for Poll. Listen and Dial
+// give net.Listener and net.Conn (NetConn) as sim.go does.
 //
-// # The pure-Go provider (build tag rdma, CGO_ENABLED=0; issue 31)
+// The provider links the binary against the system's dynamic loader (to
+// open the libraries), in a CGO_ENABLED=0 build too. -tags nordma leaves
+// it out for a fully static binary (qemu-user without the target's
+// libraries, a host without glibc).
 //
-// verbs_purego.go is dplverbs_rdmacore.c in Go, function for function,
-// over github.com/ebitengine/purego: libibverbs.so.1, librdmacm.so.1 and
-// libc (errno, strerror: errors in the C layer's words) opened at run time
-// and called without cgo; the inline verbs (post send and receive, poll,
-// notify) called through the device context's ops table as verbs.h's
-// inline functions do. The structs handed to the libraries and the
-// offsets read in theirs are package internal/ibv's, checked against the
-// installed headers by a cgo test (internal/ibv/abi_test.go). Nothing the
-// libraries or the device touch is Go memory: regions are mmap'd with
-// guard pages as in C, and work requests, the scatter entry, completions,
-// out-pointers, strings and CM parameters live in three mmap'd pages per
-// queue pair (posting and polling under the lock, the waiter's, the
-// CM's). provider_purego.go is provider.go line for line over it, so the
-// two providers take the same ProviderOptions and give the same Listen,
-// Dial, errors, polling and completion-channel sleep; provider_common.go
-// and rdmacore_common.go hold what they share. The provider is chosen by
-// the build, never at run time: a binary carries one, and `dpulab
-// version` names it ("rdma-core" or "rdma-core (pure Go, no cgo)").
-// .ci/rdma-guest builds CGO_ENABLED=0 by default (DPULAB_GUEST_PROVIDER=cgo
-// runs the C layer there instead).
+// Until issue 31 the provider was a C layer of ours (dplverbs.h,
+// dplverbs_rdmacore.c over dlopen, behind -tags rdma and cgo) with a C
+// simulation for tests (dplverbs_sim.c, -tags rdma,rdmasim); the Go
+// provider replaced it call for call after passing every guest test, and
+// both are gone.
 //
 // # What has run, and what has not
 //
-// On the kernel's real RDMA stack (issue 28): the shipped -tags rdma build
-// in the Soft-RoCE guest of .ci/rdma-guest (Debian's kernel 6.1, rdma_rxe,
+// On the kernel's real RDMA stack (issue 28), the C layer's build in the
+// Soft-RoCE guest of .ci/rdma-guest (Debian's kernel 6.1, rdma_rxe,
 // rdma-core 44; two devices joined by a veth wire, the client binding the
 // other device's address so that traffic crosses it), every
 // server/transport/rdma_guest_test.go test: RC and UC with default
@@ -174,30 +159,23 @@
 // answering a client still writing its pipeline stopped reading it and
 // both waited (large values stalled); Write now keeps a backlog.
 //
-// The pure-Go provider in the same guest (a CGO_ENABLED=0 build, 6 Dec
-// 2026, the host heavily loaded): every RC case of TestGuestMatrix (c64
-// included), the RC and UC soaks, a killed client, a terminated server,
-// 1,000 RC connect/close cycles with no resource left behind, mode
-// mismatch both ways with the reason; and, after TestGuestMatrix's large
-// cases became counted runs, every RC and UC case of it. UC with 64 KiB
-// values, 16 connections, 16 deep had failed once as a 3 s run: its one
-// pipeline round was still answering (17 replies/s, the slowest at
-// 13.5 s) when the bench's 5 s after the run's end ran out, no lost write
-// reported. Not a fault of this provider: the two providers side by side
-// took as long (p99 4.9 s pure Go, 5.2 s cgo), and the provider's UC
-// path is the C layer's call for call (queue-pair attributes, inline
-// threshold, signalling, 4 KiB chunks, re-posting, CQ of send+receive
-// depth). Here (no RDMA device): the libraries
-// load and every entry point resolves, the device check and librdmacm's
-// own failure come back in the cgo provider's words
-// (provider_purego_test.go), and the C structs' layout matches the
-// headers (internal/ibv).
+// The Go provider in the same guest (a CGO_ENABLED=0 build, 6 Dec 2026,
+// the host heavily loaded), then as the default build (issue 31): every
+// guest test, RC and UC (.ci/rdma-guest prints each with its figures).
+// UC with 64 KiB values, 16 connections, 16 deep had failed once as a 3 s
+// run: its one pipeline round was still answering (17 replies/s, the
+// slowest at 13.5 s) when the bench's 5 s after the run's end ran out, no
+// lost write reported; the C layer took as long side by side (p99 5.2 s
+// against 4.9 s), and those cases are counted runs now. Here (no RDMA
+// device): the libraries load and every entry point resolves, the device
+// check and librdmacm's own failure come back with what to do
+// (provider_test.go, rdmacore_test.go), and the C structs' layout matches
+// the headers (internal/ibv).
 //
-// Also run here: the cgo provider over the C simulation, against itself
-// and against the Go WireQP both ways (provider_sim_test.go), and `dpulab
-// server` with `dpulab bench` of a rdma,rdmasim build as two processes
-// (server/transport/rdma_cgo_sim_test.go); the per-request CPU and
-// allocation cost against TCP (perf_provider_test.go, tag perf). Not run
+// Also run here: the protocol over the Go simulation (sim_test.go,
+// conn_test.go, fabric_test.go; faults injected through Fabric's hooks
+// and WireQP's rules), and `dpulab server` with `dpulab bench` of a
+// rdmasim build as two processes (server/bench/rdmasim_test.go). Not run
 // on hardware RDMA NICs (ConnectX, BlueField) by us: Soft-RoCE is the same
 // verbs and rdma_cm API over a software device, not the adapters' timing
 // or their UC implementation.

@@ -15,8 +15,9 @@ import (
 var ErrModeMismatch = errors.New("queue-pair type mismatch")
 
 // mismatchText is how a server of ours words a refusal of the other
-// queue-pair type, in the reject's private data (the C layers write it
-// too): "the server on HOST:PORT speaks RC; this client asked for UC".
+// queue-pair type, in the reject's private data (the rdma-core provider
+// writes it too): "the server on HOST:PORT speaks RC; this client asked
+// for UC".
 const mismatchText = "; this client asked for "
 
 // modeMismatch is the refusal's text.
@@ -62,7 +63,7 @@ func splitAddr(op, addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// listenerCore is what every RDMA listener (the cgo provider's, the
+// listenerCore is what every RDMA listener (the rdma-core provider's, the
 // simulation's) shares: its address, the connections set up and waiting
 // for Accept, the close signal and INFO's figures. A listener's accept
 // loop takes each new connection to deliver, which sets it up beside

@@ -1,14 +1,6 @@
-//go:build rdma && cgo
+//go:build linux && (amd64 || arm64) && !nordma
 
 package rdma
-
-/*
-#cgo CFLAGS: -O2 -Wall
-#cgo LDFLAGS: -ldl
-#include <stdlib.h>
-#include "dplverbs.h"
-*/
-import "C"
 
 import (
 	"context"
@@ -20,28 +12,75 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 )
 
-// This file is the cgo provider (build tag rdma): QP over the C layer of
-// dplverbs.h, whose implementation the build picks (dplverbs_rdmacore.c:
-// rdma-core through dlopen; dplverbs_sim.c with rdmasim: the same verbs
-// over Unix sockets, for tests), and the listener and dialer that give
-// net.Listener and net.Conn as sim.go does for the Go simulation.
+// This file is the provider (linux/amd64 and linux/arm64, with or without
+// cgo; left out by -tags nordma): QP over the verbs of verbs_purego.go,
+// and the listener and dialer that give net.Listener and net.Conn as sim.go
+// does for the Go simulation. rdma-core is loaded at run time, not
+// linked: the binary starts and serves TCP on a host without it, and
+// ProviderReady says what the host lacks.
 
-func (o *ProviderOptions) c() C.struct_dpl_opts {
+// ProviderName names the provider (`dpulab version` shows it).
+const ProviderName = "rdma-core (pure Go)"
+
+// ProviderOptions are a connection's settings over the provider: the
+// server's rdma-* keys and the load generator's --rdma-* flags.
+type ProviderOptions struct {
+	// Type is RC or UC (default RC). A listener refuses a client of the
+	// other type.
+	Type QPType
+	// Conn is the protocol's configuration (Role is set by Listen and
+	// Dial).
+	Conn Config
+	// SendQueueDepth and RecvQueueDepth size the queue pair (0: 1024).
+	SendQueueDepth, RecvQueueDepth int
+	// InlineSize is the largest SEND or WRITE posted inline (the adapter
+	// copies it from the work request; 0: none).
+	InlineSize int
+	// Poll is how long the completion goroutine spins on the completion
+	// queue after the last completion before it sleeps on the completion
+	// channel (rdma-poll-us; 0: sleep at once).
+	Poll time.Duration
+	// RetryCount is RC's transport retry count (0..7; 0 means 7).
+	RetryCount int
+	// CompletionVector is the completion queue's vector (-1: automatic).
+	CompletionVector int
+	// SourceAddr, for Dial, is the local address to connect from (an IP
+	// of the interface, and so the device, to leave by; "": the route's).
+	SourceAddr string
+	// Refused, for Listen, is told of every connection refused before it
+	// was served (a client of the other queue-pair type, a setup that
+	// failed): the peer's address and why.
+	Refused func(peer string, err error)
+}
+
+// peerAddr is a set-up connection's peer as a *net.TCPAddr. An address
+// that does not parse is the unspecified one, never loopback: protected
+// mode must not take an unknown peer for a local one.
+func peerAddr(host string, port int) *net.TCPAddr {
+	ip := net.ParseIP(host)
+	if ip == nil {
+		ip = net.IPv4zero
+	}
+	return &net.TCPAddr{IP: ip, Port: port}
+}
+
+// setupTimeout bounds a connection's setup on the server (a client that
+// connects and says nothing, a route that does not resolve; each in its own
+// goroutine, holding up no one else). A lost RTU is resent only on the
+// CM's response timeout (about 4 s), and an emulated guest is slower
+// still: with 5 s, one connect in 213 of a Soft-RoCE guest's cycles was
+// dropped by the server after the client had seen it established.
+const setupTimeout = 30 * time.Second
+
+func (o *ProviderOptions) pv() pvOpts {
 	t := o.Type
 	if t == 0 {
 		t = RC
 	}
-	return C.struct_dpl_opts{
-		_type: C.int(t), sq_size: C.int(o.SendQueueDepth), rq_size: C.int(o.RecvQueueDepth),
-		inline_size: C.int(o.InlineSize), retry_count: C.int(o.RetryCount), comp_vector: C.int(o.CompletionVector),
-	}
-}
-
-func init() {
-	buildProvider = func() (string, error) { return ProviderName, ProviderReady() }
+	return pvOpts{typ: int(t), sqSize: o.SendQueueDepth, rqSize: o.RecvQueueDepth,
+		inlineSize: o.InlineSize, retryCount: o.RetryCount, compVector: o.CompletionVector}
 }
 
 var (
@@ -49,33 +88,28 @@ var (
 	providerErr  error
 )
 
-// ProviderReady says whether this host can use the cgo provider: nil, or
-// what it lacks (rdma-core's libraries, an RDMA device; the simulated
-// build lacks nothing).
+// ProviderReady says whether this host can use the provider: nil, or what
+// it lacks (rdma-core's libraries, an RDMA device), with what to do.
 func ProviderReady() error {
 	providerOnce.Do(func() {
-		if providerErr = providerCheck(); providerErr != nil {
+		probeOnce.Do(func() { probeErr = probe() })
+		if providerErr = probeErr; providerErr != nil {
 			return
 		}
-		var e [C.DPL_ERRLEN]C.char
-		if C.dpl_init(&e[0], C.DPL_ERRLEN) != 0 {
-			providerErr = fmt.Errorf("rdma-core: %s", C.GoString(&e[0]))
+		if err := pvInit(); err != nil {
+			providerErr = fmt.Errorf("rdma-core: %w", err)
 		}
 	})
 	if providerErr != nil {
 		return providerErr
 	}
-	return providerDevice()
+	return deviceCheck()
 }
 
-func cErr(e []C.char) error {
-	return errors.New(C.GoString(&e[0]))
-}
-
-// cQP implements QP over the C layer.
-type cQP struct {
+// pQP implements QP over verbs_purego.go.
+type pQP struct {
 	mu     sync.Mutex
-	h      *C.dpl_qp
+	h      *pvQP
 	typ    QPType
 	sq, rq int
 	poll   time.Duration
@@ -86,7 +120,7 @@ type cQP struct {
 	ring              []Completion
 	ringHead, ringLen int
 	events            []Event
-	cwc               [64]C.struct_dpl_wc
+	cwc               [pvPollMax]Completion
 
 	notify  chan struct{}
 	space   chan struct{}
@@ -94,38 +128,38 @@ type cQP struct {
 	started bool
 }
 
-func newCQP(h *C.dpl_qp, t QPType, poll time.Duration) *cQP {
-	q := &cQP{
+func newPQP(h *pvQP, t QPType, poll time.Duration) *pQP {
+	q := &pQP{
 		h: h, typ: t, poll: poll,
-		sq: int(C.dpl_sq_depth(h)), rq: int(C.dpl_rq_depth(h)),
+		sq: h.sq, rq: h.rq,
 		notify: make(chan struct{}, 1), space: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	q.ring = make([]Completion, q.sq+q.rq)
 	return q
 }
 
-// cRegion is a region of the C layer: mmap'd memory off the Go heap.
-type cRegion struct {
-	mr    *C.struct_dpl_mr
-	owner *cQP
+// pRegion is a registered region: mmap'd memory off the Go heap.
+type pRegion struct {
+	mr    *pvMR
+	owner *pQP
 	b     []byte
 }
 
-func (r *cRegion) Bytes() []byte { return r.b }
-func (r *cRegion) Addr() uint64  { return uint64(r.mr.addr) }
-func (r *cRegion) RKey() uint32  { return uint32(r.mr.rkey) }
+func (r *pRegion) Bytes() []byte { return r.b }
+func (r *pRegion) Addr() uint64  { return r.mr.addr }
+func (r *pRegion) RKey() uint32  { return r.mr.rkey }
 
 // Type implements QP.
-func (q *cQP) Type() QPType { return q.typ }
+func (q *pQP) Type() QPType { return q.typ }
 
 // SendQueueDepth implements QP.
-func (q *cQP) SendQueueDepth() int { return q.sq }
+func (q *pQP) SendQueueDepth() int { return q.sq }
 
 // RecvQueueDepth implements QP.
-func (q *cQP) RecvQueueDepth() int { return q.rq }
+func (q *pQP) RecvQueueDepth() int { return q.rq }
 
 // Notify implements QP.
-func (q *cQP) Notify() <-chan struct{} { return q.notify }
+func (q *pQP) Notify() <-chan struct{} { return q.notify }
 
 func wakeCh(ch chan struct{}) {
 	select {
@@ -135,7 +169,7 @@ func wakeCh(ch chan struct{}) {
 }
 
 // Register implements QP.
-func (q *cQP) Register(size int, remoteWrite bool) (Region, error) {
+func (q *pQP) Register(size int, remoteWrite bool) (Region, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("rdma: register %d bytes: size out of range", size)
 	}
@@ -144,21 +178,16 @@ func (q *cQP) Register(size int, remoteWrite bool) (Region, error) {
 	if q.closed {
 		return nil, ErrQPState
 	}
-	var e [C.DPL_ERRLEN]C.char
-	rw := C.int(0)
-	if remoteWrite {
-		rw = 1
+	mr, err := pvReg(q.h, size, remoteWrite)
+	if err != nil {
+		return nil, fmt.Errorf("rdma: register %d bytes: %w", size, err)
 	}
-	mr := C.dpl_reg(q.h, C.size_t(size), rw, &e[0], C.DPL_ERRLEN)
-	if mr == nil {
-		return nil, fmt.Errorf("rdma: register %d bytes: %w", size, cErr(e[:]))
-	}
-	return &cRegion{mr: mr, owner: q, b: unsafe.Slice((*byte)(mr.buf), size)}, nil
+	return &pRegion{mr: mr, owner: q, b: mr.buf}, nil
 }
 
 // Deregister implements QP.
-func (q *cQP) Deregister(r Region) error {
-	cr, ok := r.(*cRegion)
+func (q *pQP) Deregister(r Region) error {
+	cr, ok := r.(*pRegion)
 	if !ok || cr.owner != q {
 		return errors.New("rdma: deregister: not a region of this queue pair")
 	}
@@ -168,28 +197,28 @@ func (q *cQP) Deregister(r Region) error {
 		return nil // released with the queue pair
 	}
 	cr.b = nil
-	if C.dpl_dereg(q.h, cr.mr) != 0 {
+	if pvDereg(q.h, cr.mr) != 0 {
 		return errors.New("rdma: deregister: not a region of this queue pair")
 	}
 	return nil
 }
 
-func postErr(rc C.int) error {
+func postErr(rc int) error {
 	switch rc {
 	case 0:
 		return nil
-	case C.DPL_EQPSTATE:
+	case dplEQPState:
 		return ErrQPState
-	case C.DPL_EFULL:
+	case dplEFull:
 		return ErrQueueFull
-	case C.DPL_ELOCAL:
+	case dplELocal:
 		return ErrLocalRegion
 	}
 	return fmt.Errorf("rdma: post failed (%d)", int(rc))
 }
 
-func (q *cQP) region(r Region, off, n int) (*cRegion, error) {
-	cr, ok := r.(*cRegion)
+func (q *pQP) region(r Region, off, n int) (*pRegion, error) {
+	cr, ok := r.(*pRegion)
 	if !ok || cr.owner != q || off < 0 || n < 0 || off > len(cr.b)-n {
 		return nil, ErrLocalRegion
 	}
@@ -197,7 +226,7 @@ func (q *cQP) region(r Region, off, n int) (*cRegion, error) {
 }
 
 // PostRecv implements QP.
-func (q *cQP) PostRecv(wrID uint64, r Region, off, n int) error {
+func (q *pQP) PostRecv(wrID uint64, r Region, off, n int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -207,18 +236,11 @@ func (q *cQP) PostRecv(wrID uint64, r Region, off, n int) error {
 	if err != nil {
 		return err
 	}
-	return postErr(C.dpl_post_recv(q.h, C.uint64_t(wrID), cr.mr, C.size_t(off), C.size_t(n)))
-}
-
-func cbool(b bool) C.int {
-	if b {
-		return 1
-	}
-	return 0
+	return postErr(pvPostRecv(q.h, wrID, cr.mr, off, n))
 }
 
 // PostSend implements QP.
-func (q *cQP) PostSend(wrID uint64, r Region, off, n int, signaled bool) error {
+func (q *pQP) PostSend(wrID uint64, r Region, off, n int, signaled bool) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -228,11 +250,11 @@ func (q *cQP) PostSend(wrID uint64, r Region, off, n int, signaled bool) error {
 	if err != nil {
 		return err
 	}
-	return postErr(C.dpl_post_send(q.h, C.uint64_t(wrID), cr.mr, C.size_t(off), C.size_t(n), cbool(signaled)))
+	return postErr(pvPostSend(q.h, wrID, cr.mr, off, n, signaled))
 }
 
 // PostWriteImm implements QP.
-func (q *cQP) PostWriteImm(wrID uint64, r Region, off, n int, remoteAddr uint64, rkey, imm uint32, signaled bool) error {
+func (q *pQP) PostWriteImm(wrID uint64, r Region, off, n int, remoteAddr uint64, rkey, imm uint32, signaled bool) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -242,17 +264,12 @@ func (q *cQP) PostWriteImm(wrID uint64, r Region, off, n int, remoteAddr uint64,
 	if err != nil {
 		return err
 	}
-	return postErr(C.dpl_post_write_imm(q.h, C.uint64_t(wrID), cr.mr, C.size_t(off), C.size_t(n),
-		C.uint64_t(remoteAddr), C.uint32_t(rkey), C.uint32_t(imm), cbool(signaled)))
-}
-
-func completion(w *C.struct_dpl_wc) Completion {
-	return Completion{WRID: uint64(w.wr_id), Op: Op(w.op), Status: Status(w.status), ByteLen: uint32(w.byte_len), Imm: uint32(w.imm)}
+	return postErr(pvPostWriteImm(q.h, wrID, cr.mr, off, n, remoteAddr, rkey, imm, signaled))
 }
 
 // Poll implements QP: what the completion goroutine took first, then the
-// C queue itself.
-func (q *cQP) Poll(wc []Completion) (int, error) {
+// completion queue itself.
+func (q *pQP) Poll(wc []Completion) (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := 0
@@ -268,19 +285,15 @@ func (q *cQP) Poll(wc []Completion) (int, error) {
 	if q.closed || n == len(wc) || q.ringLen > 0 {
 		return n, nil
 	}
-	k := C.dpl_poll(q.h, &q.cwc[0], C.int(min(len(wc)-n, len(q.cwc))))
+	k := pvPoll(q.h, wc[n:])
 	if k < 0 {
 		return n, postErr(k)
 	}
-	for i := range int(k) {
-		wc[n] = completion(&q.cwc[i])
-		n++
-	}
-	return n, nil
+	return n + k, nil
 }
 
 // PollEvent implements QP.
-func (q *cQP) PollEvent() (Event, bool) {
+func (q *pQP) PollEvent() (Event, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.events) > 0 {
@@ -291,19 +304,19 @@ func (q *cQP) PollEvent() (Event, bool) {
 	if q.closed {
 		return 0, false
 	}
-	if e := C.dpl_event(q.h); e != C.DPL_EV_NONE {
+	if e := pvEvent(q.h); e != 0 {
 		return Event(e), true
 	}
 	return 0, false
 }
 
-// pump moves what the C layer has (events, completions while the ring has
+// pump moves what the verbs have (events, completions while the ring has
 // room) to this side; under mu. It says whether anything came and whether
 // the ring is full.
-func (q *cQP) pump() (got, full bool) {
+func (q *pQP) pump() (got, full bool) {
 	for {
-		e := C.dpl_event(q.h)
-		if e == C.DPL_EV_NONE {
+		e := pvEvent(q.h)
+		if e == 0 {
 			break
 		}
 		q.events = append(q.events, Event(e))
@@ -311,12 +324,12 @@ func (q *cQP) pump() (got, full bool) {
 	}
 	for q.ringLen < len(q.ring) {
 		room := min(len(q.ring)-q.ringLen, len(q.cwc))
-		k := int(C.dpl_poll(q.h, &q.cwc[0], C.int(room)))
+		k := pvPoll(q.h, q.cwc[:room])
 		if k <= 0 {
 			break
 		}
 		for i := range k {
-			q.ring[(q.ringHead+q.ringLen)%len(q.ring)] = completion(&q.cwc[i])
+			q.ring[(q.ringHead+q.ringLen)%len(q.ring)] = q.cwc[i]
 			q.ringLen++
 		}
 		got = true
@@ -326,9 +339,9 @@ func (q *cQP) pump() (got, full bool) {
 
 // run feeds Notify: it spins on the completion queue for the poll time
 // after the last completion, then arms the queue's notification and
-// sleeps on the C layer's fds (completion channel, connection events, a
+// sleeps on the fds (completion channel, connection events, a
 // wake-up for Close).
-func (q *cQP) run() {
+func (q *pQP) run() {
 	defer close(q.done)
 	var last time.Time
 	for {
@@ -340,16 +353,16 @@ func (q *cQP) run() {
 		got, full := q.pump()
 		if !got && !full && (q.poll <= 0 || time.Since(last) >= q.poll) {
 			// This goroutine owns the completion channel: it alone arms
-			// the CQ and takes its notifications (in dpl_wait), so no
+			// the CQ and takes its notifications (in pvWait), so no
 			// Poll from the Conn can eat the wake-up it sleeps on.
-			C.dpl_arm(q.h)
+			pvArm(q.h)
 			// A completion that came between the poll and the arm raised
 			// no notification: look once more.
 			got, full = q.pump()
 			if !got && !full {
 				h := q.h
 				q.mu.Unlock()
-				C.dpl_wait(h, -1)
+				pvWait(h, -1)
 				continue
 			}
 		}
@@ -370,74 +383,73 @@ func (q *cQP) run() {
 }
 
 // establish completes the connection and starts the completion goroutine.
-func (q *cQP) establish(timeout time.Duration) error {
-	var e [C.DPL_ERRLEN]C.char
+func (q *pQP) establish(timeout time.Duration) error {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return ErrQPState
 	}
-	rc := C.dpl_establish(q.h, C.int(timeout.Milliseconds()), &e[0], C.DPL_ERRLEN)
-	if rc == 0 {
+	err := pvEstablish(q.h, timeout)
+	if err == nil {
 		q.started = true
 		go q.run()
 	}
 	q.mu.Unlock()
-	if rc != 0 {
-		return cErr(e[:])
+	if err != nil {
+		return err
 	}
 	wakeCh(q.notify)
 	return nil
 }
 
 // Disconnect implements QP.
-func (q *cQP) Disconnect() error {
+func (q *pQP) Disconnect() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return nil
 	}
-	C.dpl_disconnect(q.h)
-	C.dpl_wake(q.h)
+	pvDisconnect(q.h)
+	pvWake(q.h)
 	return nil
 }
 
-// Close implements QP: the completion goroutine stops, then the C layer
-// disconnects and releases everything (regions included).
-func (q *cQP) Close() error {
+// Close implements QP: the completion goroutine stops, then the verbs
+// layer disconnects and releases everything (regions included).
+func (q *pQP) Close() error {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return nil
 	}
 	q.closed = true
-	C.dpl_wake(q.h)
+	pvWake(q.h)
 	started := q.started
 	q.mu.Unlock()
 	if started {
 		<-q.done
 	}
 	q.mu.Lock()
-	C.dpl_destroy(q.h)
+	pvDestroy(q.h)
 	q.h = nil
 	q.mu.Unlock()
 	return nil
 }
 
-// cListener accepts connections through the C layer.
-type cListener struct {
+// pListener accepts connections through the verbs layer.
+type pListener struct {
 	listenerCore
-	l    *C.dpl_listener
+	l    *pvListener
 	o    ProviderOptions
 	loop chan struct{}
 	// alt listens on the same port for the other queue-pair type (RC and
 	// UC ids live in different rdma_cm port spaces), only to refuse its
 	// clients with the reason rather than leave them to a bare reject.
-	alt     *C.dpl_listener
+	alt     *pvListener
 	altLoop chan struct{}
 }
 
-// Listen listens for RDMA connections on HOST:PORT through the cgo
+// Listen listens for RDMA connections on HOST:PORT through the pure-Go
 // provider (port 0: a free one).
 func Listen(addr string, o ProviderOptions) (net.Listener, error) {
 	if err := ProviderReady(); err != nil {
@@ -450,49 +462,41 @@ func Listen(addr string, o ProviderOptions) (net.Listener, error) {
 	if o.Type == 0 {
 		o.Type = RC
 	}
-	ch := C.CString(host)
-	defer C.free(unsafe.Pointer(ch))
-	var e [C.DPL_ERRLEN]C.char
-	var bound C.int
-	l := C.dpl_listen(ch, C.int(port), C.int(o.Type), &bound, &e[0], C.DPL_ERRLEN)
-	if l == nil {
-		return nil, fmt.Errorf("rdma listen %s: %w", addr, cErr(e[:]))
+	l, bound, err := pvListen(host, port, int(o.Type))
+	if err != nil {
+		return nil, fmt.Errorf("rdma listen %s: %w", addr, err)
 	}
-	ln := &cListener{listenerCore: newListenerCore(Addr{host, int(bound)}, o.Type), l: l, o: o, loop: make(chan struct{})}
+	ln := &pListener{listenerCore: newListenerCore(Addr{host, bound}, o.Type), l: l, o: o, loop: make(chan struct{})}
 	ln.refused = o.Refused
 	go ln.acceptLoop(ln.l, ln.loop)
-	if ProviderSimulation == "" {
-		// The simulation has one port space; rdma_cm has two.
-		other := UC
-		if o.Type == UC {
-			other = RC
-		}
-		var altBound C.int
-		if alt := C.dpl_listen(ch, bound, C.int(other), &altBound, &e[0], C.DPL_ERRLEN); alt != nil {
-			ln.alt, ln.altLoop = alt, make(chan struct{})
-			go ln.acceptLoop(alt, ln.altLoop)
-		} else if o.Refused != nil {
-			// Not fatal: a client of the other type is then rejected
-			// without the reason.
-			o.Refused("", fmt.Errorf("cannot listen for %s clients on port %d to tell them this server speaks %s: %s",
-				strings.ToUpper(other.String()), int(bound), strings.ToUpper(o.Type.String()), C.GoString(&e[0])))
-		}
+	// RC and UC ids live in different rdma_cm port spaces.
+	other := UC
+	if o.Type == UC {
+		other = RC
+	}
+	if alt, _, err := pvListen(host, bound, int(other)); err == nil {
+		ln.alt, ln.altLoop = alt, make(chan struct{})
+		go ln.acceptLoop(alt, ln.altLoop)
+	} else if o.Refused != nil {
+		// Not fatal: a client of the other type is then rejected
+		// without the reason.
+		o.Refused("", fmt.Errorf("cannot listen for %s clients on port %d to tell them this server speaks %s: %v",
+			strings.ToUpper(other.String()), bound, strings.ToUpper(o.Type.String()), err))
 	}
 	return ln, nil
 }
 
-func (l *cListener) acceptLoop(cl *C.dpl_listener, loop chan struct{}) {
+func (l *pListener) acceptLoop(cl *pvListener, loop chan struct{}) {
 	defer close(loop)
-	var e [C.DPL_ERRLEN]C.char
 	for {
 		select {
 		case <-l.done:
 			return
 		default:
 		}
-		h := C.dpl_accept(cl, 1000, &e[0], C.DPL_ERRLEN)
+		h, err := pvAccept(cl, 1000)
 		if h == nil {
-			if e[0] != 0 {
+			if err != nil {
 				// A failing listener (out of descriptors): do not spin.
 				select {
 				case <-l.done:
@@ -506,21 +510,17 @@ func (l *cListener) acceptLoop(cl *C.dpl_listener, loop chan struct{}) {
 	}
 }
 
-func (l *cListener) setup(h *C.dpl_qp) (net.Conn, error) {
-	var e [C.DPL_ERRLEN]C.char
-	opts := l.o.c()
-	rc := C.dpl_accept_setup(h, &opts, C.int(setupTimeout.Milliseconds()), &e[0], C.DPL_ERRLEN)
+func (l *pListener) setup(h *pvQP) (net.Conn, error) {
+	opts := l.o.pv()
+	serr := pvAcceptSetup(h, &opts)
 	// The peer's real address: protected mode, bind, CLIENT LIST, INFO
 	// and the logs read it as they read a TCP peer's.
-	var ph [64]C.char
-	var pp C.int
-	C.dpl_peer(h, &ph[0], C.size_t(len(ph)), &pp)
-	remote := peerAddr(C.GoString(&ph[0]), int(pp))
-	if rc != 0 {
-		C.dpl_destroy(h)
-		return nil, l.refuse(remote, cErr(e[:]))
+	remote := peerAddr(pvPeer(h))
+	if serr != nil {
+		pvDestroy(h)
+		return nil, l.refuse(remote, serr)
 	}
-	qp := newCQP(h, l.o.Type, l.o.Poll)
+	qp := newPQP(h, l.o.Type, l.o.Poll)
 	conn, err := NewConn(qp, l.serverConn(l.o.Conn))
 	if err != nil {
 		return nil, err
@@ -533,22 +533,22 @@ func (l *cListener) setup(h *C.dpl_qp) (net.Conn, error) {
 }
 
 // Close implements net.Listener.
-func (l *cListener) Close() error {
+func (l *pListener) Close() error {
 	l.closing(func() {
-		C.dpl_wake_listener(l.l)
+		pvWakeListener(l.l)
 		<-l.loop
-		C.dpl_listener_close(l.l)
+		pvListenerClose(l.l)
 		if l.alt != nil {
-			C.dpl_wake_listener(l.alt)
+			pvWakeListener(l.alt)
 			<-l.altLoop
-			C.dpl_listener_close(l.alt)
+			pvListenerClose(l.alt)
 		}
 	})
 	return nil
 }
 
-// Dial connects to an RDMA server at HOST:PORT through the cgo provider
-// within ctx (its deadline bounds the setup; 10 s without one).
+// Dial connects to an RDMA server at HOST:PORT through the pure-Go
+// provider within ctx (its deadline bounds the setup; 10 s without one).
 func Dial(ctx context.Context, addr string, o ProviderOptions) (net.Conn, error) {
 	if err := ProviderReady(); err != nil {
 		return nil, fmt.Errorf("rdma connect %s: %w", addr, err)
@@ -568,19 +568,12 @@ func Dial(ctx context.Context, addr string, o ProviderOptions) (net.Conn, error)
 		return nil, fmt.Errorf("rdma connect %s: %w", addr, context.DeadlineExceeded)
 	}
 	start := time.Now()
-	ch := C.CString(host)
-	defer C.free(unsafe.Pointer(ch))
-	src := C.CString(o.SourceAddr)
-	defer C.free(unsafe.Pointer(src))
-	var e [C.DPL_ERRLEN]C.char
-	var lh [64]C.char
-	var local C.int
-	opts := o.c()
-	h := C.dpl_connect(ch, C.int(port), src, &opts, &lh[0], C.size_t(len(lh)), &local, C.int(timeout.Milliseconds()), &e[0], C.DPL_ERRLEN)
-	if h == nil {
-		return nil, fmt.Errorf("rdma connect %s: %w", addr, rejected(cErr(e[:]), o.Type))
+	opts := o.pv()
+	h, lh, local, err := pvConnect(host, port, o.SourceAddr, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("rdma connect %s: %w", addr, rejected(err, o.Type))
 	}
-	qp := newCQP(h, o.Type, o.Poll)
+	qp := newPQP(h, o.Type, o.Poll)
 	cfg := o.Conn
 	cfg.Role = Client
 	conn, err := NewConn(qp, cfg)
@@ -591,9 +584,9 @@ func Dial(ctx context.Context, addr string, o ProviderOptions) (net.Conn, error)
 		conn.Close()
 		return nil, fmt.Errorf("rdma connect %s: %w", addr, rejected(err, o.Type))
 	}
-	lp := int(local)
+	lp := local
 	if lp == 0 {
 		lp = 1024 + rand.IntN(60000)
 	}
-	return &NetConn{Conn: conn, local: tcpAddr(C.GoString(&lh[0]), lp), remote: tcpAddr(host, port)}, nil
+	return &NetConn{Conn: conn, local: tcpAddr(lh, lp), remote: tcpAddr(host, port)}, nil
 }

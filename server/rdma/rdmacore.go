@@ -1,61 +1,96 @@
-//go:build rdma && cgo
+//go:build linux && (amd64 || arm64) && !nordma
 
 package rdma
-
-/*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdlib.h>
-
-// dpl_load opens a library for its symbols, or returns NULL and leaves the
-// reason in *err (dlerror's static text, copied by the caller at once).
-static void *dpl_load(const char *name, const char **err) {
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	*err = h ? NULL : dlerror();
-	return h;
-}
-
-static int dpl_has(void *h, const char *sym) { return dlsym(h, sym) != NULL; }
-*/
-import "C"
 
 import (
 	"errors"
 	"fmt"
-	"unsafe"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/ebitengine/purego"
 )
 
-// The cgo provider's loader (build tag rdma): rdma-core is opened at run
-// time, not linked, so a binary built with the tag starts and serves TCP on
-// a host without it, and says what is missing when RDMA is asked for. The
-// provider itself is provider.go over the C layer (dplverbs.h); the list
-// of libraries and entry points, Probe and the device check are
-// rdmacore_common.go's, shared with the pure-Go provider's loader
-// (rdmacore_purego.go).
+// The provider's loader: rdma-core is opened at run time (purego.Dlopen),
+// not linked, so a binary starts and serves TCP on a host without it, and
+// says what is missing when RDMA is asked for: a library (with what to
+// install), an entry point, or /dev/infiniband/rdma_cm (with how to load a
+// driver or add Soft-RoCE). The libraries stay loaded for the provider
+// (verbs_purego.go).
 
-// probe opens rdmaCore's libraries and looks up their entry points.
+// rdmaCore lists the libraries and the entry points the provider needs
+// from each (what Valkey's src/rdma.c calls; the post and poll calls are
+// inline in verbs.h, through the device's ops, and need no symbol).
+var rdmaCore = []struct {
+	lib  string
+	syms []string
+}{
+	{"libibverbs.so.1", []string{"ibv_alloc_pd", "ibv_dealloc_pd", "ibv_reg_mr", "ibv_dereg_mr",
+		"ibv_create_comp_channel", "ibv_destroy_comp_channel", "ibv_create_cq", "ibv_destroy_cq",
+		"ibv_get_cq_event", "ibv_ack_cq_events"}},
+	{"librdmacm.so.1", []string{"rdma_create_event_channel", "rdma_destroy_event_channel", "rdma_getaddrinfo",
+		"rdma_freeaddrinfo", "rdma_create_ep", "rdma_destroy_id", "rdma_migrate_id", "rdma_listen",
+		"rdma_connect", "rdma_accept", "rdma_reject", "rdma_disconnect", "rdma_get_cm_event", "rdma_ack_cm_event",
+		"rdma_create_qp", "rdma_destroy_qp"}},
+}
+
+// CMDevice is the connection manager's device: without it no RDMA device
+// (hardware or Soft-RoCE) is usable on this host.
+var CMDevice = "/dev/infiniband/rdma_cm"
+
+var (
+	probeOnce sync.Once
+	probeErr  error
+)
+
+// Probe says what this host lacks for the RDMA transport: rdma-core's
+// libraries and their entry points, then an RDMA device. Nil when all are
+// there. The libraries stay loaded for the provider.
+func Probe() error {
+	probeOnce.Do(func() { probeErr = probe() })
+	if probeErr != nil {
+		return probeErr
+	}
+	return deviceCheck()
+}
+
+// deviceCheck says whether the connection manager's device is there.
+func deviceCheck() error {
+	if _, err := os.Stat(CMDevice); err != nil {
+		return fmt.Errorf("no RDMA device: %s is absent; load the adapter's driver (e.g. modprobe mlx5_ib) and rdma_ucm, or add Soft-RoCE, software RDMA over an Ethernet interface: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IF", CMDevice)
+	}
+	return nil
+}
+
+// installHint is what to install for rdma-core's libraries, on Debian and
+// Ubuntu (rdma-core also ships librdmacm1 and ibverbs-providers on RHEL,
+// SUSE and the BlueField's own images).
+const installHint = "install rdma-core's libraries (Debian/Ubuntu: apt install rdma-core ibverbs-providers librdmacm1)"
+
+// probe opens rdmaCore's libraries and looks up their entry points. What
+// fails is said on one line ("; " between libraries): `version` and the
+// picker show it in a line of their own.
 func probe() error {
-	var errs []error
+	var errs []string
 	for _, l := range rdmaCore {
-		name := C.CString(l.lib)
-		var cerr *C.char
-		h := C.dpl_load(name, &cerr)
-		C.free(unsafe.Pointer(name))
-		if h == nil {
-			errs = append(errs, fmt.Errorf("cannot load %s (%s): install rdma-core's libraries (Debian: apt install libibverbs1 librdmacm1 ibverbs-providers)", l.lib, C.GoString(cerr)))
+		h, err := purego.Dlopen(l.lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("cannot load %s (%s): %s", l.lib, err, installHint))
 			continue
 		}
 		var missing []string
 		for _, s := range l.syms {
-			cs := C.CString(s)
-			if C.dpl_has(h, cs) == 0 {
+			if p, err := purego.Dlsym(h, s); err != nil || p == 0 {
 				missing = append(missing, s)
 			}
-			C.free(unsafe.Pointer(cs))
 		}
 		if len(missing) > 0 {
-			errs = append(errs, fmt.Errorf("%s lacks %v: rdma-core is too old or not rdma-core", l.lib, missing))
+			errs = append(errs, fmt.Sprintf("%s lacks %v: rdma-core is too old or not rdma-core", l.lib, missing))
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(errs, "; "))
 }

@@ -7,8 +7,9 @@ import (
 
 // This file is the verbs-level interface the protocol is written against:
 // the few things Valkey's transport does with libibverbs and librdmacm,
-// shaped so that the in-memory fabric (fabric.go) and the cgo provider
-// (build tag rdma, later) implement the same thing.
+// shaped so that the in-memory fabric (fabric.go), the Go simulation
+// (sim.go, wire.go) and the rdma-core provider (provider.go) implement the
+// same thing.
 
 // QPType is the queue pair's transport service.
 type QPType uint8
@@ -38,7 +39,7 @@ func (t QPType) String() string {
 // Region is a registered memory region: local memory the adapter may read
 // (and, when registered for it, the peer may write) without the kernel.
 type Region interface {
-	// Bytes is the region's memory. For the cgo provider it is memory
+	// Bytes is the region's memory. For the rdma-core provider it is memory
 	// outside the Go heap (mmap, page-aligned, with guard pages), valid
 	// until Deregister.
 	Bytes() []byte

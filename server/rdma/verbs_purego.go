@@ -1,4 +1,4 @@
-//go:build rdma && !rdmasim && !cgo && linux && (amd64 || arm64)
+//go:build linux && (amd64 || arm64) && !nordma
 
 package rdma
 
@@ -20,16 +20,16 @@ import (
 	"github.com/dpulab/dpulab/server/rdma/internal/ibv"
 )
 
-// This file is dplverbs_rdmacore.c in Go, for a build without cgo
-// (CGO_ENABLED=0 -tags rdma, linux/amd64 and linux/arm64): libibverbs.so.1
-// and librdmacm.so.1 opened at run time with purego and called through
-// their symbols; the verbs verbs.h defines inline (ibv_post_send,
-// ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq) called, as the inline
-// functions do, through the device context's ops table
-// (struct ibv_context_ops, an ABI rdma-core keeps stable). Every function
-// below mirrors the C function of dplverbs.h it is named after, with the
-// same setup, the same errors and the same rules; provider_purego.go uses
-// them as provider.go uses the C layer.
+// This file is the provider's verbs (linux/amd64 and linux/arm64, with or
+// without cgo): libibverbs.so.1 and librdmacm.so.1 opened at run time with
+// purego and called through their symbols; the verbs verbs.h defines
+// inline (ibv_post_send, ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq)
+// called, as the inline functions do, through the device context's ops
+// table (struct ibv_context_ops, an ABI rdma-core keeps stable).
+// provider.go builds QP, the listener and the dialer on them. (They began
+// as a Go mirror of a C layer of ours, dplverbs_rdmacore.c, retired in
+// issue 31; the pv* names and their setup, errors and rules are that
+// layer's.)
 //
 // Memory the libraries or the device read or write is never Go's: the
 // registered regions, the work requests, the scatter list, the
@@ -43,9 +43,8 @@ import (
 // Both architectures are little-endian: imm_data, in network byte order in
 // the work request and the completion, is byte-swapped.
 
-// fn holds the entry points: the same list as rdmaCore (rdmacore.go) and
-// dpl_init, plus libc's errno and strerror (errors worded as the C layer's
-// strerror(errno) words them).
+// fn holds the entry points: rdmaCore's list (rdmacore.go), plus libc's
+// errno and strerror (errors worded as strerror(errno) words them).
 var fn struct {
 	ibvAllocPD, ibvDeallocPD, ibvRegMR, ibvDeregMR                              uintptr
 	ibvCreateCompChannel, ibvDestroyCompChannel, ibvCreateCQ, ibvDestroyCQ      uintptr
@@ -59,7 +58,7 @@ var fn struct {
 
 var pvInitDone bool
 
-// pvInit is dpl_init: loads the libraries and their entry points; nil, or
+// pvInit: loads the libraries and their entry points; nil, or
 // the reason. Called once, under ProviderReady's Once.
 func pvInit() error {
 	if pvInitDone {
@@ -146,7 +145,7 @@ func cint(r uintptr) int { return int(int32(r)) }
 // cptr views C memory at p (never Go memory) as a *T.
 func cptr[T any](p uintptr) *T { return *(**T)(unsafe.Pointer(&p)) }
 
-// strerror is libc's wording of e, as the C layer prints it.
+// strerror is libc's wording of e.
 func strerror(e syscall.Errno) string {
 	if fn.strerror == 0 {
 		return e.Error()
@@ -225,12 +224,12 @@ const (
 // the reason; Valkey's clients send none (RC).
 var dplMagic = [4]byte{'D', 'P', 'L', 'R'}
 
-// pvOpts is struct dpl_opts.
+// pvOpts are a queue pair's settings (ProviderOptions, as the verbs take them).
 type pvOpts struct {
 	typ, sqSize, rqSize, inlineSize, retryCount, compVector int
 }
 
-// pvListener is struct dpl_listener.
+// pvListener is a listening id on its own event channel.
 type pvListener struct {
 	ch, id uintptr
 	chfd   int
@@ -239,7 +238,7 @@ type pvListener struct {
 	mem    *cmem // rdma_get_cm_event's out-pointer
 }
 
-// pvMR is struct dpl_mr: buf is page-aligned mmap'd memory with a guard
+// pvMR is a registered region: buf is page-aligned mmap'd memory with a guard
 // page on each side.
 type pvMR struct {
 	buf        []byte
@@ -249,7 +248,7 @@ type pvMR struct {
 	rkey, lkey uint32
 }
 
-// pvQP is struct dpl_qp.
+// pvQP is a connection's id, queue pair, completion queue and channels.
 type pvQP struct {
 	id, ch, pd, cc, cq, qp uintptr
 	chfd, ccfd             int
@@ -390,7 +389,7 @@ func newWakeFD() (int, error) {
 	return fd, nil
 }
 
-// pvListen is dpl_listen: listens on host:port (port 0: a free one, the
+// pvListen: listens on host:port (port 0: a free one, the
 // port given back).
 func pvListen(host string, port, typ int) (*pvListener, int, error) {
 	l := &pvListener{typ: typ, wakefd: -1}
@@ -453,7 +452,7 @@ func pollFDs(pf []unix.PollFd, timeoutMs int) int {
 	return n
 }
 
-// pvAccept is dpl_accept: waits up to timeoutMs for a connection request;
+// pvAccept: waits up to timeoutMs for a connection request;
 // a queue pair to set up with pvAcceptSetup, or nil (a nil error on a
 // time-out, a wake-up or an event that is no request).
 func pvAccept(l *pvListener, timeoutMs int) (*pvQP, error) {
@@ -490,12 +489,12 @@ func pvAccept(l *pvListener, timeoutMs int) (*pvQP, error) {
 	return q, nil
 }
 
-// pvWakeListener is dpl_wake_listener: a waiting pvAccept returns.
+// pvWakeListener: a waiting pvAccept returns.
 func pvWakeListener(l *pvListener) {
 	unix.Write(l.wakefd, []byte{1, 0, 0, 0, 0, 0, 0, 0}) // a full counter: a wake-up is pending anyway
 }
 
-// pvListenerClose is dpl_listener_close.
+// pvListenerClose.
 func pvListenerClose(l *pvListener) {
 	call(fn.rdmaDestroyID, l.id)
 	call(fn.rdmaDestroyEventChannel, l.ch)
@@ -575,10 +574,10 @@ func (q *pvQP) verbs(o *pvOpts) error {
 	return nil
 }
 
-// pvPeer is dpl_peer: the requesting client's address.
+// pvPeer: the requesting client's address.
 func pvPeer(q *pvQP) (string, int) { return sockaddr(q.id + ibv.CMIDDstAddr) }
 
-// pvAcceptSetup is dpl_accept_setup: a client of the other type is
+// pvAcceptSetup: a client of the other type is
 // refused with the reason; otherwise the queue pair is created (the qp
 // must be destroyed on an error as well).
 func pvAcceptSetup(q *pvQP, o *pvOpts) error {
@@ -616,7 +615,7 @@ func pvAcceptSetup(q *pvQP, o *pvOpts) error {
 	return nil
 }
 
-// pvConnect is dpl_connect: resolves host:port (from the source address
+// pvConnect: resolves host:port (from the source address
 // src when not empty) and creates the queue pair; gives the local address.
 // Receives may be posted after it, then pvEstablish connects.
 func pvConnect(host string, port int, src string, o *pvOpts) (*pvQP, string, int, error) {
@@ -665,7 +664,7 @@ func (q *pvQP) pushEvent(ev int) {
 	}
 }
 
-// pvEstablish is dpl_establish: the server accepts, the client connects,
+// pvEstablish: the server accepts, the client connects,
 // within timeout.
 func pvEstablish(q *pvQP, timeout time.Duration) error {
 	p := cptr[ibv.ConnParam](q.mem.at(cmParam))
@@ -730,7 +729,7 @@ func pvEstablish(q *pvQP, timeout time.Duration) error {
 	}
 }
 
-// pvReg is dpl_reg: page-aligned memory with a guard page on each side
+// pvReg: page-aligned memory with a guard page on each side
 // (registered memory must not move, and an overrun faults instead of
 // corrupting), registered for local write, and remote write when asked.
 func pvReg(q *pvQP, n int, remoteWrite bool) (*pvMR, error) {
@@ -774,7 +773,7 @@ func freeMR(m *pvMR) {
 	m.buf, m.mapping = nil, nil
 }
 
-// pvDereg is dpl_dereg.
+// pvDereg.
 func pvDereg(q *pvQP, m *pvMR) int {
 	if _, ok := q.mrs[m]; !ok {
 		return dplELocal
@@ -784,7 +783,7 @@ func pvDereg(q *pvQP, m *pvMR) int {
 	return 0
 }
 
-// The post and poll errors of dplverbs.h.
+// The post and poll errors.
 const (
 	dplEQPState = -1
 	dplEFull    = -2
@@ -806,7 +805,7 @@ func postErr32(rc int) int {
 	return dplEQPState
 }
 
-// pvPostRecv is dpl_post_recv.
+// pvPostRecv.
 func pvPostRecv(q *pvQP, wrID uint64, m *pvMR, off, n int) int {
 	if !q.hasQP || q.errstate {
 		return dplEQPState
@@ -848,12 +847,12 @@ func (q *pvQP) post(opcode uint32, wrID uint64, m *pvMR, off, n int, raddr uint6
 	return 0
 }
 
-// pvPostSend is dpl_post_send.
+// pvPostSend.
 func pvPostSend(q *pvQP, wrID uint64, m *pvMR, off, n int, signaled bool) int {
 	return q.post(ibv.WROpSend, wrID, m, off, n, 0, 0, 0, signaled)
 }
 
-// pvPostWriteImm is dpl_post_write_imm.
+// pvPostWriteImm.
 func pvPostWriteImm(q *pvQP, wrID uint64, m *pvMR, off, n int, raddr uint64, rkey, imm uint32, signaled bool) int {
 	return q.post(ibv.WROpRDMAWriteImm, wrID, m, off, n, raddr, rkey, imm, signaled)
 }
@@ -878,7 +877,7 @@ func wcStatus(s uint32) Status {
 	return 8 // DPL_WC_OTHER
 }
 
-// pvPoll is dpl_poll: moves up to len(out) (at most 64) completions into
+// pvPoll: moves up to len(out) (at most 64) completions into
 // out; how many, or dplEOther. The completion channel is pvWait's alone.
 func pvPoll(q *pvQP, out []Completion) int {
 	if q.cq == 0 {
@@ -918,7 +917,7 @@ func pvPoll(q *pvQP, out []Completion) int {
 	return k
 }
 
-// pvEvent is dpl_event: the next connection event (0: none).
+// pvEvent: the next connection event (0: none).
 func pvEvent(q *pvQP) int {
 	if len(q.events) > 0 {
 		ev := q.events[0]
@@ -940,14 +939,14 @@ func pvEvent(q *pvQP) int {
 	return 0
 }
 
-// pvArm is dpl_arm: asks for a notification of the next completion.
+// pvArm: asks for a notification of the next completion.
 func pvArm(q *pvQP) {
 	if q.cq != 0 {
 		call(q.reqNotify, q.cq, 0)
 	}
 }
 
-// pvWait is dpl_wait: sleeps until a completion, an event, pvWake or
+// pvWait: sleeps until a completion, an event, pvWake or
 // timeoutMs (-1: no limit). It alone takes (and acknowledges) the
 // completion channel's notifications. It reads only what never changes
 // after setup, and the waiter's own page.
@@ -975,12 +974,12 @@ func pvWait(q *pvQP, timeoutMs int) {
 	}
 }
 
-// pvWake is dpl_wake.
+// pvWake.
 func pvWake(q *pvQP) {
 	unix.Write(q.wakefd, []byte{1, 0, 0, 0, 0, 0, 0, 0}) // a full counter: already awake
 }
 
-// pvDisconnect is dpl_disconnect.
+// pvDisconnect.
 func pvDisconnect(q *pvQP) {
 	if q.established && !q.gone.Load() {
 		call(fn.rdmaDisconnect, q.id)
@@ -990,7 +989,7 @@ func pvDisconnect(q *pvQP) {
 	}
 }
 
-// pvDestroy is dpl_destroy: disconnects and releases everything, regions
+// pvDestroy: disconnects and releases everything, regions
 // included.
 func pvDestroy(q *pvQP) {
 	if q == nil {

@@ -1,4 +1,4 @@
-//go:build rdma && !rdmasim && (cgo || (linux && (amd64 || arm64)))
+//go:build linux && (amd64 || arm64) && !nordma && !rdmasim
 
 package transport_test
 
@@ -27,9 +27,9 @@ import (
 )
 
 // The guest tests (issue 28): `dpulab server` and `dpulab bench` of the
-// shipped -tags rdma build over the kernel's real RDMA stack, judged by
-// what the stack itself reports (rdma statistic, rdma resource) and by
-// Valkey's own RDMA server and client. .ci/rdma-guest builds this test
+// shipped build (the rdma-core provider) over the kernel's real RDMA
+// stack, judged by what the stack itself reports (rdma statistic, rdma
+// resource) and by Valkey's own RDMA server and client. .ci/rdma-guest builds this test
 // binary and the dpulab binary, boots the Soft-RoCE guest
 // (../shared/rxe-vm) and runs TestGuest* there; on any host with an RDMA
 // device they run as they are:
@@ -37,7 +37,7 @@ import (
 //	DPULAB_RDMA_ADDR      the server's address, on an RDMA device's interface
 //	DPULAB_RDMA_SRC       the client's source address (another device's, so
 //	                      that traffic crosses a wire; "" = the route's)
-//	DPULAB_RDMA_BIN       a prebuilt -tags rdma dpulab (else go build)
+//	DPULAB_RDMA_BIN       a prebuilt dpulab (else go build)
 //	DPULAB_VALKEY_DIR     valkey-server, valkey-rdma.so, rdma-test
 //	                      (../shared/peers/valkey/build.sh)
 //
@@ -59,7 +59,7 @@ func needGuest(t *testing.T) guest {
 	if g.addr == "" {
 		g.addr = rdmaAddr(t)
 	}
-	g.bin = cgoDpulab(t)
+	g.bin = rdmaDpulab(t)
 	return g
 }
 

@@ -1,4 +1,4 @@
-//go:build rdma && !rdmasim && (cgo || (linux && (amd64 || arm64)))
+//go:build linux && (amd64 || arm64) && !nordma && !rdmasim
 
 package transport_test
 
@@ -13,14 +13,11 @@ import (
 	"github.com/dpulab/dpulab/server/rdma"
 )
 
-// The hardware test: go test -tags rdma -run RDMA ./server/... on a host
-// with an RDMA device (a NIC, or Soft-RoCE: rdma link add rxe0 type rxe
-// netdev IF) runs `dpulab server` and `dpulab bench` of a -tags rdma build
+// The hardware test: go test -run RDMA ./server/... on a host with an
+// RDMA device (a NIC, or Soft-RoCE: rdma link add rxe0 type rxe netdev
+// IF) runs `dpulab server` and `dpulab bench` of the default build
 // over real RDMA, RC and UC, and valkey-benchmark --rdma (Valkey 9.0)
 // against our server when it is installed.
-
-// buildTags is what the binary under test is built with.
-const buildTags = "rdma"
 
 // rdmaAddr is an IPv4 address of a network interface that an RDMA device
 // sits on ($DPULAB_RDMA_ADDR overrides).
@@ -61,10 +58,10 @@ func TestRDMAHardware(t *testing.T) {
 		t.Fatalf("the device is there but the provider is not usable: %v", err)
 	}
 	host := rdmaAddr(t)
-	bin := cgoDpulab(t)
+	bin := rdmaDpulab(t)
 	for _, mode := range []string{"reliable-connected", "unreliable-connected"} {
 		t.Run(mode, func(t *testing.T) {
-			_, ep := cgoServer(t, bin, host, mode, "")
+			_, ep := rdmaServer(t, bin, host, mode, "")
 			qp := "rc"
 			if mode == "unreliable-connected" {
 				qp = "uc"

@@ -1,4 +1,4 @@
-//go:build rdmasim && !(rdma && cgo)
+//go:build rdmasim
 
 package transport
 

@@ -34,7 +34,7 @@ const (
 var known = map[Name]string{
 	TCP:  "",
 	Unix: "",
-	RDMA: "built without RDMA support: rebuild with -tags rdma (needs libibverbs-dev and librdmacm-dev), or use transport tcp",
+	RDMA: "", // rdma_core.go registers it; rdma_nordma.go and rdma_unsupported.go say why a build lacks it
 }
 
 // ErrUnknown is wrapped by the error for a transport name dpulab does not

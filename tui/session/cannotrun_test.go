@@ -1,5 +1,3 @@
-//go:build !rdma && !rdmasim
-
 package session_test
 
 import (
@@ -7,16 +5,22 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dpulab/dpulab/server/rdma"
+	"github.com/dpulab/dpulab/server/transport"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/pages/picker"
 	"github.com/dpulab/dpulab/tui/session"
 )
 
-// TestPickerSaysWhatCannotRunHere: in a default build (no RDMA transport),
-// the RDMA lab is listed with the reason its RDMA steps cannot run and how
-// to get a binary that can, ahead of the rest of its line; the TCP-only
-// quickstart has no such reason.
+// TestPickerSaysWhatCannotRunHere: in a build without the RDMA transport
+// (-tags nordma, or a platform other than linux/amd64 and arm64), the RDMA
+// lab is listed with the reason its RDMA steps cannot run and how to get a
+// binary that can, ahead of the rest of its line; the TCP-only quickstart
+// has no such reason.
 func TestPickerSaysWhatCannotRunHere(t *testing.T) {
+	if transport.Available(transport.RDMA) == nil {
+		t.Skip("this build has the rdma transport (go test -tags nordma runs this test)")
+	}
 	ls, err := (&session.EngineCatalog{StateDir: t.TempDir()}).Labs()
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +33,7 @@ func TestPickerSaysWhatCannotRunHere(t *testing.T) {
 		t.Fatalf("redis-rdma-rc-uc: CannotRun = %q, want one reason (the rdma transport)", r.CannotRun)
 	}
 	d := picker.Describe(r)
-	for _, want := range []string{"⚠ cannot run here", "transport rdma", "built without RDMA support", "-tags rdma", "steps or variants"} {
+	for _, want := range []string{"⚠ cannot run here", "transport rdma", "RDMA is not in this build", "steps or variants"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("picker line %q lacks %q", d, want)
 		}
@@ -54,17 +58,35 @@ func lab(t *testing.T, ls []session.LabInfo, id string) session.LabInfo {
 }
 
 // TestStepsThatCannotRunHere: the RDMA lab's steps over transport rdma
-// are marked, each with its reason, and nothing else is: a default build
-// has no RDMA transport.
+// are marked, each with its reason, and nothing else is: in a build
+// without the RDMA transport, that it is not in this build; in a build
+// with it (the default on linux/amd64 and arm64) on this machine without
+// an RDMA device, that no device is usable here, and the picker says what
+// the provider lacks.
 func TestStepsThatCannotRunHere(t *testing.T) {
 	ls, err := (&session.EngineCatalog{StateDir: t.TempDir()}).Labs()
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := "transport rdma is not in this build"
+	if transport.Available(transport.RDMA) == nil {
+		name, perr := rdma.Provider()
+		if name == "" {
+			t.Skip("a rdmasim build: the rdma transport is the Go simulation, which runs on any machine")
+		}
+		if perr == nil {
+			t.Skip("this machine has an RDMA device the provider can use: no step is marked")
+		}
+		want = "no RDMA device usable on this machine"
+		r := lab(t, ls, "redis-rdma-rc-uc")
+		if d := picker.Describe(r); !strings.Contains(d, "⚠ "+want+" ("+name+": "+perr.Error()+")") {
+			t.Errorf("picker line %q does not say what the provider lacks (%s: %v)", d, name, perr)
+		}
+	}
 	r := lab(t, ls, "redis-rdma-rc-uc")
 	for _, id := range []string{"deploy", "smoke", "sizes"} {
-		if why := r.CannotRunSteps[id]; !strings.Contains(why, "transport rdma is not in this build") {
-			t.Errorf("step %s: %q, want it marked", id, why)
+		if why := r.CannotRunSteps[id]; !strings.Contains(why, want) {
+			t.Errorf("step %s: %q, want it marked %q", id, why, want)
 		}
 	}
 	for _, id := range []string{"overview", "rdma-devices", "perftest"} {

@@ -1,4 +1,4 @@
-//go:build rdma && (cgo || (!rdmasim && linux && (amd64 || arm64)))
+//go:build linux && (amd64 || arm64) && !nordma && !rdmasim
 
 package transport_test
 
@@ -21,19 +21,19 @@ import (
 	"github.com/dpulab/dpulab/server/transport"
 )
 
-// Helpers of the tests that run `dpulab server` and `dpulab bench` of a
-// -tags rdma build (with rdmasim: over the C layer's simulation; without:
-// over rdma-core, on a host with an RDMA device) as two processes.
+// Helpers of the tests that run `dpulab server` and `dpulab bench` over
+// rdma-core (on a host with an RDMA device: rdma_hw_test.go, and the
+// Soft-RoCE guest's rdma_guest_test.go) as two processes.
 
-// cgoDpulab builds ./cmd/dpulab with this test's buildTags once, or is
-// $DPULAB_RDMA_BIN in the -tags rdma build (the Soft-RoCE guest has no
-// compiler worth using: under TCG a build would take most of an hour).
-func cgoDpulab(t *testing.T) string {
+// rdmaDpulab builds ./cmd/dpulab once, or is $DPULAB_RDMA_BIN (the
+// Soft-RoCE guest has no compiler worth using: under TCG a build would
+// take most of an hour).
+func rdmaDpulab(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("DPULAB_RDMA_BIN"); p != "" && buildTags == "rdma" {
+	if p := os.Getenv("DPULAB_RDMA_BIN"); p != "" {
 		return p
 	}
-	return testpeer.AgentTags(t, buildTags)
+	return testpeer.Agent(t)
 }
 
 func TestMain(m *testing.M) {
@@ -46,10 +46,10 @@ func rdmaOpts(mode string) transport.Options {
 	return transport.Options{RDMA: transport.RDMAOptions{UC: mode == "unreliable-connected"}}
 }
 
-// cgoServer starts `dpulab server` serving TCP and RDMA (mode
+// rdmaServer starts `dpulab server` serving TCP and RDMA (mode
 // reliable-connected or unreliable-connected, with extra config lines) on
 // host, and returns both endpoints once RDMA answers PING.
-func cgoServer(t *testing.T, bin, host, mode, extra string) (tcp, rdmaEp transport.Endpoint) {
+func rdmaServer(t *testing.T, bin, host, mode, extra string) (tcp, rdmaEp transport.Endpoint) {
 	t.Helper()
 	port := testpeer.FreePorts(t, 2)
 	dir := t.TempDir()
