@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -16,9 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 	"github.com/dpulab/dpulab/steps/results"
 
-	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
@@ -402,34 +401,9 @@ func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars 
 // are requests on it, pipelined, not sessions).
 const writeConcurrency = 16
 
-// probeConcurrency bounds how many instances of one host are probed or
-// awaited at once: each probe is a TCP connection forwarded by the host's
-// sshd (direct-tcpip), which takes no session.
+// probeConcurrency bounds how many instances of one host are probed at
+// once (deploy.ForEach).
 const probeConcurrency = 32
-
-// forEachInstance runs fn for instances 0..n-1, limit at a time, and
-// returns the error of the lowest-numbered instance that failed.
-func forEachInstance(n, limit int, fn func(k int) error) error {
-	errs := make([]error, n)
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for k := 0; k < n; k++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			errs[k] = fn(k)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // procRecorder saves started processes in the run's progress for every
 // host of one deploy: each Start is recorded before its caller goes on,
@@ -490,7 +464,7 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 	}
 	// Something already answering on an instance's port would be
 	// benchmarked instead of our server: look at every port first.
-	if err := forEachInstance(p.Instances, probeConcurrency, func(k int) error {
+	if err := deploy.ForEach(p.Instances, probeConcurrency, func(k int) error {
 		return e.portFree(ctx, step, p, h, t, k)
 	}); err != nil {
 		return err
@@ -552,7 +526,7 @@ func (e *Engine) makeInstanceDirs(ctx context.Context, p deployPlan, h hostRef, 
 // are known (a run killed from then on still stops them later). The error
 // names the lowest-numbered instance that failed.
 func (e *Engine) startInstances(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, tmpl []byte, vars map[string]string, rec *procRecorder) ([]runner.Proc, error) {
-	if err := forEachInstance(p.Instances, writeConcurrency, func(k int) error {
+	if err := deploy.ForEach(p.Instances, writeConcurrency, func(k int) error {
 		return e.writeConfig(ctx, p, h, t, k, tmpl, vars)
 	}); err != nil {
 		return nil, err
@@ -627,27 +601,8 @@ func (e *Engine) stopUnrecorded(ctx context.Context, step string, h hostRef, t r
 	return e.ping(pctx, h, t, inst, false) != nil
 }
 
-func lastLines(s string, n int) []string {
-	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(ls) == 1 && ls[0] == "" {
-		return nil
-	}
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return ls
-}
-
-// contextDialer is implemented by targets that can open connections from
-// the host's side (SSH direct-tcpip), so PING reaches servers bound to the
-// host's loopback without a command (a dpulab bench process) per try:
-// what lets deploy probe and await hundreds of instances.
-type contextDialer interface {
-	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
-}
-
 // ping checks that an instance answers PING with PONG, from the host's own
-// side (its loopback). With wait it retries until it answers, ctx ends or
+// side (deploy.Ping). With wait it retries until it answers, ctx ends or
 // deploy's overall wait limit passes.
 func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Instance, wait bool) error {
 	if wait {
@@ -657,7 +612,7 @@ func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Inst
 	}
 	var last error
 	for {
-		last = e.pingOnce(ctx, h, t, inst)
+		last = deploy.Ping(ctx, kindEnv{e}, h, t, inst)
 		if last == nil || !wait {
 			return last
 		}
@@ -667,81 +622,6 @@ func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Inst
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func (e *Engine) pingOnce(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
-	var conn net.Conn
-	var err error
-	if inst.NetNS != "" {
-		// Inside a namespace: only a process there can dial it.
-		return e.pingByCommand(ctx, h, t, inst)
-	} else {
-		switch d := t.(type) {
-		case contextDialer:
-			conn, err = d.DialContext(ctx, "tcp", inst.Address)
-			if err != nil && runner.ForwardingRefused(err) {
-				// The host's sshd forbids forwarding: ask the host.
-				return e.pingByCommand(ctx, h, t, inst)
-			}
-		default:
-			if !h.Local {
-				return e.pingByCommand(ctx, h, t, inst)
-			}
-			var nd net.Dialer
-			conn, err = nd.DialContext(ctx, "tcp", inst.Address)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	} else {
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	}
-	if _, err := conn.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	line = strings.TrimSpace(line)
-	// NOAUTH: the server is up and wants the lab's password first.
-	if line != "+PONG" && !strings.HasPrefix(line, "-NOAUTH") {
-		return fmt.Errorf("answered %q instead of +PONG", line)
-	}
-	return nil
-}
-
-// pingByCommand pings from the host with one request of dpulab bench, for
-// targets that cannot dial from the host's side.
-func (e *Engine) pingByCommand(ctx context.Context, h hostRef, t runner.Target, inst Instance) error {
-	cmd := runner.QuoteAll(e.dpulabOn(h), "bench", "--json", "--target", inst.Address, "--clients", "1", "--requests", "1", "--connect-timeout", "2s") + " >/dev/null"
-	if inst.NetNS != "" {
-		cmd = runner.QuoteAll("ip", "netns", "exec", inst.NetNS) + " " + cmd
-	}
-	var stdin []byte
-	if pw := benchPassword(e.Vars()); pw != "" {
-		// As for the bench itself: the password on stdin, never argv.
-		cmd = "IFS= read -r " + benchwire.PasswordEnv + " && export " + benchwire.PasswordEnv + " && " + cmd
-		stdin = []byte(pw + "\n")
-	}
-	// The caller's deadline bounds the try (a saturated host may need
-	// many seconds just to start the bench); 10 s when it has none.
-	var limit time.Duration
-	if _, ok := ctx.Deadline(); !ok {
-		limit = 10 * time.Second
-	}
-	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Timeout: limit})
-	if err != nil {
-		return err
-	}
-	if res.ExitCode != 0 {
-		return fmt.Errorf("exit status %d: %s", res.ExitCode, strings.Join(tailText(res.Tail), " / "))
-	}
-	return nil
 }
 
 // stopGroup stops the recorded servers of one group.

@@ -15,6 +15,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/server/transport"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 )
 
 // A deploy step may start the distribution's redis-server or valkey-server
@@ -270,7 +271,7 @@ func (e *Engine) infoServer(ctx context.Context, h hostRef, t runner.Target, ins
 	var conn net.Conn
 	var err error
 	switch d := t.(type) {
-	case contextDialer:
+	case deploy.ContextDialer:
 		conn, err = d.DialContext(ctx, "tcp", inst.Address)
 	default:
 		if !h.Local {

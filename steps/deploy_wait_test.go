@@ -128,22 +128,3 @@ steps:
 		})
 	}
 }
-
-// TestParseHostStatus: the status command's output, including the lines
-// of a cut-short one, which must not read as every server gone.
-func TestParseHostStatus(t *testing.T) {
-	t.Parallel()
-	s, err := parseHostStatus([]string{"load 37.52", "cpus 2", "hz 100", "group 123 2 456", "group 77 0 3", "   12 /tmp/d/a/server.log", "0 /tmp/d/b/server.log", "12 total", "end"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.groups[123] != (groupStatus{live: 2, ticks: 456}) || s.groups[77].live != 0 || s.sizes["/tmp/d/a/server.log"] != 12 || len(s.sizes) != 2 {
-		t.Errorf("status = %+v", s)
-	}
-	if got := s.loadSentence("h"); !strings.Contains(got, "37.52 on 2 cores") || !strings.Contains(got, "overloaded") {
-		t.Errorf("load sentence %q", got)
-	}
-	if _, err := parseHostStatus([]string{"load 1", "group 123 1 4"}); err == nil {
-		t.Error("a status without its end line was taken as whole")
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/runner"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 	"github.com/dpulab/dpulab/steps/kinds/vspherecheck"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -106,3 +107,11 @@ func (k kindEnv) VCenter(ctx context.Context, step string) (vspherecheck.Checker
 func (k kindEnv) Target(ctx context.Context, host string) (runner.Target, error) {
 	return k.e.hosts.target(ctx, host)
 }
+
+// The deploy kind's capabilities (steps/kinds/deploy.Env).
+
+var _ deploy.Env = kindEnv{}
+
+func (k kindEnv) Agent(h stepkind.Host) string { return k.e.dpulabOn(h) }
+
+func (k kindEnv) Password() string { return benchPassword(k.e.Vars()) }

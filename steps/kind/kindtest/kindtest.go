@@ -60,6 +60,10 @@ type Env struct {
 	// Hold makes After never fire: a step waiting on the clock ends only
 	// by its context.
 	Hold bool
+	// Ticking makes the clock move on by each After's d, when it fires:
+	// a kind that waits sees time pass only as fast as it waits, and a
+	// test of a minutes-long wait takes no time.
+	Ticking bool
 	// Compares are the compare results Compare returns.
 	Compares map[string]*results.Compare
 
@@ -70,6 +74,7 @@ type Env struct {
 	stopped  int
 	removed  []string
 	waited   []time.Duration
+	elapsed  time.Duration
 }
 
 var _ kind.Env = (*Env)(nil)
@@ -102,17 +107,29 @@ func (e *Env) Lab() *labs.Lab    { return e.L }
 func (e *Env) Rehearsal() string { return e.Why }
 func (e *Env) Workdir() string   { return "/tmp/dpulab-test-wd" }
 
-// Now is a fixed instant.
-func (e *Env) Now() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+// Now is a fixed instant, plus the waits so far when Ticking.
+func (e *Env) Now() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nowLocked()
+}
 
-// After never waits: it records d and fires at once (never, with Hold).
+func (e *Env) nowLocked() time.Time {
+	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(e.elapsed)
+}
+
+// After never waits: it records d and fires at once (never, with Hold);
+// when Ticking, the clock moves on by d as it fires.
 func (e *Env) After(d time.Duration) <-chan time.Time {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.waited = append(e.waited, d)
-	e.mu.Unlock()
 	c := make(chan time.Time, 1)
 	if !e.Hold {
-		c <- e.Now().Add(d)
+		if e.Ticking {
+			e.elapsed += d
+		}
+		c <- e.nowLocked()
 	}
 	return c
 }
