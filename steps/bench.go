@@ -389,7 +389,7 @@ func (e *Engine) deploymentFor(ctx context.Context, step string, group string, v
 	dep, ok := e.state.Deployments[group]
 	checked := e.depChecked[group]
 	e.mu.Unlock()
-	if ok && dep.Key == plan.key() {
+	if ok && dep.Key == plan.Key() {
 		// A deployment recorded by an earlier (killed) run is used only
 		// if all its instances still answer; otherwise it is redeployed.
 		if checked || e.deploymentAlive(ctx, dep, plan.Hosts) {

@@ -3,14 +3,9 @@ package steps
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,53 +16,17 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
-	"github.com/dpulab/dpulab/server/transport"
 )
-
-// Deploy starts one `dpulab server` process per instance (not one process
-// with --instances N): each instance then has its own pid, log and config,
-// a crashed instance is named in errors, and cleanup stops exactly the
-// processes recorded in the saved progress.
 
 // stopGrace is how long a server gets between SIGTERM and SIGKILL.
 const stopGrace = 3 * time.Second
 
-// deployPlan is a deploy step resolved with the run's variables (and a
-// compare variant's overrides): exactly what should be running.
-type deployPlan struct {
-	Step      string    `json:"step"`
-	Group     string    `json:"group"`
-	Hosts     []hostRef `json:"hosts"`
-	Instances int       `json:"instances"`
-	Port      int       `json:"port"`
-	Bind      string    `json:"bind"`
-	Transport string    `json:"transport"`
-	Config    string    `json:"config,omitempty"`
-	// Socket adds a Unix socket to every instance (some step reaches the
-	// group over one).
-	Socket   bool        `json:"socket,omitempty"`
-	Settings [][2]string `json:"settings,omitempty"`
-	// NetNS is the network namespace the instances run in (a compare
-	// variant over an emulated path), and CPUs the cores they are pinned
-	// to there; both empty otherwise.
-	NetNS string `json:"netns,omitempty"`
-	CPUs  string `json:"cpus,omitempty"`
-	// Server is the program the instances run, empty for the bundled
-	// server (so the keys of earlier saved progress stay valid):
-	// redis-server or valkey-server (deploy_server.go).
-	Server string `json:"server,omitempty"`
-}
+// deployPlan is a deploy step resolved with the run's variables
+// (steps/kinds/deploy).
+type deployPlan = deploy.Plan
 
-// key identifies a plan in saved progress; a hash, because settings may
-// hold a password.
-func (p deployPlan) key() string {
-	b, _ := json.Marshal(p)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// Limits that keep a typo from starting thousands of servers.
-const maxInstances = 512
+// maxInstances keeps a typo from starting thousands of servers.
+const maxInstances = deploy.MaxInstances
 
 // deployStepFor finds the deploy step of group.
 func (e *Engine) deployStepFor(group string) (*labs.Step, error) {
@@ -80,78 +39,13 @@ func (e *Engine) deployStepFor(group string) (*labs.Step, error) {
 	return nil, fmt.Errorf("no deploy step has group %q", group)
 }
 
-// planDeploy resolves a deploy step; variant (may be nil) overrides keys
-// and adds settings, and its role, when set, replaces the step's.
+// planDeploy resolves a deploy step (deploy.Resolve); variant (may be
+// nil) overrides keys and adds settings, and puts the deployment on its
+// emulated network path.
 func (e *Engine) planDeploy(st *labs.Step, vars map[string]string, variant *labs.Variant) (deployPlan, error) {
-	spec := *st.Deploy
-	roles := st.On
-	var extra []labs.Setting
-	if variant != nil {
-		if d := variant.Deploy; d != nil {
-			if d.Instances.IsSet() {
-				spec.Instances = d.Instances
-			}
-			if d.Port.IsSet() {
-				spec.Port = d.Port
-			}
-			if d.Config != "" {
-				spec.Config = d.Config
-			}
-			if d.Transport.IsSet() {
-				spec.Transport = d.Transport
-			}
-			if d.Bind.IsSet() {
-				spec.Bind = d.Bind
-			}
-			if d.Server.IsSet() {
-				spec.Server = d.Server
-			}
-			extra = append(extra, d.Settings...)
-		}
-		extra = append(extra, variant.Settings...)
-		if variant.On != "" {
-			roles = []string{variant.On}
-		}
-	}
-	p := deployPlan{Step: st.ID, Group: spec.Group, Config: spec.Config}
-	p.Socket = e.groupNeedsSocket(spec.Group, vars)
-	var err error
-	if p.Instances, err = spec.Instances.Int(vars, 1); err != nil {
-		return p, fmt.Errorf("deploy %s: instances: %w", st.ID, err)
-	}
-	if p.Instances < 1 || p.Instances > maxInstances {
-		return p, fmt.Errorf("deploy %s: %d instances: want 1..%d", st.ID, p.Instances, maxInstances)
-	}
-	if p.Port, err = spec.Port.Int(vars, 7000); err != nil {
-		return p, fmt.Errorf("deploy %s: port: %w", st.ID, err)
-	}
-	if p.Port < 1 || p.Port+p.Instances-1 > 65535 {
-		return p, fmt.Errorf("deploy %s: ports %d..%d out of range 1..65535", st.ID, p.Port, p.Port+p.Instances-1)
-	}
-	if p.Bind, err = spec.Bind.String(vars, "127.0.0.1"); err != nil {
-		return p, fmt.Errorf("deploy %s: bind: %w", st.ID, err)
-	}
-	if p.Transport, err = spec.Transport.String(vars, string(transport.TCP)); err != nil {
-		return p, fmt.Errorf("deploy %s: transport: %w", st.ID, err)
-	}
-	for _, s := range append(append([]labs.Setting{}, spec.Settings...), extra...) {
-		v, err := s.Value.Resolve(vars)
-		if err != nil {
-			return p, fmt.Errorf("deploy %s: setting %s: %w", st.ID, s.Name, err)
-		}
-		if strings.ContainsAny(s.Name+v, "\n\r") {
-			return p, fmt.Errorf("deploy %s: setting %s: a value may not span lines", st.ID, s.Name)
-		}
-		p.Settings = append(p.Settings, [2]string{s.Name, v})
-	}
-	if err := p.resolveServer(spec.Server, vars); err != nil {
-		return p, fmt.Errorf("deploy %s: %w", st.ID, err)
-	}
-	if p.Hosts, err = e.hosts.hosts(roles); err != nil {
+	p, err := deploy.Resolve(kindEnv{e}, st, vars, variant)
+	if err != nil {
 		return p, err
-	}
-	if len(p.Hosts) == 0 {
-		return p, fmt.Errorf("deploy %s: no host plays role %s", st.ID, strings.Join(roles, ", "))
 	}
 	if variant != nil && variant.NetPath != "" {
 		if err := e.planOnPath(&p, variant, vars); err != nil {
@@ -186,111 +80,12 @@ func (e *Engine) planOnPath(p *deployPlan, v *labs.Variant, vars map[string]stri
 
 // instanceDir is an instance's own directory on its host.
 func (e *Engine) instanceDir(group string, port int) string {
-	return path.Join(e.workdir(), fmt.Sprintf("%s-%d", group, port))
+	return deploy.InstanceDir(e.workdir(), group, port)
 }
-
-// procName names an instance's process in the saved progress.
-func procName(group string, port int) string { return fmt.Sprintf("server:%s:%d", group, port) }
 
 // serverCmd is the shell command that starts one instance.
 func (e *Engine) serverCmd(h hostRef, p deployPlan, port int) string {
-	dir := e.instanceDir(p.Group, port)
-	args := []string{e.dpulabOn(h), "server", "--config", path.Join(dir, "redis.conf"), "--port", strconv.Itoa(port)}
-	if p.Server != "" {
-		// Redis and Valkey take the config file first, then options.
-		args = []string{p.Server, path.Join(dir, "redis.conf"), "--port", strconv.Itoa(port)}
-	}
-	if p.Socket {
-		args = append(args, "--unixsocket", path.Join(dir, "redis.sock"))
-	}
-	return placement{NS: p.NetNS, CPUs: p.CPUs}.wrap("exec " + runner.QuoteAll(args...))
-}
-
-// groupNeedsSocket reports whether the group's deploy or any bench or
-// compare against it uses the unix transport.
-func (e *Engine) groupNeedsSocket(group string, vars map[string]string) bool {
-	isUnix := func(v labs.Value) bool {
-		s, err := v.Resolve(vars)
-		return err == nil && s == string(transport.Unix)
-	}
-	for _, st := range e.lab.Steps {
-		switch {
-		case st.Deploy != nil && st.Deploy.Group == group:
-			if isUnix(st.Deploy.Transport) {
-				return true
-			}
-		case st.Bench != nil:
-			if st.Compare != nil {
-				for _, v := range st.Compare.Variants {
-					g := v.Group
-					if g == "" {
-						g = st.Bench.Target
-					}
-					if g == group && (isUnix(v.Transport) || (v.Deploy != nil && isUnix(v.Deploy.Transport))) {
-						return true
-					}
-				}
-			}
-			if st.Bench.Target == group && isUnix(st.Bench.Transport) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// hostSide is instance k on h as the engine pings it from the host: over
-// the host's loopback (or the address the server is bound to, when that is
-// not the loopback), or inside the path's namespace.
-func (p deployPlan) hostSide(h hostRef, k int) Instance {
-	port := p.Port + k
-	if p.NetNS != "" {
-		return Instance{Host: h.Name, Port: port, Address: net.JoinHostPort(p.Bind, strconv.Itoa(port)), NetNS: p.NetNS}
-	}
-	return Instance{Host: h.Name, Port: port, Address: net.JoinHostPort(hostSideAddr(p.Bind), strconv.Itoa(port))}
-}
-
-// hostSideAddr is where a server bound to bind (redis.conf's bind: one or
-// more addresses, "-" marking an optional one) answers on its own host:
-// the loopback when bind is empty, a wildcard or names a loopback address;
-// else bind's first address, since a server bound only to one interface's
-// address (an RDMA network's, say) does not answer on 127.0.0.1.
-func hostSideAddr(bind string) string {
-	addrs := strings.Fields(bind)
-	for _, a := range addrs {
-		a = strings.TrimPrefix(a, "-")
-		switch a {
-		case "0.0.0.0", "*", "::", "::*", "localhost":
-			return "127.0.0.1"
-		}
-		if ip := net.ParseIP(a); ip != nil && ip.IsLoopback() {
-			return a
-		}
-	}
-	if len(addrs) == 0 {
-		return "127.0.0.1"
-	}
-	return strings.TrimPrefix(addrs[0], "-")
-}
-
-// instances lists how clients reach the instances of a plan.
-func (p deployPlan) instances(e *Engine) []Instance {
-	var out []Instance
-	for _, h := range p.Hosts {
-		addr := h.Address
-		if p.Bind != "" && p.Bind != "0.0.0.0" && p.Bind != "::" && p.Bind != "*" {
-			addr = strings.Fields(p.Bind)[0]
-		}
-		for k := 0; k < p.Instances; k++ {
-			port := p.Port + k
-			in := Instance{Host: h.Name, Address: net.JoinHostPort(addr, strconv.Itoa(port)), Port: port, Bind: p.Bind, HostAddress: h.Address, NetNS: p.NetNS}
-			if p.Socket {
-				in.Socket = path.Join(e.instanceDir(p.Group, port), "redis.sock")
-			}
-			out = append(out, in)
-		}
-	}
-	return out
+	return p.ServerCmd(e.dpulabOn(h), e.workdir(), port)
 }
 
 // deploy makes exactly p run: it stops the group's servers (from this or
@@ -328,7 +123,7 @@ func (e *Engine) deploy(ctx context.Context, step string, p deployPlan) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	dep := Deployment{Step: step, Group: p.Group, Key: p.key(), Instances: p.instances(e)}
+	dep := Deployment{Step: step, Group: p.Group, Key: p.Key(), Instances: p.ClientSide(e.workdir())}
 	if p.Server != "" {
 		dep.Server = e.serverRan(ctx, step, p)
 	}
@@ -345,55 +140,6 @@ func (e *Engine) deploy(ctx context.Context, step string, p deployPlan) error {
 	e.mu.Unlock()
 	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: p.Hosts[0].Name, Text: fmt.Sprintf("group %s: %d instances on %d host(s) answer PING (ports %d-%d)", p.Group, p.Instances, len(p.Hosts), p.Port, p.Port+p.Instances-1), Time: time.Now()}})
 	return err
-}
-
-// renderConfig is an instance's redis.conf: the lab's template (or a
-// minimal one), then the step's and variant's settings, so that the later
-// lines win as in redis.conf.
-func (e *Engine) renderConfig(p deployPlan, h hostRef, k int, tmpl []byte, vars map[string]string) (string, error) {
-	port := p.Port + k
-	dir := e.instanceDir(p.Group, port)
-	sock := ""
-	if p.Socket {
-		sock = path.Join(dir, "redis.sock")
-	}
-	var b strings.Builder
-	if len(tmpl) > 0 {
-		data := labs.Data(vars, map[string]any{
-			labs.DataLab: e.lab.ID, labs.DataHost: h.Name, labs.DataRole: h.Role, labs.DataWorkdir: e.workdir(),
-			labs.DataDpulab: e.dpulabOn(h), labs.DataGroup: p.Group, labs.DataInstance: k, labs.DataPort: port,
-			labs.DataBind: p.Bind, labs.DataSocket: sock, labs.DataTransport: p.Transport, labs.DataDir: dir,
-			labs.DataLabels: e.hostLabels(h.Name),
-		})
-		s, err := labs.RenderText(string(tmpl), data)
-		if err != nil {
-			return "", fmt.Errorf("render %s: %w", p.Config, err)
-		}
-		b.WriteString(s)
-		if !strings.HasSuffix(s, "\n") {
-			b.WriteByte('\n')
-		}
-	} else {
-		// No template: the minimum a lab instance needs. Port and socket
-		// also come as flags.
-		fmt.Fprintf(&b, "# written by dpulab deploy (group %s, instance %d)\nbind %s\nport %d\n", p.Group, k, p.Bind, port)
-		if sock != "" {
-			fmt.Fprintf(&b, "unixsocket %s\nunixsocketperm 700\n", sock)
-		}
-		fmt.Fprintf(&b, "dir %s\nsave \"\"\nappendonly no\n", dir)
-	}
-	if len(p.Settings) > 0 {
-		b.WriteString("# settings of the lab step or compare variant\n")
-	}
-	for _, s := range p.Settings {
-		fmt.Fprintf(&b, "%s %s\n", s[0], s[1])
-	}
-	if p.Server != "" {
-		// One foreground process per instance, logging to its log file:
-		// what the engine records, stops and sweeps.
-		b.WriteString("# one foreground process per instance (dpulab records its pid)\ndaemonize no\nlogfile \"\"\n")
-	}
-	return b.String(), nil
 }
 
 // writeConcurrency bounds how many instance configs of one host are
@@ -486,7 +232,7 @@ func (e *Engine) deployHost(ctx context.Context, step string, p deployPlan, h ho
 // (it would be benchmarked instead of our server), unless that is a server
 // of this lab that no progress recorded, which it stops.
 func (e *Engine) portFree(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target, k int) error {
-	inst := p.hostSide(h, k)
+	inst := p.HostSide(h, k)
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	perr := e.ping(pctx, h, t, inst, false)
 	cancel()
@@ -534,7 +280,7 @@ func (e *Engine) startInstances(ctx context.Context, step string, p deployPlan, 
 	specs := make([]runner.ProcSpec, p.Instances)
 	for k := range specs {
 		port := p.Port + k
-		specs[k] = runner.ProcSpec{Name: procName(p.Group, port), Cmd: e.serverCmd(h, p, port), LogFile: path.Join(e.instanceDir(p.Group, port), "server.log")}
+		specs[k] = runner.ProcSpec{Name: deploy.ProcName(p.Group, port), Cmd: e.serverCmd(h, p, port), LogFile: path.Join(e.instanceDir(p.Group, port), "server.log")}
 	}
 	var recMu sync.Mutex
 	var recErr error
@@ -560,7 +306,7 @@ func (e *Engine) startInstances(ctx context.Context, step string, p deployPlan, 
 // instance's directory.
 func (e *Engine) writeConfig(ctx context.Context, p deployPlan, h hostRef, t runner.Target, k int, tmpl []byte, vars map[string]string) error {
 	port := p.Port + k
-	conf, err := e.renderConfig(p, h, k, tmpl, vars)
+	conf, err := deploy.RenderConfig(kindEnv{e}, p, h, k, tmpl, vars)
 	if err != nil {
 		return err
 	}
@@ -699,7 +445,7 @@ func (e *Engine) stopProcs(ctx context.Context, match func(runner.Proc) bool, ma
 	}
 	for g, d := range e.state.Deployments {
 		for _, in := range d.Instances {
-			if stopped[procName(g, in.Port)] {
+			if stopped[deploy.ProcName(g, in.Port)] {
 				delete(e.state.Deployments, g)
 				if ss, ok := e.state.Steps[d.Step]; ok && ss.Status == results.Done && markPending {
 					ss.Status = results.Pending

@@ -33,7 +33,7 @@ func (e *Engine) awaitInstances(ctx context.Context, h hostRef, t runner.Target,
 	started := make([]deploy.Started, p.Instances)
 	for k := range started {
 		port := p.Port + k
-		started[k] = deploy.Started{At: p.hostSide(h, k), Proc: procs[k], Log: path.Join(e.instanceDir(p.Group, port), "server.log"), Cmd: e.serverCmd(h, p, port)}
+		started[k] = deploy.Started{At: p.HostSide(h, k), Proc: procs[k], Log: path.Join(e.instanceDir(p.Group, port), "server.log"), Cmd: e.serverCmd(h, p, port)}
 	}
 	return deploy.Await(ctx, kindEnv{e}, h, t, p.Group, started, e.waitLimits())
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 )
 
 // TestDeployWaitsWhileTheStartProgresses drives deploy's wait for PING
@@ -91,9 +92,9 @@ steps:
 			tg := runner.NewLocal()
 			defer func() { _, _ = runner.StopMarked(context.Background(), tg, e.workdir(), time.Second, false) }()
 			specs := []runner.ProcSpec{
-				{Name: procName("g", port), Cmd: c.cmd(port), LogFile: path.Join(e.instanceDir("g", port), "server.log")},
+				{Name: deploy.ProcName("g", port), Cmd: c.cmd(port), LogFile: path.Join(e.instanceDir("g", port), "server.log")},
 				// Instance 1 is a real server: it is up at once.
-				{Name: procName("g", port+1), Cmd: fmt.Sprintf("exec %s server --port %d --bind 127.0.0.1", runner.Quote(bin), port+1), LogFile: path.Join(e.instanceDir("g", port+1), "server.log")},
+				{Name: deploy.ProcName("g", port+1), Cmd: fmt.Sprintf("exec %s server --port %d --bind 127.0.0.1", runner.Quote(bin), port+1), LogFile: path.Join(e.instanceDir("g", port+1), "server.log")},
 			}
 			procs, errs := runner.StartAll(context.Background(), tg, specs, nil)
 			if err := errors.Join(errs...); err != nil {

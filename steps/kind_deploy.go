@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 )
 
 // A deploy step uploads dpulab to the hosts of its roles and starts its
@@ -26,23 +27,11 @@ func init() {
 			}
 			return renderingPlan{
 				planFunc: planFunc{
-					cmds: func() []PlannedCommand { return e.planServers(p) },
+					cmds: func() []PlannedCommand { return deploy.Commands(kindEnv{e}, p) },
 					do:   func(ctx context.Context) error { return e.deploy(ctx, st.ID, p) },
 				},
-				files: func() ([]RenderedFile, error) { return e.deployFiles(st.ID, p, vars) },
+				files: func() ([]RenderedFile, error) { return deploy.Files(kindEnv{e}, st.ID, p, vars, maxRenderedFiles) },
 			}, nil
 		},
 	})
-}
-
-// planServers lists the commands that start a deployment's instances.
-func (e *Engine) planServers(p deployPlan) []PlannedCommand {
-	var out []PlannedCommand
-	for _, h := range p.Hosts {
-		out = append(out, planServerInstall(h, p)...)
-		for k := 0; k < p.Instances; k++ {
-			out = append(out, PlannedCommand{Host: h.Name, Cmd: e.serverCmd(h, p, p.Port+k)})
-		}
-	}
-	return out
 }
