@@ -3,7 +3,6 @@ package steps
 import (
 	"context"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -24,18 +23,6 @@ func (e *Engine) waitLimits() waitLimits {
 		return e.deployWait
 	}
 	return deploy.DefaultLimits
-}
-
-// awaitInstances waits until every instance of p on h answers PING
-// (deploy.Await). The error is a *StepError naming the lowest-numbered
-// instance that is not up, with its log's last lines.
-func (e *Engine) awaitInstances(ctx context.Context, h hostRef, t runner.Target, p deployPlan, procs []runner.Proc) error {
-	started := make([]deploy.Started, p.Instances)
-	for k := range started {
-		port := p.Port + k
-		started[k] = deploy.Started{At: p.HostSide(h, k), Proc: procs[k], Log: path.Join(e.instanceDir(p.Group, port), "server.log"), Cmd: e.serverCmd(h, p, port)}
-	}
-	return deploy.Await(ctx, kindEnv{e}, h, t, p.Group, started, e.waitLimits())
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }

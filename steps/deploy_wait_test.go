@@ -16,7 +16,7 @@ import (
 )
 
 // TestDeployWaitsWhileTheStartProgresses drives deploy's wait for PING
-// (awaitInstances) with processes that behave as servers do on a
+// (deploy.Await, through the engine's kindEnv) with processes that behave as servers do on a
 // saturated host, with its limits shortened so that each case takes
 // seconds: a start that takes longer than the stall limit but keeps using
 // CPU is awaited; a process that exits is reported as exited, with its
@@ -86,21 +86,24 @@ steps:
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEngine(t, lab, Options{Binary: bin}, nil)
-			e.deployWait = c.lim
 			port := freePorts(t, 2)
 			p := deployPlan{Step: "deploy", Group: "g", Hosts: []hostRef{h}, Instances: 2, Port: port, Bind: "127.0.0.1"}
 			tg := runner.NewLocal()
 			defer func() { _, _ = runner.StopMarked(context.Background(), tg, e.workdir(), time.Second, false) }()
 			specs := []runner.ProcSpec{
-				{Name: deploy.ProcName("g", port), Cmd: c.cmd(port), LogFile: path.Join(e.instanceDir("g", port), "server.log")},
+				{Name: deploy.ProcName("g", port), Cmd: c.cmd(port), LogFile: path.Join(deploy.InstanceDir(e.workdir(), "g", port), "server.log")},
 				// Instance 1 is a real server: it is up at once.
-				{Name: deploy.ProcName("g", port+1), Cmd: fmt.Sprintf("exec %s server --port %d --bind 127.0.0.1", runner.Quote(bin), port+1), LogFile: path.Join(e.instanceDir("g", port+1), "server.log")},
+				{Name: deploy.ProcName("g", port+1), Cmd: fmt.Sprintf("exec %s server --port %d --bind 127.0.0.1", runner.Quote(bin), port+1), LogFile: path.Join(deploy.InstanceDir(e.workdir(), "g", port+1), "server.log")},
 			}
 			procs, errs := runner.StartAll(context.Background(), tg, specs, nil)
 			if err := errors.Join(errs...); err != nil {
 				t.Fatal(err)
 			}
-			err := e.awaitInstances(testCtx(t, 5*time.Minute), h, tg, p, procs)
+			started := make([]deploy.Started, len(procs))
+			for k, proc := range procs {
+				started[k] = deploy.Started{At: p.HostSide(h, k), Proc: proc, Log: proc.LogFile, Cmd: specs[k].Cmd}
+			}
+			err := deploy.Await(testCtx(t, 5*time.Minute), kindEnv{e}, h, tg, p.Group, started, c.lim)
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("a start that progressed was given up on: %v", err)

@@ -28,7 +28,7 @@ func init() {
 			return renderingPlan{
 				planFunc: planFunc{
 					cmds: func() []PlannedCommand { return deploy.Commands(kindEnv{e}, p) },
-					do:   func(ctx context.Context) error { return e.deploy(ctx, st.ID, p) },
+					do:   func(ctx context.Context) error { return deploy.Run(ctx, kindEnv{e}, st.ID, p, e.Vars()) },
 				},
 				files: func() ([]RenderedFile, error) { return deploy.Files(kindEnv{e}, st.ID, p, vars, maxRenderedFiles) },
 			}, nil

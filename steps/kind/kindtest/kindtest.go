@@ -295,8 +295,9 @@ type Target struct {
 	Files map[string]fstest.MapFile
 	env   *Env
 
-	mu   sync.Mutex
-	runs []runner.Command
+	mu      sync.Mutex
+	runs    []runner.Command
+	started []runner.ProcSpec
 }
 
 var _ runner.Target = (*Target)(nil)
@@ -334,14 +335,42 @@ func (t *Target) Commands() []runner.Command {
 	return append([]runner.Command(nil), t.runs...)
 }
 
-func (t *Target) Start(context.Context, runner.ProcSpec) (runner.Proc, error) {
-	return runner.Proc{}, errors.New("kindtest: Start is not faked")
+// Start records spec and says it started, as the process group 100, 101,
+// ... in the order of the starts (it runs nothing: what the process then
+// does is what Handle answers the kind's status commands with).
+func (t *Target) Start(ctx context.Context, spec runner.ProcSpec) (runner.Proc, error) {
+	if err := ctx.Err(); err != nil {
+		return runner.Proc{}, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.started = append(t.started, spec)
+	return runner.Proc{Host: t.Host, Name: spec.Name, PID: 99 + len(t.started), LogFile: spec.LogFile, Sudo: spec.Sudo}, nil
+}
+
+// Started are the processes started, in order.
+func (t *Target) Started() []runner.ProcSpec {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]runner.ProcSpec(nil), t.started...)
 }
 
 func (t *Target) Stop(context.Context, runner.Proc, time.Duration) error { return nil }
 
-func (t *Target) Upload(context.Context, string, string, fs.FileMode) error {
-	return errors.New("kindtest: Upload is not faked")
+// Upload keeps the local file's content as the host's file remote (what
+// ReadFile then reads).
+func (t *Target) Upload(_ context.Context, local, remote string, mode fs.FileMode) error {
+	b, err := os.ReadFile(local)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.Files == nil {
+		t.Files = map[string]fstest.MapFile{}
+	}
+	t.Files[remote] = fstest.MapFile{Data: b, Mode: mode}
+	return nil
 }
 
 func (t *Target) ReadFile(_ context.Context, p string) ([]byte, error) {
