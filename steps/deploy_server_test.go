@@ -3,7 +3,6 @@
 package steps
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -298,21 +297,6 @@ func TestServerRefusals(t *testing.T) {
 	e := fakeLab(t, strings.Replace(valkeyLab, "server: valkey-server", "server: valkey-server\n    settings:\n      rdma-port: \"7000\"", 1), map[string]*fakeTarget{"a": f}, &recorder{})
 	if s := e.RunStep(testCtx(t, 30*time.Second), 0); s != results.Failed || len(f.started) != 0 {
 		t.Errorf("valkey without RDMA serving rdma-port: step %v, %d started", s, len(f.started))
-	}
-}
-
-// TestReadInfo reads INFO server as Redis and Valkey answer it, and
-// refuses what is not an INFO reply.
-func TestReadInfo(t *testing.T) {
-	body := "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.1\r\n"
-	info, err := readInfo(bufio.NewReader(strings.NewReader(fmt.Sprintf("$%d\r\n%s\r\n", len(body), body))))
-	if err != nil || info["valkey_version"] != "8.1.1" || info["server_name"] != "valkey" {
-		t.Errorf("info %v, %v", info, err)
-	}
-	for _, bad := range []string{"-ERR unknown command\r\n", "$99999999999\r\n", "$-5\r\n", "$10\r\nshort"} {
-		if _, err := readInfo(bufio.NewReader(strings.NewReader(bad))); err == nil {
-			t.Errorf("%q read as INFO", bad)
-		}
 	}
 }
 

@@ -154,20 +154,17 @@ func (k kindEnv) StopUnrecorded(ctx context.Context, t runner.Target, marker str
 	return stopped
 }
 
-func (k kindEnv) EnsureServer(ctx context.Context, step string, p deploy.Plan, h stepkind.Host, t runner.Target) error {
-	return k.e.ensureServer(ctx, step, p, h, t)
+func (k kindEnv) Confirm(ctx context.Context, step, host, question string) error {
+	return k.e.confirm(ctx, step, host, question)
 }
 
 func (k kindEnv) WaitLimits() deploy.Limits { return k.e.waitLimits() }
 
 // Deployed records p's deployment in the saved progress: what the bench
 // and compare kinds read, and what a resumed run checks before reusing it.
-func (k kindEnv) Deployed(ctx context.Context, step string, p deploy.Plan) error {
+func (k kindEnv) Deployed(_ context.Context, step string, p deploy.Plan, server string) error {
 	e := k.e
-	dep := Deployment{Step: step, Group: p.Group, Key: p.Key(), Instances: p.ClientSide(e.workdir())}
-	if p.Server != "" {
-		dep.Server = e.serverRan(ctx, step, p)
-	}
+	dep := Deployment{Step: step, Group: p.Group, Key: p.Key(), Instances: p.ClientSide(e.workdir()), Server: server}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.state.Deployments == nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 )
 
 // RenderedFile is a file a step writes on a host, rendered as the step
@@ -20,21 +21,13 @@ const HiddenSecret = "(hidden)"
 
 // maxRenderedFiles bounds what Rendered returns: a deploy of hundreds of
 // instances has as many configs, alike but for their port.
-const maxRenderedFiles = 64
+const maxRenderedFiles = deploy.MaxFiles
 
 // renderer is a stepPlan that can say what the files it writes hold
 // without writing them.
 type renderer interface {
 	rendered() ([]RenderedFile, error)
 }
-
-// renderingPlan adds the files it writes to a planFunc (deploy).
-type renderingPlan struct {
-	planFunc
-	files func() ([]RenderedFile, error)
-}
-
-func (p renderingPlan) rendered() ([]RenderedFile, error) { return p.files() }
 
 // Rendered returns the files step i writes, rendered with the lab's
 // current variables, as RunStep would write them (nil for a step that

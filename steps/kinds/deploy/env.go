@@ -1,12 +1,17 @@
-// Package deploy is the deploy kind's machinery that works through a
-// narrow environment rather than the engine: how deploy reaches a started
-// server instance (Ping, from the host's own side) and how it waits for its
-// instances to answer (Await), as long as each one's start progresses.
+// Package deploy is the deploy kind's work, through narrow environments
+// rather than the engine: a step resolved into a Plan (Resolve: the
+// instances per host, their ports, settings and server program), the
+// commands and files it shows (Commands, Files), and its run (Run): stop
+// the group's earlier servers, refuse a busy port, write each instance's
+// redis.conf, start the instances, and wait until each answers PING as
+// long as its start progresses (Await, on the Env's clock).
 //
-// The engine (package steps) still resolves a deploy step, starts its
-// instances and records them in the run's saved progress (which cleanup
-// and resume read); it calls this package through Env, which its kindEnv
-// implements. What moves here next is said in steps/doc.go.
+// Env is kind.Env plus the host's dpulab agent and the servers' password;
+// Runner adds what only the engine can do, because it keeps the run's
+// saved progress (which cleanup and resume read) and its prompts. The
+// engine's kindEnv implements both. The engine still registers the kind
+// (steps/kind_deploy.go, which puts a compare variant's deployment on its
+// emulated network path) and stops what deploy started, at cleanup.
 package deploy
 
 import (

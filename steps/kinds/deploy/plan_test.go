@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bufio"
 	"fmt"
 	"strings"
 	"testing"
@@ -166,6 +167,21 @@ func TestResolveRefuses(t *testing.T) {
 	} {
 		if _, err := Resolve(fakeEnv{Env: ke}, st, map[string]string{"instances": vars}, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("instances %s: error %v, want %q", vars, err, want)
+		}
+	}
+}
+
+// TestReadInfo reads INFO server as Redis and Valkey answer it, and
+// refuses what is not an INFO reply.
+func TestReadInfo(t *testing.T) {
+	body := "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.1\r\n"
+	info, err := readInfo(bufio.NewReader(strings.NewReader(fmt.Sprintf("$%d\r\n%s\r\n", len(body), body))))
+	if err != nil || info["valkey_version"] != "8.1.1" || info["server_name"] != "valkey" {
+		t.Errorf("info %v, %v", info, err)
+	}
+	for _, bad := range []string{"-ERR unknown command\r\n", "$99999999999\r\n", "$-5\r\n", "$10\r\nshort"} {
+		if _, err := readInfo(bufio.NewReader(strings.NewReader(bad))); err == nil {
+			t.Errorf("%q read as INFO", bad)
 		}
 	}
 }

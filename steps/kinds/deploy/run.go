@@ -32,13 +32,13 @@ type Runner interface {
 	// the lab (a start interrupted before its pid was saved); it returns
 	// how many it ended.
 	StopUnrecorded(ctx context.Context, t runner.Target, marker string) int
-	// EnsureServer makes sure p's server program is on h (found, or
-	// installed after a confirmation); nothing for the bundled server.
-	EnsureServer(ctx context.Context, step string, p Plan, h kind.Host, t runner.Target) error
+	// Confirm asks the person question about host (yes, or an error
+	// saying it was not confirmed); --yes answers it.
+	Confirm(ctx context.Context, step, host, question string) error
 	// Deployed records that p runs, every instance answering: the
-	// deployments the load kind reads (group, instances, which server),
-	// saved in progress.
-	Deployed(ctx context.Context, step string, p Plan) error
+	// deployments the load kind reads (group, instances, and server,
+	// what ran when not the bundled server), saved in progress.
+	Deployed(ctx context.Context, step string, p Plan, server string) error
 	// WaitLimits bound the wait for the servers to answer.
 	WaitLimits() Limits
 }
@@ -83,7 +83,11 @@ func Run(ctx context.Context, env Runner, step string, p Plan, vars map[string]s
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	err := env.Deployed(ctx, step, p)
+	server := ""
+	if p.Server != "" {
+		server = serverRan(ctx, env, step, p)
+	}
+	err := env.Deployed(ctx, step, p, server)
 	env.Say(step, p.Hosts[0].Name, "group %s: %d instances on %d host(s) answer PING (ports %d-%d)", p.Group, p.Instances, len(p.Hosts), p.Port, p.Port+p.Instances-1)
 	return err
 }
@@ -99,7 +103,7 @@ func runHost(ctx context.Context, env Runner, step string, p Plan, h kind.Host, 
 	if err != nil {
 		return err
 	}
-	if err := env.EnsureServer(ctx, step, p, h, t); err != nil {
+	if err := ensureServer(ctx, env, step, p, h, t); err != nil {
 		return err
 	}
 	// Something already answering on an instance's port would be

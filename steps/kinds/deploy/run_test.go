@@ -50,11 +50,11 @@ func (f *fakeRunner) StopUnrecorded(_ context.Context, _ runner.Target, marker s
 	return f.unrecorded[marker]
 }
 
-func (*fakeRunner) EnsureServer(context.Context, string, Plan, kind.Host, runner.Target) error {
-	return nil
+func (*fakeRunner) Confirm(context.Context, string, string, string) error {
+	return errors.New("not confirmed")
 }
 
-func (f *fakeRunner) Deployed(_ context.Context, _ string, p Plan) error {
+func (f *fakeRunner) Deployed(_ context.Context, _ string, p Plan, _ string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deployed = append(f.deployed, p)
@@ -68,7 +68,7 @@ func (*fakeRunner) WaitLimits() Limits { return DefaultLimits }
 // so (ports that answer before the start are busy).
 type servers struct {
 	mu     sync.Mutex
-	rounds int
+	rounds map[string]int  // status rounds by host
 	busy   map[string]bool // "host port" answering before the start
 	exited map[string]bool // "host pid" whose process exited
 	down   map[string]bool // "host port" never answering
@@ -79,11 +79,14 @@ func (s *servers) handle(host, cmd string) ([]string, int) {
 	defer s.mu.Unlock()
 	switch {
 	case strings.Contains(cmd, "dpulab-status"):
-		s.rounds++
+		if s.rounds == nil {
+			s.rounds = map[string]int{}
+		}
+		s.rounds[host]++
 		out := []string{"load 0.5", "cpus 2", "hz 100"}
 		for pid := 100; pid < 120; pid++ {
 			if strings.Contains(cmd, fmt.Sprint(pid)) && !s.exited[fmt.Sprintf("%s %d", host, pid)] {
-				out = append(out, fmt.Sprintf("group %d 1 %d", pid, s.rounds))
+				out = append(out, fmt.Sprintf("group %d 1 %d", pid, s.rounds[host]))
 			}
 		}
 		return append(out, "end"), 0
@@ -100,7 +103,7 @@ func (s *servers) handle(host, cmd string) ([]string, int) {
 				return []string{"connection refused"}, 1
 			}
 		}
-		if s.rounds >= 2 {
+		if s.rounds[host] >= 2 {
 			return nil, 0
 		}
 		return []string{"connection refused"}, 1
@@ -204,5 +207,35 @@ func TestRunRefusesABusyPort(t *testing.T) {
 	}
 	if n := len(f.Target("h1").Started()); n != 0 {
 		t.Errorf("%d instances started on h1 beside a busy port", n)
+	}
+}
+
+// TestKindResolves: the registered deploy kind resolves a step into a
+// plan that shows its commands and files, and refuses an environment that
+// cannot start servers.
+func TestKindResolves(t *testing.T) {
+	t.Parallel()
+	k, ok := kind.Lookup("deploy")
+	if !ok || !k.AsksVars || !k.WritesFiles {
+		t.Fatalf("deploy kind %+v, registered %v", k, ok)
+	}
+	f, _ := newRun(t, &servers{})
+	st := f.Step(t, "deploy")
+	if _, err := k.Resolve(f.Env, st, nil); err == nil || !strings.Contains(err.Error(), "cannot start servers") {
+		t.Errorf("a bare kind.Env: error %v", err)
+	}
+	p, err := k.Resolve(f, st, map[string]string{"instances": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Commands()); n != 4 {
+		t.Errorf("%d commands, want 4", n)
+	}
+	files, err := p.(kind.Renderer).Rendered()
+	if err != nil || len(files) != 4 || !strings.HasPrefix(files[3].Content, "port 7001\n") {
+		t.Errorf("files %+v, %v", files, err)
+	}
+	if err := p.Run(context.Background()); err != nil || len(f.deployed) != 1 {
+		t.Errorf("run: %v, %d deployed", err, len(f.deployed))
 	}
 }

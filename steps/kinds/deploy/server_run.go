@@ -1,4 +1,4 @@
-package steps
+package deploy
 
 import (
 	"bufio"
@@ -13,25 +13,21 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/steps/kinds/deploy"
+	"github.com/dpulab/dpulab/steps/kind"
 )
-
-// The servers a deploy step can start besides the bundled one are
-// steps/kinds/deploy's Programs; the engine finds or installs them on a
-// host (after a confirmation) and says which one ran.
 
 // ensureServer makes sure the plan's server program is on h: found with
 // command -v, else installed with sudo after a confirmation (--yes answers
 // it), never silently. For RDMA, the program must say it was built with it.
-func (e *Engine) ensureServer(ctx context.Context, step string, p deployPlan, h hostRef, t runner.Target) error {
-	prog, ok := deploy.Programs[p.Server]
+func ensureServer(ctx context.Context, env Runner, step string, p Plan, h kind.Host, t runner.Target) error {
+	prog, ok := Programs[p.Server]
 	if !ok {
 		return nil
 	}
 	found := func() (string, error) {
-		res, err := t.Run(ctx, runner.Command{Cmd: deploy.FindCmd(prog), Timeout: 30 * time.Second})
+		res, err := t.Run(ctx, runner.Command{Cmd: FindCmd(prog), Timeout: 30 * time.Second})
 		if err != nil {
-			return "", &StepError{Host: h.Name, Cmd: deploy.FindCmd(prog), Err: err}
+			return "", &kind.StepError{Host: h.Name, Cmd: FindCmd(prog), Err: err}
 		}
 		if res.ExitCode != 0 {
 			return "", nil
@@ -43,54 +39,54 @@ func (e *Engine) ensureServer(ctx context.Context, step string, p deployPlan, h 
 		return err
 	}
 	if where == "" {
-		if err := e.installServer(ctx, step, prog, h, t); err != nil {
+		if err := installServer(ctx, env, step, prog, h, t); err != nil {
 			return err
 		}
 		if where, err = found(); err != nil {
 			return err
 		}
 		if where == "" {
-			return &StepError{Host: h.Name, Err: fmt.Errorf("%s is still not on PATH after installing it", prog.Name)}
+			return &kind.StepError{Host: h.Name, Err: fmt.Errorf("%s is still not on PATH after installing it", prog.Name)}
 		}
 	}
-	e.say(step, h.Name, "%s: %q", prog.Name, where)
+	env.Say(step, h.Name, "%s: %q", prog.Name, where)
 	if !p.NeedsRDMA() {
 		return nil
 	}
 	if !prog.RDMAKnown {
-		return &StepError{Host: h.Name, Err: fmt.Errorf("%s has no RDMA transport: use the bundled server for rdma", prog.Name)}
+		return &kind.StepError{Host: h.Name, Err: fmt.Errorf("%s has no RDMA transport: use the bundled server for rdma", prog.Name)}
 	}
 	cmd := runner.Quote(prog.Name) + " --version"
 	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Timeout: 30 * time.Second})
 	if err != nil {
-		return &StepError{Host: h.Name, Cmd: cmd, Err: err}
+		return &kind.StepError{Host: h.Name, Cmd: cmd, Err: err}
 	}
-	version := strings.Join(tailText(res.Tail), " ")
+	version := strings.Join(kind.TailText(res.Tail), " ")
 	if res.ExitCode != 0 || !strings.Contains(strings.ToLower(version), "rdma") {
-		return &StepError{Host: h.Name, Cmd: cmd, Tail: tailText(res.Tail),
+		return &kind.StepError{Host: h.Name, Cmd: cmd, Tail: kind.TailText(res.Tail),
 			Err: fmt.Errorf("%s on %s does not say it was built with RDMA (Debian's and Fedora's valkey are built without it): use the bundled server for transport rdma, or a Valkey built with BUILD_RDMA=yes", prog.Name, h.Name)}
 	}
 	return nil
 }
 
 // installServer asks, then installs prog with the host's package manager.
-func (e *Engine) installServer(ctx context.Context, step string, prog deploy.Program, h hostRef, t runner.Target) error {
-	res, err := t.Run(ctx, runner.Command{Cmd: deploy.DetectPMCmd, Timeout: 30 * time.Second})
+func installServer(ctx context.Context, env Runner, step string, prog Program, h kind.Host, t runner.Target) error {
+	res, err := t.Run(ctx, runner.Command{Cmd: DetectPMCmd, Timeout: 30 * time.Second})
 	if err != nil {
-		return &StepError{Host: h.Name, Cmd: deploy.DetectPMCmd, Err: err}
+		return &kind.StepError{Host: h.Name, Cmd: DetectPMCmd, Err: err}
 	}
 	pm := firstLine(res.Tail)
 	if pm != "apt-get" && pm != "dnf" {
-		return &StepError{Host: h.Name, Err: fmt.Errorf("%s is not installed on %s, and the host has neither apt-get nor dnf: install it yourself, or use server: bundled", prog.Name, h.Name)}
+		return &kind.StepError{Host: h.Name, Err: fmt.Errorf("%s is not installed on %s, and the host has neither apt-get nor dnf: install it yourself, or use server: bundled", prog.Name, h.Name)}
 	}
-	cmd := deploy.InstallCmd(prog, pm)
-	if err := e.confirm(ctx, step, h.Name, fmt.Sprintf("%s is not installed on %s. Install it now with: sudo %s ?", prog.Name, h.Name, cmd)); err != nil {
-		return &StepError{Host: h.Name, Cmd: cmd, Err: fmt.Errorf("%s is not installed on %s: %w", prog.Name, h.Name, err)}
+	cmd := InstallCmd(prog, pm)
+	if err := env.Confirm(ctx, step, h.Name, fmt.Sprintf("%s is not installed on %s. Install it now with: sudo %s ?", prog.Name, h.Name, cmd)); err != nil {
+		return &kind.StepError{Host: h.Name, Cmd: cmd, Err: fmt.Errorf("%s is not installed on %s: %w", prog.Name, h.Name, err)}
 	}
-	e.say(step, h.Name, "installing %s: sudo %s", prog.Name, cmd)
-	res, err = t.Run(ctx, runner.Command{Cmd: cmd, Sudo: true, Timeout: 10 * time.Minute, Output: e.emitOutput(step)})
+	env.Say(step, h.Name, "installing %s: sudo %s", prog.Name, cmd)
+	res, err = t.Run(ctx, runner.Command{Cmd: cmd, Sudo: true, Timeout: 10 * time.Minute, Output: env.Output(step)})
 	if err != nil || res.ExitCode != 0 {
-		return &StepError{Host: h.Name, Cmd: cmd, Tail: tailText(res.Tail), Err: fmt.Errorf("install %s: %v", prog.Name, errOr(err, res))}
+		return &kind.StepError{Host: h.Name, Cmd: cmd, Tail: kind.TailText(res.Tail), Err: fmt.Errorf("install %s: %v", prog.Name, kind.ErrOr(err, res))}
 	}
 	return nil
 }
@@ -109,21 +105,21 @@ func firstLine(ls []runner.Line) string {
 // serverRan says which server a deployment runs, as INFO server of the
 // first instance on each host says (name and version), else as the
 // program's --version says; hosts that differ are all named.
-func (e *Engine) serverRan(ctx context.Context, step string, p deployPlan) string {
-	prog := deploy.Programs[p.Server]
+func serverRan(ctx context.Context, env Runner, step string, p Plan) string {
+	prog := Programs[p.Server]
 	var seen []string
 	for _, h := range p.Hosts {
-		t, err := e.hosts.target(ctx, h.Name)
+		t, err := env.Prepared(ctx, h)
 		if err != nil {
 			continue
 		}
-		v, how := e.serverVersion(ctx, h, t, p.HostSide(h, 0), prog)
+		v, how := serverVersion(ctx, env, h, t, p.HostSide(h, 0), prog)
 		if v == "" {
-			e.say(step, h.Name, "could not tell which %s version runs", prog.Name)
+			env.Say(step, h.Name, "could not tell which %s version runs", prog.Name)
 			continue
 		}
 		s := prog.Name + " " + v
-		e.say(step, h.Name, "group %s runs %s (%s)", p.Group, s, how)
+		env.Say(step, h.Name, "group %s runs %s (%s)", p.Group, s, how)
 		if !slices.Contains(seen, s) {
 			seen = append(seen, s)
 		}
@@ -140,8 +136,8 @@ var versionRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+){0,3}$`)
 // serverVersion asks an instance's INFO server, and falls back to the
 // program's --version (an instance in a namespace, a target that cannot
 // dial from the host's side, a password INFO could not pass).
-func (e *Engine) serverVersion(ctx context.Context, h hostRef, t runner.Target, inst Instance, prog deploy.Program) (version, how string) {
-	if info, err := e.infoServer(ctx, h, t, inst); err == nil {
+func serverVersion(ctx context.Context, env Env, h kind.Host, t runner.Target, inst Instance, prog Program) (version, how string) {
+	if info, err := infoServer(ctx, env, h, t, inst); err == nil {
 		v := info["valkey_version"]
 		if prog.Name == "redis-server" || v == "" {
 			v = info["redis_version"]
@@ -170,7 +166,7 @@ func (e *Engine) serverVersion(ctx context.Context, h hostRef, t runner.Target, 
 // infoServer reads INFO server of one instance over a connection from the
 // host's side, authenticating with the lab's password when it has one
 // (sent over the connection, never on a command line).
-func (e *Engine) infoServer(ctx context.Context, h hostRef, t runner.Target, inst Instance) (map[string]string, error) {
+func infoServer(ctx context.Context, env Env, h kind.Host, t runner.Target, inst Instance) (map[string]string, error) {
 	if inst.NetNS != "" {
 		return nil, fmt.Errorf("instance in namespace %s", inst.NetNS)
 	}
@@ -179,7 +175,7 @@ func (e *Engine) infoServer(ctx context.Context, h hostRef, t runner.Target, ins
 	var conn net.Conn
 	var err error
 	switch d := t.(type) {
-	case deploy.ContextDialer:
+	case ContextDialer:
 		conn, err = d.DialContext(ctx, "tcp", inst.Address)
 	default:
 		if !h.Local {
@@ -195,7 +191,7 @@ func (e *Engine) infoServer(ctx context.Context, h hostRef, t runner.Target, ins
 	dl, _ := ctx.Deadline()
 	_ = conn.SetDeadline(dl)
 	r := bufio.NewReader(conn)
-	if pw := benchPassword(e.Vars()); pw != "" {
+	if pw := env.Password(); pw != "" {
 		if _, err := conn.Write(respCommand("AUTH", pw)); err != nil {
 			return nil, err
 		}
