@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
@@ -429,7 +430,7 @@ func (e *Engine) deploymentAlive(ctx context.Context, dep Deployment, hosts []ho
 		}
 		local := Instance{Host: in.Host, Port: in.Port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(in.Port))}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = e.ping(pctx, h, t, local, false)
+		err = deploy.Ping(pctx, kindEnv{e}, h, t, local)
 		cancel()
 		if err != nil {
 			return false

@@ -119,29 +119,6 @@ func (r *procRecorder) record(procs ...runner.Proc) error {
 	return nil
 }
 
-// ping checks that an instance answers PING with PONG, from the host's own
-// side (deploy.Ping). With wait it retries until it answers, ctx ends or
-// deploy's overall wait limit passes.
-func (e *Engine) ping(ctx context.Context, h hostRef, t runner.Target, inst Instance, wait bool) error {
-	if wait {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.waitLimits().Max)
-		defer cancel()
-	}
-	var last error
-	for {
-		last = deploy.Ping(ctx, kindEnv{e}, h, t, inst)
-		if last == nil || !wait {
-			return last
-		}
-		select {
-		case <-ctx.Done():
-			return last
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // stopGroup stops the recorded servers of one group.
 func (e *Engine) stopGroup(ctx context.Context, group string) error {
 	return e.stopProcs(ctx, func(p runner.Proc) bool { return strings.HasPrefix(p.Name, "server:"+group+":") }, false)

@@ -12,18 +12,12 @@ import (
 )
 
 // How deploy waits for its servers to answer PING (as long as each one's
-// start progresses, within minutes) is steps/kinds/deploy's Await; the
-// engine hands it the instances it started, and its limits.
+// start progresses, within minutes) is steps/kinds/deploy's Await, with
+// the limits kindEnv.WaitLimits gives it. What stays here is the engine's
+// end of a deployment: stopping the servers it recorded, host by host.
 
 // waitLimits bounds deploy's wait for one host's instances.
 type waitLimits = deploy.Limits
-
-func (e *Engine) waitLimits() waitLimits {
-	if e.deployWait.Max > 0 {
-		return e.deployWait
-	}
-	return deploy.DefaultLimits
-}
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
 

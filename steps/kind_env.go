@@ -158,7 +158,13 @@ func (k kindEnv) Confirm(ctx context.Context, step, host, question string) error
 	return k.e.confirm(ctx, step, host, question)
 }
 
-func (k kindEnv) WaitLimits() deploy.Limits { return k.e.waitLimits() }
+// WaitLimits are deploy.DefaultLimits unless a test shortened them.
+func (k kindEnv) WaitLimits() deploy.Limits {
+	if k.e.deployWait.Max > 0 {
+		return k.e.deployWait
+	}
+	return deploy.DefaultLimits
+}
 
 // Deployed records p's deployment in the saved progress: what the bench
 // and compare kinds read, and what a resumed run checks before reusing it.
