@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
@@ -485,7 +486,7 @@ func (e *Engine) deploymentFor(ctx context.Context, step string, group string, v
 	dep, ok := e.state.Deployments[group]
 	checked := e.depChecked[group]
 	e.mu.Unlock()
-	if ok && dep.Key == plan.key() {
+	if ok && dep.Key == plan.Key() {
 		// A deployment recorded by an earlier (killed) run is used only
 		// if all its instances still answer; otherwise it is redeployed.
 		if checked || e.deploymentAlive(ctx, dep, plan.Hosts) {
@@ -525,7 +526,7 @@ func (e *Engine) deploymentAlive(ctx context.Context, dep Deployment, hosts []ho
 		}
 		local := Instance{Host: in.Host, Port: in.Port, Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(in.Port))}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = e.ping(pctx, h, t, local, false)
+		err = deploy.Ping(pctx, kindEnv{e}, h, t, local)
 		cancel()
 		if err != nil {
 			return false

@@ -3,7 +3,6 @@
 package steps
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -16,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
-	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -205,7 +204,7 @@ func valkeyFake(pm string) *fakeTarget {
 	installed := false
 	f.handle = func(cmd string) ([]string, int) {
 		switch {
-		case cmd == detectPMCmd:
+		case cmd == deploy.DetectPMCmd:
 			return []string{pm}, 0
 		case strings.Contains(cmd, " install -y "):
 			installed = true
@@ -288,53 +287,16 @@ func TestValkeyMissingIsInstalledOnlyAfterYes(t *testing.T) {
 	}
 }
 
-// TestServerRefusals: what the distribution's servers cannot do is refused
-// with a reason before anything starts, in the file when it can be told
-// there and by the engine for a variant's override.
+// TestServerRefusals: a valkey that does not say it was built with RDMA
+// is refused at deploy (what the file or a variant's override asks of a
+// server is refused before, by steps/kinds/deploy's TestServerRefusals).
 func TestServerRefusals(t *testing.T) {
-	for _, tc := range []struct {
-		name, server, transport string
-		settings                [][2]string
-		want                    string
-	}{
-		{"redis rdma", "redis-server", "rdma", nil, "Redis has no RDMA"},
-		{"redis rdma setting", "redis-server", "tcp", [][2]string{{"rdma-rx-size", "65536"}}, "redis-server does not accept it"},
-		{"valkey article setting", "valkey-server", "tcp", [][2]string{{"rdma-transport-mode", "unreliable-connected"}}, "in no released Valkey"},
-		{"unknown", "keydb-server", "tcp", nil, "use bundled, redis-server, valkey-server"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := deployPlan{Transport: tc.transport, Settings: tc.settings}
-			err := p.resolveServer(labs.Value(tc.server), nil)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want %q", err, tc.want)
-			}
-		})
-	}
-	p := deployPlan{Transport: "tcp", Settings: [][2]string{{"rdma-port", "7000"}}}
-	if err := p.resolveServer(labs.Value("valkey-server"), nil); err != nil || !p.needsRDMA() {
-		t.Errorf("valkey with its own rdma-port: %v, needs RDMA %v", err, p.needsRDMA())
-	}
 	// A valkey that does not say RDMA is refused at deploy.
 	f := valkeyFake("apt-get")
 	f.handle("x install -y x") // installed
 	e := fakeLab(t, strings.Replace(valkeyLab, "server: valkey-server", "server: valkey-server\n    settings:\n      rdma-port: \"7000\"", 1), map[string]*fakeTarget{"a": f}, &recorder{})
 	if s := e.RunStep(testCtx(t, 30*time.Second), 0); s != results.Failed || len(f.started) != 0 {
 		t.Errorf("valkey without RDMA serving rdma-port: step %v, %d started", s, len(f.started))
-	}
-}
-
-// TestReadInfo reads INFO server as Redis and Valkey answer it, and
-// refuses what is not an INFO reply.
-func TestReadInfo(t *testing.T) {
-	body := "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.1\r\n"
-	info, err := readInfo(bufio.NewReader(strings.NewReader(fmt.Sprintf("$%d\r\n%s\r\n", len(body), body))))
-	if err != nil || info["valkey_version"] != "8.1.1" || info["server_name"] != "valkey" {
-		t.Errorf("info %v, %v", info, err)
-	}
-	for _, bad := range []string{"-ERR unknown command\r\n", "$99999999999\r\n", "$-5\r\n", "$10\r\nshort"} {
-		if _, err := readInfo(bufio.NewReader(strings.NewReader(bad))); err == nil {
-			t.Errorf("%q read as INFO", bad)
-		}
 	}
 }
 

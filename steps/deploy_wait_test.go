@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 )
 
 // TestDeployWaitsWhileTheStartProgresses drives deploy's wait for PING
-// (awaitInstances) with processes that behave as servers do on a
+// (deploy.Await, through the engine's kindEnv) with processes that behave as servers do on a
 // saturated host, with its limits shortened so that each case takes
 // seconds: a start that takes longer than the stall limit but keeps using
 // CPU is awaited; a process that exits is reported as exited, with its
@@ -85,21 +86,24 @@ steps:
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEngine(t, lab, Options{Binary: bin}, nil)
-			e.deployWait = c.lim
 			port := freePorts(t, 2)
 			p := deployPlan{Step: "deploy", Group: "g", Hosts: []hostRef{h}, Instances: 2, Port: port, Bind: "127.0.0.1"}
 			tg := runner.NewLocal()
 			defer func() { _, _ = runner.StopMarked(context.Background(), tg, e.workdir(), time.Second, false) }()
 			specs := []runner.ProcSpec{
-				{Name: procName("g", port), Cmd: c.cmd(port), LogFile: path.Join(e.instanceDir("g", port), "server.log")},
+				{Name: deploy.ProcName("g", port), Cmd: c.cmd(port), LogFile: path.Join(deploy.InstanceDir(e.workdir(), "g", port), "server.log")},
 				// Instance 1 is a real server: it is up at once.
-				{Name: procName("g", port+1), Cmd: fmt.Sprintf("exec %s server --port %d --bind 127.0.0.1", runner.Quote(bin), port+1), LogFile: path.Join(e.instanceDir("g", port+1), "server.log")},
+				{Name: deploy.ProcName("g", port+1), Cmd: fmt.Sprintf("exec %s server --port %d --bind 127.0.0.1", runner.Quote(bin), port+1), LogFile: path.Join(deploy.InstanceDir(e.workdir(), "g", port+1), "server.log")},
 			}
 			procs, errs := runner.StartAll(context.Background(), tg, specs, nil)
 			if err := errors.Join(errs...); err != nil {
 				t.Fatal(err)
 			}
-			err := e.awaitInstances(testCtx(t, 5*time.Minute), h, tg, p, procs)
+			started := make([]deploy.Started, len(procs))
+			for k, proc := range procs {
+				started[k] = deploy.Started{At: p.HostSide(h, k), Proc: proc, Log: proc.LogFile, Cmd: specs[k].Cmd}
+			}
+			err := deploy.Await(testCtx(t, 5*time.Minute), kindEnv{e}, h, tg, p.Group, started, c.lim)
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("a start that progressed was given up on: %v", err)
@@ -126,24 +130,5 @@ steps:
 				t.Errorf("own hint %q, want one with %q", got, c.hint)
 			}
 		})
-	}
-}
-
-// TestParseHostStatus: the status command's output, including the lines
-// of a cut-short one, which must not read as every server gone.
-func TestParseHostStatus(t *testing.T) {
-	t.Parallel()
-	s, err := parseHostStatus([]string{"load 37.52", "cpus 2", "hz 100", "group 123 2 456", "group 77 0 3", "   12 /tmp/d/a/server.log", "0 /tmp/d/b/server.log", "12 total", "end"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.groups[123] != (groupStatus{live: 2, ticks: 456}) || s.groups[77].live != 0 || s.sizes["/tmp/d/a/server.log"] != 12 || len(s.sizes) != 2 {
-		t.Errorf("status = %+v", s)
-	}
-	if got := s.loadSentence("h"); !strings.Contains(got, "37.52 on 2 cores") || !strings.Contains(got, "overloaded") {
-		t.Errorf("load sentence %q", got)
-	}
-	if _, err := parseHostStatus([]string{"load 1", "group 123 1 4"}); err == nil {
-		t.Error("a status without its end line was taken as whole")
 	}
 }

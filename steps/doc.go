@@ -53,16 +53,18 @@
 //     resumed run's attempts; state.go the saved progress; event.go and printer.go the events and their headless
 //     rendering (the live ones a kind sends, Progress and Sample, are
 //     package steps/event's, aliased in event.go, so a kind sends them
-//     through event.Emitter without importing steps); hosts*.go the inventory and targets; deploy.go and
-//     bench.go the machinery of servers, load generator and samplers.
+//     through event.Emitter without importing steps); hosts*.go the
+//     inventory and targets; deploy.go what the engine keeps of
+//     deployments (their saved processes, stopping them at cleanup, a
+//     compare's redeploy); bench.go the load generator and samplers.
 //   - steps/kind: the contract between the engine and a step kind (Env,
 //     Kind, Plan, Register); steps/kinds/<name>: the kinds that live in
 //     their own packages (read, run and check in command, the vSphere
 //     check in vspherecheck, task, template, tco, cleanup), imported by
-//     kinds_list.go; kind_env.go the Env the
+//     kinds_list.go; steps/kinds/deploy a deploy's plan, run and wait
+//     (its registration is still kind_deploy.go); kind_env.go the Env the
 //     engine gives them; kind.go the registry's engine side, and
-//     kind_deploy.go and kind_load.go the kinds still written on the
-//     engine (below).
+//     kind_load.go the kind still written on the engine (below).
 //   - The results model (results.json, statistics, deltas, the metric
 //     table, report.md, samples.csv) is package steps/results; the TCO
 //     model is labs/tco; the programs that run on lab hosts are under
@@ -92,10 +94,16 @@
 //
 // A kind that needs more of the engine than kind.Env declares its own
 // Env beside it, and the engine's kindEnv implements it: the vSphere check
-// (steps/kinds/vspherecheck) asks for vCenter that way. The deploy, bench
-// and compare kinds (kind_deploy.go, kind_load.go) still work on the
-// engine: registerKind puts them in the same registry, and they reach the
-// engine through the Env's concrete type until they move.
+// (steps/kinds/vspherecheck) asks for vCenter that way, and deploy
+// (steps/kinds/deploy) for the host's dpulab and the servers' password
+// (deploy.Env), and for what only the engine can do because it keeps the
+// saved progress and the prompts (deploy.Runner: prepared hosts, stopping
+// a group, recording started processes and the deployment, a
+// confirmation). The bench and compare kinds (kind_load.go) still work on
+// the engine, and so does deploy's registration (kind_deploy.go, which
+// adds a variant's emulated network path, netpath.go): registerKind puts
+// them in the same registry, and they reach the engine through the Env's
+// concrete type until they move.
 //
 // # Testing a step kind
 //
@@ -106,7 +114,7 @@
 //     config, log and pid), up to four at a time per host, refuses a port
 //     where something already answers, and waits for PING as long as each
 //     server's process lives and its start progresses (CPU time, log),
-//     within minutes (deploy_wait.go): an instance that exits fails the
+//     within minutes (steps/kinds/deploy's wait.go): an instance that exits fails the
 //     step at once, with its log; one that gives up says what it waited
 //     for and the host's load average.
 //   - bench and compare run `dpulab bench --json` on the step's client

@@ -158,22 +158,6 @@ func DescribeKind(kind string) KindInfo {
 	return KindInfo{View: k.View, AsksVars: k.AsksVars, Note: k.Note, ByHand: k.ByHand}
 }
 
-// planFunc adapts two functions to a stepPlan, for engine kinds whose plan
-// holds no more than the step and the variables.
-type planFunc struct {
-	cmds func() []PlannedCommand
-	do   func(ctx context.Context) error
-}
-
-func (p planFunc) commands() []PlannedCommand {
-	if p.cmds == nil {
-		return nil
-	}
-	return p.cmds()
-}
-
-func (p planFunc) run(ctx context.Context) error { return p.do(ctx) }
-
 // confirmStep asks before a step marked confirm, and before a sudo step.
 func (e *Engine) confirmStep(ctx context.Context, st *labs.Step) error {
 	question := st.Confirm

@@ -10,6 +10,7 @@ import (
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps/event"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 	"github.com/dpulab/dpulab/steps/kinds/vspherecheck"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -113,4 +114,80 @@ func (k kindEnv) VCenter(ctx context.Context, step string) (vspherecheck.Checker
 
 func (k kindEnv) Target(ctx context.Context, host string) (runner.Target, error) {
 	return k.e.hosts.target(ctx, host)
+}
+
+// The deploy kind's capabilities (steps/kinds/deploy.Env).
+
+var _ deploy.Runner = kindEnv{}
+
+func (k kindEnv) Agent(h stepkind.Host) string { return k.e.dpulabOn(h) }
+
+func (k kindEnv) Password() string { return benchPassword(k.e.Vars()) }
+
+func (k kindEnv) Prepared(ctx context.Context, h stepkind.Host) (runner.Target, error) {
+	t, err := k.e.hosts.target(ctx, h.Name)
+	if err != nil {
+		return nil, &StepError{Host: h.Name, Err: err}
+	}
+	if err := k.e.ensureHost(ctx, h, t); err != nil {
+		return nil, err
+	}
+	if err := k.e.ensureWorkdir(ctx, h, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (k kindEnv) StopGroup(ctx context.Context, group string) error { return k.e.stopGroup(ctx, group) }
+
+func (k kindEnv) ProcRecorder() func(procs ...runner.Proc) error {
+	return (&procRecorder{e: k.e}).record
+}
+
+// StopUnrecorded ends what carries marker (an instance's log path: this
+// instance alone, where a bare directory would also match a-63790 for
+// a-6379) or the working directory of an earlier, dead run of this lab
+// whose launch was still under way when this run cleaned up after it.
+func (k kindEnv) StopUnrecorded(ctx context.Context, t runner.Target, marker string) int {
+	markers := []string{marker}
+	k.e.mu.Lock()
+	markers = append(markers, k.e.swept...)
+	k.e.mu.Unlock()
+	stopped := 0
+	for _, m := range markers {
+		if n, err := runner.StopMarked(ctx, t, m, stopGrace, false); err == nil {
+			stopped += n
+		}
+	}
+	return stopped
+}
+
+func (k kindEnv) Confirm(ctx context.Context, step, host, question string) error {
+	return k.e.confirm(ctx, step, host, question)
+}
+
+// WaitLimits are deploy.DefaultLimits unless a test shortened them.
+func (k kindEnv) WaitLimits() deploy.Limits {
+	if k.e.deployWait.Max > 0 {
+		return k.e.deployWait
+	}
+	return deploy.DefaultLimits
+}
+
+// Deployed records p's deployment in the saved progress: what the bench
+// and compare kinds read, and what a resumed run checks before reusing it.
+func (k kindEnv) Deployed(_ context.Context, step string, p deploy.Plan, server string) error {
+	e := k.e
+	dep := Deployment{Step: step, Group: p.Group, Key: p.Key(), Instances: p.ClientSide(e.workdir()), Server: server}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state.Deployments == nil {
+		e.state.Deployments = map[string]Deployment{}
+	}
+	e.state.Deployments[p.Group] = dep
+	if e.depChecked == nil {
+		e.depChecked = map[string]bool{}
+	}
+	e.depChecked[p.Group] = true
+	return e.saveStateLocked()
 }

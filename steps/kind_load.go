@@ -151,7 +151,7 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 					return nil, fmt.Errorf("step %s: %w", st.ID, err)
 				}
 			}
-			if j.planned, j.notBuilt, err = planBenchConfig(spec, pv, j.deploy.instances(e), j.transport, j.deploy.Settings); err != nil {
+			if j.planned, j.notBuilt, err = planBenchConfig(spec, pv, j.deploy.ClientSide(e.workdir()), j.transport, j.deploy.Settings); err != nil {
 				return nil, fmt.Errorf("step %s, variant %s: %w", st.ID, v.Label, err)
 			}
 			p.jobs = append(p.jobs, j)

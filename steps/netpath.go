@@ -12,6 +12,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -35,23 +36,7 @@ type placement struct {
 
 // wrap prefixes an exec'd command line with the namespace and the CPU
 // pinning. cmd must start with "exec ".
-func (p placement) wrap(cmd string) string {
-	if p.NS == "" && p.CPUs == "" {
-		return cmd
-	}
-	var pre []string
-	if p.NS != "" {
-		pre = append(pre, "ip", "netns", "exec", p.NS)
-	}
-	if p.CPUs != "" {
-		pre = append(pre, "taskset", "-c", p.CPUs)
-	}
-	rest, ok := strings.CutPrefix(cmd, "exec ")
-	if !ok {
-		return runner.QuoteAll(pre...) + " sh -c " + runner.Quote(cmd)
-	}
-	return "exec " + runner.QuoteAll(pre...) + " " + rest
-}
+func (p placement) wrap(cmd string) string { return deploy.Placed(p.NS, p.CPUs, cmd) }
 
 // splitCPUs pins the servers to the first half of a host's cores and the
 // load generator to the rest, so neither steals the other's cycles and

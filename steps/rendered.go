@@ -2,11 +2,11 @@ package steps
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 
 	"github.com/dpulab/dpulab/labs"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 )
 
 // RenderedFile is a file a step writes on a host, rendered as the step
@@ -21,21 +21,13 @@ const HiddenSecret = "(hidden)"
 
 // maxRenderedFiles bounds what Rendered returns: a deploy of hundreds of
 // instances has as many configs, alike but for their port.
-const maxRenderedFiles = 64
+const maxRenderedFiles = deploy.MaxFiles
 
 // renderer is a stepPlan that can say what the files it writes hold
 // without writing them.
 type renderer interface {
 	rendered() ([]RenderedFile, error)
 }
-
-// renderingPlan adds the files it writes to a planFunc (deploy).
-type renderingPlan struct {
-	planFunc
-	files func() ([]RenderedFile, error)
-}
-
-func (p renderingPlan) rendered() ([]RenderedFile, error) { return p.files() }
 
 // Rendered returns the files step i writes, rendered with the lab's
 // current variables, as RunStep would write them (nil for a step that
@@ -69,35 +61,6 @@ func (e *Engine) Rendered(i int) (files []RenderedFile, more int, err error) {
 		files[k].Content = hideSecrets(files[k].Content)
 	}
 	return files, more, err
-}
-
-// deployFiles are the redis.conf of every instance of p, as deploy
-// writes them.
-func (e *Engine) deployFiles(step string, p deployPlan, vars map[string]string) ([]RenderedFile, error) {
-	var tmpl []byte
-	if p.Config != "" {
-		b, err := e.lab.ReadFile(p.Config)
-		if err != nil {
-			return nil, fmt.Errorf("read config template %s: %w", p.Config, err)
-		}
-		tmpl = b
-	}
-	var out []RenderedFile
-	for _, h := range p.Hosts {
-		for k := 0; k < p.Instances; k++ {
-			if len(out) > maxRenderedFiles {
-				// Enough to show; count the rest without rendering them.
-				out = append(out, RenderedFile{})
-				continue
-			}
-			conf, err := e.renderConfig(p, h, k, tmpl, vars)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, RenderedFile{Step: step, Host: h.Name, Path: path.Join(e.instanceDir(p.Group, p.Port+k), "redis.conf"), Source: p.Config, Content: conf})
-		}
-	}
-	return out, nil
 }
 
 // secretLine matches a redis.conf line whose value is a password:

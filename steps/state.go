@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/internal/atomicfile"
@@ -90,24 +91,8 @@ type Deployment struct {
 	Server string `json:"server,omitempty"`
 }
 
-// Instance is one server instance of a deployment.
-type Instance struct {
-	Host string `json:"host"`
-	// Address is what a client on the client role dials: host:port.
-	Address string `json:"address"`
-	Port    int    `json:"port"`
-	// Socket is the Unix socket path, when the instance listens on one.
-	Socket string `json:"socket,omitempty"`
-	// Bind is what the server binds (deploy's bind), and HostAddress the
-	// host's inventory address: together they tell "bound to loopback"
-	// from "the inventory's address is loopback" when a client elsewhere
-	// cannot reach it.
-	Bind        string `json:"bind,omitempty"`
-	HostAddress string `json:"host_address,omitempty"`
-	// NetNS is the network namespace the instance runs in (an emulated
-	// path); it is reached from inside that path only.
-	NetNS string `json:"netns,omitempty"`
-}
+// Instance is one server instance of a deployment (steps/kinds/deploy).
+type Instance = deploy.Instance
 
 var labIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 

@@ -61,6 +61,10 @@ type Env struct {
 	// Hold makes After never fire: a step waiting on the clock ends only
 	// by its context.
 	Hold bool
+	// Ticking makes the clock move on by each After's d, when it fires:
+	// a kind that waits sees time pass only as fast as it waits, and a
+	// test of a minutes-long wait takes no time.
+	Ticking bool
 	// Compares are the compare results Compare returns.
 	Compares map[string]*results.Compare
 
@@ -72,6 +76,7 @@ type Env struct {
 	stopped  int
 	removed  []string
 	waited   []time.Duration
+	elapsed  time.Duration
 }
 
 var (
@@ -107,17 +112,29 @@ func (e *Env) Lab() *labs.Lab    { return e.L }
 func (e *Env) Rehearsal() string { return e.Why }
 func (e *Env) Workdir() string   { return "/tmp/dpulab-test-wd" }
 
-// Now is a fixed instant.
-func (e *Env) Now() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+// Now is a fixed instant, plus the waits so far when Ticking.
+func (e *Env) Now() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nowLocked()
+}
 
-// After never waits: it records d and fires at once (never, with Hold).
+func (e *Env) nowLocked() time.Time {
+	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(e.elapsed)
+}
+
+// After never waits: it records d and fires at once (never, with Hold);
+// when Ticking, the clock moves on by d as it fires.
 func (e *Env) After(d time.Duration) <-chan time.Time {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.waited = append(e.waited, d)
-	e.mu.Unlock()
 	c := make(chan time.Time, 1)
 	if !e.Hold {
-		c <- e.Now().Add(d)
+		if e.Ticking {
+			e.elapsed += d
+		}
+		c <- e.nowLocked()
 	}
 	return c
 }
@@ -297,8 +314,9 @@ type Target struct {
 	Files map[string]fstest.MapFile
 	env   *Env
 
-	mu   sync.Mutex
-	runs []runner.Command
+	mu      sync.Mutex
+	runs    []runner.Command
+	started []runner.ProcSpec
 }
 
 var _ runner.Target = (*Target)(nil)
@@ -336,14 +354,42 @@ func (t *Target) Commands() []runner.Command {
 	return append([]runner.Command(nil), t.runs...)
 }
 
-func (t *Target) Start(context.Context, runner.ProcSpec) (runner.Proc, error) {
-	return runner.Proc{}, errors.New("kindtest: Start is not faked")
+// Start records spec and says it started, as the process group 100, 101,
+// ... in the order of the starts (it runs nothing: what the process then
+// does is what Handle answers the kind's status commands with).
+func (t *Target) Start(ctx context.Context, spec runner.ProcSpec) (runner.Proc, error) {
+	if err := ctx.Err(); err != nil {
+		return runner.Proc{}, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.started = append(t.started, spec)
+	return runner.Proc{Host: t.Host, Name: spec.Name, PID: 99 + len(t.started), LogFile: spec.LogFile, Sudo: spec.Sudo}, nil
+}
+
+// Started are the processes started, in order.
+func (t *Target) Started() []runner.ProcSpec {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]runner.ProcSpec(nil), t.started...)
 }
 
 func (t *Target) Stop(context.Context, runner.Proc, time.Duration) error { return nil }
 
-func (t *Target) Upload(context.Context, string, string, fs.FileMode) error {
-	return errors.New("kindtest: Upload is not faked")
+// Upload keeps the local file's content as the host's file remote (what
+// ReadFile then reads).
+func (t *Target) Upload(_ context.Context, local, remote string, mode fs.FileMode) error {
+	b, err := os.ReadFile(local)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.Files == nil {
+		t.Files = map[string]fstest.MapFile{}
+	}
+	t.Files[remote] = fstest.MapFile{Data: b, Mode: mode}
+	return nil
 }
 
 func (t *Target) ReadFile(_ context.Context, p string) ([]byte, error) {
