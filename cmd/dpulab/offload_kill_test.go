@@ -69,7 +69,7 @@ func TestOffloadKilledThenCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.wait()
-	wd := killedWorkdir(t, stateHome, "quickstart")
+	wd := leftWorkdir(t, stateHome, "quickstart")
 	prefix := netpath.RunPrefix(runID)
 	if out, _ := exec.Command("ip", "netns", "list").CombinedOutput(); !strings.Contains(string(out), serverNS) {
 		t.Fatalf("after SIGKILL the path is already gone, nothing to test: %s", out)
@@ -113,25 +113,34 @@ func TestOffloadKilledThenCleanup(t *testing.T) {
 	}
 
 	// The next run of the lab cleans up what the killed run left on this
-	// machine. A short one: it resumes the killed run at its cleanup step
-	// (--only would not do: a run of one step keeps the lab's state for
-	// the next step, on purpose).
-	next, _ := startRun(t, bin, stateHome, false, "run", "quickstart", "--from", "cleanup", "--json", "--yes",
-		"--results", filepath.Join(t.TempDir(), "results"))
+	// machine.
+	nextRunCleans(t, bin, stateHome, wd, "quickstart", "--yes")
+}
+
+// nextRunCleans runs lab once more on the saved progress under stateHome,
+// as a person does after a run that could not clean up (killed, or its
+// cleanup abandoned), and checks that the working directory wd it left is
+// gone after. A short run: it resumes at the lab's cleanup step (--only
+// would not do: a run of one step keeps the lab's state for the next step,
+// on purpose).
+func nextRunCleans(t *testing.T, bin, stateHome, wd, lab string, args ...string) {
+	t.Helper()
+	next, _ := startRun(t, bin, stateHome, false, append([]string{"run", lab, "--from", "cleanup", "--json",
+		"--results", filepath.Join(t.TempDir(), "results")}, args...)...)
 	if code := next.wait(); code != 0 {
 		t.Errorf("the next run of the lab: exit status %d\n%s", code, tail(next.out, 20))
 	}
 	if _, err := os.Stat(wd); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("after the next run, the killed run's working directory %s is still there (stat: %v)\n%s", wd, err, tail(next.out, 30))
+		t.Errorf("after the next run, the working directory %s is still there (stat: %v)\n%s", wd, err, tail(next.out, 30))
 	}
 }
 
-// killedWorkdir reads, from the saved progress under stateHome, the
-// working directory of the lab's run that was just killed, checks that
-// progress lists this machine for a later cleanup, and removes the
-// directory when the test ends, should the test fail before the next run
-// does.
-func killedWorkdir(t *testing.T, stateHome, lab string) string {
+// leftWorkdir reads, from the saved progress under stateHome, the working
+// directory of the lab's run that was just killed (or whose cleanup was
+// abandoned), checks that progress lists this machine for a later cleanup,
+// and removes the directory when the test ends, should the test fail
+// before the next run does.
+func leftWorkdir(t *testing.T, stateHome, lab string) string {
 	t.Helper()
 	path, err := steps.StatePath(filepath.Join(stateHome, "dpulab"), lab)
 	if err != nil {
@@ -150,7 +159,7 @@ func killedWorkdir(t *testing.T, stateHome, lab string) string {
 		t.Errorf("saved progress lists hosts %v for a later cleanup, want local among them", st.Hosts)
 	}
 	if _, err := os.Stat(wd); err != nil {
-		t.Errorf("the killed run's working directory %s: %v (want it there, for the next run to remove)", wd, err)
+		t.Errorf("the working directory %s the run left: %v (want it there, for the next run to remove)", wd, err)
 	}
 	return wd
 }
