@@ -178,6 +178,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DPULAB_STEPS_CHILD") == "1" {
 		os.Exit(childRun())
 	}
+	if os.Getenv("DPULAB_STATE_WRITER") != "" {
+		// The state writer is killed mid-save: a temporary home made
+		// here would never be removed (and it writes only its own file).
+		os.Exit(m.Run())
+	}
 	restore := testpeer.IsolateUserDirs()
 	code := m.Run()
 	testpeer.RemoveBuilds()
@@ -327,11 +332,14 @@ func TestStateSurvivesSIGKILLDuringSaves(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "lab.json")
+	// The children's temporary directory: a killed child must leave
+	// nothing in it.
+	tmp := t.TempDir()
 	// The child saves state in a loop; killing it at random moments must
 	// never leave a file that does not load.
 	for round := range 5 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestStateWriterChild$")
-		cmd.Env = append(os.Environ(), "DPULAB_STATE_WRITER="+p)
+		cmd.Env = append(os.Environ(), "DPULAB_STATE_WRITER="+p, "TMPDIR="+tmp)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -344,6 +352,13 @@ func TestStateSurvivesSIGKILLDuringSaves(t *testing.T) {
 		if s, err := LoadState(p); err != nil || s == nil || s.Lab != "lab" {
 			t.Fatalf("round %d: state after SIGKILL = %+v, %v", round, s, err)
 		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		var names []string
+		for _, d := range left {
+			names = append(names, d.Name())
+		}
+		t.Errorf("the killed children left %v in their temporary directory", names)
 	}
 }
 

@@ -3,11 +3,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner/netpath"
+	"github.com/dpulab/dpulab/steps"
 )
 
 // TestOffloadKilledThenCleanup runs the quickstart's offload step (the
@@ -23,6 +26,14 @@ import (
 // removes the namespaces, links and firewall table, and the servers. The
 // cleanup is scoped to the killed run's id: on this shared machine a bare
 // `dpulab cleanup` would remove other tests' paths too.
+//
+// `dpulab cleanup` removes network paths only; the killed run's working
+// directory (/tmp/dpulab-quickstart-RUN-NONCE: configs, server logs, pid
+// marks) is the next run's to remove, from saved progress. So the test
+// runs the lab once more on the same state and checks that the directory
+// is gone after it: nothing of the killed run is left (the test used to
+// drop the saved progress with its temporary state directory, and the
+// directory stayed in /tmp for good).
 func TestOffloadKilledThenCleanup(t *testing.T) {
 	requireNetRoot(t)
 	if testing.Short() {
@@ -31,7 +42,8 @@ func TestOffloadKilledThenCleanup(t *testing.T) {
 	bin := testpeer.Dpulab(t)
 	t.Cleanup(func() { killServers(bin) })
 	port := testpeer.FreePorts(t, 2)
-	p, _ := startRun(t, bin, t.TempDir(), false, "run", "quickstart", "--only", "offload", "--json", "--yes",
+	stateHome := t.TempDir()
+	p, _ := startRun(t, bin, stateHome, false, "run", "quickstart", "--only", "offload", "--json", "--yes",
 		"--results", filepath.Join(t.TempDir(), "results"),
 		"--set", "instances=2", "--set", fmt.Sprint("port=", port), "--set", "duration=20s", "--set", "warmup=0s", "--set", "runs=1",
 		"--set", "firewall_rules=50")
@@ -57,6 +69,7 @@ func TestOffloadKilledThenCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.wait()
+	wd := leftWorkdir(t, stateHome, "quickstart")
 	prefix := netpath.RunPrefix(runID)
 	if out, _ := exec.Command("ip", "netns", "list").CombinedOutput(); !strings.Contains(string(out), serverNS) {
 		t.Fatalf("after SIGKILL the path is already gone, nothing to test: %s", out)
@@ -98,4 +111,55 @@ func TestOffloadKilledThenCleanup(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+
+	// The next run of the lab cleans up what the killed run left on this
+	// machine.
+	nextRunCleans(t, bin, stateHome, wd, "quickstart", "--yes")
+}
+
+// nextRunCleans runs lab once more on the saved progress under stateHome,
+// as a person does after a run that could not clean up (killed, or its
+// cleanup abandoned), and checks that the working directory wd it left is
+// gone after. A short run: it resumes at the lab's cleanup step (--only
+// would not do: a run of one step keeps the lab's state for the next step,
+// on purpose).
+func nextRunCleans(t *testing.T, bin, stateHome, wd, lab string, args ...string) {
+	t.Helper()
+	next, _ := startRun(t, bin, stateHome, false, append([]string{"run", lab, "--from", "cleanup", "--json",
+		"--results", filepath.Join(t.TempDir(), "results")}, args...)...)
+	if code := next.wait(); code != 0 {
+		t.Errorf("the next run of the lab: exit status %d\n%s", code, tail(next.out, 20))
+	}
+	if _, err := os.Stat(wd); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after the next run, the working directory %s is still there (stat: %v)\n%s", wd, err, tail(next.out, 30))
+	}
+}
+
+// leftWorkdir reads, from the saved progress under stateHome, the working
+// directory of the lab's run that was just killed (or whose cleanup was
+// abandoned), checks that progress lists this machine for a later cleanup,
+// and removes the directory when the test ends, should the test fail
+// before the next run does.
+func leftWorkdir(t *testing.T, stateHome, lab string) string {
+	t.Helper()
+	path, err := steps.StatePath(filepath.Join(stateHome, "dpulab"), lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := steps.LoadState(path)
+	if err != nil || st == nil {
+		t.Fatalf("saved progress of the killed run: %v, %v", st, err)
+	}
+	wd := st.Workdir
+	if !strings.HasPrefix(wd, "/tmp/dpulab-"+lab+"-") || strings.Contains(wd, "..") {
+		t.Fatalf("saved progress records working directory %q, want /tmp/dpulab-%s-*", wd, lab)
+	}
+	t.Cleanup(func() { os.RemoveAll(wd) })
+	if !slices.Contains(st.Hosts, "local") {
+		t.Errorf("saved progress lists hosts %v for a later cleanup, want local among them", st.Hosts)
+	}
+	if _, err := os.Stat(wd); err != nil {
+		t.Errorf("the working directory %s the run left: %v (want it there, for the next run to remove)", wd, err)
+	}
+	return wd
 }

@@ -547,7 +547,9 @@ steps:
 `
 
 // TestRunSignalsDuringCleanup: a second signal while cleanup runs only
-// says so, and cleanup completes; a third abandons it at once.
+// says so, and cleanup completes; a third abandons it at once, and the
+// next run of the lab removes what the abandoned one left (its working
+// directory stayed in /tmp when the test did not run the lab again).
 func TestRunSignalsDuringCleanup(t *testing.T) {
 	bin := requireSignalPeers(t)
 	labDir := writeLabDir(t, "slowclean", slowCleanupLab)
@@ -560,7 +562,8 @@ func TestRunSignalsDuringCleanup(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.signals, "-signals"), func(t *testing.T) {
 			port := testpeer.FreePorts(t, 2)
-			p, _ := startRun(t, bin, t.TempDir(), false, "run", "slowclean", "--lab-dir", labDir, "--json",
+			state := t.TempDir()
+			p, _ := startRun(t, bin, state, false, "run", "slowclean", "--lab-dir", labDir, "--json",
 				"--results", t.TempDir(), "--set", fmt.Sprint("port=", port))
 			if !p.waitFor(func(ev event) bool { return ev.is("step_started", "long") }) {
 				t.Fatalf("the run ended before the bench:\n%s", p.out)
@@ -592,6 +595,12 @@ func TestRunSignalsDuringCleanup(t *testing.T) {
 				assertNoServers(t, bin, "two signals")
 			} else if strings.Contains(out, "ok: cleanup done") {
 				t.Errorf("the third signal did not abandon the cleanup:\n%s", out)
+			} else {
+				// Abandoned: what is left is the next run's to remove, as
+				// the notice says. Run it, so nothing is left in /tmp.
+				wd := leftWorkdir(t, state, "slowclean")
+				nextRunCleans(t, bin, state, wd, "slowclean", "--lab-dir", labDir)
+				assertNoServers(t, bin, "three signals, then the next run")
 			}
 		})
 	}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/testpeer"
+	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -153,7 +155,9 @@ func TestTUISignalsCleanUp(t *testing.T) {
 			script := fmt.Sprintf("env TERM=xterm-256color XDG_STATE_HOME=%s XDG_DATA_HOME=%s %s --lab-dir %s 2>%s; echo DPULAB-EXITED:$?; sleep 600",
 				shellQuote(filepath.Join(dir, "state")), shellQuote(filepath.Join(dir, "data")), shellQuote(bin), shellQuote(labDir), shellQuote(filepath.Join(dir, "stderr")))
 			p.run("new-session", "-d", "-s", "sig", "-x", "100", "-y", "30", "-c", dir, "sh", "-c", script)
-			p.waitFor("Signals in the TUI")
+			// The picker: the test's lab may be below the fold of a
+			// 30-row pane (the other labs' hints are long).
+			p.waitFor("pick a lab")
 			// Pick the lab by filtering for its id: its place in the
 			// list is the catalogue's order, not this test's business.
 			p.run("send-keys", "-t", "sig", "/")
@@ -201,6 +205,15 @@ func TestTUISignalsCleanUp(t *testing.T) {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 			assertNoServers(t, bin, tc.name)
+			// Nothing of the run is left in /tmp: its working directory
+			// (from saved progress) is gone.
+			st, err := steps.LoadState(filepath.Join(dir, "state", "dpulab", "sigtui.json"))
+			if err != nil || st == nil || !strings.HasPrefix(st.Workdir, "/tmp/dpulab-sigtui-") {
+				t.Errorf("saved progress after %s: %+v, %v; want it to name the run's working directory", tc.name, st, err)
+			} else if _, err := os.Stat(st.Workdir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("after %s the run's working directory %s is still there (stat: %v)", tc.name, st.Workdir, err)
+				os.RemoveAll(st.Workdir)
+			}
 			// The run's end is recorded as an interruption, by what.
 			found, _ := filepath.Glob(filepath.Join(dir, "data", "dpulab", "results", "sigtui", "*", "results.json"))
 			if len(found) != 1 {
