@@ -13,5 +13,5 @@ import (
 // for qemu-user without the target's libraries, or a host without glibc.
 func init() {
 	builtNoRDMA = true
-	known[RDMA] = "RDMA is not in this build: " + transportwire.Build{OS: runtime.GOOS, Arch: runtime.GOARCH, NoRDMA: true}.Lacks(RDMA) + "; build it without that tag, or use transport tcp"
+	known[RDMA] = "RDMA is not in this build: it was " + transportwire.Build{OS: runtime.GOOS, Arch: runtime.GOARCH, NoRDMA: true}.Lacks(RDMA) + "; build it without that tag, or use transport tcp"
 }

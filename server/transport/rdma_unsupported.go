@@ -14,5 +14,5 @@ import (
 // laptop runs its labs' RDMA on the hosts, through the agent built for
 // them (transportwire.Build says which builds have what).
 func init() {
-	known[RDMA] = "RDMA is not in this build: " + transportwire.Build{OS: runtime.GOOS, Arch: runtime.GOARCH}.Lacks(RDMA) + "; run it on such a host, or use transport tcp"
+	known[RDMA] = "RDMA is not in this build: it was " + transportwire.Build{OS: runtime.GOOS, Arch: runtime.GOARCH}.Lacks(RDMA) + "; run it on such a host, or use transport tcp"
 }

@@ -21,17 +21,19 @@ type Build struct {
 // This is the rule server/transport's build tags implement (rdma_core.go,
 // rdma_nordma.go, rdma_unsupported.go; its TestLacksAgreesWithThisBuild
 // holds them together): tcp and unix everywhere; rdma on linux/amd64 and
-// linux/arm64, unless built with -tags nordma. The reason names the build
-// and what it lacks; what to do about it depends on who asks.
+// linux/arm64, unless built with -tags nordma. The reason says how the
+// build was made ("built with -tags nordma ...", "built for darwin/arm64,
+// and ..."), to follow "it was" or "it is"; what to do about it depends
+// on who asks.
 func (b Build) Lacks(n Name) string {
 	if n != RDMA {
 		return ""
 	}
 	if b.NoRDMA {
-		return "RDMA is not in a build made with -tags nordma (a static binary without the RDMA provider)"
+		return "built with -tags nordma (a static binary without the RDMA provider)"
 	}
 	if b.OS != "linux" || (b.Arch != "" && b.Arch != "amd64" && b.Arch != "arm64") {
-		return fmt.Sprintf("RDMA is not in a build for %s: dpulab's RDMA provider (rdma-core, loaded at run time) is linux/amd64 and linux/arm64 only", b.platform())
+		return fmt.Sprintf("built for %s, and dpulab's RDMA provider (rdma-core, loaded at run time) is linux/amd64 and linux/arm64 only", b.platform())
 	}
 	return ""
 }

@@ -15,15 +15,15 @@ func TestBuildLacks(t *testing.T) {
 		{Build{OS: "linux", Arch: "amd64"}, ""},
 		{Build{OS: "linux", Arch: "arm64"}, ""},
 		{Build{OS: "linux"}, ""}, // a Linux host not yet connected
-		{Build{OS: "linux", Arch: "amd64", NoRDMA: true}, "-tags nordma"},
-		{Build{OS: "linux", Arch: "arm64", NoRDMA: true}, "-tags nordma"},
-		{Build{OS: "linux", Arch: "386"}, "for linux/386: "},
-		{Build{OS: "linux", Arch: "riscv64"}, "for linux/riscv64: "},
-		{Build{OS: "darwin", Arch: "arm64"}, "for darwin/arm64: dpulab's RDMA provider (rdma-core, loaded at run time) is linux/amd64 and linux/arm64 only"},
-		{Build{OS: "darwin", Arch: "amd64"}, "for darwin/amd64: "},
-		{Build{OS: "windows", Arch: "amd64"}, "for windows/amd64: "},
-		{Build{OS: "windows", Arch: "arm64", NoRDMA: true}, "-tags nordma"},
-		{Build{OS: "freebsd"}, "for freebsd: "},
+		{Build{OS: "linux", Arch: "amd64", NoRDMA: true}, "built with -tags nordma"},
+		{Build{OS: "linux", Arch: "arm64", NoRDMA: true}, "built with -tags nordma"},
+		{Build{OS: "linux", Arch: "386"}, "built for linux/386, "},
+		{Build{OS: "linux", Arch: "riscv64"}, "built for linux/riscv64, "},
+		{Build{OS: "darwin", Arch: "arm64"}, "built for darwin/arm64, and dpulab's RDMA provider (rdma-core, loaded at run time) is linux/amd64 and linux/arm64 only"},
+		{Build{OS: "darwin", Arch: "amd64"}, "built for darwin/amd64, "},
+		{Build{OS: "windows", Arch: "amd64"}, "built for windows/amd64, "},
+		{Build{OS: "windows", Arch: "arm64", NoRDMA: true}, "built with -tags nordma"},
+		{Build{OS: "freebsd"}, "built for freebsd, "},
 	} {
 		for _, n := range []Name{TCP, Unix} {
 			if why := c.b.Lacks(n); why != "" {
