@@ -57,3 +57,10 @@ func (coreRDMA) Dial(ctx context.Context, addr string, o Options) (net.Conn, err
 	}
 	return rdma.Dial(ctx, addr, providerOptions(o))
 }
+
+// hostLacks wraps what the host lacks so that it is ErrHostLacks.
+type hostLacks struct{ err error }
+
+func (e hostLacks) Error() string        { return e.err.Error() }
+func (e hostLacks) Unwrap() error        { return e.err }
+func (e hostLacks) Is(target error) bool { return target == ErrHostLacks }

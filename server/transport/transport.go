@@ -150,13 +150,6 @@ func ThisBuild() transportwire.Build {
 // load, and nothing about the peer, which was never tried.
 var ErrHostLacks = errors.New("this host cannot use the transport")
 
-// hostLacks wraps what the host lacks so that it is ErrHostLacks.
-type hostLacks struct{ err error }
-
-func (e hostLacks) Error() string        { return e.err.Error() }
-func (e hostLacks) Unwrap() error        { return e.err }
-func (e hostLacks) Is(target error) bool { return target == ErrHostLacks }
-
 // Simulated returns what labels figures measured over n when this binary's
 // n is a simulation, else "".
 func Simulated(n Name) string {
