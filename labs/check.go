@@ -1,7 +1,6 @@
 package labs
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/dpulab/dpulab/assets"
 	"github.com/dpulab/dpulab/internal/suggest"
+	"github.com/dpulab/dpulab/internal/wire/transportwire"
 	"github.com/dpulab/dpulab/labs/tco"
-	"github.com/dpulab/dpulab/server/transport"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -100,12 +99,12 @@ func checkPort(s string) error {
 }
 
 // checkTransport refuses a transport dpulab does not know (with the
-// transport seam's one message). One this build lacks is a valid lab that
-// cannot run here: TransportNotes says so, and the engine refuses it when
-// it plans the step.
+// transport seam's one message). One that the binary on a host lacks is a
+// valid lab that cannot run there: TransportNotes says so, and the engine
+// lists the job as not run when it plans the step.
 func checkTransport(s string) error {
-	if err := transport.Available(transport.Name(s)); errors.Is(err, transport.ErrUnknown) {
-		return err
+	if n := transportwire.Name(s); !transportwire.IsKnown(n) {
+		return transportwire.UnknownError(n)
 	}
 	return nil
 }

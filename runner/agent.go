@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/dpulab/dpulab/internal/wire/transportwire"
 )
 
 // The agent is what runs on lab hosts: cmd/dpulab-agent (server, bench,
@@ -70,6 +72,38 @@ type AgentFinder struct {
 type agentResult struct {
 	path string
 	err  error
+}
+
+// Build is the agent f gives a host of platform plat, as far as its
+// transports go (transportwire.Build.Lacks says which it has): built for
+// plat, with -tags nordma when f.NoRDMA. An empty plat.Arch is a Linux
+// host not connected yet. This is what decides whether a lab's transport
+// can run on a lab host, not the controller's own build: a controller on
+// macOS or Windows has no RDMA, the linux/amd64 and linux/arm64 agents it
+// sends do. (An agent put next to the controller or in the cache by hand
+// is taken to be a release's, built without nordma; the agent itself
+// refuses a transport it lacks when it runs.)
+func (f *AgentFinder) Build(plat Platform) transportwire.Build {
+	return transportwire.Build{OS: plat.OS, Arch: plat.Arch, NoRDMA: f != nil && f.NoRDMA}
+}
+
+// AgentLacks says why the agent for a host of platform plat cannot use
+// transport n, with what to do, or "" when it can.
+func (f *AgentFinder) AgentLacks(plat Platform, n transportwire.Name) string {
+	b := f.Build(plat)
+	why := b.Lacks(n)
+	if why == "" {
+		return ""
+	}
+	agent := "the dpulab agent for " + plat.OS
+	if plat.Arch != "" {
+		agent += "/" + plat.Arch
+	}
+	todo := "give this role a Linux amd64 or arm64 host, or use transport tcp"
+	if b.NoRDMA && n == transportwire.RDMA {
+		todo = "let dpulab build its agents without nordma, or use transport tcp"
+	}
+	return "transport " + string(n) + ": " + agent + " has no " + strings.ToUpper(string(n)) + ": it is " + why + "; " + todo
 }
 
 // Find returns the path of an agent built for plat.

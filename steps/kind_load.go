@@ -66,8 +66,10 @@ type loadJob struct {
 	// over (netpath), as planned; nil otherwise.
 	pathCfg *netpath.Config
 	path    *netpath.Path
-	// notBuilt says why this binary cannot run the job (its transport is
-	// not built in); the job is then listed as unavailable, not run.
+	// notBuilt says why the dpulab binary on one of the job's hosts (this
+	// program here, the agent on a lab host) cannot run it: its transport
+	// is not built in (Engine.hostsLack); the job is then listed as
+	// unavailable, not run.
 	notBuilt string
 	// noHost says that no host plays the variant's optional role; the job
 	// is then listed as unavailable, not run, and was not planned.
@@ -151,9 +153,10 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 					return nil, fmt.Errorf("step %s: %w", st.ID, err)
 				}
 			}
-			if j.planned, j.notBuilt, err = planBenchConfig(spec, pv, j.deploy.ClientSide(e.workdir()), j.transport, j.deploy.Settings); err != nil {
+			if j.planned, err = benchConfig(spec, pv, j.deploy.ClientSide(e.workdir()), j.transport, j.deploy.Settings); err != nil {
 				return nil, fmt.Errorf("step %s, variant %s: %w", st.ID, v.Label, err)
 			}
+			j.notBuilt = e.hostsLack(append(slices.Clone(clients), j.deploy.Hosts...), j.transport)
 			p.jobs = append(p.jobs, j)
 		}
 	}
@@ -184,7 +187,7 @@ func (p *loadPlan) commands() []PlannedCommand {
 			continue
 		}
 		if j.notBuilt != "" {
-			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# not run by this binary: " + j.notBuilt})
+			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# not run: " + j.notBuilt})
 		}
 		at := placement{}
 		if j.path != nil {
@@ -294,6 +297,11 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 		if err := reachable(c, dep.Instances, j.transport); err != nil {
 			return stopStep{fmt.Errorf("variant %s: %w", variant.Label, err)}
 		}
+	}
+	// Each host's agent for the platform it reports: one that lacks the
+	// transport fails this variant, not the others.
+	if why, err := e.hostsLackNow(ctx, append(slices.Clone(p.clients), e.serverHosts(dep, j.deploy.Hosts)...), j.transport); err != nil || why != "" {
+		return fmt.Errorf("variant %s: %s", variant.Label, cmp.Or(why, fmt.Sprint(err)))
 	}
 	cfg, err := benchConfig(p.spec, j.vars, dep.Instances, j.transport, j.deploy.Settings)
 	if err != nil {

@@ -71,7 +71,7 @@ steps:
 		cmds = append(cmds, c.Cmd)
 	}
 	all := strings.Join(cmds, "\n")
-	if !strings.Contains(all, "# not run by this binary: transport rdma: RDMA is not in this build") || !strings.Contains(all, fmt.Sprintf("--target rdma://127.0.0.1:%d", port)) {
+	if !strings.Contains(all, "# not run: transport rdma: RDMA is not in this build") || !strings.Contains(all, fmt.Sprintf("--target rdma://127.0.0.1:%d", port)) {
 		t.Errorf("the plan does not show the rdma bench and why it will not run:\n%s", all)
 	}
 	if err := e.Run(testCtx(t, 2*time.Minute)); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/steps"
 )
 
 // newLintCmd checks lab files and prints every problem as file:line:
@@ -70,7 +71,9 @@ func lintNotes(paths []string) []string {
 	}
 	var notes []string
 	for _, l := range ls {
-		for _, n := range labs.TransportNotes(l) {
+		// Judged for a run on this machine (no inventory): lab hosts
+		// reached over SSH run the Linux agent, which has RDMA.
+		for _, n := range labs.TransportNotes(l, steps.TransportJudge(nil, nil)) {
 			notes = append(notes, l.ID+": "+n)
 		}
 	}

@@ -152,11 +152,6 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 			return usageError{Err: fmt.Errorf("%s %s: lab %s has no such step (steps: %s)", st.flag, st.id, lab.ID, stepList(lab))}
 		}
 	}
-	// A step this build cannot run is said before anything runs (a dry
-	// run then fails at that step's plan with the same reason).
-	for _, n := range labs.TransportNotes(lab) {
-		fmt.Fprintln(stderr, termtext.Line("note: "+n))
-	}
 	opts := steps.Options{
 		Vars: vars, Yes: f.yes, DryRun: f.dryRun, Rehearse: f.rehearse, From: f.from, Only: f.only, Restart: f.restart,
 		ResultsDir: f.results, StateDir: f.stateDir, AcceptNewHostKeys: f.acceptNew,
@@ -167,6 +162,12 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 			return usageError{Err: err}
 		}
 		opts.Inventory = inv
+	}
+	// A step the binaries on its hosts cannot run (this program here, the
+	// agent on a lab host) is said before anything runs (the run then lists
+	// it as not run, with the same reason).
+	for _, n := range labs.TransportNotes(lab, steps.TransportJudge(opts.Inventory, opts.Agents)) {
+		fmt.Fprintln(stderr, termtext.Line("note: "+n))
 	}
 	printer := steps.NewPrinterOptions(stderr, steps.PrinterOptions{RawOutput: f.rawOutput})
 	var outMu sync.Mutex

@@ -201,10 +201,15 @@ func connectAll(ctx context.Context, cfg *Config, opts runOpts, kind ClientKind,
 			if err != nil {
 				mu.Lock()
 				if firstErr == nil && ctx.Err() == nil {
-					if errors.Is(err, rdma.ErrModeMismatch) {
+					switch {
+					case errors.Is(err, rdma.ErrModeMismatch):
 						// The server said what is wrong: --rdma-mode.
 						firstErr = fmt.Errorf("connect to %s: %w (set --rdma-mode to match the server's rdma-transport-mode)", eps[ti].Label(), err)
-					} else {
+					case errors.Is(err, transport.ErrHostLacks):
+						// This host lacks rdma-core or a device, and says
+						// what to do; the server was never tried.
+						firstErr = fmt.Errorf("connect to %s: %w (on the load generator's host)", eps[ti].Label(), err)
+					default:
 						firstErr = fmt.Errorf("connect to %s: %w; is the server running there and reachable (address, port, firewall, password)?", eps[ti].Label(), err)
 					}
 				}

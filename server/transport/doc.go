@@ -5,9 +5,15 @@
 // An Endpoint is a transport and an address: tcp://HOST:PORT,
 // unix:///PATH, rdma://HOST:PORT. The server gets its listeners from
 // Listen and the load generator its connections from Dial; neither
-// switches over transport names. The engine asks Available whether a lab's
-// transport can run in this build, and gets the same message the server and
-// the load generator would give.
+// switches over transport names. Available says whether this binary has a
+// transport, as the server and the load generator check when they run; the
+// engine asks it only for what runs on this machine. A lab host runs the
+// agent built for its platform, whose transports transportwire.Build.Lacks
+// says (runner.AgentFinder.AgentLacks): a controller on macOS or Windows
+// runs RDMA through the Linux agents. ThisBuild is this binary in those
+// terms, and TestLacksAgreesWithThisBuild holds the rule to the build tags.
+// A transport a binary has but a host cannot use yet (RDMA without
+// rdma-core or a device) fails Listen and Dial with ErrHostLacks.
 //
 // # Adding a transport
 //

@@ -4,6 +4,7 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"net"
 
 	"github.com/dpulab/dpulab/server/rdma"
@@ -42,9 +43,24 @@ func providerOptions(o Options) rdma.ProviderOptions {
 }
 
 func (coreRDMA) Listen(_ context.Context, addr string, o Options) (net.Listener, error) {
+	if err := rdma.ProviderReady(); err != nil {
+		return nil, hostLacks{fmt.Errorf("rdma listen %s: %w", addr, err)}
+	}
 	return rdma.Listen(addr, providerOptions(o))
 }
 
+// Dial says what this host lacks (rdma-core's libraries, a device) as
+// ErrHostLacks, before trying the peer.
 func (coreRDMA) Dial(ctx context.Context, addr string, o Options) (net.Conn, error) {
+	if err := rdma.ProviderReady(); err != nil {
+		return nil, hostLacks{fmt.Errorf("rdma connect %s: %w", addr, err)}
+	}
 	return rdma.Dial(ctx, addr, providerOptions(o))
 }
+
+// hostLacks wraps what the host lacks so that it is ErrHostLacks.
+type hostLacks struct{ err error }
+
+func (e hostLacks) Error() string        { return e.err.Error() }
+func (e hostLacks) Unwrap() error        { return e.err }
+func (e hostLacks) Is(target error) bool { return target == ErrHostLacks }

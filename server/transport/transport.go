@@ -7,6 +7,7 @@ import (
 	"github.com/dpulab/dpulab/internal/wire/transportwire"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -131,6 +132,23 @@ func Available(n Name) error {
 	_, err := lookup(n)
 	return err
 }
+
+// builtNoRDMA is set by a -tags nordma build (rdma_nordma.go).
+var builtNoRDMA bool
+
+// ThisBuild is this binary as transportwire.Build describes builds, whose
+// Lacks is the rule this package's build tags implement. Available is the
+// exact answer for this binary (a simulation build has the Go simulation
+// of rdma); ThisBuild is for comparing with the builds other hosts run.
+func ThisBuild() transportwire.Build {
+	return transportwire.Build{OS: runtime.GOOS, Arch: runtime.GOARCH, NoRDMA: builtNoRDMA}
+}
+
+// ErrHostLacks is wrapped by the error of a Listen or Dial over a
+// transport this binary has but this host cannot use yet (RDMA without
+// rdma-core's libraries or a device): the message says what to install or
+// load, and nothing about the peer, which was never tried.
+var ErrHostLacks = errors.New("this host cannot use the transport")
 
 // Simulated returns what labels figures measured over n when this binary's
 // n is a simulation, else "".

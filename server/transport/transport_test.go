@@ -44,6 +44,26 @@ func TestAvailable(t *testing.T) {
 	}
 }
 
+// TestLacksAgreesWithThisBuild: transportwire.Build's rule, which the
+// engine applies to the agents it sends to hosts, says of this binary
+// what its build tags made it (run under -tags nordma too).
+func TestLacksAgreesWithThisBuild(t *testing.T) {
+	b := ThisBuild()
+	for _, n := range Known() {
+		if Simulated(n) != "" {
+			continue // a test-only simulation build, outside the rule
+		}
+		why := b.Lacks(n)
+		err := Available(n)
+		if (why == "") != (err == nil) {
+			t.Errorf("%+v: Lacks(%s) = %q, Available = %v", b, n, why, err)
+		}
+		if why != "" && !strings.Contains(err.Error(), why) {
+			t.Errorf("Available(%s) = %v, want it to say %q", n, err, why)
+		}
+	}
+}
+
 func contains(l []Name, n Name) bool {
 	for _, v := range l {
 		if v == n {

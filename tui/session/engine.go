@@ -58,7 +58,7 @@ func firstLine(s string) string {
 func (c *EngineCatalog) info(l *labs.Lab) LabInfo {
 	in := LabInfo{ID: l.ID, Title: l.Title, Summary: l.Summary, Duration: l.Duration, Roles: l.RoleNames(), Steps: len(l.Steps), ResumeAt: -1, Local: c.Inventory == nil,
 		BoothConfirm: l.Booth.AutoConfirm}
-	for _, n := range labs.TransportProblems(l) {
+	for _, n := range labs.TransportProblems(l, steps.TransportJudge(c.Inventory, nil)) {
 		if n.Cannot {
 			in.CannotRun = append(in.CannotRun, fmt.Sprintf("%s (%s)", n.Reason, plural(len(n.Where), "step or variant", "steps or variants")))
 		}
