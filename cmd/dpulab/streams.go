@@ -1,8 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
+
+	"github.com/dpulab/dpulab/internal/agentcmd"
 )
 
 // Every JSON-lines stream dpulab writes starts with a header line naming
@@ -24,15 +25,9 @@ const (
 )
 
 // header is the first line of a stream.
-type header struct {
-	Type          string `json:"type"`
-	Stream        string `json:"stream"`
-	SchemaVersion int    `json:"schema_version"`
-}
+type header = agentcmd.Header
 
-// writeHeader writes a stream's header line. A write error surfaces with
-// the stream's next line.
+// writeHeader writes a stream's header line, in the agent's one format.
 func writeHeader(w io.Writer, stream string, version int) {
-	b, _ := json.Marshal(header{Type: "header", Stream: stream, SchemaVersion: version})
-	w.Write(append(b, '\n'))
+	agentcmd.WriteHeader(w, stream, version)
 }

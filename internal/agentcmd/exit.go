@@ -81,8 +81,8 @@ const (
 	SampleSchemaVersion = 2
 )
 
-// header is the first line of a stream.
-type header struct {
+// Header is the first line of a stream.
+type Header struct {
 	Type          string `json:"type"`
 	Stream        string `json:"stream"`
 	SchemaVersion int    `json:"schema_version"`
@@ -91,7 +91,7 @@ type header struct {
 // WriteHeader writes a stream's header line. A write error surfaces with
 // the stream's next line.
 func WriteHeader(w io.Writer, stream string, version int) {
-	b, _ := json.Marshal(header{Type: "header", Stream: stream, SchemaVersion: version})
+	b, _ := json.Marshal(Header{Type: "header", Stream: stream, SchemaVersion: version})
 	w.Write(append(b, '\n'))
 }
 
