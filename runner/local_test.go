@@ -177,6 +177,11 @@ func targetSuite(t *testing.T, tg Target) {
 		if p.PID <= 1 || p.Host != tg.Name() || p.LogFile != log {
 			t.Fatalf("proc %+v", p)
 		}
+		// The log exists once Start returns: a reader, or a test removing
+		// its directory, never races the process opening it.
+		if _, err := os.Stat(log); err != nil {
+			t.Fatalf("log file not there once Start returned: %v", err)
+		}
 		if has, _ := psHas(t, "sleep "+sleepA); !has {
 			t.Fatal("started process not running")
 		}

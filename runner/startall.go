@@ -128,7 +128,8 @@ type batchStarter interface {
 // its own process group and no controlling terminal, output appended to
 // the log file (or a fresh file under $TMPDIR/dpulab-UID named after the
 // name and the nonce), stdin from /dev/null. The group leader is a small
-// shell that writes the pid file and removes it when the command ends, so
+// shell that opens the log, then writes the pid file (so the log exists
+// once Start returns), and removes the pid file when the command ends, so
 // Stop never signals a pid that has since been reused by something else;
 // its command line names the log and pid files, so a marker that is a
 // directory above them (StopMarked) matches the group from the instant it
@@ -153,7 +154,7 @@ while [ $# -ge 4 ]; do
       echo "$i - start cancelled"
     else
       rm -f "$pf"
-      setsid sh -c 'echo "$$" >"$3.tmp" && mv "$3.tmp" "$3"; sh -c "$1" >>"$2" 2>&1 </dev/null; rc=$?; rm -f "$3"; exit $rc' dpulab-start "$1" "$log" "$pf" >/dev/null 2>&1 </dev/null &
+      setsid sh -c 'exec >>"$2" 2>&1 </dev/null; echo "$$" >"$3.tmp" && mv "$3.tmp" "$3"; sh -c "$1"; rc=$?; rm -f "$3"; exit $rc' dpulab-start "$1" "$log" "$pf" >/dev/null 2>&1 </dev/null &
       p=$!
       echo "$p" >"$claim/pgid"
       eval "P_$i=\$p L_$i=\$log"
