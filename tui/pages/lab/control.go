@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -17,7 +21,8 @@ import (
 // Run control lives in package runctl: the page turns keys and messages
 // into runctl events (fire), performs the effects the machine returns
 // (perform) and words its notices (say). It keeps no flag of its own about
-// what runs.
+// what runs, nor about which dialogs are open: m.dialogs only holds the
+// components that draw the dialogs the machine has open (rc.Dialogs).
 
 // fire hands ev to the run control and performs what follows.
 func (m *Model) fire(ev runctl.Event) tea.Cmd {
@@ -29,6 +34,12 @@ func (m *Model) fire(ev runctl.Event) tea.Cmd {
 	var cmds []tea.Cmd
 	for _, f := range fx {
 		cmds = append(cmds, m.perform(f))
+	}
+	// A dialog the machine closed is drawn no more.
+	for d := range m.dialogs {
+		if !slices.Contains(m.rc.Dialogs, d) {
+			delete(m.dialogs, d)
+		}
 	}
 	return tea.Batch(cmds...)
 }
@@ -62,7 +73,16 @@ func (m *Model) perform(f runctl.Effect) tea.Cmd {
 			Type:    steps.PromptConfirm,
 			Message: fmt.Sprintf("Step %d is still running. Quit anyway? It is stopped, then the lab's cleanup runs (servers it started are stopped). Your progress is kept.", i+1),
 		}, quitPurpose)
-		m.prompts = append([]*prompt.Model{p}, m.prompts...)
+		m.dialogs[runctl.QuitDialog] = p
+	case runctl.AnswerDialog:
+		p := m.dialogs[f.Dialog]
+		switch {
+		case p == nil:
+		case f.Auto:
+			return p.Tick(m.now) // the answer booth mode set for its deadline
+		default:
+			return p.Answer(p.SafeAnswer(), false)
+		}
 	case runctl.Cleanup:
 		m.abort()
 		then, by := f.Then, f.By
@@ -131,18 +151,13 @@ func (m *Model) launch(i int, run func(context.Context) results.Status) tea.Cmd 
 	})
 }
 
-// abort stops the running step and gives every open dialog its safe
-// answer (refuse, no, cancel); the form closes.
+// abort stops the running step; the form closes. (The run control gave
+// the open dialogs their safe answers first.)
 func (m *Model) abort() {
 	if m.cancel != nil {
 		m.cancel()
 		m.cancel = nil
 	}
-	// Unblock the engine if it waits on a dialog: the safe answer.
-	for _, p := range m.prompts {
-		p.Answer(p.SafeAnswer(), true)
-	}
-	m.prompts = nil
 	m.form = nil
 }
 
@@ -215,18 +230,60 @@ var quitPurpose = prompt.Purpose{
 	Safe:    "no",
 }
 
-// answered drops the answered dialogs; the quit dialog's answer goes to
-// the run control.
+// answered tells the run control which open dialog the person answered:
+// the quit question (with its answer), or the engine's that are done. A
+// dialog the machine answered itself is closed already.
 func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
-	kept := m.prompts[:0]
-	for _, p := range m.prompts {
-		if !p.Done() {
-			kept = append(kept, p)
+	if msg.Prompt.Step == quitPromptStep {
+		if _, open := m.dialogs[runctl.QuitDialog]; !open {
+			return nil
+		}
+		return m.fire(runctl.Event{Kind: runctl.QuitAnswer, Yes: msg.Answer.Choice == "yes"})
+	}
+	var cmds []tea.Cmd
+	for _, d := range slices.Clone(m.rc.Dialogs) {
+		if p := m.dialogs[d]; d != runctl.QuitDialog && p != nil && p.Done() {
+			cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.DialogAnswered, Dialog: d}))
 		}
 	}
-	m.prompts = kept
-	if msg.Prompt.Step != quitPromptStep {
-		return nil
+	return tea.Batch(cmds...)
+}
+
+// asked opens the engine's question p as a dialog, if the run control
+// shows it (a question of a call that returned gets its safe answer).
+func (m *Model) asked(p steps.Prompt) tea.Cmd {
+	d := m.rc.NextDialog()
+	dp := prompt.New(m.Common, p)
+	m.dialogs[d] = dp
+	return tea.Batch(dp.Init(), m.fire(runctl.Event{Kind: runctl.DialogOpened, Dialog: d}))
+}
+
+// clock passes the time to the dialogs: booth mode gives them deadlines,
+// which the run control answers as they pass.
+func (m *Model) clock(now time.Time) tea.Cmd {
+	m.now = now
+	var cmds []tea.Cmd
+	for _, d := range slices.Clone(m.rc.Dialogs) {
+		if p := m.dialogs[d]; p != nil && !p.Deadline().IsZero() && !now.Before(p.Deadline()) {
+			cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.DialogExpired, Dialog: d}))
+		}
 	}
-	return m.fire(runctl.Event{Kind: runctl.QuitAnswer, Yes: msg.Answer.Choice == "yes"})
+	return tea.Batch(cmds...)
+}
+
+// dialogKey is the run control's event for k over the shown dialog: esc
+// cancels it (its safe answer), and q asks to quit over an engine dialog
+// that takes no typing. Other keys are the dialog's.
+func (m *Model) dialogKey(k tea.KeyMsg) (runctl.Event, bool) {
+	d, ok := m.rc.Shown()
+	if !ok {
+		return runctl.Event{}, false
+	}
+	switch {
+	case key.Matches(k, m.KeyMap.Cancel):
+		return runctl.Event{Kind: runctl.Cancel}, true
+	case key.Matches(k, m.KeyMap.Quit) && d != runctl.QuitDialog && m.dialogs[d].Prompt().Type != steps.PromptSecret:
+		return runctl.Event{Kind: runctl.Quit, Step: m.list.Selected()}, true
+	}
+	return runctl.Event{}, false
 }

@@ -20,6 +20,9 @@ import (
 func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	km := m.KeyMap
 	if p := m.Prompt(); p != nil {
+		if ev, ok := m.dialogKey(k); ok {
+			return m.fire(ev)
+		}
 		_, cmd := p.Update(k)
 		return cmd
 	}

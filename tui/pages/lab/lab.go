@@ -116,9 +116,9 @@ type Model struct {
 	// savedFailed marks the steps the saved progress says failed, until
 	// they run in this session.
 	savedFailed map[int]bool
-	attempts    map[int]int
 
-	prompts []*prompt.Model
+	// dialogs draw the open dialogs of the run control (rc.Dialogs).
+	dialogs map[runctl.Dialog]*prompt.Model
 	form    *varform.Model
 	// reader is the open whole-text view (nil: closed).
 	reader *reader
@@ -188,7 +188,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		plans:      map[int][]steps.PlannedCommand{},
 		planErr:    map[int]string{},
 		failures:   map[int]steps.StepFinished{},
-		attempts:   map[int]int{},
+		dialogs:    map[runctl.Dialog]*prompt.Model{},
 		outHold:    -1,
 		tco:        opts.TCO,
 		now:        time.Now(),
@@ -261,16 +261,24 @@ func (m *Model) Steps() []steps.StepInfo { return m.list.Steps() }
 // Selected is the selected step's index.
 func (m *Model) Selected() int { return m.list.Selected() }
 
-// Prompt returns the open dialog, if any.
+// Prompt returns the dialog shown, if any.
 func (m *Model) Prompt() *prompt.Model {
-	if len(m.prompts) == 0 {
-		return nil
+	if d, ok := m.rc.Shown(); ok {
+		return m.dialogs[d]
 	}
-	return m.prompts[0]
+	return nil
 }
 
 // Prompts returns the open dialogs, the shown one first.
-func (m *Model) Prompts() []*prompt.Model { return m.prompts }
+func (m *Model) Prompts() []*prompt.Model {
+	var ps []*prompt.Model
+	for _, d := range m.rc.Dialogs {
+		if p := m.dialogs[d]; p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
 
 // Busy says what blocks new runs ("cleaning up", "writing results"), or "".
 func (m *Model) Busy() string { return m.rc.Busy() }

@@ -37,10 +37,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.CleanupDone, Then: msg.Then}))
 	case ClockMsg:
-		m.now = time.Time(msg)
-		for _, p := range m.prompts {
-			cmds = append(cmds, p.Tick(m.now))
-		}
+		cmds = append(cmds, m.clock(time.Time(msg)))
 	case prompt.AnsweredMsg:
 		cmds = append(cmds, m.answered(msg))
 	case varform.SubmittedMsg:
@@ -123,9 +120,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		}
 		m.layout()
 	case steps.Prompt:
-		p := prompt.New(m.Common, e)
-		m.prompts = append(m.prompts, p)
-		return p.Init()
+		return m.asked(e)
 	case steps.SoftwareRDMAFound:
 		if e.Devices != "" {
 			m.softRDMA = e.Devices

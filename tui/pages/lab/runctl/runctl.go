@@ -3,6 +3,14 @@
 // end, a cleanup and the writing of results, and which view and compare
 // figures the page shows after each of them.
 //
+// The dialogs that open while a run goes are part of it: the engine's
+// questions (a step's confirm, a sudo or SSH password, a host key to
+// accept, a variable asked at run time) and the page's own "quit anyway?".
+// State.Dialogs holds them, the shown one first; the machine decides when
+// one opens, which is shown, and when one is answered on the person's
+// behalf (its safe answer as a step ends, a cleanup starts or Ctrl+C is
+// pressed; booth mode's answer when its deadline passes).
+//
 // It is pure data and functions (no terminal, no session): the lab page
 // turns keys and messages into Events, hands them to Next, renders the
 // State it gets back and performs the Effects in order. The allowed
@@ -23,8 +31,13 @@ const (
 	Idle Phase = iota
 	// Running: step State.Running runs.
 	Running
+	// Asking: step State.Running runs and waits on the person's answer to
+	// an engine dialog (State.Dialogs, the shown one first; several may be
+	// stacked).
+	Asking
 	// AskQuit: step State.Running runs and the page asks whether to quit
-	// anyway.
+	// anyway; the quit question is shown over any engine dialog, which
+	// shows again when the answer is no.
 	AskQuit
 	// Vars: the variables form is open at State.Step (State.VarsRuns:
 	// submitting runs the step).
@@ -52,9 +65,9 @@ const (
 )
 
 // Phases lists every phase, for tables and tests.
-var Phases = []Phase{Idle, Running, AskQuit, Vars, Shell, Failed, Interrupted, Finishing, Finished, CleaningUp, Review, Left}
+var Phases = []Phase{Idle, Running, Asking, AskQuit, Vars, Shell, Failed, Interrupted, Finishing, Finished, CleaningUp, Review, Left}
 
-var phaseNames = [...]string{"idle", "running", "asking to quit", "variables form", "task shell", "failed", "interrupted", "writing results", "finished", "cleaning up", "review", "left"}
+var phaseNames = [...]string{"idle", "running", "asking", "asking to quit", "variables form", "task shell", "failed", "interrupted", "writing results", "finished", "cleaning up", "review", "left"}
 
 func (p Phase) String() string {
 	if p < 0 || int(p) >= len(phaseNames) {
@@ -165,6 +178,35 @@ type State struct {
 	Figures Figures
 	// Attempts counts each step's runs in this session.
 	Attempts map[int]int
+	// Dialogs are the open dialogs, the shown one first: the quit
+	// question (QuitDialog) in front, then the engine's in the order they
+	// opened.
+	Dialogs []Dialog
+}
+
+// Dialog names an open dialog. The page numbers the engine's from 1
+// (State.NextDialog); QuitDialog is the page's own quit question.
+type Dialog int
+
+// QuitDialog is the page's "quit while a step runs?" question.
+const QuitDialog Dialog = 0
+
+// Shown is the dialog shown, which has the keyboard (ok false: none).
+func (s State) Shown() (Dialog, bool) {
+	if len(s.Dialogs) == 0 {
+		return 0, false
+	}
+	return s.Dialogs[0], true
+}
+
+// NextDialog is the number for an engine dialog about to open: above
+// every open one.
+func (s State) NextDialog() Dialog {
+	n := QuitDialog
+	for _, d := range s.Dialogs {
+		n = max(n, d)
+	}
+	return n + 1
 }
 
 // Busy is what blocks new runs ("cleaning up…", "writing results"), or "".
@@ -247,11 +289,22 @@ const (
 	// Abort: the program ends without the page cleaning up; the running
 	// step is stopped and dialogs answered by the page itself.
 	Abort
+	// DialogOpened: the engine asks something (Dialog is its number).
+	DialogOpened
+	// DialogAnswered: the person answered engine dialog Dialog in it.
+	DialogAnswered
+	// DialogExpired: the deadline booth mode gave engine dialog Dialog
+	// passed.
+	DialogExpired
+	// Cancel: esc over the shown dialog (its safe answer; for the quit
+	// question, "keep running").
+	Cancel
 )
 
 var eventNames = [...]string{"run", "run all", "open shell", "shell exited", "check", "step ended", "skip", "open vars",
 	"vars applied", "vars cancelled", "vars failed", "quit", "quit answer", "interrupt", "back", "cleanup asked",
-	"cleanup done", "finish asked", "results written", "start over", "toggle dashboard", "toggle compare", "show steps", "abort"}
+	"cleanup done", "finish asked", "results written", "start over", "toggle dashboard", "toggle compare", "show steps", "abort", "dialog opened", "dialog answered",
+	"dialog expired", "cancel"}
 
 func (k EventKind) String() string {
 	if k < 0 || int(k) >= len(eventNames) {
@@ -263,7 +316,7 @@ func (k EventKind) String() string {
 // EventKinds lists every event kind, for tables and tests.
 var EventKinds = []EventKind{Run, RunAll, OpenShell, ShellExited, Check, StepEnded, Skip, OpenVars, VarsApplied,
 	VarsCancelled, VarsFailed, Quit, QuitAnswer, Interrupt, Back, CleanupAsked, CleanupDone, FinishAsked, ResultsWritten,
-	StartOver, ToggleDashboard, ToggleCompare, ShowSteps, Abort}
+	StartOver, ToggleDashboard, ToggleCompare, ShowSteps, Abort, DialogOpened, DialogAnswered, DialogExpired, Cancel}
 
 // ShellEnd is how a task step's shell ended.
 type ShellEnd int
@@ -300,6 +353,8 @@ type Event struct {
 	// OK and Benches are ResultsWritten's: written, and with benches to
 	// compare.
 	OK, Benches bool
+	// Dialog is DialogOpened's, DialogAnswered's and DialogExpired's.
+	Dialog Dialog
 }
 
 // EffectKind is something for the page to do.
@@ -315,11 +370,16 @@ const (
 	RunShell
 	// ShowVars: open the variables form at Step.
 	ShowVars
-	// AskToQuit: open the quit dialog over running Step.
+	// AskToQuit: open the quit dialog (QuitDialog) over running Step.
 	AskToQuit
-	// Cleanup: stop the running step, answer open dialogs safely, close
-	// the form, run the lab's cleanup; when By is set, record the run as
-	// left, interrupted by By. CleanupDone{Then} follows.
+	// AnswerDialog: answer engine dialog Dialog for the person, which
+	// closes it: its safe answer (refuse, no, cancel), or with Auto the
+	// answer booth mode set for its deadline.
+	AnswerDialog
+	// Cleanup: stop the running step, close the form, run the lab's
+	// cleanup (open dialogs got their AnswerDialog before it); when By is
+	// set, record the run as left, interrupted by By. CleanupDone{Then}
+	// follows.
 	Cleanup
 	// WriteResults: write the run's results; Finished follows.
 	WriteResults
@@ -330,8 +390,8 @@ const (
 	Select
 	// LoadFigures: the compare view reads the session's results again.
 	LoadFigures
-	// CancelStep: stop the running step and answer open dialogs safely,
-	// without a cleanup (the program is ending).
+	// CancelStep: stop the running step, without a cleanup (the program
+	// is ending; open dialogs got their AnswerDialog before it).
 	CancelStep
 	// EmitQuit, EmitBack, EmitRestart, EmitStartOver: tell the root.
 	EmitQuit
@@ -340,7 +400,7 @@ const (
 	EmitStartOver
 )
 
-var effectNames = [...]string{"start step", "check step", "run shell", "show vars", "ask to quit", "cleanup",
+var effectNames = [...]string{"start step", "check step", "run shell", "show vars", "ask to quit", "answer dialog", "cleanup",
 	"write results", "skip step", "select", "load figures", "cancel step", "emit quit", "emit back", "emit restart",
 	"emit start over"}
 
@@ -353,11 +413,14 @@ func (k EffectKind) String() string {
 
 // Effect is one thing for the page to do, in order.
 type Effect struct {
-	Kind EffectKind
-	Step int
-	Hold int
-	Then Then
-	By   string
+	Kind   EffectKind
+	Step   int
+	Hold   int
+	Then   Then
+	By     string
+	Dialog Dialog
+	// Auto is AnswerDialog's: the deadline's answer, not the safe one.
+	Auto bool
 }
 
 // NoticeKind is what the status line should say after a transition.

@@ -27,8 +27,12 @@ func base(p Phase) State {
 	s := New(p == Review, true)
 	s.Phase = p
 	switch p {
-	case Running, AskQuit:
+	case Running:
 		s.Running = 2
+	case Asking:
+		s.Running, s.Dialogs = 2, []Dialog{1, 2} // two engine dialogs stacked
+	case AskQuit:
+		s.Running, s.Dialogs = 2, []Dialog{QuitDialog}
 	case Vars:
 		s.Step, s.VarsRuns = 1, true
 	case Shell:
@@ -39,6 +43,7 @@ func base(p Phase) State {
 		s.Step = 2
 	case CleaningUp:
 		s.Running, s.Then = 2, ThenStay // the bench being stopped
+		s.Dialogs = []Dialog{1}         // the cleanup asks for a password
 	}
 	return s
 }
@@ -69,6 +74,10 @@ var events = map[EventKind]Event{
 	ToggleCompare:   {Kind: ToggleCompare},
 	ShowSteps:       {Kind: ShowSteps},
 	Abort:           {Kind: Abort},
+	DialogOpened:    {Kind: DialogOpened, Dialog: 5},
+	DialogAnswered:  {Kind: DialogAnswered, Dialog: 1},
+	DialogExpired:   {Kind: DialogExpired, Dialog: 1},
+	Cancel:          {Kind: Cancel},
 }
 
 // want is a cell's expected outcome: the phase, the effects (by name, in
@@ -92,8 +101,30 @@ func runs(step int) func(State) string {
 
 func cleaning(then Then, by string) func(State) string {
 	return func(s State) string {
-		if s.Then != then || s.All {
-			return fmt.Sprintf("then %v all %v, want then %v, run all off", s.Then, s.All, then)
+		if s.Then != then || s.All || len(s.Dialogs) != 0 {
+			return fmt.Sprintf("then %v all %v dialogs %v, want then %v, run all off, no dialog", s.Then, s.All, s.Dialogs, then)
+		}
+		return ""
+	}
+}
+
+// dialogs checks the open dialogs, the shown one first.
+func dialogs(want ...Dialog) func(State) string {
+	return func(s State) string {
+		if !slices.Equal(s.Dialogs, want) {
+			return fmt.Sprintf("dialogs %v, want %v", s.Dialogs, want)
+		}
+		return ""
+	}
+}
+
+// all runs every check.
+func all(checks ...func(State) string) func(State) string {
+	return func(s State) string {
+		for _, c := range checks {
+			if msg := c(s); msg != "" {
+				return msg
+			}
 		}
 		return ""
 	}
@@ -125,6 +156,12 @@ func expected() map[Phase]map[EventKind]want {
 			ToggleCompare: {phase: p, view: ViewCompare},
 			ShowSteps:     {phase: p},
 			Abort:         {phase: p, fx: "cancel step"},
+			// Nothing of the engine runs: a question is of a call that
+			// returned, and gets its safe answer unseen.
+			DialogOpened:   {phase: p, fx: "answer dialog", check: dialogs()},
+			DialogAnswered: {phase: p},
+			DialogExpired:  {phase: p},
+			Cancel:         {phase: p},
 		}
 	}
 	runningRow := func(p Phase) map[EventKind]want {
@@ -147,15 +184,50 @@ func expected() map[Phase]map[EventKind]want {
 			ToggleDashboard: {phase: p, view: ViewDashboard},
 			ToggleCompare:   {phase: p, view: ViewCompare},
 			ShowSteps:       {phase: p},
-			Abort:           {phase: Running, fx: "cancel step", check: runs(2)},
+			Abort:           {phase: Running, fx: "cancel step", check: all(runs(2), dialogs())},
+			DialogAnswered:  {phase: p},
+			DialogExpired:   {phase: p},
 		}
-		if p == Running {
-			r[Quit] = want{phase: AskQuit, fx: "ask to quit", check: runs(2)}
+		switch p {
+		case Running:
+			r[Quit] = want{phase: AskQuit, fx: "ask to quit", check: all(runs(2), dialogs(QuitDialog))}
+			r[DialogOpened] = want{phase: Asking, check: all(runs(2), dialogs(5))}
+			r[Cancel] = want{phase: Running}
+		case AskQuit:
+			// The engine's question waits under the quit question.
+			r[DialogOpened] = want{phase: AskQuit, check: dialogs(QuitDialog, 5)}
+			r[Cancel] = want{phase: Running, check: all(runs(2), dialogs())} // esc: keep running
 		}
 		return r
 	}
 	t[Running] = runningRow(Running)
 	t[AskQuit] = runningRow(AskQuit)
+	// Asking: bench step 2 waits on engine dialogs 1 (shown) and 2.
+	t[Asking] = map[EventKind]want{
+		Run:       {phase: Asking, notice: AlreadyRunning, check: runs(2)},
+		RunAll:    {phase: Asking, notice: AlreadyRunning, check: runs(2)},
+		Check:     {phase: Asking, notice: AlreadyRunning, check: runs(2)},
+		OpenShell: {phase: Asking, notice: AlreadyRunning, check: runs(2)},
+		// The step ended with its questions open: they get their safe
+		// answers and close; it passed, so on as from Running.
+		StepEnded: {phase: Idle, fx: "answer dialog,answer dialog,select", notice: StepPassed, check: all(runs(-1), dialogs())},
+		Skip:      {phase: Asking, notice: RunningNoSkip},
+		OpenVars:  {phase: Asking, notice: RunningNoVars},
+		// q over an engine dialog: the quit question in front of it.
+		Quit:            {phase: AskQuit, fx: "ask to quit", check: all(runs(2), dialogs(QuitDialog, 1, 2))},
+		QuitAnswer:      {phase: CleaningUp, fx: "answer dialog,answer dialog,cleanup", check: cleaning(ThenQuit, ByQuitKey)},
+		Interrupt:       {phase: CleaningUp, fx: "answer dialog,answer dialog,cleanup", check: cleaning(ThenQuit, "SIGTERM")},
+		Back:            {phase: Asking, notice: RunningNoBack},
+		CleanupAsked:    {phase: CleaningUp, fx: "answer dialog,answer dialog,cleanup", check: cleaning(ThenRestart, "")},
+		ToggleDashboard: {phase: Asking, view: ViewDashboard},
+		ToggleCompare:   {phase: Asking, view: ViewCompare},
+		ShowSteps:       {phase: Asking},
+		Abort:           {phase: Running, fx: "answer dialog,answer dialog,cancel step", check: all(runs(2), dialogs())},
+		DialogOpened:    {phase: Asking, check: dialogs(1, 2, 5)}, // stacked under the shown one
+		DialogAnswered:  {phase: Asking, check: dialogs(2)},       // the next one shows
+		DialogExpired:   {phase: Asking, fx: "answer dialog", check: dialogs(2)},
+		Cancel:          {phase: Asking, fx: "answer dialog", check: dialogs(2)}, // esc: the safe answer
+	}
 	t[Vars] = map[EventKind]want{
 		// The form came before step 2 (deploy): its values set, it runs.
 		VarsApplied:   {phase: Running, fx: "start step", notice: Clear, check: func(s State) string { return cond(s.VarsSet && s.Running == 1, "vars set, deploy running") }},
@@ -173,6 +245,15 @@ func expected() map[Phase]map[EventKind]want {
 		ShowSteps:    {phase: Shell},
 		Abort:        {phase: Shell, fx: "cancel step"},
 	}
+	for _, p := range []Phase{Vars, Shell} {
+		// The quit question can outlive its step (run all went on to the
+		// form): yes still quits.
+		t[p][QuitAnswer] = want{phase: CleaningUp, fx: "cleanup", check: cleaning(ThenQuit, ByQuitKey)}
+		t[p][DialogOpened] = want{phase: p, fx: "answer dialog", check: dialogs()}
+		t[p][DialogAnswered] = want{phase: p}
+		t[p][DialogExpired] = want{phase: p}
+		t[p][Cancel] = want{phase: p}
+	}
 	busy := func(p Phase) map[EventKind]want {
 		r := map[EventKind]want{ShowSteps: {phase: p}, Abort: {phase: p, fx: "cancel step"}}
 		for _, k := range EventKinds {
@@ -184,13 +265,26 @@ func expected() map[Phase]map[EventKind]want {
 	}
 	t[Finishing] = busy(Finishing)
 	t[Finishing][Interrupt] = want{phase: Finishing, notice: Busy, check: func(s State) string { return cond(s.QuitBy == "SIGTERM", "quit after the results") }}
+	t[Finishing][QuitAnswer] = want{phase: Finishing, notice: Busy, check: func(s State) string { return cond(s.QuitBy == ByQuitKey, "quit after the results") }}
+	t[Finishing][DialogOpened] = want{phase: Finishing, check: dialogs(5)}
+	t[Finishing][DialogAnswered] = want{phase: Finishing}
+	t[Finishing][DialogExpired] = want{phase: Finishing}
+	t[Finishing][Cancel] = want{phase: Finishing}
 	t[Finishing][ResultsWritten] = want{phase: Finished, fx: "load figures", view: ViewCompare, check: func(s State) string {
 		return cond(s.Figures == FiguresCurrent, "figures current")
 	}}
+	// CleaningUp: the cleanup asks for a password (dialog 1).
 	t[CleaningUp] = busy(CleaningUp)
-	t[CleaningUp][Interrupt] = want{phase: CleaningUp, notice: Busy, check: func(s State) string { return cond(s.QuitBy == "SIGTERM", "quit after the cleanup") }}
-	t[CleaningUp][StepEnded] = want{phase: CleaningUp, check: runs(-1)}
-	t[CleaningUp][CleanupDone] = want{phase: Idle, notice: CleanupFinished}
+	t[CleaningUp][Abort] = want{phase: CleaningUp, fx: "answer dialog,cancel step", check: dialogs()}
+	// Ctrl+C: the cleanup goes on without what it asked, then the page quits.
+	t[CleaningUp][Interrupt] = want{phase: CleaningUp, fx: "answer dialog", notice: Busy, check: all(dialogs(), func(s State) string { return cond(s.QuitBy == "SIGTERM", "quit after the cleanup") })}
+	t[CleaningUp][QuitAnswer] = want{phase: CleaningUp, notice: Busy, check: all(dialogs(1), func(s State) string { return cond(s.QuitBy == ByQuitKey, "quit after the cleanup") })}
+	t[CleaningUp][StepEnded] = want{phase: CleaningUp, check: all(runs(-1), dialogs(1))} // the cleanup's question stays
+	t[CleaningUp][CleanupDone] = want{phase: Idle, fx: "answer dialog", notice: CleanupFinished, check: dialogs()}
+	t[CleaningUp][DialogOpened] = want{phase: CleaningUp, check: dialogs(1, 5)}
+	t[CleaningUp][DialogAnswered] = want{phase: CleaningUp, check: dialogs()}
+	t[CleaningUp][DialogExpired] = want{phase: CleaningUp, fx: "answer dialog", check: dialogs()}
+	t[CleaningUp][Cancel] = want{phase: CleaningUp, fx: "answer dialog", check: dialogs()}
 	t[Review] = map[EventKind]want{
 		Run:             {phase: Review, notice: RunIsFinished, view: ViewCompare},
 		RunAll:          {phase: Review, notice: RunIsFinished, view: ViewCompare},
@@ -204,8 +298,13 @@ func expected() map[Phase]map[EventKind]want {
 		ToggleCompare:   {phase: Review, view: ViewSteps},
 		ShowSteps:       {phase: Review, view: ViewSteps},
 		Abort:           {phase: Review, fx: "cancel step", view: ViewCompare},
+		QuitAnswer:      {phase: CleaningUp, fx: "cleanup", view: ViewCompare, check: cleaning(ThenQuit, ByQuitKey)},
+		DialogOpened:    {phase: Review, fx: "answer dialog", view: ViewCompare},
+		DialogAnswered:  {phase: Review, view: ViewCompare},
+		DialogExpired:   {phase: Review, view: ViewCompare},
+		Cancel:          {phase: Review, view: ViewCompare},
 	}
-	t[Left] = map[EventKind]want{}
+	t[Left] = map[EventKind]want{DialogOpened: {phase: Left, fx: "answer dialog"}}
 	return t
 }
 
@@ -598,5 +697,116 @@ func TestReview(t *testing.T) {
 		{Event{Kind: OpenShell, Step: 3}, Review, "", RunIsFinished},
 		{Event{Kind: StartOver}, Left, "emit start over", Keep},
 		{Event{Kind: Run, Step: 0}, Left, "", Keep},
+	})
+}
+
+// answers is what the AnswerDialog effects of fx answer: dialog numbers,
+// "auto" marking the deadline's answer.
+func answers(fx []Effect) string {
+	var as []string
+	for _, f := range fx {
+		if f.Kind == AnswerDialog {
+			a := fmt.Sprint(f.Dialog)
+			if f.Auto {
+				a += " auto"
+			}
+			as = append(as, a)
+		}
+	}
+	return strings.Join(as, ",")
+}
+
+// TestDialogs: the engine's dialogs as a running step asks, stacked; the
+// quit question over them; what each closes, and which answers the page
+// gives on the person's behalf (the safe one, or booth mode's at its
+// deadline).
+func TestDialogs(t *testing.T) {
+	opened := func(d Dialog) Event { return Event{Kind: DialogOpened, Dialog: d} }
+	running := func() State {
+		return play(t, lab, New(false, false), []step{{Event{Kind: Run, Step: 0}, Running, "start step", Clear}})
+	}
+	t.Run("stacked, answered in turn, q and esc over them", func(t *testing.T) {
+		s := play(t, lab, running(), []step{
+			{opened(1), Asking, "", Keep},
+			{opened(2), Asking, "", Keep},
+			{Event{Kind: Quit}, AskQuit, "ask to quit", Keep},
+			{Event{Kind: Cancel}, Asking, "", Keep}, // esc on the quit question: keep running
+			{Event{Kind: DialogAnswered, Dialog: 1}, Asking, "", Keep},
+		})
+		if d, _ := s.Shown(); d != 2 || s.NextDialog() != 3 {
+			t.Fatalf("shown %d, next %d: want dialog 2 shown, 3 next", d, s.NextDialog())
+		}
+		s, fx, _ := Next(lab, s, Event{Kind: Cancel})
+		if s.Phase != Running || answers(fx) != "2" || len(s.Dialogs) != 0 {
+			t.Fatalf("esc: %v, answered %q, dialogs %v", s.Phase, answers(fx), s.Dialogs)
+		}
+	})
+	t.Run("q over a dialog, then yes: its safe answer, and the cleanup records q", func(t *testing.T) {
+		s := play(t, lab, running(), []step{
+			{opened(1), Asking, "", Keep},
+			{Event{Kind: Quit}, AskQuit, "ask to quit", Keep},
+			{Event{Kind: QuitAnswer}, Asking, "", Keep}, // no: the dialog shows again
+			{Event{Kind: Quit}, AskQuit, "ask to quit", Keep},
+		})
+		s, fx, _ := Next(lab, s, Event{Kind: QuitAnswer, Yes: true})
+		if s.Phase != CleaningUp || answers(fx) != "1" || fx[len(fx)-1].By != ByQuitKey || fx[len(fx)-1].Then != ThenQuit {
+			t.Fatalf("yes: %v, %+v", s.Phase, fx)
+		}
+	})
+	t.Run("Ctrl+C over a dialog", func(t *testing.T) {
+		s := play(t, lab, running(), []step{{opened(1), Asking, "", Keep}, {opened(2), Asking, "", Keep}})
+		s, fx, _ := Next(lab, s, Event{Kind: Interrupt, By: "Ctrl+C in the TUI"})
+		if s.Phase != CleaningUp || answers(fx) != "1,2" || fx[len(fx)-1].By != "Ctrl+C in the TUI" {
+			t.Fatalf("Ctrl+C: %v, %+v", s.Phase, fx)
+		}
+	})
+	t.Run("the step ends with a dialog open; a late question is answered unseen", func(t *testing.T) {
+		s := play(t, lab, running(), []step{{opened(1), Asking, "", Keep}})
+		s, fx, _ := Next(lab, s, ended(0, results.Interrupted))
+		if s.Phase != Interrupted || answers(fx) != "1" || len(s.Dialogs) != 0 {
+			t.Fatalf("end: %v, %+v, %v", s.Phase, fx, s.Dialogs)
+		}
+		s, fx, _ = Next(lab, s, opened(1))
+		if answers(fx) != "1" || len(s.Dialogs) != 0 {
+			t.Fatalf("late question: %+v, %v", fx, s.Dialogs)
+		}
+	})
+	t.Run("booth mode's deadline", func(t *testing.T) {
+		s := play(t, lab, running(), []step{{opened(1), Asking, "", Keep}})
+		s, fx, _ := Next(lab, s, Event{Kind: DialogExpired, Dialog: 1})
+		if s.Phase != Running || answers(fx) != "1 auto" {
+			t.Fatalf("deadline: %v, %+v", s.Phase, fx)
+		}
+		if _, fx, _ = Next(lab, s, Event{Kind: DialogExpired, Dialog: 1}); len(fx) != 0 {
+			t.Fatalf("a closed dialog's deadline answered again: %+v", fx)
+		}
+	})
+	t.Run("the quit question outlives its step; run all's next step asks under it", func(t *testing.T) {
+		s := New(false, false)
+		s.VarsSet = true
+		s = play(t, lab, s, []step{
+			{Event{Kind: RunAll, Step: 0}, Running, "start step", Clear},
+			{Event{Kind: Quit}, AskQuit, "ask to quit", Keep},
+			{ended(0, results.Done), AskQuit, "select,start step", Clear},
+			{opened(1), AskQuit, "", Keep},
+			{Event{Kind: QuitAnswer}, Asking, "", Keep},
+		})
+		if d, _ := s.Shown(); d != 1 || s.Running != 1 {
+			t.Fatalf("shown %d running %d", d, s.Running)
+		}
+	})
+	t.Run("a cleanup asks; it returns with the question open", func(t *testing.T) {
+		s := play(t, lab, running(), []step{
+			{Event{Kind: CleanupAsked, Then: ThenStay}, CleaningUp, "cleanup", Keep},
+			{opened(1), CleaningUp, "", Keep},
+			{ended(0, results.Interrupted), CleaningUp, "", Keep},
+		})
+		if d, ok := s.Shown(); !ok || d != 1 {
+			t.Fatal("the cleanup's question is not shown")
+		}
+		s, fx, _ := Next(lab, s, Event{Kind: CleanupDone, Then: ThenStay})
+		if s.Phase != Idle || answers(fx) != "1" {
+			t.Fatalf("cleanup done: %v, %+v", s.Phase, fx)
+		}
 	})
 }

@@ -2,6 +2,7 @@ package runctl
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -30,7 +31,7 @@ var transitions = table()
 
 var (
 	atRest  = []Phase{Idle, Failed, Interrupted, Finished}
-	running = []Phase{Running, AskQuit}
+	running = []Phase{Running, Asking, AskQuit}
 	// shown: the phases whose views take the view keys (the form and the
 	// shell have the keyboard; a busy page ignores them).
 	shown = append(append([]Phase{Review}, atRest...), running...)
@@ -86,7 +87,11 @@ func table() map[cell]rule {
 	on(running, ev(Run, RunAll, Check, OpenShell), refuse(AlreadyRunning))
 	on(running, ev(Skip), refuse(RunningNoSkip))
 	on(running, ev(OpenVars), refuse(RunningNoVars))
-	on(one(Running), ev(Quit), func(_ Lab, s *State, _ Event) ([]Effect, Notice) {
+	// The quit question opens over an engine dialog too: its answer comes
+	// first, then the engine's dialog shows again (or gets its safe
+	// answer in the cleanup that yes starts).
+	on([]Phase{Running, Asking}, ev(Quit), func(_ Lab, s *State, _ Event) ([]Effect, Notice) {
+		s.Dialogs = append([]Dialog{QuitDialog}, s.Dialogs...)
 		s.Phase = AskQuit
 		return []Effect{{Kind: AskToQuit, Step: s.Running}}, Notice{}
 	})
@@ -97,17 +102,60 @@ func table() map[cell]rule {
 		}
 		return nil, Notice{Kind: RunningNoBack, Step: s.Running}
 	})
-	on(running, ev(StepEnded), stepEnded)
+	on(running, ev(StepEnded), func(l Lab, s *State, ev Event) ([]Effect, Notice) {
+		if ev.Step != s.Running {
+			return nil, Notice{} // a step of a run stopped and replaced
+		}
+		// The step's dialogs ask for a step that ended: nobody waits on
+		// them. The quit question stays.
+		fx := answerAll(s)
+		more, n := stepEnded(l, s, ev)
+		return append(fx, more...), n
+	})
 	// The quit dialog stays open when the step ends before the answer;
 	// its answer counts wherever the page is then.
-	on(append(running, atRest...), ev(QuitAnswer), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
-		if ev.Yes {
-			return cleanup(s, ThenQuit, ByQuitKey), Notice{}
+	on(live, ev(QuitAnswer), quitAnswer)
+
+	// Engine dialogs. A running step's question is shown (stacked under
+	// the ones open), and so are those of a cleanup or of the writing of
+	// results; anywhere else nothing of the engine runs, so the question
+	// is of a call that returned: it gets its safe answer unseen.
+	on(append(running, CleaningUp, Finishing), ev(DialogOpened), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
+		if ev.Dialog == QuitDialog || slices.Contains(s.Dialogs, ev.Dialog) {
+			return nil, Notice{}
 		}
-		if s.Phase == AskQuit {
-			s.Phase = Running
+		s.Dialogs = append(s.Dialogs, ev.Dialog)
+		settle(s)
+		return nil, Notice{}
+	})
+	on(append([]Phase{Vars, Shell, Review, Left}, atRest...), ev(DialogOpened), func(_ Lab, _ *State, ev Event) ([]Effect, Notice) {
+		if ev.Dialog == QuitDialog {
+			return nil, Notice{}
+		}
+		return []Effect{{Kind: AnswerDialog, Dialog: ev.Dialog}}, Notice{}
+	})
+	on(live, ev(DialogAnswered), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
+		if ev.Dialog != QuitDialog {
+			closeDialog(s, ev.Dialog)
 		}
 		return nil, Notice{}
+	})
+	on(live, ev(DialogExpired), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
+		if ev.Dialog == QuitDialog || !closeDialog(s, ev.Dialog) {
+			return nil, Notice{}
+		}
+		return []Effect{{Kind: AnswerDialog, Dialog: ev.Dialog, Auto: true}}, Notice{}
+	})
+	on(live, ev(Cancel), func(l Lab, s *State, _ Event) ([]Effect, Notice) {
+		d, ok := s.Shown()
+		switch {
+		case !ok:
+			return nil, Notice{}
+		case d == QuitDialog:
+			return quitAnswer(l, s, Event{Kind: QuitAnswer})
+		}
+		closeDialog(s, d)
+		return []Effect{{Kind: AnswerDialog, Dialog: d}}, Notice{}
 	})
 
 	// The form and the shell.
@@ -134,17 +182,11 @@ func table() map[cell]rule {
 	on(append(append([]Phase{Vars, Shell, Review}, atRest...), running...), ev(Interrupt), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
 		return cleanup(s, ThenQuit, ev.By), Notice{}
 	})
-	on(one(CleaningUp), ev(Interrupt), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
-		if s.Then != ThenQuit && s.QuitBy == "" {
-			s.QuitBy = ev.By // quit once this cleanup is done
-		}
-		return nil, Notice{Kind: Busy}
-	})
-	on(one(Finishing), ev(Interrupt), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
-		if s.QuitBy == "" {
-			s.QuitBy = ev.By // clean up and quit once the results are written
-		}
-		return nil, Notice{Kind: Busy}
+	on([]Phase{CleaningUp, Finishing}, ev(Interrupt), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
+		quitAfter(s, ev.By)
+		// The cleanup may wait on a question (a password to stop a
+		// server): the person wants out, so it goes on without it.
+		return answerAll(s), Notice{Kind: Busy}
 	})
 	on(append(append([]Phase{Vars, Shell}, atRest...), running...), ev(CleanupAsked), func(_ Lab, s *State, ev Event) ([]Effect, Notice) {
 		by := ""
@@ -163,8 +205,18 @@ func table() map[cell]rule {
 		}
 		return nil, Notice{}
 	})
-	on(one(CleaningUp), ev(CleanupDone), cleanupDone)
-	on(one(Finishing), ev(ResultsWritten), resultsWritten)
+	// A cleanup or the writing of results that returned leaves no
+	// question of its own open.
+	on(one(CleaningUp), ev(CleanupDone), func(l Lab, s *State, ev Event) ([]Effect, Notice) {
+		fx := answerAll(s)
+		more, n := cleanupDone(l, s, ev)
+		return append(fx, more...), n
+	})
+	on(one(Finishing), ev(ResultsWritten), func(l Lab, s *State, ev Event) ([]Effect, Notice) {
+		fx := answerAll(s)
+		more, n := resultsWritten(l, s, ev)
+		return append(fx, more...), n
+	})
 
 	// Views.
 	on(shown, ev(ToggleDashboard), func(_ Lab, s *State, _ Event) ([]Effect, Notice) {
@@ -185,13 +237,15 @@ func table() map[cell]rule {
 	})
 	on(live, ev(Abort), func(_ Lab, s *State, _ Event) ([]Effect, Notice) {
 		s.All = false
+		fx := answerAll(s)
+		s.Dialogs = nil
 		switch s.Phase {
 		case Vars:
 			s.Phase, s.Step, s.VarsRuns = Idle, -1, false
-		case AskQuit:
+		case Asking, AskQuit:
 			s.Phase = Running
 		}
-		return []Effect{{Kind: CancelStep}}, Notice{}
+		return append(fx, Effect{Kind: CancelStep}), Notice{}
 	})
 	return t
 }
@@ -214,6 +268,7 @@ func Next(l Lab, s State, ev Event) (State, []Effect, Notice) {
 		return s, nil, Notice{}
 	}
 	s.Attempts = maps.Clone(s.Attempts) // s is the caller's copy; its map too
+	s.Dialogs = slices.Clone(s.Dialogs)
 	if s.Attempts == nil {
 		s.Attempts = map[int]int{}
 	}
@@ -350,14 +405,10 @@ func varsApplied(l Lab, s *State, ev Event) ([]Effect, Notice) {
 	return nil, Notice{}
 }
 
-// stepEnded goes on from the end of the running step.
+// stepEnded goes on from the end of the running step, whose dialogs
+// were answered.
 func stepEnded(l Lab, s *State, ev Event) ([]Effect, Notice) {
 	i := ev.Step
-	if i != s.Running {
-		// A step of a run that was stopped and replaced: not ours.
-		return nil, Notice{}
-	}
-	asking := s.Phase == AskQuit
 	s.Running = -1
 	s.Phase = Idle
 	var fx []Effect
@@ -380,10 +431,79 @@ func stepEnded(l Lab, s *State, ev Event) ([]Effect, Notice) {
 	}
 	more, n := after(l, s, i, ev.Status)
 	fx = append(fx, more...)
-	if asking && s.Phase == Running {
-		s.Phase = AskQuit // the next step started under the open dialog
-	}
+	settle(s) // the next step may start under the open quit question
 	return fx, n
+}
+
+// settle sets a running phase from the open dialogs: the quit question
+// shown, an engine dialog waited on, or neither.
+func settle(s *State) {
+	if s.Phase != Running && s.Phase != Asking && s.Phase != AskQuit {
+		return
+	}
+	switch {
+	case slices.Contains(s.Dialogs, QuitDialog):
+		s.Phase = AskQuit
+	case len(s.Dialogs) > 0:
+		s.Phase = Asking
+	default:
+		s.Phase = Running
+	}
+}
+
+// closeDialog closes dialog d, if open.
+func closeDialog(s *State, d Dialog) bool {
+	i := slices.Index(s.Dialogs, d)
+	if i < 0 {
+		return false
+	}
+	s.Dialogs = slices.Delete(s.Dialogs, i, i+1)
+	settle(s)
+	return true
+}
+
+// answerAll gives every open engine dialog its safe answer and closes it;
+// the quit question stays.
+func answerAll(s *State) []Effect {
+	var fx []Effect
+	kept := s.Dialogs[:0]
+	for _, d := range s.Dialogs {
+		if d == QuitDialog {
+			kept = append(kept, d)
+			continue
+		}
+		fx = append(fx, Effect{Kind: AnswerDialog, Dialog: d})
+	}
+	s.Dialogs = kept
+	settle(s)
+	return fx
+}
+
+// quitAnswer is the quit question's answer, wherever the page is then:
+// yes quits through a cleanup that records q (once the cleanup or the
+// writing of results under way is done); no closes the question.
+func quitAnswer(_ Lab, s *State, ev Event) ([]Effect, Notice) {
+	if i := slices.Index(s.Dialogs, QuitDialog); i >= 0 {
+		s.Dialogs = slices.Delete(s.Dialogs, i, i+1)
+	}
+	settle(s)
+	if !ev.Yes {
+		return nil, Notice{}
+	}
+	if s.Busy() != "" {
+		quitAfter(s, ByQuitKey)
+		return nil, Notice{Kind: Busy}
+	}
+	return cleanup(s, ThenQuit, ByQuitKey), Notice{}
+}
+
+// quitAfter makes the page quit, recording by, once the cleanup or the
+// writing of results under way is done.
+func quitAfter(s *State, by string) {
+	if s.QuitBy != "" || (s.Phase == CleaningUp && s.Then == ThenQuit) {
+		return
+	}
+	s.QuitBy = by
 }
 
 // after is what follows step i's end with status st.
@@ -443,8 +563,12 @@ func cleanup(s *State, then Then, by string) []Effect {
 		by = ""
 	}
 	s.All = false
+	// The engine's dialogs get their safe answer so that the stopped
+	// step ends; the quit question has had its answer or is moot.
+	fx := answerAll(s)
+	s.Dialogs = nil
 	s.Phase, s.Step, s.VarsRuns, s.Then = CleaningUp, -1, false, then
-	return []Effect{{Kind: Cleanup, Then: then, By: by}}
+	return append(fx, Effect{Kind: Cleanup, Then: then, By: by})
 }
 
 func cleanupDone(_ Lab, s *State, ev Event) ([]Effect, Notice) {
