@@ -3,6 +3,10 @@
 // output, and — while a bench runs or when results exist — the dashboard and
 // the compare view. Prompts from the engine open as modal dialogs; a
 // variables form comes before the first bench or compare.
+//
+// What runs, what may start and which dialogs are open is the run control's
+// (package runctl): the page turns keys and messages into its events,
+// renders its State and performs its Effects.
 package lab
 
 import (
