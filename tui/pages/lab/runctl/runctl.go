@@ -377,9 +377,9 @@ const (
 	// answer booth mode set for its deadline.
 	AnswerDialog
 	// Cleanup: stop the running step, close the form, run the lab's
-	// cleanup (open dialogs got their AnswerDialog before it); when By is
-	// set, record the run as left, interrupted by By. CleanupDone{Then}
-	// follows.
+	// cleanup (the AnswerDialog effects that follow close the open
+	// dialogs); when By is set, record the run as left, interrupted by
+	// By. CleanupDone{Then} follows.
 	Cleanup
 	// WriteResults: write the run's results; Finished follows.
 	WriteResults
@@ -391,7 +391,8 @@ const (
 	// LoadFigures: the compare view reads the session's results again.
 	LoadFigures
 	// CancelStep: stop the running step, without a cleanup (the program
-	// is ending; open dialogs got their AnswerDialog before it).
+	// is ending; the AnswerDialog effects that follow close the open
+	// dialogs).
 	CancelStep
 	// EmitQuit, EmitBack, EmitRestart, EmitStartOver: tell the root.
 	EmitQuit

@@ -215,14 +215,14 @@ func expected() map[Phase]map[EventKind]want {
 		OpenVars:  {phase: Asking, notice: RunningNoVars},
 		// q over an engine dialog: the quit question in front of it.
 		Quit:            {phase: AskQuit, fx: "ask to quit", check: all(runs(2), dialogs(QuitDialog, 1, 2))},
-		QuitAnswer:      {phase: CleaningUp, fx: "answer dialog,answer dialog,cleanup", check: cleaning(ThenQuit, ByQuitKey)},
-		Interrupt:       {phase: CleaningUp, fx: "answer dialog,answer dialog,cleanup", check: cleaning(ThenQuit, "SIGTERM")},
+		QuitAnswer:      {phase: CleaningUp, fx: "cleanup,answer dialog,answer dialog", check: cleaning(ThenQuit, ByQuitKey)},
+		Interrupt:       {phase: CleaningUp, fx: "cleanup,answer dialog,answer dialog", check: cleaning(ThenQuit, "SIGTERM")},
 		Back:            {phase: Asking, notice: RunningNoBack},
-		CleanupAsked:    {phase: CleaningUp, fx: "answer dialog,answer dialog,cleanup", check: cleaning(ThenRestart, "")},
+		CleanupAsked:    {phase: CleaningUp, fx: "cleanup,answer dialog,answer dialog", check: cleaning(ThenRestart, "")},
 		ToggleDashboard: {phase: Asking, view: ViewDashboard},
 		ToggleCompare:   {phase: Asking, view: ViewCompare},
 		ShowSteps:       {phase: Asking},
-		Abort:           {phase: Running, fx: "answer dialog,answer dialog,cancel step", check: all(runs(2), dialogs())},
+		Abort:           {phase: Running, fx: "cancel step,answer dialog,answer dialog", check: all(runs(2), dialogs())},
 		DialogOpened:    {phase: Asking, check: dialogs(1, 2, 5)}, // stacked under the shown one
 		DialogAnswered:  {phase: Asking, check: dialogs(2)},       // the next one shows
 		DialogExpired:   {phase: Asking, fx: "answer dialog", check: dialogs(2)},
@@ -275,7 +275,7 @@ func expected() map[Phase]map[EventKind]want {
 	}}
 	// CleaningUp: the cleanup asks for a password (dialog 1).
 	t[CleaningUp] = busy(CleaningUp)
-	t[CleaningUp][Abort] = want{phase: CleaningUp, fx: "answer dialog,cancel step", check: dialogs()}
+	t[CleaningUp][Abort] = want{phase: CleaningUp, fx: "cancel step,answer dialog", check: dialogs()}
 	// Ctrl+C: the cleanup goes on without what it asked, then the page quits.
 	t[CleaningUp][Interrupt] = want{phase: CleaningUp, fx: "answer dialog", notice: Busy, check: all(dialogs(), func(s State) string { return cond(s.QuitBy == "SIGTERM", "quit after the cleanup") })}
 	t[CleaningUp][QuitAnswer] = want{phase: CleaningUp, notice: Busy, check: all(dialogs(1), func(s State) string { return cond(s.QuitBy == ByQuitKey, "quit after the cleanup") })}
@@ -749,14 +749,15 @@ func TestDialogs(t *testing.T) {
 			{Event{Kind: Quit}, AskQuit, "ask to quit", Keep},
 		})
 		s, fx, _ := Next(lab, s, Event{Kind: QuitAnswer, Yes: true})
-		if s.Phase != CleaningUp || answers(fx) != "1" || fx[len(fx)-1].By != ByQuitKey || fx[len(fx)-1].Then != ThenQuit {
+		if s.Phase != CleaningUp || answers(fx) != "1" || fx[0].Kind != Cleanup || fx[0].By != ByQuitKey || fx[0].Then != ThenQuit {
 			t.Fatalf("yes: %v, %+v", s.Phase, fx)
 		}
 	})
 	t.Run("Ctrl+C over a dialog", func(t *testing.T) {
 		s := play(t, lab, running(), []step{{opened(1), Asking, "", Keep}, {opened(2), Asking, "", Keep}})
 		s, fx, _ := Next(lab, s, Event{Kind: Interrupt, By: "Ctrl+C in the TUI"})
-		if s.Phase != CleaningUp || answers(fx) != "1,2" || fx[len(fx)-1].By != "Ctrl+C in the TUI" {
+		// Stopped before answered: the step ends interrupted, not refused.
+		if s.Phase != CleaningUp || answers(fx) != "1,2" || fx[0].Kind != Cleanup || fx[0].By != "Ctrl+C in the TUI" {
 			t.Fatalf("Ctrl+C: %v, %+v", s.Phase, fx)
 		}
 	})

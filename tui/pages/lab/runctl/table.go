@@ -237,7 +237,8 @@ func table() map[cell]rule {
 	})
 	on(live, ev(Abort), func(_ Lab, s *State, _ Event) ([]Effect, Notice) {
 		s.All = false
-		fx := answerAll(s)
+		// Stopped first, then answered: as for a cleanup.
+		fx := append([]Effect{{Kind: CancelStep}}, answerAll(s)...)
 		s.Dialogs = nil
 		switch s.Phase {
 		case Vars:
@@ -245,7 +246,7 @@ func table() map[cell]rule {
 		case Asking, AskQuit:
 			s.Phase = Running
 		}
-		return append(fx, Effect{Kind: CancelStep}), Notice{}
+		return fx, Notice{}
 	})
 	return t
 }
@@ -563,12 +564,14 @@ func cleanup(s *State, then Then, by string) []Effect {
 		by = ""
 	}
 	s.All = false
-	// The engine's dialogs get their safe answer so that the stopped
-	// step ends; the quit question has had its answer or is moot.
-	fx := answerAll(s)
+	// The engine's dialogs get their safe answer, after the cleanup
+	// stopped their step: the step ends stopped (interrupted), not
+	// refused, and the engine never acts on an answer nobody gave. The
+	// quit question has had its answer or is moot.
+	fx := append([]Effect{{Kind: Cleanup, Then: then, By: by}}, answerAll(s)...)
 	s.Dialogs = nil
 	s.Phase, s.Step, s.VarsRuns, s.Then = CleaningUp, -1, false, then
-	return append(fx, Effect{Kind: Cleanup, Then: then, By: by})
+	return fx
 }
 
 func cleanupDone(_ Lab, s *State, ev Event) ([]Effect, Notice) {
