@@ -165,12 +165,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if n := len(msg.Removed); n > 0 {
 			cmds = append(cmds, m.forward(lab.NoteMsg{Text: fmt.Sprintf("booth mode: removed %d older results folder(s) it had written (keeps the newest %d)", n, m.cfg.KeepResults)}))
 		}
-	case prompt.AnsweredMsg:
-		cmds = append(cmds, m.forward(msg))
-		// Refusals were handled as they were given (clock).
-		if msg.Auto && m.allows(msg.Prompt) && msg.Answer.Choice == "yes" {
-			cmds = append(cmds, m.forward(lab.StatusMsg(fmt.Sprintf("confirmed step %q (the lab allows it in booth mode)", msg.Prompt.Step))))
-		}
 	default:
 		cmds = append(cmds, m.forward(msg))
 	}

@@ -72,7 +72,14 @@ func (m *Model) clock(t lab.ClockMsg) tea.Cmd {
 	}
 	cmds := []tea.Cmd{m.forward(t)}
 	for p, was := range open {
-		if was && p.Done() && !m.allows(p.Prompt()) {
+		switch {
+		case !was || !p.Done():
+		case m.allows(p.Prompt()):
+			// Said as the reply goes out: the page's run control closes
+			// the dialog then, and the step may end before the reply's
+			// message comes back.
+			cmds = append(cmds, m.forward(lab.StatusMsg(fmt.Sprintf("confirmed step %q (the lab allows it in booth mode)", p.Prompt().Step))))
+		default:
 			// Decided as the reply goes out, so that the step's end
 			// (which the reply may cause) already finds the loop ending.
 			m.refused(p.Prompt())
