@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 
@@ -249,28 +248,6 @@ func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// asked opens the engine's question p as a dialog, if the run control
-// shows it (a question of a call that returned gets its safe answer).
-func (m *Model) asked(p steps.Prompt) tea.Cmd {
-	d := m.rc.NextDialog()
-	dp := prompt.New(m.Common, p)
-	m.dialogs[d] = dp
-	return tea.Batch(dp.Init(), m.fire(runctl.Event{Kind: runctl.DialogOpened, Dialog: d}))
-}
-
-// clock passes the time to the dialogs: booth mode gives them deadlines,
-// which the run control answers as they pass.
-func (m *Model) clock(now time.Time) tea.Cmd {
-	m.now = now
-	var cmds []tea.Cmd
-	for _, d := range slices.Clone(m.rc.Dialogs) {
-		if p := m.dialogs[d]; p != nil && !p.Deadline().IsZero() && !now.Before(p.Deadline()) {
-			cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.DialogExpired, Dialog: d}))
-		}
-	}
-	return tea.Batch(cmds...)
-}
-
 // dialogKey is the run control's event for k over the shown dialog: esc
 // cancels it (its safe answer), and q asks to quit over an engine dialog
 // that takes no typing. Other keys are the dialog's.
@@ -282,7 +259,7 @@ func (m *Model) dialogKey(k tea.KeyMsg) (runctl.Event, bool) {
 	switch {
 	case key.Matches(k, m.KeyMap.Cancel):
 		return runctl.Event{Kind: runctl.Cancel}, true
-	case key.Matches(k, m.KeyMap.Quit) && d != runctl.QuitDialog && m.dialogs[d].Prompt().Type != steps.PromptSecret:
+	case key.Matches(k, m.KeyMap.Quit) && d != runctl.QuitDialog && m.dialogs[d] != nil && m.dialogs[d].Prompt().Type != steps.PromptSecret:
 		return runctl.Event{Kind: runctl.Quit, Step: m.list.Selected()}, true
 	}
 	return runctl.Event{}, false

@@ -2,16 +2,19 @@ package lab
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/keymap/keymaptest"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
+	"github.com/dpulab/dpulab/tui/session"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
 )
 
@@ -161,5 +164,48 @@ func TestSignalWhileWritingResults(t *testing.T) {
 	cleaned, finished := f.Counts()
 	if finished != 1 || cleaned != 1 || !slices.Equal(f.Left, []string{"SIGTERM"}) || len(p.root) != 1 || p.root[0] != (QuitMsg{}) {
 		t.Fatalf("finished %d, cleaned %d, left by %q, root got %v", finished, cleaned, f.Left, p.root)
+	}
+}
+
+// TestEngineDialogsStacked: two engine questions open while a step runs
+// stack, the first shown; q asks to quit in front of them and esc there
+// keeps running; each answer shows the next; the step's end gives the one
+// still open its safe answer. The page draws what the run control has open.
+func TestEngineDialogsStacked(t *testing.T) {
+	f := &sessiontest.Fake{Script: script(0, "run", "read")}
+	p := newPage(t, f)
+	p.press("enter") // its command waits in p.cmds: the step runs
+	var got []string
+	reply := func(name string) func(steps.Answer) {
+		return func(a steps.Answer) { got = append(got, name+"="+a.Choice) }
+	}
+	p.send(session.EventsMsg{steps.Prompt{Step: "runa", Type: steps.PromptConfirm, Message: "Start the servers?", Choices: []string{"yes", "no"}, Reply: reply("confirm")}})
+	p.send(session.EventsMsg{steps.Prompt{Step: "runa", Type: steps.PromptHostKey, Host: "server1", KeyType: "ssh-ed25519", Fingerprint: "SHA256:x", Reply: reply("hostkey")}})
+	shown := func(want string, n int, phase runctl.Phase) {
+		t.Helper()
+		pr := p.m.Prompt()
+		if pr == nil || pr.Purpose().Title != want || len(p.m.Prompts()) != n || p.m.RunState().Phase != phase {
+			t.Fatalf("shown %v, %d open, phase %v; want %q, %d open, %v", pr != nil, len(p.m.Prompts()), p.m.RunState().Phase, want, n, phase)
+		}
+		if !strings.Contains(ansi.Strip(p.m.View()), want) {
+			t.Fatalf("the screen lacks %q", want)
+		}
+	}
+	shown("Confirm", 2, runctl.Asking)
+	p.press("q")
+	shown("Quit while a step runs?", 3, runctl.AskQuit)
+	p.press("esc") // keep running: the engine's question again
+	shown("Confirm", 2, runctl.Asking)
+	p.press("y")
+	stepDone := func(msg tea.Msg) bool { _, ok := msg.(StepDoneMsg); return ok }
+	held := p.settle(stepDone) // the fake step returns at once: its end waits here
+	if held == nil || p.settle(stepDone) != nil {
+		t.Fatal("want the step's one end held")
+	}
+	shown("Unknown host key", 1, runctl.Asking)
+	p.send(held) // the step ends with the host key question open
+	p.settle(nil)
+	if p.m.Prompt() != nil || p.m.RunState().Phase != runctl.Idle || !slices.Equal(got, []string{"confirm=yes", "hostkey=refuse"}) {
+		t.Fatalf("dialog %v, phase %v, answers %q: want none open, idle, yes then the safe answer", p.m.Prompt() != nil, p.m.RunState().Phase, got)
 	}
 }

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dpulab/dpulab/steps/results"
@@ -37,7 +38,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.CleanupDone, Then: msg.Then}))
 	case ClockMsg:
-		cmds = append(cmds, m.clock(time.Time(msg)))
+		m.now = time.Time(msg)
+		// Booth mode gives dialogs deadlines: the run control answers
+		// them as they pass.
+		for _, d := range slices.Clone(m.rc.Dialogs) {
+			if p := m.dialogs[d]; p != nil && !p.Deadline().IsZero() && !m.now.Before(p.Deadline()) {
+				cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.DialogExpired, Dialog: d}))
+			}
+		}
 	case prompt.AnsweredMsg:
 		cmds = append(cmds, m.answered(msg))
 	case varform.SubmittedMsg:
@@ -120,7 +128,12 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		}
 		m.layout()
 	case steps.Prompt:
-		return m.asked(e)
+		// A dialog, if the run control shows it (a question of a call
+		// that returned gets its safe answer unseen).
+		d := m.rc.NextDialog()
+		p := prompt.New(m.Common, e)
+		m.dialogs[d] = p
+		return tea.Batch(p.Init(), m.fire(runctl.Event{Kind: runctl.DialogOpened, Dialog: d}))
 	case steps.SoftwareRDMAFound:
 		if e.Devices != "" {
 			m.softRDMA = e.Devices
