@@ -150,8 +150,9 @@ func (m *Model) launch(i int, run func(context.Context) results.Status) tea.Cmd 
 	})
 }
 
-// abort stops the running step; the form closes. (The run control gave
-// the open dialogs their safe answers first.)
+// abort stops the running step; the form closes. (The AnswerDialog
+// effects that follow close the open dialogs: after the stop, so that the
+// engine sees the stop, not a refusal.)
 func (m *Model) abort() {
 	if m.cancel != nil {
 		m.cancel()
@@ -253,13 +254,14 @@ func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
 // that takes no typing. Other keys are the dialog's.
 func (m *Model) dialogKey(k tea.KeyMsg) (runctl.Event, bool) {
 	d, ok := m.rc.Shown()
-	if !ok {
+	if p := m.dialogs[d]; !ok || p == nil || p.Done() {
+		// Answered, its message on the way: the answer stands.
 		return runctl.Event{}, false
 	}
 	switch {
 	case key.Matches(k, m.KeyMap.Cancel):
 		return runctl.Event{Kind: runctl.Cancel}, true
-	case key.Matches(k, m.KeyMap.Quit) && d != runctl.QuitDialog && m.dialogs[d] != nil && m.dialogs[d].Prompt().Type != steps.PromptSecret:
+	case key.Matches(k, m.KeyMap.Quit) && d != runctl.QuitDialog && m.dialogs[d].Prompt().Type != steps.PromptSecret:
 		return runctl.Event{Kind: runctl.Quit, Step: m.list.Selected()}, true
 	}
 	return runctl.Event{}, false
