@@ -209,3 +209,21 @@ func TestEngineDialogsStacked(t *testing.T) {
 		t.Fatalf("dialog %v, phase %v, answers %q: want none open, idle, yes then the safe answer", p.m.Prompt() != nil, p.m.RunState().Phase, got)
 	}
 }
+
+// TestPasswordDialogTakesQ: q is a letter of a password, not a quit: over
+// a password dialog it is typed; esc cancels the dialog (its safe answer).
+func TestPasswordDialogTakesQ(t *testing.T) {
+	f := &sessiontest.Fake{Script: script(0, "run")}
+	p := newPage(t, f)
+	p.press("enter")
+	var got []steps.Answer
+	p.send(session.EventsMsg{steps.Prompt{Type: steps.PromptSecret, Host: "server1", Message: "sudo password", Reply: func(a steps.Answer) { got = append(got, a) }}})
+	p.press("q")
+	if p.m.RunState().Phase != runctl.Asking || len(p.m.Prompts()) != 1 || !strings.Contains(ansi.Strip(p.m.View()), "•") {
+		t.Fatalf("q over a password: phase %v, %d dialogs; want it typed into the password", p.m.RunState().Phase, len(p.m.Prompts()))
+	}
+	p.press("esc")
+	if p.m.RunState().Phase != runctl.Running || p.m.Prompt() != nil || len(got) != 1 || got[0].Secret != "" || got[0].Choice != "cancel" {
+		t.Fatalf("esc: phase %v, answers %+v; want the safe answer and the step running on", p.m.RunState().Phase, got)
+	}
+}
