@@ -111,6 +111,20 @@ func RegisteredKinds() []Kind {
 	return append(out, more...)
 }
 
+// Unlinked lists the kinds of Kinds whose syntax no linked package has
+// registered: a program that reads labs wants none (it imports steps, or
+// the kinds' packages under steps/kinds/); a lab's step of such a kind is
+// a problem that names the package to link.
+func Unlinked() []Kind {
+	var out []Kind
+	for _, k := range Kinds {
+		if _, ok := syntaxOf(k); !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // StepParser is how a kind's Parse reads its own keys of one step: values
 // are read and checked as the parser's own are, and problems are reported
 // with the file and line.
