@@ -16,8 +16,8 @@ func TestKeys(t *testing.T) {
 	l := kindtest.Lab(t, tcoLab, nil)
 	got, ok := l.Step("tco").Spec.(*tcokind.Spec)
 	want := &tcokind.Spec{From: "compare", Inputs: []tcokind.Input{
-		{Name: "servers", Default: 10000, Unit: "servers", Line: 38},
-		{Name: "server_price", Default: 15000, Line: 39},
+		{Name: "servers", Default: 10000, Unit: "servers", Line: 48},
+		{Name: "server_price", Default: 15000, Line: 49},
 	}}
 	if !ok || !reflect.DeepEqual(got, want) {
 		t.Fatalf("Spec %#v, want %#v", l.Step("tco").Spec, want)

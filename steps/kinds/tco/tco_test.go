@@ -14,47 +14,6 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 )
 
-const tcoLab = `
-id: tco-test
-title: TCO
-summary: A compare and a TCO.
-duration: 1m
-roles:
-  baseline: The standard NIC host.
-  accelerated: The DPU host.
-variables:
-  servers_saved_pct:
-    type: string
-    default: ""
-    pattern: '([0-9]+(\.[0-9]+)?)?'
-    description: Share of servers saved.
-steps:
-  - id: deploy
-    title: Deploy
-    kind: deploy
-    on: [baseline, accelerated]
-    group: g
-    port: 7000
-  - id: compare
-    title: Compare
-    kind: compare
-    on: baseline
-    variants:
-      - label: Standard NIC
-        on: baseline
-        group: g
-      - label: BlueField UPTv2
-        on: accelerated
-        group: g
-  - id: tco
-    title: Fleet savings
-    kind: tco
-    from: compare
-    inputs:
-      servers: {default: 10000, unit: servers}
-      server_price: 15000
-`
-
 func run(t *testing.T, env *kindtest.Env, vars map[string]string) error {
 	t.Helper()
 	k, ok := kind.Lookup("tco")
@@ -79,10 +38,10 @@ func said(env *kindtest.Env) string {
 	return b.String()
 }
 
-// sweptLab has a compare of two roles swept over instances and a tco step
+// tcoLab has a compare of two roles swept over instances and a tco step
 // reading it, with the instance count and the share of servers saved as
 // variables a person may enter.
-const sweptLab = `
+const tcoLab = `
 id: tco-test
 title: TCO
 summary: A compare and a TCO.
@@ -197,7 +156,7 @@ func TestTCO(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := kindtest.Lab(t, sweptLab, nil)
+			l := kindtest.Lab(t, tcoLab, nil)
 			env := kindtest.New(l)
 			if tt.bench != nil {
 				env.Compares = map[string]*results.Compare{"compare": tt.bench}
