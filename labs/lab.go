@@ -41,8 +41,11 @@ const (
 	KindCleanup Kind = "cleanup"
 )
 
-// Kinds lists labs' own step kinds in the order the README documents
-// them; RegisteredKinds adds those registered from other packages.
+// Kinds lists the step kinds dpulab ships, in the order the README
+// documents them. labs registers the syntax of most; template's and tco's
+// is registered by their packages under steps/kinds/ (Unlinked names any
+// a program does not link). RegisteredKinds adds kinds registered from
+// other packages.
 var Kinds = []Kind{KindRead, KindRun, KindCheck, KindTask, KindTemplate, KindDeploy, KindBench, KindCompare, KindTCO, KindCleanup}
 
 // VarType is the type of a lab variable; values given with --set are checked
