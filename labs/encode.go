@@ -9,7 +9,8 @@ import (
 
 // Encode writes a lab back as lab.yaml. Defaults the loader filled in (a
 // single role's on:, a template's mode) are written out, so the result is
-// the lab as dpulab understands it: a trainer can diff it against the file
+// the lab as dpulab understands it (a kind's own keys, written by its
+// KindSyntax.Encode, come after the common and command keys): a trainer can diff it against the file
 // they wrote, and tests load it again to check nothing was lost.
 func Encode(l *Lab) ([]byte, error) {
 	root := newMap()
@@ -110,8 +111,6 @@ func encodeStep(s *Step) *yaml.Node {
 		m.str("hardware", "true")
 	}
 	m.opt("skip_if", s.SkipIf)
-	m.opt("vsphere", s.VSphere)
-	m.opt("record", s.Record)
 	if v := s.Verify; v != nil {
 		vm := newMap()
 		vm.str("run", v.Run)
@@ -120,11 +119,6 @@ func encodeStep(s *Step) *yaml.Node {
 		vm.str("retries", strconv.Itoa(v.Retries))
 		vm.str("interval", v.Interval.String())
 		m.add("verify", vm.node)
-	}
-	if t := s.Template; t != nil {
-		m.str("template", t.Source)
-		m.str("dest", string(t.Dest))
-		m.str("mode", fmt.Sprintf("%04o", uint32(t.Mode)))
 	}
 	if d := s.Deploy; d != nil {
 		m.str("group", d.Group)
@@ -179,18 +173,6 @@ func encodeStep(s *Step) *yaml.Node {
 			}
 			m.add("sweep", sm.node)
 		}
-	}
-	if t := s.TCO; t != nil {
-		m.opt("from", t.From)
-		in := newMap()
-		for _, i := range t.Inputs {
-			im := newMap()
-			im.str("default", strconv.FormatFloat(i.Default, 'f', -1, 64))
-			im.opt("unit", i.Unit)
-			im.opt("description", i.Description)
-			in.add(i.Name, im.node)
-		}
-		m.add("inputs", in.node)
 	}
 	if syn, ok := syntaxOf(s.Kind); ok && syn.Encode != nil && s.Spec != nil {
 		syn.Encode(s, &StepEncoder{m})

@@ -1,4 +1,4 @@
-package labs
+package labs_test
 
 import (
 	"fmt"
@@ -10,6 +10,9 @@ import (
 	"testing/fstest"
 
 	"go.yaml.in/yaml/v3"
+
+	. "github.com/dpulab/dpulab/labs"
+	tcokind "github.com/dpulab/dpulab/steps/kinds/tco"
 )
 
 // TestRoundTripEmbeddedLabs loads every embedded lab, writes it back with
@@ -102,13 +105,13 @@ func normalize(l *Lab) Lab {
 			}
 			s.Compare = &cc
 		}
-		if s.TCO != nil {
-			tc := *s.TCO
-			tc.Inputs = append([]TCOInput(nil), tc.Inputs...)
+		if sp, ok := s.Spec.(*tcokind.Spec); ok {
+			tc := *sp
+			tc.Inputs = append([]tcokind.Input(nil), tc.Inputs...)
 			for j := range tc.Inputs {
 				tc.Inputs[j].Line = 0
 			}
-			s.TCO = &tc
+			s.Spec = &tc
 		}
 		c.Steps[i] = s
 	}
@@ -153,6 +156,14 @@ func keyPaths(t *testing.T, b []byte) []string {
 	walk(&doc, "")
 	sort.Strings(out)
 	return out
+}
+
+// deref follows a YAML alias to what it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
 }
 
 func contains(sorted []string, s string) bool {

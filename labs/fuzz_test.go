@@ -1,10 +1,12 @@
-package labs
+package labs_test
 
 import (
 	"io/fs"
 	"os"
 	"testing"
 	"testing/fstest"
+
+	. "github.com/dpulab/dpulab/labs"
 )
 
 // FuzzParseLab feeds the lab loader arbitrary lab.yaml text: it must
@@ -12,7 +14,7 @@ import (
 // files beside it (a doc, a template) are read through the same caps.
 // Seeds: the embedded labs, the lint cases and testdata/fuzz/FuzzParseLab.
 func FuzzParseLab(f *testing.F) {
-	for _, src := range []fs.FS{embedded, os.DirFS("testdata/bad")} {
+	for _, src := range []fs.FS{EmbeddedFS, os.DirFS("testdata/bad")} {
 		names, _ := fs.Glob(src, "*/"+LabFile)
 		for _, n := range names {
 			if b, err := fs.ReadFile(src, n); err == nil {

@@ -4,15 +4,38 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // KindSyntax is what lab.yaml says about one step kind: the keys it takes
 // beside the common ones (id, title, kind, on, doc, hint, confirm,
 // timeout), whether it runs on hosts (on:), and how its own keys are read,
 // checked and written back. The parser, lint and Encode find every kind
-// here: a kind outside labs registers its syntax with RegisterKind from
-// its own package (beside its engine half, steps/kind.Register) and keeps
-// its parsed keys in Step.Spec.
+// here: a kind registers its syntax with RegisterKind from its own package
+// (beside its engine half, steps/kind.Register) and keeps its parsed keys
+// in Step.Spec, typed by the kind.
+//
+// Who registers what:
+//   - steps/kinds/template (template, dest, mode), steps/kinds/tco (inputs,
+//     from), steps/kinds/command (run's record: through WrapKind) and
+//     steps/kinds/vspherecheck (check's vsphere:, through WrapKind) own
+//     their keys: they are read by that kind alone.
+//   - labs registers read, run, check, task and cleanup with the command
+//     keys (run, sudo, skip_if, verify, hardware), which several kinds
+//     share and which are Step's own fields.
+//   - labs also keeps deploy, bench and compare (with capacity: and a
+//     variant's netpath:) in Step.Deploy, Step.Bench and Step.Compare: they
+//     are a vocabulary the kinds share, not one kind's keys. Deploy groups
+//     are named by bench targets and compare variants, lint cross-checks
+//     them (a target deployed earlier, a transport the group offers, a
+//     Unix socket on the same host), and the lab's time estimate reads
+//     them.
+//
+// A program that reads labs links the kinds it reads: steps imports every
+// kind dpulab ships (steps/kinds_list.go), so cmd/dpulab, the TUI and every
+// importer of steps have them all. A kind of Kinds whose package is not
+// linked is a problem that says so, not an unknown kind.
 type KindSyntax struct {
 	// Keys are the keys it takes beside the common ones. The command keys
 	// (run, sudo, skip_if, verify, hardware) are read into Step's fields
@@ -49,6 +72,21 @@ func RegisterKind(k Kind, syn KindSyntax) {
 	kindSyntaxes[k] = syn
 }
 
+// WrapKind changes the syntax of a kind registered before (by labs or by a
+// package the caller imports): f gets it and returns it with, say, a key
+// of the caller's added, as check's vsphere: is by steps/kinds/vspherecheck.
+// The wrapper keeps its keys in Step.Spec, so it wraps only a kind that
+// keeps nothing there. Call it from the wrapping package's init.
+func WrapKind(k Kind, f func(KindSyntax) KindSyntax) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	syn, ok := kindSyntaxes[k]
+	if !ok {
+		panic("labs: WrapKind of step kind " + string(k) + ", which is not registered (import the package that registers it)")
+	}
+	kindSyntaxes[k] = f(syn)
+}
+
 func syntaxOf(k Kind) (KindSyntax, bool) {
 	kindsMu.RLock()
 	defer kindsMu.RUnlock()
@@ -73,6 +111,20 @@ func RegisteredKinds() []Kind {
 	return append(out, more...)
 }
 
+// Unlinked lists the kinds of Kinds whose syntax no linked package has
+// registered: a program that reads labs wants none (it imports steps, or
+// the kinds' packages under steps/kinds/); a lab's step of such a kind is
+// a problem that names the package to link.
+func Unlinked() []Kind {
+	var out []Kind
+	for _, k := range Kinds {
+		if _, ok := syntaxOf(k); !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // StepParser is how a kind's Parse reads its own keys of one step: values
 // are read and checked as the parser's own are, and problems are reported
 // with the file and line.
@@ -85,6 +137,10 @@ type StepParser struct {
 // What names the step in a problem ("step warmup").
 func (sp *StepParser) What() string { return sp.what }
 
+// Lab is the lab as read so far: its roles, its variables and the steps
+// before this one.
+func (sp *StepParser) Lab() *Lab { return sp.p.lab }
+
 // Has says the step sets key.
 func (sp *StepParser) Has(key string) bool { return sp.m.get(key) != nil }
 
@@ -92,6 +148,97 @@ func (sp *StepParser) Has(key string) bool { return sp.m.get(key) != nil }
 func (sp *StepParser) String(key string) string {
 	return sp.p.str(sp.m.get(key), sp.what+" "+key)
 }
+
+// Text reads key as a string shown to a person: as String, and refused
+// when it holds terminal control characters.
+func (sp *StepParser) Text(key string) string {
+	return sp.p.text(sp.m.get(key), sp.what+" "+key)
+}
+
+// Require reports each of keys the step does not set.
+func (sp *StepParser) Require(keys ...string) { sp.p.require(sp.m, sp.what, keys...) }
+
+// Allow reports every key of the mapping other than allowed (for a
+// mapping read with Node.Map; a step's own keys are KindSyntax.Keys).
+func (sp *StepParser) Allow(allowed ...string) { sp.p.allow(sp.m, sp.what, allowed...) }
+
+// TemplateFile reads key as the path of a template file of the lab
+// (relative to the lab's directory, or assets/NAME) and checks that the
+// file is there and parses as a text template that sees the data a
+// command sees (.vars, .host, .workdir...); problems in the file carry the
+// file's own line.
+func (sp *StepParser) TemplateFile(key string) string {
+	name := sp.String(key)
+	if name != "" {
+		sp.p.checkTemplateFile(sp.m.get(key), name, commandKeys, sp.what)
+	}
+	return name
+}
+
+// TextTemplate reads key as a text-context template that sees the data a
+// command sees (a path written on each host): render it with RenderText
+// and Data, not Value.Resolve.
+func (sp *StepParser) TextTemplate(key string) Value {
+	return sp.p.valueWith(sp.m.get(key), sp.what+" "+key, commandKeys, nil)
+}
+
+// Node is key's value (absent when the step does not set it), for a kind
+// whose keys nest.
+func (sp *StepParser) Node(key string) Node { return Node{p: sp.p, n: sp.m.get(key)} }
+
+// Entry is one key of a mapping and its value.
+type Entry struct {
+	Name       string
+	Key, Value Node
+}
+
+// Entries are the keys of the mapping in file order (keys given twice are
+// reported once, when the mapping is read).
+func (sp *StepParser) Entries() []Entry {
+	out := make([]Entry, 0, len(sp.m.keys))
+	for _, k := range sp.m.keys {
+		out = append(out, Entry{Name: k.Value, Key: Node{p: sp.p, n: k}, Value: Node{p: sp.p, n: sp.m.values[k.Value]}})
+	}
+	return out
+}
+
+// Node is one node of a step's YAML: a key or a value.
+type Node struct {
+	p *parser
+	n *yaml.Node
+}
+
+// Present says the node is there.
+func (n Node) Present() bool { return n.n != nil }
+
+// Line is the node's line in the lab's file (0 when absent).
+func (n Node) Line() int {
+	if n.n == nil {
+		return 0
+	}
+	return n.n.Line
+}
+
+// IsMap says the node is a mapping.
+func (n Node) IsMap() bool { return n.n != nil && n.n.Kind == yaml.MappingNode }
+
+// String reads the node as a string ("" when absent); what names it in a
+// problem.
+func (n Node) String(what string) string { return n.p.str(n.n, what) }
+
+// Map reads the node as a mapping whose problems name what; nil when the
+// node is absent or (reported) not a mapping.
+func (n Node) Map(what string) *StepParser {
+	m := n.p.mapOf(n.n, what)
+	if m == nil {
+		return nil
+	}
+	return &StepParser{p: n.p, m: m, what: what}
+}
+
+// Errorf reports a problem at the node's line; the message is written
+// whole (name the step: StepParser.What).
+func (n Node) Errorf(format string, args ...any) { n.p.errf(n.n, format, args...) }
 
 // Bool reads key as a boolean (false when absent).
 func (sp *StepParser) Bool(key string) bool {
@@ -126,6 +273,13 @@ func (se *StepEncoder) Opt(key, v string) { se.m.opt(key, v) }
 
 // Strings writes key: [v...].
 func (se *StepEncoder) Strings(key string, vs []string) { se.m.add(key, strSeq(vs)) }
+
+// Map writes key: with a mapping, and returns the encoder of that mapping.
+func (se *StepEncoder) Map(key string) *StepEncoder {
+	sub := newMap()
+	se.m.add(key, sub.node)
+	return &StepEncoder{sub}
+}
 
 // builtin adapts a parse function of labs' own to KindSyntax.Parse.
 func builtin(f func(p *parser, s *Step, m *mapping, what string)) func(*StepParser, *Step) {

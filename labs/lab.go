@@ -41,8 +41,11 @@ const (
 	KindCleanup Kind = "cleanup"
 )
 
-// Kinds lists labs' own step kinds in the order the README documents
-// them; RegisteredKinds adds those registered from other packages.
+// Kinds lists the step kinds dpulab ships, in the order the README
+// documents them. labs registers the syntax of most; template's and tco's
+// is registered by their packages under steps/kinds/ (Unlinked names any
+// a program does not link). RegisteredKinds adds kinds registered from
+// other packages.
 var Kinds = []Kind{KindRead, KindRun, KindCheck, KindTask, KindTemplate, KindDeploy, KindBench, KindCompare, KindTCO, KindCleanup}
 
 // VarType is the type of a lab variable; values given with --set are checked
@@ -161,8 +164,10 @@ type Reference struct {
 // Value means "not set".
 type Value string
 
-// Step is one step of a lab. Common keys are fields here; the keys of each
-// kind live in the pointer for that kind, which is non-nil only for it.
+// Step is one step of a lab. The common keys and the command keys are
+// fields here; the keys of deploy, bench and compare live in the pointer
+// for that kind, and those of a kind whose package reads them alone in
+// Spec.
 type Step struct {
 	ID    string
 	Title string
@@ -195,32 +200,20 @@ type Step struct {
 	// skips it with a visible note; otherwise its failure stops the run
 	// with what is missing.
 	Hardware bool
-	// VSphere, on a check step, names the vSphere check it asks vCenter
-	// for instead of running a command (VSphereChecks; vsphere_check.go).
-	VSphere string
-	// Record, on a run step, names the format of figures its commands
-	// print that the engine keeps beside the lab's benchmarks (results'
-	// measured figures, the reports): one of RecordFormats.
-	Record string
-
-	Template *TemplateSpec
-	Deploy   *DeploySpec
-	Bench    *BenchSpec
-	Compare  *CompareSpec
-	TCO      *TCOSpec
-	// Spec holds the keys of a kind registered from another package, as
-	// its KindSyntax.Parse kept them (nil for labs' own kinds).
+	// Deploy, Bench and Compare are the keys of deploy, bench and compare
+	// steps (a compare has both Bench and Compare): a vocabulary the
+	// kinds, lint and the estimate share (see KindSyntax).
+	Deploy  *DeploySpec
+	Bench   *BenchSpec
+	Compare *CompareSpec
+	// Spec holds the keys a kind's package reads alone, as its
+	// KindSyntax.Parse kept them, typed by that package (template's,
+	// tco's, run's record:, check's vsphere:); nil when it keeps none.
 	Spec any
 
 	// Line is the line of the step's "- id:" entry in File.
 	Line int
 }
-
-// RecordFormats are the outputs a run step's record: can name, each read
-// by the engine (steps/record_*.go): "perftest", the result tables of
-// perftest's ib_*_lat and ib_*_bw clients (the physical floor an RDMA lab
-// sets its Redis figures beside).
-var RecordFormats = []string{"perftest"}
 
 // Verify is a check run after a step's commands (or alone, in a check step).
 type Verify struct {
@@ -236,19 +229,6 @@ type Verify struct {
 	// Interval is the wait between tries (default 1s).
 	Interval time.Duration
 	Line     int
-}
-
-// TemplateSpec renders a file and writes it to the step's hosts.
-type TemplateSpec struct {
-	// Source is the template file: relative to the lab dir, or
-	// "assets/NAME" for a file shipped in package assets.
-	Source string
-	// Dest is where it is written on each host: a text-context template
-	// that sees the same data as commands (.workdir, .host, .vars...), so
-	// render it with RenderText(Dest, Data(vars, extra)), not Value.Resolve.
-	Dest Value
-	// Mode is the file mode (default 0644).
-	Mode fs.FileMode
 }
 
 // DeploySpec starts instances of the bundled server on each host of the
@@ -391,24 +371,6 @@ func splitList(s string) ([]string, error) {
 		return nil, fmt.Errorf("sweep values %q: give at least one value, separated by commas", s)
 	}
 	return out, nil
-}
-
-// TCOSpec estimates fleet savings. The arithmetic is the engine's and is
-// written out in the lab's doc; the input names are those of package tco (tco.InputNames).
-type TCOSpec struct {
-	// From is the compare step whose TPS per busy core gives the share of
-	// servers saved when the servers_saved_pct input is left empty.
-	From   string
-	Inputs []TCOInput
-}
-
-// TCOInput is one editable input of a tco step.
-type TCOInput struct {
-	Name        string
-	Default     float64
-	Unit        string
-	Description string
-	Line        int
 }
 
 // Var returns the variable called name.

@@ -1,10 +1,12 @@
-package labs
+package labs_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/dpulab/dpulab/labs"
 )
 
 // TestLintBadLabs lints every lab under testdata/bad and compares the

@@ -1,4 +1,4 @@
-package labs
+package labs_test
 
 import (
 	"os"
@@ -8,6 +8,9 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	. "github.com/dpulab/dpulab/labs"
+	templatekind "github.com/dpulab/dpulab/steps/kinds/template"
 )
 
 // extraFor is the data the engine gives command and config templates; the
@@ -107,11 +110,13 @@ func renderStep(t *testing.T, l *Lab, s *Step, vars map[string]string) {
 			t.Errorf("step %s: %s: %v", s.ID, name, err)
 		}
 	}
-	if s.Template != nil {
-		renderFile(s.Template.Source, false)
-		if _, err := RenderText(string(s.Template.Dest), Data(vars, extraFor(false))); err != nil {
+	if tp, ok := s.Spec.(*templatekind.Spec); ok {
+		renderFile(tp.Source, false)
+		if _, err := RenderText(string(tp.Dest), Data(vars, extraFor(false))); err != nil {
 			t.Errorf("step %s dest: %v", s.ID, err)
 		}
+	} else if s.Kind == KindTemplate {
+		t.Errorf("step %s: a template step without its keys (%T)", s.ID, s.Spec)
 	}
 	deploy := func(d *DeploySpec) {
 		if d.Config != "" {
@@ -152,7 +157,7 @@ func renderStep(t *testing.T, l *Lab, s *Step, vars map[string]string) {
 			if v.Deploy != nil {
 				deploy(v.Deploy)
 			}
-			if tr, err := v.Transport.String(vars, "tcp"); err != nil || checkTransport(tr) != nil {
+			if tr, err := v.Transport.String(vars, "tcp"); err != nil || CheckTransport(tr) != nil {
 				t.Errorf("step %s variant %s transport %q: %v", s.ID, v.Label, tr, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package labs
+package labs_test
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	. "github.com/dpulab/dpulab/labs"
 )
 
 // memlockCheck renders the RDMA lab's memlock check as the engine does.
@@ -102,7 +104,7 @@ func TestMemlockCheck(t *testing.T) {
 				return asUser(t, "--inh-caps=+ipc_lock", "--ambient-caps=+ipc_lock")
 			}},
 	}
-	for _, sh := range shells(t) {
+	for _, sh := range Shells(t) {
 		for _, c := range cases {
 			t.Run(sh+"/"+c.name, func(t *testing.T) {
 				// The limit is set in an outer shell (as root, where the

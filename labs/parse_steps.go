@@ -2,7 +2,6 @@ package labs
 
 import (
 	"fmt"
-	"io/fs"
 	"regexp"
 	"slices"
 	"sort"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/dpulab/dpulab/internal/suggest"
-	"github.com/dpulab/dpulab/labs/tco"
 	"github.com/dpulab/dpulab/server/transport"
 	"go.yaml.in/yaml/v3"
 )
@@ -26,28 +24,25 @@ var (
 	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings", "server"}
 )
 
-// The syntax of the kinds labs documents (Kinds): each is registered
-// through RegisterKind, as a kind from another package registers its own.
-// Their keys stay here, in Step's fields, because every lab labs embeds
-// uses them and labs' own checks read them; Go forbids labs' tests to
-// import the kinds' packages under steps/.
+// The syntax of the kinds whose keys are the command keys, each
+// registered through RegisterKind as a kind from another package registers
+// its own, and of deploy, bench and compare, whose keys are a vocabulary
+// the kinds, lint and the estimate share (see KindSyntax). The keys only
+// one kind reads are its package's (template, tco; run's record: and
+// check's vsphere: through WrapKind).
 func init() {
 	RegisterKind(KindRead, KindSyntax{Parse: builtin(func(p *parser, s *Step, m *mapping, what string) {
 		if m.get("doc") == nil {
 			p.errf(m.node, "%s: a read step needs doc: (the markdown file it shows)", what)
 		}
 	})})
-	RegisterKind(KindRun, KindSyntax{Keys: append(slices.Clone(commandStepKeys), "record"), OnHosts: true, Parse: builtin(func(p *parser, s *Step, m *mapping, what string) {
-		needRun(p, s, m, what)
-		if n := m.get("record"); n != nil {
-			s.Record = p.str(n, what+" record")
-			if !slices.Contains(RecordFormats, s.Record) {
-				p.errf(n, "%s: record %q: want one of %s", what, s.Record, strings.Join(RecordFormats, ", "))
-			}
+	RegisterKind(KindRun, KindSyntax{Keys: commandStepKeys, OnHosts: true, Parse: builtin(needRun)})
+	RegisterKind(KindCleanup, KindSyntax{Keys: commandStepKeys, OnHosts: true, Parse: builtin(needRun)})
+	RegisterKind(KindCheck, KindSyntax{Keys: []string{"verify", "sudo", "skip_if", "hardware"}, OnHosts: true, Parse: builtin(func(p *parser, s *Step, m *mapping, what string) {
+		if s.Verify == nil {
+			p.errf(m.node, "%s: a check step needs verify: {run: COMMAND, ...}", what)
 		}
 	})})
-	RegisterKind(KindCleanup, KindSyntax{Keys: commandStepKeys, OnHosts: true, Parse: builtin(needRun)})
-	RegisterKind(KindCheck, KindSyntax{Keys: []string{"verify", "sudo", "skip_if", "hardware", "vsphere"}, OnHosts: true, Parse: builtin((*parser).checkStep)})
 	RegisterKind(KindTask, KindSyntax{Keys: commandStepKeys, OnHosts: true, Parse: builtin(func(p *parser, s *Step, m *mapping, what string) {
 		if s.Verify == nil {
 			p.errf(m.node, "%s: a task step needs verify: (how dpulab checks the trainee's work)", what)
@@ -56,11 +51,9 @@ func init() {
 			p.errf(m.node, "%s: a task step needs run: (what \"do it for me\", booth mode and headless runs do)", what)
 		}
 	})})
-	RegisterKind(KindTemplate, KindSyntax{Keys: []string{"template", "dest", "mode", "sudo", "skip_if", "verify"}, OnHosts: true, Parse: builtin((*parser).templateStep)})
 	RegisterKind(KindDeploy, KindSyntax{Keys: deployKeys, OnHosts: true, Parse: builtin((*parser).deployStep)})
 	RegisterKind(KindBench, KindSyntax{Keys: benchKeys, OnHosts: true, OneRole: true, Parse: builtin((*parser).benchStep)})
 	RegisterKind(KindCompare, KindSyntax{Keys: append(slices.Clone(benchKeys), "variants", "sweep"), OnHosts: true, OneRole: true, Parse: builtin((*parser).compareStep)})
-	RegisterKind(KindTCO, KindSyntax{Keys: []string{"inputs", "from"}, Parse: builtin((*parser).tcoStep)})
 }
 
 func needRun(p *parser, s *Step, m *mapping, what string) {
@@ -101,7 +94,9 @@ func (p *parser) steps(n *yaml.Node) {
 		s.Kind = Kind(p.str(m.get("kind"), what+" kind"))
 		syn, known := syntaxOf(s.Kind)
 		if !known {
-			if s.Kind != "" {
+			if slices.Contains(Kinds, s.Kind) {
+				p.errf(m.get("kind"), "%s: kind %q is dpulab's, but this program does not link its package (steps/kinds/%s): import github.com/dpulab/dpulab/steps, which links every kind", what, s.Kind, s.Kind)
+			} else if s.Kind != "" {
 				msg := fmt.Sprintf("%s: unknown kind %q", what, s.Kind)
 				if c := suggest.Closest(string(s.Kind), kindNames()); c != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", c)
@@ -204,25 +199,6 @@ func (p *parser) step(s *Step, m *mapping, what string, syn KindSyntax) {
 	}
 }
 
-func (p *parser) templateStep(s *Step, m *mapping, what string) {
-	p.require(m, what, "template", "dest")
-	t := &TemplateSpec{Mode: 0o644}
-	t.Source = p.str(m.get("template"), what+" template")
-	if t.Source != "" {
-		p.checkTemplateFile(m.get("template"), t.Source, commandKeys, what)
-	}
-	t.Dest = p.valueWith(m.get("dest"), what+" dest", commandKeys, nil)
-	if n := m.get("mode"); n != nil {
-		ms := p.str(n, what+" mode")
-		mode, err := strconv.ParseUint(ms, 8, 32)
-		if err != nil || mode > 0o777 {
-			p.errf(n, "%s: mode %q: write an octal file mode such as 0644", what, ms)
-		}
-		t.Mode = fs.FileMode(mode)
-	}
-	s.Template = t
-}
-
 func (p *parser) deployStep(s *Step, m *mapping, what string) {
 	s.Deploy = p.deploy(m, what, false)
 	if s.Deploy.Group == "" {
@@ -249,8 +225,6 @@ func (p *parser) compareStep(s *Step, m *mapping, what string) {
 	s.Bench = p.bench(m, what)
 	s.Compare = p.compare(m, s, what)
 }
-
-func (p *parser) tcoStep(s *Step, m *mapping, what string) { s.TCO = p.tco(m, what) }
 
 // blockLine is the first line of a scalar's text: one below the key for a
 // literal (|) or folded (>) block.
@@ -593,53 +567,4 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 		}
 	}
 	return c
-}
-
-func (p *parser) tco(m *mapping, what string) *TCOSpec {
-	t := &TCOSpec{}
-	if fn := m.get("from"); fn != nil {
-		t.From = p.str(fn, what+" from")
-		if st := p.lab.Step(t.From); st == nil || st.Kind != KindCompare {
-			p.errf(fn, "%s: from %q is not an earlier compare step", what, t.From)
-		}
-	}
-	im := p.mapOf(m.get("inputs"), what+" inputs")
-	if im == nil {
-		p.errf(m.node, "%s: a tco step needs inputs: (name: default or {default, unit, description})", what)
-		return t
-	}
-	for _, k := range im.keys {
-		in := TCOInput{Name: k.Value, Line: k.Line}
-		if !slices.Contains(tco.InputNames, k.Value) {
-			p.errf(k, "%s: unknown tco input %q (known: %s)", what, k.Value, strings.Join(tco.InputNames, ", "))
-		}
-		vn := im.values[k.Value]
-		iwhat := what + " input " + k.Value
-		var def *yaml.Node
-		if vn.Kind == yaml.MappingNode {
-			vm := p.mapOf(vn, iwhat)
-			p.allow(vm, iwhat, "default", "unit", "description")
-			p.require(vm, iwhat, "default")
-			def = vm.get("default")
-			in.Unit = p.text(vm.get("unit"), iwhat+" unit")
-			in.Description = strings.TrimSpace(p.text(vm.get("description"), iwhat+" description"))
-		} else {
-			def = vn
-		}
-		if def != nil {
-			ds := p.str(def, iwhat+" default")
-			f, err := strconv.ParseFloat(ds, 64)
-			if err != nil {
-				p.errf(def, "%s: default %q is not a number", iwhat, ds)
-			} else if f < 0 {
-				p.errf(def, "%s: default must not be negative", iwhat)
-			}
-			in.Default = f
-		}
-		t.Inputs = append(t.Inputs, in)
-	}
-	if t.From == "" && !slices.ContainsFunc(t.Inputs, func(i TCOInput) bool { return i.Name == tco.SavedPct }) {
-		p.errf(m.node, "%s: give either from: (a compare step) or the input %s", what, tco.SavedPct)
-	}
-	return t
 }

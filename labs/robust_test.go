@@ -1,4 +1,4 @@
-package labs
+package labs_test
 
 import (
 	"io/fs"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	. "github.com/dpulab/dpulab/labs"
 )
 
 // TestParseNeverPanicsOnMangledLabs feeds the parser every embedded lab cut
@@ -13,12 +15,12 @@ import (
 // what trainers lint most. Each must give problems with a file and a
 // sensible line, never a panic.
 func TestParseNeverPanicsOnMangledLabs(t *testing.T) {
-	dirs, err := fs.ReadDir(embedded, ".")
+	dirs, err := fs.ReadDir(EmbeddedFS, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range dirs {
-		src, err := fs.ReadFile(embedded, path.Join(d.Name(), LabFile))
+		src, err := fs.ReadFile(EmbeddedFS, path.Join(d.Name(), LabFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/labs/tco"
+	tcokind "github.com/dpulab/dpulab/steps/kinds/tco"
 )
 
 // TestDPULabTCOFit runs the engine's TCO formula on the redis-dpu-uptv2
@@ -22,11 +23,12 @@ func TestDPULabTCOFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := l.Step("tco")
-	if st == nil || st.TCO == nil {
+	spec, ok := st.Spec.(*tcokind.Spec)
+	if st == nil || !ok {
 		t.Fatal("no tco step")
 	}
 	in := map[string]float64{}
-	for _, i := range st.TCO.Inputs {
+	for _, i := range spec.Inputs {
 		in[i.Name] = i.Default
 		if i.Name == tco.SavedPct {
 			t.Errorf("the lab assumes servers_saved_pct = %v: it must be measured or entered", i.Default)

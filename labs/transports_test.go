@@ -1,10 +1,12 @@
-package labs
+package labs_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/dpulab/dpulab/internal/wire/transportwire"
+
+	. "github.com/dpulab/dpulab/labs"
 )
 
 // TestTransportNotesSayWhatCannotRun: labs does not judge builds; given a

@@ -17,6 +17,9 @@ import (
 // every kind lab.yaml accepts has a kind file here, and no kind file
 // registers a kind that labs does not read.
 func TestEveryLabKindIsRegistered(t *testing.T) {
+	if u := labs.Unlinked(); len(u) > 0 {
+		t.Errorf("labs has no syntax for kinds %v: their packages are not in kinds_list.go", u)
+	}
 	for _, k := range labs.RegisteredKinds() {
 		if _, ok := stepkind.Lookup(k); !ok {
 			t.Errorf("labs reads kind %q, but no kind package (kinds_list.go) or kind_*.go registers it", k)

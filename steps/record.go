@@ -13,7 +13,7 @@ import (
 // A run step's record: names a format of figures its commands print; the
 // engine reads them from the step's standard output, host by host, and
 // keeps them in results (HostFigures), where the reports set them beside
-// the benchmarks. One reader per labs.RecordFormats entry.
+// the benchmarks. One reader per command.RecordFormats entry.
 var recorders = map[string]func(lines []string) []results.HostFigure{
 	"perftest": perftestFigures,
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/steps/kinds/command"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -64,14 +64,14 @@ func TestPerftestFigures(t *testing.T) {
 // TestRecordFormatsHaveReaders: every format a lab may name in record:
 // has a reader here, and no reader is unreachable.
 func TestRecordFormatsHaveReaders(t *testing.T) {
-	for _, f := range labs.RecordFormats {
+	for _, f := range command.RecordFormats {
 		if recorders[f] == nil {
 			t.Errorf("record: %s has no reader", f)
 		}
 	}
 	for f := range recorders {
-		if !slices.Contains(labs.RecordFormats, f) {
-			t.Errorf("reader %s is not in labs.RecordFormats", f)
+		if !slices.Contains(command.RecordFormats, f) {
+			t.Errorf("reader %s is not in command.RecordFormats", f)
 		}
 	}
 }

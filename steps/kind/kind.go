@@ -157,7 +157,7 @@ type Out interface {
 // it is written atomically.
 type Results interface {
 	// Record keeps the figures format's reader finds in a command's
-	// standard output lines on host (labs.RecordFormats).
+	// standard output lines on host (steps/kinds/command.RecordFormats).
 	Record(step, host, format string, stdout []string)
 	// Compare is the compare result step recorded in this run (nil for
 	// none).

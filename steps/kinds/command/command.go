@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,12 +22,58 @@ import (
 // A run step runs its commands on every host of its roles, in parallel:
 // skip_if, the commands in order (stopping at the first failure), then
 // verify. A check step is the same with verify alone (a prerequisite).
+// The command keys are labs' (several kinds share them); run's record:
+// is this package's.
 func init() {
+	labs.WrapKind(labs.KindRun, func(syn labs.KindSyntax) labs.KindSyntax {
+		parse := syn.Parse
+		syn.Keys = append(slices.Clone(syn.Keys), "record")
+		syn.Parse = func(sp *labs.StepParser, s *labs.Step) {
+			if parse != nil {
+				parse(sp, s)
+			}
+			if sp.Has("record") {
+				r := sp.String("record")
+				if !slices.Contains(RecordFormats, r) {
+					sp.Errorf("record", "record %q: want one of %s", r, strings.Join(RecordFormats, ", "))
+				}
+				s.Spec = &RunSpec{Record: r}
+			}
+		}
+		syn.Encode = func(s *labs.Step, m *labs.StepEncoder) {
+			if r := recordOf(s); r != "" {
+				m.String("record", r)
+			}
+		}
+		return syn
+	})
 	for _, k := range []labs.Kind{labs.KindRun, labs.KindCheck} {
 		kind.Register(k, kind.Kind{Resolve: func(env kind.Env, st *labs.Step, vars map[string]string) (kind.Plan, error) {
 			return Resolve(env, st, vars, false)
 		}})
 	}
+}
+
+// RecordFormats are the outputs a run step's record: can name, each read
+// by the engine (steps/record_*.go): "perftest", the result tables of
+// perftest's ib_*_lat and ib_*_bw clients (the physical floor an RDMA lab
+// sets its Redis figures beside).
+var RecordFormats = []string{"perftest"}
+
+// RunSpec is a run step's own key, kept in labs.Step.Spec when it is set.
+type RunSpec struct {
+	// Record names the format of figures its commands print that the
+	// engine keeps beside the lab's benchmarks (results' measured
+	// figures, the reports): one of RecordFormats.
+	Record string
+}
+
+// recordOf is st's record: ("" for none).
+func recordOf(st *labs.Step) string {
+	if r, ok := st.Spec.(*RunSpec); ok {
+		return r.Record
+	}
+	return ""
 }
 
 // Plan is a run, check, task or cleanup step resolved: its hosts, its
@@ -135,7 +182,8 @@ func (p *Plan) Run(ctx context.Context) error {
 		output := env.Output(st.ID)
 		var mu sync.Mutex
 		var recorded []string
-		if st.Record != "" {
+		record := recordOf(st)
+		if record != "" {
 			// The figures the step records are read from what its
 			// commands print on standard output, as it is shown.
 			emit := output
@@ -164,11 +212,11 @@ func (p *Plan) Run(ctx context.Context) error {
 		if len(errs) > 0 {
 			return errors.Join(errs...)
 		}
-		if st.Record != "" {
+		if record != "" {
 			mu.Lock()
 			lines := recorded
 			mu.Unlock()
-			env.Record(st.ID, h.Name, st.Record, lines)
+			env.Record(st.ID, h.Name, record, lines)
 		}
 		if st.Verify != nil {
 			return Verify(ctx, env, st, h, t, sc.Verify, p.Timeout)

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/kind/kindtest"
-	_ "github.com/dpulab/dpulab/steps/kinds/command"
+	"github.com/dpulab/dpulab/steps/kinds/command"
 )
 
 const runLab = `
@@ -177,7 +176,7 @@ func TestRunRecords(t *testing.T) {
 	if err := resolve(t, env, "perf").Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := env.Recorded("perf", "a", labs.RecordFormats[0]); !slices.Equal(got, []string{"#bytes t_avg", "2 1.5"}) {
+	if got := env.Recorded("perf", "a", command.RecordFormats[0]); !slices.Equal(got, []string{"#bytes t_avg", "2 1.5"}) {
 		t.Errorf("recorded %q", got)
 	}
 	if len(env.Lines()) != 2 {

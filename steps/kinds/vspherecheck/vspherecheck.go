@@ -1,16 +1,20 @@
-// Package vspherecheck is the check kind's vsphere: form (labs/
-// vsphere_check.go): a check step that asks vCenter instead of running a
-// command: UPTv2 on each VM's adapters (or on none of a default-mode VM's),
-// the DPUs of each host's ESXi host, network offload on the switches the
-// VMs use. It wraps the check kind (steps/kinds/command), so that the kind
-// stays one registration, and asks the engine for vCenter through Env, a
-// capability beside kind.Env.
+// Package vspherecheck is the check kind's vsphere: form: a check step
+// that asks vCenter instead of running a command: `vsphere:
+// uptv2|uptv2-off|dpus|network-offload` checks, through vCenter (the
+// inventory's vcenter: section; runner/vsphere), UPTv2 on each VM's
+// vmxnet3 adapters (or on none of a default-mode VM's), the DPUs of each
+// host's ESXi host, network offload on the distributed switch the VM's
+// adapters use. It wraps the check kind (steps/kinds/command), so that the
+// kind stays one registration, in labs (the vsphere: key, Spec) and in the
+// engine, and asks the engine for vCenter through Env, a capability beside
+// kind.Env.
 package vspherecheck
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dpulab/dpulab/labs"
@@ -19,6 +23,57 @@ import (
 	"github.com/dpulab/dpulab/steps/kind"
 	_ "github.com/dpulab/dpulab/steps/kinds/command" // registers the check kind this wraps
 )
+
+// The vSphere checks, the values of a check step's vsphere: key.
+const (
+	UPTv2          = "uptv2"
+	UPTv2Off       = "uptv2-off"
+	DPUs           = "dpus"
+	NetworkOffload = "network-offload"
+)
+
+// Checks lists them.
+var Checks = []string{UPTv2, UPTv2Off, DPUs, NetworkOffload}
+
+// Spec is a check step's vsphere: key, kept in labs.Step.Spec when it is
+// set.
+type Spec struct {
+	// Check is one of Checks.
+	Check string
+}
+
+// checkOf is st's vsphere: ("" for a check that runs a command).
+func checkOf(st *labs.Step) string {
+	if sp, ok := st.Spec.(*Spec); ok {
+		return sp.Check
+	}
+	return ""
+}
+
+// parse reads a check step: verify: (a command, the check kind's own
+// syntax) or vsphere: (a query of vCenter), one of the two.
+func parse(base func(*labs.StepParser, *labs.Step)) func(*labs.StepParser, *labs.Step) {
+	return func(sp *labs.StepParser, s *labs.Step) {
+		if !sp.Has("vsphere") {
+			if s.Verify == nil {
+				sp.Errorf("", "a check step needs verify: {run: COMMAND, ...} (or vsphere: %s)", strings.Join(Checks, "|"))
+				return
+			}
+			if base != nil {
+				base(sp, s)
+			}
+			return
+		}
+		c := sp.String("vsphere")
+		if !slices.Contains(Checks, c) {
+			sp.Errorf("vsphere", "vsphere: %q is not a vSphere check: use one of %s", c, strings.Join(Checks, ", "))
+		}
+		if s.Verify != nil || len(s.Run) > 0 || s.Sudo {
+			sp.Errorf("vsphere", "a check step with vsphere: asks vCenter, it runs no command of its own: remove verify: and sudo: (skip_if: still runs on the host)")
+		}
+		s.Spec = &Spec{Check: c}
+	}
+}
 
 // Env is what a vSphere check needs beside kind.Env: the engine's
 // kindEnv implements it.
@@ -48,15 +103,23 @@ type Checker interface {
 var _ Checker = (*vsphere.Client)(nil)
 
 func init() {
+	labs.WrapKind(labs.KindCheck, func(syn labs.KindSyntax) labs.KindSyntax {
+		syn.Keys = append(slices.Clone(syn.Keys), "vsphere")
+		syn.Parse = parse(syn.Parse)
+		syn.Encode = func(s *labs.Step, m *labs.StepEncoder) {
+			m.Opt("vsphere", checkOf(s))
+		}
+		return syn
+	})
 	kind.Wrap(labs.KindCheck, func(k kind.Kind) kind.Kind {
 		commands := k.Resolve
 		k.Resolve = func(env kind.Env, st *labs.Step, vars map[string]string) (kind.Plan, error) {
-			if st.VSphere == "" {
+			if checkOf(st) == "" {
 				return commands(env, st, vars)
 			}
 			venv, ok := env.(Env)
 			if !ok {
-				return nil, fmt.Errorf("step %s: vSphere check %s: this run cannot reach vCenter", st.ID, st.VSphere)
+				return nil, fmt.Errorf("step %s: vSphere check %s: this run cannot reach vCenter", st.ID, checkOf(st))
 			}
 			return resolve(venv, st, vars)
 		}
@@ -67,8 +130,10 @@ func init() {
 // plan is a vsphere: check resolved: per host of its roles,
 // the object vCenter is asked about.
 type plan struct {
-	env     Env
-	st      *labs.Step
+	env Env
+	st  *labs.Step
+	// name is the step's vsphere: check (one of Checks).
+	name    string
 	hosts   []kind.Host
 	targets []vsphere.Target
 	// skipIf is the step's skip_if rendered for each host ("" for none).
@@ -80,7 +145,7 @@ func resolve(env Env, st *labs.Step, vars map[string]string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{env: env, st: st, hosts: hosts}
+	p := &plan{env: env, st: st, name: checkOf(st), hosts: hosts}
 	for _, h := range hosts {
 		c := ""
 		if st.SkipIf != "" {
@@ -99,7 +164,7 @@ func resolve(env Env, st *labs.Step, vars map[string]string) (*plan, error) {
 		t := vsphere.Target{}
 		if esxi, vm := env.VSphereNames(h.Name); esxi != "" {
 			t = vsphere.Target{VM: vm}
-			if st.VSphere == labs.VSphereDPUs {
+			if p.name == DPUs {
 				t = vsphere.Target{Host: esxi}
 			}
 		}
@@ -112,23 +177,23 @@ func resolve(env Env, st *labs.Step, vars map[string]string) (*plan, error) {
 func (p *plan) noVCenter() string {
 	return fmt.Sprintf("vSphere check %s cannot run: the inventory has no vcenter: section. "+
 		"Add one (url, user; the password is asked for) and esxi: on each lab host (README, Lab hosts); to check by hand, look in the vSphere Client at %s",
-		p.st.VSphere, vsphereWhere[p.st.VSphere])
+		p.name, vsphereWhere[p.name])
 }
 
 // vsphereWhere says where the vSphere Client shows what a check reads.
 var vsphereWhere = map[string]string{
-	labs.VSphereUPTv2:          "the VM's network adapter in Edit Settings (UPT support on, adapter type VMXNET3) and whether UPT is active for it",
-	labs.VSphereUPTv2Off:       "the VM's network adapters in Edit Settings: Use UPT Support off on each (default mode keeps the adapter emulated)",
-	labs.VSphereDPUs:           "the ESXi host's hardware under its Configure tab, where vSphere 8 lists the host's DPUs",
-	labs.VSphereNetworkOffload: "the distributed switch's settings: network offload compatibility set for the DPU (NVIDIA BlueField)",
+	UPTv2:          "the VM's network adapter in Edit Settings (UPT support on, adapter type VMXNET3) and whether UPT is active for it",
+	UPTv2Off:       "the VM's network adapters in Edit Settings: Use UPT Support off on each (default mode keeps the adapter emulated)",
+	DPUs:           "the ESXi host's hardware under its Configure tab, where vSphere 8 lists the host's DPUs",
+	NetworkOffload: "the distributed switch's settings: network offload compatibility set for the DPU (NVIDIA BlueField)",
 }
 
 // check is the runner/vsphere check name the step's vsphere: value asks.
 func (p *plan) check() string {
-	if p.st.VSphere == labs.VSphereDPUs {
+	if p.name == DPUs {
 		return vsphere.CheckDPU
 	}
-	return p.st.VSphere
+	return p.name
 }
 
 // Commands shows, on each host, the vSphere queries the check makes.
@@ -143,7 +208,7 @@ func (p *plan) Commands() []kind.PlannedCommand {
 			continue
 		}
 		if p.targets[i] == (vsphere.Target{}) {
-			out = append(out, kind.PlannedCommand{Host: h.Name, Cmd: "# vSphere check " + p.st.VSphere + ": this host has no esxi: in the inventory"})
+			out = append(out, kind.PlannedCommand{Host: h.Name, Cmd: "# vSphere check " + p.name + ": this host has no esxi: in the inventory"})
 			continue
 		}
 		for _, l := range vsphere.Plan(p.env.VCenterURL(), p.targets[i:i+1], nil, nil) {
@@ -166,7 +231,7 @@ func (p *plan) Run(ctx context.Context) error { return p.ask(ctx, false) }
 // else skipped with the notes said.
 func (p *plan) Rehearse(ctx context.Context) error {
 	if p.targets == nil {
-		p.env.Say(p.st.ID, "", "REHEARSAL: vSphere check %s not run: the inventory has no vcenter: section", p.st.VSphere)
+		p.env.Say(p.st.ID, "", "REHEARSAL: vSphere check %s not run: the inventory has no vcenter: section", p.name)
 		return kind.ErrSkipped
 	}
 	err := p.ask(ctx, true)
@@ -177,7 +242,7 @@ func (p *plan) Rehearse(ctx context.Context) error {
 	if h := ownHint(err); h != "" {
 		msg += " (" + h + ")"
 	}
-	p.env.Say(p.st.ID, "", "REHEARSAL note, not a failure: vSphere check %s: %s", p.st.VSphere, msg)
+	p.env.Say(p.st.ID, "", "REHEARSAL note, not a failure: vSphere check %s: %s", p.name, msg)
 	return kind.ErrSkipped
 }
 
@@ -187,7 +252,7 @@ func (p *plan) Rehearse(ctx context.Context) error {
 func (p *plan) ask(ctx context.Context, notes bool) error {
 	if skip, err := p.skipped(ctx); err != nil || skip {
 		if skip {
-			p.env.Say(p.st.ID, "", "skip_if holds on every host: vSphere check %s not needed", p.st.VSphere)
+			p.env.Say(p.st.ID, "", "skip_if holds on every host: vSphere check %s not needed", p.name)
 			return kind.ErrSkipped
 		}
 		return err
@@ -207,19 +272,19 @@ func (p *plan) ask(ctx context.Context, notes bool) error {
 			continue
 		}
 		var rs []vsphere.Result
-		switch p.st.VSphere {
-		case labs.VSphereDPUs:
+		switch p.name {
+		case DPUs:
 			var r vsphere.Result
 			r, _, err = c.CheckDPUs(ctx, t.Host)
 			rs = []vsphere.Result{r}
-		case labs.VSphereUPTv2:
+		case UPTv2:
 			rs, err = c.CheckUPTv2(ctx, t.VM)
-		case labs.VSphereUPTv2Off:
+		case UPTv2Off:
 			rs, err = c.CheckUPTv2Off(ctx, t.VM)
-		case labs.VSphereNetworkOffload:
+		case NetworkOffload:
 			rs, err = c.CheckNetworkOffload(ctx, t.VM)
 		default:
-			err = fmt.Errorf("vsphere: %q is not a vSphere check", p.st.VSphere)
+			err = fmt.Errorf("vsphere: %q is not a vSphere check", p.name)
 		}
 		if err != nil {
 			errs = append(errs, &kind.StepError{Host: h.Name, Err: err})
