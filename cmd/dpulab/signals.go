@@ -52,8 +52,8 @@ type interrupter struct {
 	// abandoned (Engine.Leftovers); nil until the run has an engine.
 	leftovers func() []steps.Leftover
 	first     syscall.Signal // what ended the run; 0 while it goes on
-	n     int            // signals received, the first included
-	done  bool           // the run has returned: nothing left to abandon
+	n         int            // signals received, the first included
+	done      bool           // the run has returned: nothing left to abandon
 }
 
 // interruptSignals are the signals that end a run; SIGHUP only when it was
