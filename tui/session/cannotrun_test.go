@@ -168,3 +168,20 @@ func TestPickerMarksMissingHardware(t *testing.T) {
 		t.Errorf("the picker of a --rehearse session does not say REHEARSAL:\n%s", v)
 	}
 }
+
+// TestPickerSaysHowManyMore: a lab with more than one warning shows the
+// first in one line and says how many more the details key shows.
+func TestPickerSaysHowManyMore(t *testing.T) {
+	l := session.LabInfo{ID: "x", Title: "X", NoHardware: "no RDMA device usable on this machine (a long reason)", Rehearsal: "asked for with --rehearse", Rehearse: true, Local: true}
+	d := picker.Describe(l)
+	if first, _, _ := strings.Cut(d, "\n"); first != "⚠ no RDMA device here: add Soft-RoCE, or give RDMA hosts (+1 more: i)" {
+		t.Errorf("first line %q", first)
+	}
+	terse(t, d)
+	full := picker.Details(l)
+	for _, want := range []string{"(a long reason)", "REHEARSAL here, not a measurement of its hardware: asked for with --rehearse"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("details %q lack %q", full, want)
+		}
+	}
+}

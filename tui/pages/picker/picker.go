@@ -38,16 +38,16 @@ func (i item) FilterValue() string { return i.info.ID + " " + i.info.Title }
 
 // Describe is a lab's summary for the list, terse as k9s's and lazygit's
 // lists are: a first line with what stops or changes the lab here, in a
-// few words (session.Warning.Short; the details key shows it whole), then
-// duration, roles with inventory coverage and saved progress. The list
-// wraps each line.
+// few words (session.Warning.Short; the details key shows it whole, and
+// any others), then duration, roles with inventory coverage and saved
+// progress. The list wraps each line.
 func Describe(l session.LabInfo) string {
 	var out []string
 	if ws := l.Warnings(); len(ws) > 0 {
 		// What stops part of the lab here comes first.
 		w := "⚠ " + ws[0].Short
 		if len(ws) > 1 {
-			w += fmt.Sprintf(" (+%d more)", len(ws)-1)
+			w += fmt.Sprintf(" (+%d more: i)", len(ws)-1)
 		}
 		out = append(out, w)
 	}
