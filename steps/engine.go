@@ -661,15 +661,19 @@ func (e *Engine) Run(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.CleanupTimeout)
 	defer cancel()
 	var cleanErr error
+	var left []Leftover
 	if e.opts.Only == "" || runErr != nil {
 		cleanErr = e.Cleanup(cctx)
+		// What cleanup could not remove, each said with its host, path
+		// and how to remove it by hand (a host unreachable, a timeout).
+		left = e.Leftovers()
 	}
 	dir, finErr := e.Finish(cctx)
 	e.hosts.close()
 	e.closeVCenter(cctx) // also when Cleanup did not run (--only)
 	err := errors.Join(runErr, cleanErr, finErr)
 	fin := LabFinished{Lab: e.lab.ID, Status: results.Done, ResultsDir: dir, Duration: time.Since(start), Run: e.RunStatus(), Rehearsal: e.Rehearsal(), SoftwareRDMA: e.SoftwareRDMA(),
-		Variants: e.variantSummaries()}
+		Variants: e.variantSummaries(), Leftovers: left}
 	if err != nil {
 		fin.Status = results.Failed
 		fin.Err = err.Error()

@@ -184,6 +184,9 @@ type LabFinished struct {
 	// Variants are each variant's headline figure, labelled by what it
 	// is (results.VariantSummaries): the summary's last lines.
 	Variants []results.VariantSummary `json:"variants,omitempty"`
+	// Leftovers are the working directories cleanup could not remove
+	// (Engine.Leftovers): host, path, and how to remove each by hand.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
 }
 
 // MarshalJSON gives the duration in seconds, named with its unit.

@@ -135,7 +135,7 @@ func (e *Engine) sweep(ctx context.Context, step, dir string, hosts []string) []
 	var wg sync.WaitGroup
 	for _, n := range hosts {
 		if busy[n] {
-			e.say(step, n, "kept %s: a server there could not be stopped, and its log is there", dir)
+			e.say(step, n, "kept %s: a server there could not be stopped, and its log is there; %s", dir, e.leftover(n, dir))
 			left[n] = true
 			continue
 		}
@@ -143,7 +143,7 @@ func (e *Engine) sweep(ctx context.Context, step, dir string, hosts []string) []
 		go func() {
 			defer wg.Done()
 			if err := e.sweepHost(ctx, step, n, dir); err != nil {
-				e.say(step, n, "could not clean up %s: %v", dir, err)
+				e.say(step, n, "could not clean up: %v; %s; the next run of this lab tries again", err, e.leftover(n, dir))
 				mu.Lock()
 				left[n] = true
 				mu.Unlock()
@@ -176,4 +176,89 @@ func (e *Engine) sweepHost(ctx context.Context, step, host, dir string) error {
 // say emits an engine line on step's output.
 func (e *Engine) say(step, host, format string, args ...any) {
 	e.opts.Emit(Output{Step: step, Line: runner.Line{Host: host, Text: fmt.Sprintf(format, args...), Time: time.Now()}})
+}
+
+// Leftover is a run's working directory that may still be on a host,
+// with processes started from it, because its cleanup did not finish
+// there (the host was unreachable, cleanup timed out or was abandoned).
+type Leftover struct {
+	// Host is the host's name in the inventory ("local": this machine).
+	Host string `json:"host"`
+	// Dir is the working directory.
+	Dir string `json:"workdir"`
+	// Reach is the ssh command that gets a shell on Host, every value
+	// quoted; "" for this machine.
+	Reach string `json:"reach,omitempty"`
+}
+
+// Remove is the shell command that removes l by hand on its host: it ends
+// the processes started from the directory (their command lines carry
+// its path), then removes it. Every value is shell-quoted. Typed at the
+// host's shell, not passed to ssh as one command: pkill -f would match
+// that command's own shell too.
+func (l Leftover) Remove() string {
+	q := runner.Quote(l.Dir)
+	return "pkill -f -- " + q + "; rm -rf -- " + q
+}
+
+// String says where l is and how to remove it by hand, in one line.
+func (l Leftover) String() string {
+	if l.Reach == "" {
+		return fmt.Sprintf("%s may be left on this machine (%s), with processes started from it; remove it by hand with: %s", l.Dir, l.Host, l.Remove())
+	}
+	return fmt.Sprintf("%s may be left on %s, with processes started from it; remove it by hand: %s, then: %s", l.Dir, l.Host, l.Reach, l.Remove())
+}
+
+// Leftovers lists what this run, and earlier runs of the lab it was to
+// clean up after, may have left on their hosts, as saved progress records
+// it: every host this run used until its cleanup has swept it, and every
+// earlier run's directory not yet swept. Empty once cleanup has finished
+// everywhere. Safe to call from another goroutine while cleanup runs (a
+// signal abandoning it).
+func (e *Engine) Leftovers() []Leftover {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Leftover
+	dir := e.workdir()
+	for _, h := range e.state.Hosts {
+		out = append(out, e.leftover(h, dir))
+	}
+	for _, s := range e.state.Stale {
+		for _, h := range s.Hosts {
+			out = append(out, e.leftover(h, s.Workdir))
+		}
+	}
+	return out
+}
+
+// leftover is dir on host, with how to reach host from here.
+func (e *Engine) leftover(host, dir string) Leftover {
+	l := Leftover{Host: host, Dir: dir}
+	var inv *runner.Inventory
+	if e.hosts != nil {
+		inv = e.hosts.inv
+	}
+	if inv == nil {
+		return l
+	}
+	h, ok := inv.Host(host)
+	if !ok || h.IsLocal() {
+		return l
+	}
+	args := []string{"ssh"}
+	if h.ProxyJump != "" {
+		args = append(args, "-J", h.ProxyJump)
+	}
+	if h.Port != 0 {
+		args = append(args, "-p", fmt.Sprint(h.Port))
+	}
+	dest := h.Address
+	if dest == "" {
+		dest = h.Name
+	}
+	if h.User != "" {
+		dest = h.User + "@" + dest
+	}
+	l.Reach = runner.QuoteAll(append(args, dest)...)
+	return l
 }

@@ -167,6 +167,9 @@ func (p *Printer) Print(ev Event) {
 		for _, v := range ev.Variants {
 			fmt.Fprintf(w, "\n   %s", clean(v.Line()))
 		}
+		for _, l := range ev.Leftovers {
+			fmt.Fprintf(w, "\n   CLEANUP DID NOT FINISH: %s", clean(l.String()))
+		}
 		if ev.ResultsDir != "" {
 			fmt.Fprintf(w, "\n   results (%s): %s", orDefault(string(ev.Run), "written"), clean(ev.ResultsDir))
 			fmt.Fprintf(w, "\n   report: %s", clean(filepath.Join(ev.ResultsDir, results.ReportHTMLFile)))

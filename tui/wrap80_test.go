@@ -181,7 +181,7 @@ func TestWrapAt80x24Picker(t *testing.T) {
 	words := strings.Join(strings.Fields(strings.Join(item, " ")), " ")
 	for _, want := range []string{
 		"A lab whose title is much wider than an eighty column terminal can show on one line END-OF-TITLE",
-		"⚠ cannot run here: transport rdma: RDMA is not in this build: it was built with -tags nordma",
+		"⚠ cannot run here: transport rdma is not in this build",
 		"1 min",
 	} {
 		if !strings.Contains(words, want) {
@@ -190,6 +190,33 @@ func TestWrapAt80x24Picker(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(item, "\n"), "…") {
 		t.Errorf("the picker cuts a lab's line at 80×24:\n%s", scr)
+	}
+	// The list's hint is one line; the reason whole, with what to do, is
+	// behind the details key, wrapped and never cut.
+	hint := 0
+	for _, l := range item {
+		if strings.Contains(l, "⚠") {
+			hint++
+		}
+	}
+	if hint != 1 || strings.Contains(words, "nordma") {
+		t.Errorf("the picker's hint is not one short line:\n%s", scr)
+	}
+	s.press(km.Details)
+	scr = s.waitFor(10*time.Second, "lab details", "END-OF-TITLE")
+	saveCapture(t, "picker-details-80x24.txt", scr)
+	words = strings.Join(strings.Fields(scr), " ")
+	for _, want := range []string{
+		"A lab whose title is much wider than an eighty column terminal can show on one line END-OF-TITLE",
+		"⚠ cannot run here: transport rdma: RDMA is not in this build: it was built with -tags nordma",
+		"use transport tcp",
+	} {
+		if !strings.Contains(words, want) {
+			t.Errorf("the details do not show %q whole:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "…") {
+		t.Errorf("the details cut a line at 80×24:\n%s", scr)
 	}
 	s.press(km.Quit)
 	s.waitFor(30*time.Second, "DPULAB-EXITED:")

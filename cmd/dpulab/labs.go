@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -82,18 +84,38 @@ With --json, one JSON line per lab ("type":"lab") after a header line
 				}
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTITLE\tDURATION\tROLES\tHOSTS")
-			for _, in := range infos {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", in.ID, in.Title, in.Duration, termtext.Line(roleNames(in.Roles)), termtext.Line(coverText(in)))
-			}
-			return tw.Flush()
+			return writeLabsTable(out, infos)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the labs as JSON lines")
 	cmd.Flags().StringArrayVar(&labDirFlags, "lab-dir", nil, "also list the labs in `DIR` (repeatable; a lab there replaces a built-in one, or one from ~/.config/dpulab/labs or DPULAB_LAB_PATH, with the same id)")
 	cmd.Flags().StringVar(&inventory, "inventory", "", "hosts.yaml `FILE` to check the labs' roles against")
 	return cmd
+}
+
+// writeLabsTable prints the labs as a table that fits an 80-column
+// terminal: id, duration, roles and hosts aligned on one row, and the
+// title, free text of any length, on the row's next line, indented, where
+// it wraps without breaking the columns.
+func writeLabsTable(out io.Writer, infos []labInfo) error {
+	var rows bytes.Buffer
+	tw := tabwriter.NewWriter(&rows, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tDURATION\tROLES\tHOSTS")
+	for _, in := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.ID, in.Duration, termtext.Line(roleNames(in.Roles)), termtext.Line(coverText(in)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSuffix(rows.String(), "\n"), "\n")
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(lines[0], " ") + "\n")
+	for i, in := range infos {
+		b.WriteString(strings.TrimRight(lines[i+1], " ") + "\n")
+		b.WriteString("    " + in.Title + "\n")
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
 }
 
 func roleNames(rs []labs.RoleStatus) string {

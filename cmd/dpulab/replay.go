@@ -65,7 +65,7 @@ Keys: space pause · tab dashboard/compare · 1-4 compare tabs · R restart · q
 				Clipboard:     clipboard(),
 				TCO:           computeTCO,
 			})
-			return runProgram(app)
+			return runProgram(app, nil)
 		},
 	}
 	cmd.Flags().BoolVar(&list, "list", false, "list the recordings that ship with dpulab")

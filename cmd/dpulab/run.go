@@ -33,6 +33,9 @@ type runFlags struct {
 	acceptNew  bool
 	stateDir   string
 	rawOutput  bool
+	// started, when set, is given the run's engine before its first step
+	// (the interrupter names its leftovers when cleanup is abandoned).
+	started func(*steps.Engine)
 }
 
 func newRunCmd() *cobra.Command {
@@ -71,7 +74,10 @@ reader exited); from then on output is discarded. The exit status is then
 output's, as with "| tee" both come from the same Ctrl-C. A second signal
 during cleanup only says it is still running; a third abandons cleanup and
 exits at once, which may leave servers running (the next run of the lab
-stops the ones saved progress recorded). Started with SIGHUP ignored (nohup),
+stops the ones saved progress recorded); it names each working directory it
+may leave, with its host and the commands that remove it by hand, as does
+a cleanup that could not finish (a host unreachable, its time up). Started
+with SIGHUP ignored (nohup),
 dpulab keeps ignoring it.`,
 		Example: `  dpulab run quickstart
   dpulab run quickstart --set duration=2s --yes --json > events.jsonl
@@ -111,6 +117,7 @@ func runLabSignals(ctx context.Context, id string, f runFlags, stdout, stderr io
 	// the signal as the cause (results.json's interrupted_by): main's
 	// signal context, cancelled by the same signal, must not race it.
 	ctx, stop := it.watch(context.WithoutCancel(ctx))
+	f.started = func(e *steps.Engine) { it.setLeftovers(e.Leftovers) }
 	err := runLab(ctx, id, f, newBestEffortWriter(stdout, it.outputGone), errOut)
 	stop()
 	if code, ok := it.exitCode(); ok {
@@ -209,6 +216,9 @@ func runLab(ctx context.Context, id string, f runFlags, stdout, stderr io.Writer
 			return usageError{Err: err}
 		}
 		return err
+	}
+	if f.started != nil {
+		f.started(eng)
 	}
 	if err := eng.Run(ctx); err != nil {
 		// The printer has said what failed (step, host, last lines). A

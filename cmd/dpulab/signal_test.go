@@ -599,6 +599,11 @@ func TestRunSignalsDuringCleanup(t *testing.T) {
 				// Abandoned: what is left is the next run's to remove, as
 				// the notice says. Run it, so nothing is left in /tmp.
 				wd := leftWorkdir(t, state, "slowclean")
+				// The notice names the directory, its host and the
+				// commands that remove it by hand.
+				if want := "dpulab: " + wd + " may be left on this machine (local), with processes started from it; remove it by hand with: pkill -f -- " + wd + "; rm -rf -- " + wd; !strings.Contains(out, want) {
+					t.Errorf("the abandon notice does not name what is left and how to remove it, %q:\n%s", want, out)
+				}
 				nextRunCleans(t, bin, state, wd, "slowclean", "--lab-dir", labDir)
 				assertNoServers(t, bin, "three signals, then the next run")
 			}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/dpulab/dpulab/internal/agentcmd"
+	"github.com/dpulab/dpulab/internal/termtext"
 	"github.com/dpulab/dpulab/steps"
 )
 
@@ -46,10 +47,13 @@ type interrupter struct {
 	// exit ends the process when cleanup is abandoned (os.Exit).
 	exit func(code int)
 
-	mu    sync.Mutex
-	first syscall.Signal // what ended the run; 0 while it goes on
-	n     int            // signals received, the first included
-	done  bool           // the run has returned: nothing left to abandon
+	mu sync.Mutex
+	// leftovers says what the run may leave on its hosts when cleanup is
+	// abandoned (Engine.Leftovers); nil until the run has an engine.
+	leftovers func() []steps.Leftover
+	first     syscall.Signal // what ended the run; 0 while it goes on
+	n         int            // signals received, the first included
+	done      bool           // the run has returned: nothing left to abandon
 }
 
 // interruptSignals are the signals that end a run; SIGHUP only when it was
@@ -114,7 +118,7 @@ func (it *interrupter) signal(sig syscall.Signal) {
 	if n == 1 {
 		it.first = sig
 	}
-	first, cancel := it.first, it.cancel
+	first, cancel, leftovers := it.first, it.cancel, it.leftovers
 	it.mu.Unlock()
 	if done {
 		return
@@ -130,7 +134,28 @@ func (it *interrupter) signal(sig syscall.Signal) {
 		fmt.Fprintf(it.notices, "dpulab: %s: still cleaning up; one more abandons cleanup and may leave servers running\n", sigName(sig))
 	default:
 		fmt.Fprintf(it.notices, "dpulab: %s: cleanup abandoned: servers the lab started may still be running; the next run of this lab stops the ones saved progress recorded\n", sigName(sig))
+		sayLeftovers(it.notices, leftovers)
 		it.exit(exitCodeSignal(first))
+	}
+}
+
+// setLeftovers gives the interrupter what to name when cleanup is
+// abandoned.
+func (it *interrupter) setLeftovers(f func() []steps.Leftover) {
+	it.mu.Lock()
+	it.leftovers = f
+	it.mu.Unlock()
+}
+
+// sayLeftovers names, one line each, the working directories a run whose
+// cleanup did not finish may leave, with host, path and the commands that
+// remove each by hand (steps.Leftover.String).
+func sayLeftovers(w io.Writer, leftovers func() []steps.Leftover) {
+	if leftovers == nil {
+		return
+	}
+	for _, l := range leftovers() {
+		fmt.Fprintf(w, "dpulab: %s\n", termtext.Line(l.String()))
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dpulab/dpulab/steps"
 )
 
 // watched returns an interrupter watching a context, with its notices and
@@ -43,6 +45,22 @@ func TestInterrupterPolicy(t *testing.T) {
 			if !strings.Contains(notices.String(), want) {
 				t.Errorf("notices lack %q:\n%s", want, notices)
 			}
+		}
+	})
+	t.Run("abandon-names-leftovers", func(t *testing.T) {
+		it, _, notices, exits := watched(t)
+		it.setLeftovers(func() []steps.Leftover {
+			return []steps.Leftover{{Host: "web1", Dir: "/tmp/dpulab-x-1", Reach: "ssh -p 2222 lab@192.0.2.7"}}
+		})
+		for range 3 {
+			it.signal(syscall.SIGINT)
+		}
+		if len(*exits) != 1 {
+			t.Fatalf("exits %v", *exits)
+		}
+		want := "dpulab: /tmp/dpulab-x-1 may be left on web1, with processes started from it; remove it by hand: ssh -p 2222 lab@192.0.2.7, then: pkill -f -- /tmp/dpulab-x-1; rm -rf -- /tmp/dpulab-x-1\n"
+		if !strings.Contains(notices.String(), want) {
+			t.Errorf("notices lack %q:\n%s", want, notices)
 		}
 	})
 	t.Run("status", func(t *testing.T) {

@@ -116,7 +116,7 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 		Clipboard: clipboard(),
 		TCO:       computeTCO,
 	})
-	return runProgram(app)
+	return runProgram(app, cat.Leftovers)
 }
 
 // runProgram runs the app full screen and makes sure cleanup ran on every
@@ -130,9 +130,12 @@ func runTUI(cmd *cobra.Command, _ []string) error {
 // and so is killing the program through its context. While App.Shutdown
 // runs, one more signal only says so and the next abandons it, as in a
 // headless run (signals.go). A run ended by a signal exits 128+N.
-func runProgram(app *tui.App) error {
+//
+// leftovers (nil: none) names what the labs' runs may leave on their hosts
+// when their cleanup is abandoned or does not finish in time.
+func runProgram(app *tui.App, leftovers func() []steps.Leftover) error {
 	p := tea.NewProgram(app, tea.WithAltScreen(), tea.WithFPS(10), tea.WithoutSignalHandler())
-	it := &interrupter{notices: newBestEffortWriter(os.Stderr, nil), exit: os.Exit}
+	it := &interrupter{notices: newBestEffortWriter(os.Stderr, nil), exit: os.Exit, leftovers: leftovers}
 	var mu sync.Mutex
 	shutting := false
 	sigs := make(chan os.Signal, 4)
@@ -180,6 +183,9 @@ func runProgram(app *tui.App) error {
 	if err := app.Shutdown(cctx); err != nil {
 		fmt.Fprintln(os.Stderr, "dpulab: cleanup:", termtext.Plain(err.Error()))
 	}
+	// What cleanup could not remove (a host unreachable, its time up):
+	// said after the screen closed, where it stays readable.
+	sayLeftovers(it.notices, leftovers)
 	it.finish()
 	if code, ok := it.exitCode(); ok {
 		return exitError{Code: code}

@@ -19,6 +19,9 @@ type KeyMap struct {
 	Filter                 key.Binding
 	// Restart opens a lab from its first step (picker).
 	Restart key.Binding
+	// Details shows the whole of the highlighted lab (picker): its list
+	// line says what stops it in a few words, this says all of it.
+	Details key.Binding
 
 	// Lab screen.
 	Run    key.Binding
@@ -101,6 +104,7 @@ func DefaultKeyMap() *KeyMap {
 		Help:       b("?", "more keys", "?"),
 		Filter:     b("/", "filter", "/"),
 		Restart:    b("R", "start over", "R"),
+		Details:    b("i", "details", "i"),
 
 		Run:        b("enter", "run", "enter"),
 		RunAll:     b("a", "run all", "a"),

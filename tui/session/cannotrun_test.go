@@ -33,7 +33,7 @@ func TestPickerSaysWhatCannotRunHere(t *testing.T) {
 		t.Fatalf("redis-rdma-rc-uc: CannotRun = %q, want one reason (the rdma transport)", r.CannotRun)
 	}
 	d := picker.Describe(r)
-	for _, want := range []string{"⚠ cannot run here", "transport rdma", "RDMA is not in this build", "steps or variants"} {
+	for _, want := range []string{"⚠ cannot run here", "transport rdma", "not in this build"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("picker line %q lacks %q", d, want)
 		}
@@ -43,6 +43,28 @@ func TestPickerSaysWhatCannotRunHere(t *testing.T) {
 	}
 	if !strings.HasPrefix(d, "⚠ cannot run here") {
 		t.Errorf("picker line %q: the reason must come first, before the list cuts the line", d)
+	}
+	terse(t, d)
+	// The whole reason, with how to get a binary that can, is behind the
+	// details key.
+	full := picker.Details(r)
+	for _, want := range []string{"⚠ cannot run here", "transport rdma", "RDMA is not in this build", "steps or variants", "use transport tcp"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("details %q lack %q", full, want)
+		}
+	}
+}
+
+// terse fails unless a picker description's warning is one line at 80
+// columns (the list's text is 78 wide there).
+func terse(t *testing.T, desc string) {
+	t.Helper()
+	first, _, _ := strings.Cut(desc, "\n")
+	if !strings.HasPrefix(first, "⚠ ") {
+		return
+	}
+	if n := ansi.StringWidth(first); n > 78 {
+		t.Errorf("the picker's warning %q is %d columns, more than one line at 80", first, n)
 	}
 }
 
@@ -79,8 +101,15 @@ func TestStepsThatCannotRunHere(t *testing.T) {
 		}
 		want = "no RDMA device usable on this machine"
 		r := lab(t, ls, "redis-rdma-rc-uc")
-		if d := picker.Describe(r); !strings.Contains(d, "⚠ "+want+" ("+name+": "+perr.Error()+")") {
-			t.Errorf("picker line %q does not say what the provider lacks (%s: %v)", d, name, perr)
+		// The list says what is missing and what to do in one line; the
+		// details say what the provider lacks, whole.
+		d := picker.Describe(r)
+		if !strings.HasPrefix(d, "⚠ no RDMA device here: add Soft-RoCE, or give RDMA hosts\n") {
+			t.Errorf("picker line %q, want one short line first that says no RDMA device and what to do", d)
+		}
+		terse(t, d)
+		if full := picker.Details(r); !strings.Contains(full, "⚠ "+want+" ("+name+": "+perr.Error()+")") || !strings.Contains(full, "--inventory") {
+			t.Errorf("details %q do not say what the provider lacks (%s: %v) and that RDMA hosts can be given", full, name, perr)
 		}
 	}
 	r := lab(t, ls, "redis-rdma-rc-uc")
@@ -110,8 +139,13 @@ func TestPickerMarksMissingHardware(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := lab(t, ls, "redis-dpu-uptv2")
-	if desc := picker.Describe(d); !strings.HasPrefix(desc, "⚠ REHEARSAL here") || !strings.Contains(desc, "run on the same host") {
-		t.Errorf("the DPU lab on one machine: %q, want the rehearsal said first", desc)
+	if desc := picker.Describe(d); !strings.HasPrefix(desc, "⚠ REHEARSAL here") || !strings.Contains(desc, "--inventory") {
+		t.Errorf("the DPU lab on one machine: %q, want the rehearsal said first, and what to do", desc)
+	} else {
+		terse(t, desc)
+	}
+	if full := picker.Details(d); !strings.Contains(full, "⚠ REHEARSAL here, not a measurement of its hardware") || !strings.Contains(full, "run on the same host") {
+		t.Errorf("the DPU lab's details: %q, want the rehearsal's whole reason", full)
 	}
 	if desc := picker.Describe(lab(t, ls, "quickstart")); strings.Contains(desc, "REHEARSAL") {
 		t.Errorf("quickstart: %q", desc)
@@ -122,10 +156,32 @@ func TestPickerMarksMissingHardware(t *testing.T) {
 	}
 	if desc := picker.Describe(lab(t, ls, "quickstart")); !strings.Contains(desc, "REHEARSAL") || !strings.Contains(desc, "--rehearse") {
 		t.Errorf("quickstart with --rehearse: %q", desc)
+	} else {
+		terse(t, desc)
+	}
+	if full := picker.Details(lab(t, ls, "quickstart")); !strings.Contains(full, "asked for with --rehearse") {
+		t.Errorf("quickstart's details with --rehearse: %q", full)
 	}
 	c := common.NewCommon(true, 80, 24)
 	p := picker.New(c, ls)
 	if v := ansi.Strip(p.View()); !strings.Contains(v, "REHEARSAL") {
 		t.Errorf("the picker of a --rehearse session does not say REHEARSAL:\n%s", v)
+	}
+}
+
+// TestPickerSaysHowManyMore: a lab with more than one warning shows the
+// first in one line and says how many more the details key shows.
+func TestPickerSaysHowManyMore(t *testing.T) {
+	l := session.LabInfo{ID: "x", Title: "X", NoHardware: "no RDMA device usable on this machine (a long reason)", Rehearsal: "asked for with --rehearse", Rehearse: true, Local: true}
+	d := picker.Describe(l)
+	if first, _, _ := strings.Cut(d, "\n"); first != "⚠ no RDMA device here: add Soft-RoCE, or give RDMA hosts (+1 more: i)" {
+		t.Errorf("first line %q", first)
+	}
+	terse(t, d)
+	full := picker.Details(l)
+	for _, want := range []string{"(a long reason)", "REHEARSAL here, not a measurement of its hardware: asked for with --rehearse"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("details %q lack %q", full, want)
+		}
 	}
 }

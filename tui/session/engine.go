@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dpulab/dpulab/steps/results"
@@ -29,6 +30,48 @@ type EngineCatalog struct {
 	// Binary is the dpulab executable the engine runs and uploads
 	// ("" = the running executable).
 	Binary string
+
+	// mu guards open: the sessions opened and not yet closed with nothing
+	// left on their hosts (Leftovers).
+	mu   sync.Mutex
+	open map[*engineSession]bool
+}
+
+// Leftovers is what the runs of sessions this catalogue opened may leave
+// on their hosts: those still open, and those closed after a cleanup that
+// did not finish (steps.Engine.Leftovers). dpulab says it when cleanup is
+// abandoned, or did not finish, after the screen closed.
+func (c *EngineCatalog) Leftovers() []steps.Leftover {
+	c.mu.Lock()
+	ss := make([]*engineSession, 0, len(c.open))
+	for s := range c.open {
+		ss = append(ss, s)
+	}
+	c.mu.Unlock()
+	var out []steps.Leftover
+	for _, s := range ss {
+		out = append(out, s.e.Leftovers()...)
+	}
+	return out
+}
+
+// track records s as open, until it is closed with nothing left.
+func (c *EngineCatalog) track(s *engineSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open == nil {
+		c.open = map[*engineSession]bool{}
+	}
+	c.open[s] = true
+}
+
+func (c *EngineCatalog) closed(s *engineSession) {
+	if len(s.e.Leftovers()) > 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.open, s)
 }
 
 // all returns the catalogue, with each unreadable lab directory as an
@@ -135,7 +178,9 @@ func (c *EngineCatalog) Open(id string, opts Options) (Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engineSession{lab: l, e: e, info: info}, nil
+	s := &engineSession{lab: l, e: e, info: info, cat: c}
+	c.track(s)
+	return s, nil
 }
 
 // engineSession adapts *steps.Engine to Session.
@@ -143,6 +188,7 @@ type engineSession struct {
 	lab  *labs.Lab
 	e    *steps.Engine
 	info LabInfo
+	cat  *EngineCatalog
 }
 
 func (s *engineSession) Info() LabInfo                     { return s.info }
@@ -205,7 +251,11 @@ func (s *engineSession) Rendered(i int) ([]steps.RenderedFile, int, error) {
 }
 
 // Close releases nothing more: Cleanup closes the engine's connections.
-func (s *engineSession) Close() error { return nil }
+// The catalogue forgets the session unless its cleanup left something.
+func (s *engineSession) Close() error {
+	s.cat.closed(s)
+	return nil
+}
 
 // Review implements Session: an engine session runs.
 func (s *engineSession) Review() bool { return false }

@@ -41,8 +41,8 @@ type RunInfo struct {
 	// attempt, when the run was resumed.
 	Status string
 	// Kind says what sort of run it was when the results say so: today
-	// "booth" (booth mode's marker). A rehearsal or replay field in
-	// results.json would be read here (issue 18's seam); none exists yet.
+	// "booth" (booth mode's marker). What its figures are (REHEARSAL,
+	// EMULATION, ...) Row reads from Results.
 	Kind string
 	// Err says why the folder could not be read; nothing else is set but
 	// Dir (and Lab, from the folder's name).
@@ -202,6 +202,11 @@ func (r RunInfo) Row() string {
 	parts := []string{lab, date, hosts, r.Status}
 	if r.Kind != "" {
 		parts = append(parts, r.Kind)
+	}
+	// What its figures are, as its report's title says it: a rehearsal, an
+	// emulation (in part), software RDMA; nothing for a measurement.
+	if k := results.ReportKindTitle(r.Results); k != "" {
+		parts = append(parts, k)
 	}
 	return strings.Join(parts, " · ")
 }

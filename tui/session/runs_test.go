@@ -99,3 +99,26 @@ func TestRunStatusWords(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRowsSayWhatTheFiguresAre: a past run whose figures are a
+// rehearsal, software RDMA or an emulation says so on its row, as its
+// report's title does; a measured run says nothing more.
+func TestRunRowsSayWhatTheFiguresAre(t *testing.T) {
+	root := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	writeRun(t, filepath.Join(root, "redis-dpu-uptv2", "a"), &results.Results{Lab: "redis-dpu-uptv2", Started: t0, Status: results.RunComplete, Rehearsal: true, RehearsalReason: "asked for with --rehearse"})
+	writeRun(t, filepath.Join(root, "redis-rdma-rc-uc", "b"), &results.Results{Lab: "redis-rdma-rc-uc", Started: t0.Add(time.Hour), Status: results.RunComplete, SoftwareRDMA: "rxe0 (Soft-RoCE)"})
+	writeRun(t, filepath.Join(root, "quickstart", "c"), &results.Results{Lab: "quickstart", Started: t0.Add(2 * time.Hour), Status: results.RunComplete, Emulation: "network paths emulated in one kernel"})
+	writeRun(t, filepath.Join(root, "quickstart", "d"), &results.Results{Lab: "quickstart", Started: t0.Add(3 * time.Hour), Status: results.RunComplete})
+	want := map[string]string{"a": "REHEARSAL", "b": "SOFTWARE RDMA", "c": "EMULATION", "d": ""}
+	for _, r := range ScanRuns([]string{root}, nil) {
+		w := want[filepath.Base(r.Path)]
+		row := r.Row()
+		switch {
+		case w == "" && strings.Count(row, " · ") != 3:
+			t.Errorf("a measured run's row says more than lab, date, hosts and status: %q", row)
+		case w != "" && !strings.Contains(row, " · "+w):
+			t.Errorf("row %q does not say %s", row, w)
+		}
+	}
+}

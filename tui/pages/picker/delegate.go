@@ -35,9 +35,13 @@ func (d *delegate) textWidth(w int) int {
 	return max(w-d.styles.NormalTitle.GetHorizontalFrameSize(), 10)
 }
 
-// lines are it's title and description lines at width w.
+// lines are it's title and description lines at width w: each line of
+// the description wrapped on its own.
 func lines(it item, w int) (title, desc []string) {
-	return common.WrapWords(it.Title(), w), common.WrapWords(it.Description(), w)
+	for _, p := range strings.Split(it.Description(), "\n") {
+		desc = append(desc, common.WrapWords(p, w)...)
+	}
+	return common.WrapWords(it.Title(), w), desc
 }
 
 // fit sizes the items for a list of w×h holding items: the tallest one's
