@@ -121,7 +121,7 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 // runBench runs one job from its client hosts: one host, or several that
 // share the load (multiclient.go), started together after their clocks are
 // checked; samplers on the server hosts; every host's stream merged into
-// one per-second series (clientMerge: for one host the merge is the
+// one per-second series (ClientMerge: for one host the merge is the
 // identity). A host that fails stops the others: the load would no longer
 // be the one asked for. Finished repetitions are returned even when a
 // later one fails.
@@ -164,13 +164,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		names[i], targets[i] = s.Host.Name, t
 	}
 
-	var readings []clockReading
+	var readings []ClockReading
 	var spread time.Duration
 	var warning string
 	var clocksOK bool
 	if multi {
-		readings = checkClocks(ctx, names, targets)
-		spread, warning, clocksOK = clockVerdict(readings)
+		readings = CheckClocks(ctx, names, targets)
+		spread, warning, clocksOK = ClockVerdict(readings)
 		for _, r := range readings {
 			if r.Err != nil {
 				e.say(job.Step, r.Host, "clock not read: %v", r.Err)
@@ -180,13 +180,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		case warning != "":
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
 		case clocksOK:
-			e.say(job.Step, names[0], "%d client hosts share the load; their clocks agree within %s, as read over SSH (± half of each round trip)", len(shares), ms(spread))
+			e.say(job.Step, names[0], "%d client hosts share the load; their clocks agree within %s, as read over SSH (± half of each round trip)", len(shares), Millis(spread))
 		}
 	}
 
 	latest, stopSamplers := e.startSamplers(ctx, job)
 	defer stopSamplers()
-	latest.waitReady(ctx.Done(), samplerStartTimeout)
+	latest.WaitReady(ctx.Done(), samplerStartTimeout)
 	// The hypervisor's figures (steps/vsphere.go), when the server hosts
 	// name their ESXi hosts: a refused vCenter stops the step.
 	vj, err := e.startVSphere(ctx, job)
@@ -228,37 +228,37 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	if multi {
 		hostsNote = fmt.Sprintf(", %d client hosts", len(shares))
 	}
-	m := newClientMerge(names)
-	m.targetHosts = e.targetHosts(job.Config, job.Servers)
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
-		p = latest.merge(p, since)
+	m := NewClientMerge(names)
+	m.TargetHosts = e.targetHosts(job.Config, job.Servers)
+	m.OnPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
+		p = latest.Merge(p, since)
 		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Figures: e.figures(job), Sweep: job.Sweep, Run: run, Point: p, Clients: hosts, Targets: targets})
 		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d%s", job.Label, run, job.Config.Runs, hostsNote))
 		return p
 	}
-	m.onMergeErr = func(err error) {
+	m.OnMergeErr = func(err error) {
 		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "merging the client hosts' samples: " + err.Error(), Time: time.Now()}})
 	}
-	m.onRun = func(r results.RunResult, since time.Time) {
+	m.OnRun = func(r results.RunResult, since time.Time) {
 		if clocksOK {
-			r.ClockSpreadMs, r.ClockWarning = durMs(spread), warning
+			r.ClockSpreadMs, r.ClockWarning = MillisPtr(spread), warning
 		}
 		for i := range r.Clients {
 			if i < len(readings) && readings[i].Err == nil {
-				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = durMs(readings[i].Offset), durMs(readings[i].Uncertainty)
+				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = MillisPtr(readings[i].Offset), MillisPtr(readings[i].Uncertainty)
 			}
 		}
 		if r.StartSkewMs != nil && *r.StartSkewMs > float64(startSkewWarn)/1e6 {
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Time: time.Now(),
 				Text: fmt.Sprintf("run %d: the client hosts began measuring %.0f ms apart (seen from here): each merged second mixes that much of neighbouring seconds", r.Run, *r.StartSkewMs)}})
 		}
-		r.SummarizeSeries(latest.cores())
+		r.SummarizeSeries(latest.Cores())
 		if vj == nil {
 			publish(r)
 			return
 		}
 		// Held until vSphere has published its seconds.
-		for _, r := range vj.hold(r, since, latest.cores()) {
+		for _, r := range vj.hold(r, since, latest.Cores()) {
 			publish(r)
 		}
 	}
@@ -296,9 +296,9 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 			}})
 			mu.Lock()
 			for _, sec := range cr.seconds.flush() {
-				m.sample(i, sec.total, time.Now(), sec.targets...)
+				m.Sample(i, sec.total, time.Now(), sec.targets...)
 			}
-			m.hostEnded(i)
+			m.HostEnded(i)
 			if cr.failed() && failed == nil && bctx.Err() == nil {
 				failed = cr
 			}
@@ -310,13 +310,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	}
 	wg.Wait()
 	mu.Lock()
-	m.finish()
+	m.Finish()
 	mu.Unlock()
 	if perHost != nil {
 		e.say(job.Step, names[0], "%s", startedNote(runs, perHost))
 	}
 	if vj != nil {
-		for _, r := range vj.drain(ctx, latest.cores()) {
+		for _, r := range vj.drain(ctx, latest.Cores()) {
 			publish(r)
 		}
 	}
@@ -352,7 +352,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 			return out, fail(cr, err)
 		}
 	}
-	if err := m.droppedErr(); err != nil {
+	if err := m.DroppedErr(); err != nil {
 		return out, fail(runs[0], err)
 	}
 	if len(out) == 0 {
@@ -364,10 +364,10 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 // startSamplers starts `dpulab sample` on the job's server hosts, best
 // effort: a host we cannot sample leaves CPU unknown (nil), it does not
 // fail the bench. stop ends them and waits for them.
-func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *sampleBoard, stop func()) {
+func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *SampleBoard, stop func()) {
 	sctx, stopSamplers := context.WithCancel(ctx)
 	var swg sync.WaitGroup
-	latest = newSampleBoard()
+	latest = NewSampleBoard()
 	for _, h := range job.Servers {
 		t, err := e.hosts.target(ctx, h.Name)
 		if err != nil {
@@ -376,18 +376,18 @@ func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *sampl
 		if err := e.ensureHost(ctx, h, t); err != nil {
 			continue
 		}
-		latest.setCPUs(h.Name, cpuCount(ctx, t))
-		latest.expect(h.Name)
+		latest.SetCPUs(h.Name, cpuCount(ctx, t))
+		latest.Expect(h.Name)
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
-			defer latest.gone(h.Name)
+			defer latest.Gone(h.Name)
 			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client, job.Path), Output: func(l runner.Line) {
 				if l.Stream != runner.Stdout {
 					return
 				}
-				if s, ok := parseHostSample([]byte(l.Text)); ok {
-					latest.put(h.Name, s)
+				if s, ok := ParseHostSample([]byte(l.Text)); ok {
+					latest.Put(h.Name, s)
 				}
 			}})
 		}()
@@ -421,12 +421,6 @@ func (r *runStarts) of(s *benchwire.Sample) time.Time {
 	t := time.Now().Add(-time.Duration(s.T * float64(time.Second)))
 	r.m[s.Run] = t
 	return t
-}
-
-// samplePoint is a bench's totals sample as a point of the series (the
-// servers' columns empty: the samplers' merge fills them).
-func samplePoint(s *benchwire.Sample) results.Point {
-	return results.Point{T: s.T, OpsPerSec: s.OpsPerSec, LatencyMs: results.Latency(s.LatencyMs), Errors: s.Errors}
 }
 
 // runSummary is the one line printed after each repetition of job.

@@ -160,13 +160,13 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		names[i], targets[i] = s.Host.Name, t
 	}
 	if len(shares) > 1 {
-		if _, warning, _ := clockVerdict(checkClocks(ctx, names, targets)); warning != "" {
+		if _, warning, _ := ClockVerdict(CheckClocks(ctx, names, targets)); warning != "" {
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
 		}
 	}
 	latest, stopSamplers := e.startSamplers(ctx, job)
 	defer stopSamplers()
-	latest.waitReady(ctx.Done(), samplerStartTimeout)
+	latest.WaitReady(ctx.Done(), samplerStartTimeout)
 
 	s := &capacitySearch{p: p, job: job, path: cj.path, spec: *cfg.Capacity, latest: latest, hosts: names}
 	var found *benchwire.CapacityResult
@@ -191,7 +191,7 @@ type capacitySearch struct {
 	job    benchJob
 	path   *netpath.Path
 	spec   benchwire.CapacitySpec
-	latest *sampleBoard
+	latest *SampleBoard
 	// hosts are the client hosts the load comes from.
 	hosts []string
 
@@ -254,7 +254,7 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 			if ev.Target != "" {
 				return
 			}
-			pt := latest.merge(samplePoint(ev), starts.of(ev))
+			pt := latest.Merge(SamplePoint(ev), starts.of(ev))
 			mu.Lock()
 			points[ev.Run] = append(points[ev.Run], pt)
 			mu.Unlock()
@@ -309,9 +309,9 @@ func (p *loadPlan) recordCapacity(cj capacityJob, host string, k *results.Capaci
 
 // probeServerCPU is the servers' busy CPU over a probe's seconds (nil
 // when no sampler reported during it).
-func probeServerCPU(pts []results.Point, latest *sampleBoard) *float64 {
+func probeServerCPU(pts []results.Point, latest *SampleBoard) *float64 {
 	r := results.RunResult{Series: pts}
-	r.SummarizeSeries(latest.cores())
+	r.SummarizeSeries(latest.Cores())
 	return r.ServerCPU
 }
 

@@ -12,7 +12,7 @@ package steps
 // and is stopped after it. The hosts' probes are merged (benchhdr.MergeProbes:
 // rates summed, the percentile from the union of their histograms, never
 // averaged percentiles) and judged as one; their seconds are merged for
-// the dashboard as a multi-client run's are (clientMerge). Every host's
+// the dashboard as a multi-client run's are (ClientMerge). Every host's
 // probe lasts as long as the longest any host needs for its replies, so
 // they end together.
 
@@ -169,15 +169,15 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 		pts    []results.Point
 		first  *probeHost
 	)
-	m := newClientMerge(names)
-	m.onPoint = func(_ int, pt results.Point, since time.Time, hs []HostSecond, ts []TargetSecond) results.Point {
-		pt = latest.merge(pt, since)
+	m := NewClientMerge(names)
+	m.OnPoint = func(_ int, pt results.Point, since time.Time, hs []HostSecond, ts []TargetSecond) results.Point {
+		pt = latest.Merge(pt, since)
 		pts = append(pts, pt)
 		e.opts.Emit(Sample{Step: job.Step, Variant: s.series(), Figures: e.figures(job), Sweep: job.Sweep, Run: n, Point: pt, Clients: hs, Targets: ts})
 		return pt
 	}
-	m.onRun = func(r results.RunResult, _ time.Time) { merged = &r }
-	m.onMergeErr = func(err error) {
+	m.OnRun = func(r results.RunResult, _ time.Time) { merged = &r }
+	m.OnMergeErr = func(err error) {
 		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "merging the client hosts' samples: " + err.Error(), Time: time.Now()}})
 	}
 	pctx, stopAll := context.WithCancel(ctx)
@@ -206,7 +206,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 						return
 					}
 					mu.Lock()
-					m.sample(i, ev, time.Now())
+					m.Sample(i, ev, time.Now())
 					mu.Unlock()
 				case *benchwire.CapacityProbe:
 					if ev.Probe != 1 {
@@ -216,7 +216,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 					h.probe = ev
 					h.stopped = true
 					// The probe as a run, for the merge of the seconds.
-					m.runDone(i, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Seconds: ev.DurationSeconds, Ops: ev.Ops, OpsPerSec: ev.OpsPerSec,
+					m.RunDone(i, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Seconds: ev.DurationSeconds, Ops: ev.Ops, OpsPerSec: ev.OpsPerSec,
 						LatencyMs: ev.LatencyMs, Errors: ev.Errors, ErrorsByKind: ev.ErrorsByKind, LatencyHDR: ev.LatencyHDR},
 						ClientCPUPct: ev.ClientCPUPct, ClientHostBusyPct: ev.ClientHostBusyPct, ClientBound: ev.ClientBound, Unsent: ev.Unsent})
 					mu.Unlock()
@@ -225,7 +225,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 				}
 			}})
 			mu.Lock()
-			m.hostEnded(i)
+			m.HostEnded(i)
 			failed := h.probe == nil || h.probe.Err != ""
 			if failed && first == nil && pctx.Err() == nil {
 				first = h
@@ -239,7 +239,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	m.finish()
+	m.Finish()
 	var errs []error
 	for _, h := range hosts {
 		switch {

@@ -37,7 +37,7 @@ const (
 // --start-at (Unix ms on its own clock). When a host's clock could not be
 // read there is no common start: why says which, and the hosts start as
 // their SSH sessions do.
-func commonStart(now time.Time, rs []clockReading) (at time.Time, perHost []int64, why string) {
+func commonStart(now time.Time, rs []ClockReading) (at time.Time, perHost []int64, why string) {
 	var slowest time.Duration
 	for _, r := range rs {
 		if r.Err != nil {
@@ -56,7 +56,7 @@ func commonStart(now time.Time, rs []clockReading) (at time.Time, perHost []int6
 // appliedOffset is the part of a host's measured clock offset the common
 // start corrects for: all of it when it exceeds the reading's uncertainty,
 // none otherwise.
-func appliedOffset(r clockReading) time.Duration {
+func appliedOffset(r ClockReading) time.Duration {
 	if r.Offset.Abs() <= r.Uncertainty {
 		return 0
 	}
@@ -83,7 +83,7 @@ type clientRun struct {
 func (cr *clientRun) failed() bool { return cr.err != nil || cr.res.ExitCode != 0 }
 
 // line takes one line of client host i's bench into the merge m.
-func (cr *clientRun) line(e *Engine, step string, m *clientMerge, mu *sync.Mutex, i int, l runner.Line) {
+func (cr *clientRun) line(e *Engine, step string, m *ClientMerge, mu *sync.Mutex, i int, l runner.Line) {
 	// A line that does not parse is shown; it does not stop the others'
 	// merge.
 	ev := cr.out.take(e, step, l)
@@ -95,27 +95,27 @@ func (cr *clientRun) line(e *Engine, step string, m *clientMerge, mu *sync.Mutex
 	switch ev := ev.(type) {
 	case *benchwire.Sample:
 		for _, sec := range cr.seconds.add(ev) {
-			m.sample(i, sec.total, time.Now(), sec.targets...)
+			m.Sample(i, sec.total, time.Now(), sec.targets...)
 		}
 	case *benchwire.Start:
 		cr.started = ev
 	case *benchwire.RunResult:
 		for _, sec := range cr.seconds.flush() {
-			m.sample(i, sec.total, time.Now(), sec.targets...)
+			m.Sample(i, sec.total, time.Now(), sec.targets...)
 		}
-		m.runDone(i, ev)
+		m.RunDone(i, ev)
 	}
 }
 
 // startAtList is each host's --start-at as the run says it.
-func startAtList(names []string, perHost []int64, rs []clockReading) string {
+func startAtList(names []string, perHost []int64, rs []ClockReading) string {
 	parts := make([]string, len(names))
 	for i, n := range names {
 		how := "applied"
 		if appliedOffset(rs[i]) == 0 {
 			how = "within the reading's uncertainty: not applied"
 		}
-		parts[i] = fmt.Sprintf("%s --start-at %d (clock %s ± %s, %s)", n, perHost[i], signedMs(rs[i].Offset), ms(rs[i].Uncertainty), how)
+		parts[i] = fmt.Sprintf("%s --start-at %d (clock %s ± %s, %s)", n, perHost[i], SignedMillis(rs[i].Offset), Millis(rs[i].Uncertainty), how)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -146,7 +146,7 @@ func startedNote(runs []*clientRun, perHost []int64) string {
 		if len(silent)+len(wrong) > 0 {
 			whom = "the other client hosts"
 		}
-		parts = append(parts, fmt.Sprintf("%s began within %s of the common instant by its own clock (latest: %s)", whom, ms(latest), who))
+		parts = append(parts, fmt.Sprintf("%s began within %s of the common instant by its own clock (latest: %s)", whom, Millis(latest), who))
 	}
 	if len(silent) > 0 {
 		parts = append(parts, "no start reported by "+strings.Join(silent, ", "))

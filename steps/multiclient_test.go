@@ -128,10 +128,10 @@ func latencyMs(h *hdrhistogram.Histogram) results.Latency {
 // percentiles those of the union of the latencies; a host's extra partial
 // second still counts; the run carries each host's series.
 func TestClientMerge(t *testing.T) {
-	m := newClientMerge([]string{"c1", "c2", "c3"})
+	m := NewClientMerge([]string{"c1", "c2", "c3"})
 	var points []results.Point
 	var runs []results.RunResult
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, _ []TargetSecond) results.Point {
+	m.OnPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, _ []TargetSecond) results.Point {
 		points = append(points, p)
 		// Each host's share of the second, for the dashboard: the shares
 		// add up to the merged TPS.
@@ -144,8 +144,8 @@ func TestClientMerge(t *testing.T) {
 		}
 		return p
 	}
-	m.onRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
-	m.onMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
+	m.OnRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
+	m.OnMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
 	// Host h's second k has latencies (h+1)*100*(k+1) .. and a tail.
 	vals := func(h, k int) []int64 {
 		base := int64((h + 1) * 100 * (k + 1))
@@ -159,7 +159,7 @@ func TestClientMerge(t *testing.T) {
 			union[k] = hdrhistogram.New(1, 60_000_000, 3)
 		}
 		union[k].Merge(hh)
-		m.sample(h, &benchwire.Sample{Run: 1, T: tt, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc, Errors: int64(h)}, now)
+		m.Sample(h, &benchwire.Sample{Run: 1, T: tt, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc, Errors: int64(h)}, now)
 	}
 	send(0, 0, 1)
 	send(1, 0, 1.01)
@@ -177,7 +177,7 @@ func TestClientMerge(t *testing.T) {
 	for h := range 3 {
 		_, enc := hist(t, 5)
 		busy := float64(50 + 20*h)
-		m.runDone(h, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 10, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc}, ClientHostBusyPct: &busy, ClientBound: busy >= 90})
+		m.RunDone(h, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 10, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc}, ClientHostBusyPct: &busy, ClientBound: busy >= 90})
 	}
 	if len(points) != 3 || len(runs) != 1 {
 		t.Fatalf("%d seconds, %d runs; want 3, 1", len(points), len(runs))
@@ -206,22 +206,22 @@ func TestClientMerge(t *testing.T) {
 // TestClientMergeDropsUnfinishedRun: a run that one host never finished
 // (its bench failed) is not published as if it were the whole load.
 func TestClientMergeDropsUnfinishedRun(t *testing.T) {
-	m := newClientMerge([]string{"c1", "c2"})
+	m := NewClientMerge([]string{"c1", "c2"})
 	var runs []results.RunResult
-	m.onRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
+	m.OnRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
 	_, enc := hist(t, 100)
 	for h := range 2 {
-		m.sample(h, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
-		m.runDone(h, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
+		m.Sample(h, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
+		m.RunDone(h, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
 	}
-	m.sample(0, &benchwire.Sample{Run: 2, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
-	m.hostEnded(1)
-	m.runDone(0, &benchwire.RunResult{Run: 2, Totals: benchwire.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
-	m.finish()
+	m.Sample(0, &benchwire.Sample{Run: 2, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
+	m.HostEnded(1)
+	m.RunDone(0, &benchwire.RunResult{Run: 2, Totals: benchwire.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
+	m.Finish()
 	if len(runs) != 1 || runs[0].Run != 1 {
 		t.Fatalf("published runs %+v, want run 1 only", runs)
 	}
-	if err := m.droppedErr(); err == nil || !strings.Contains(err.Error(), "[2]") {
+	if err := m.DroppedErr(); err == nil || !strings.Contains(err.Error(), "[2]") {
 		t.Errorf("dropped: %v", err)
 	}
 }
@@ -245,20 +245,20 @@ func TestParseEpoch(t *testing.T) {
 }
 
 func TestClockVerdict(t *testing.T) {
-	ok := []clockReading{{Host: "a", Offset: 3 * time.Millisecond}, {Host: "b", Offset: -20 * time.Millisecond}}
-	if spread, w, good := clockVerdict(ok); !good || w != "" || spread != 23*time.Millisecond {
+	ok := []ClockReading{{Host: "a", Offset: 3 * time.Millisecond}, {Host: "b", Offset: -20 * time.Millisecond}}
+	if spread, w, good := ClockVerdict(ok); !good || w != "" || spread != 23*time.Millisecond {
 		t.Errorf("23 ms apart: %v %q %v", spread, w, good)
 	}
-	bad := append(ok, clockReading{Host: "c", Offset: 90 * time.Millisecond})
-	spread, w, good := clockVerdict(bad)
+	bad := append(ok, ClockReading{Host: "c", Offset: 90 * time.Millisecond})
+	spread, w, good := ClockVerdict(bad)
 	if !good || spread != 110*time.Millisecond || !strings.Contains(w, "c is +90.0 ms") || !strings.Contains(w, "b -20.0 ms") || !strings.Contains(w, "chrony") {
 		t.Errorf("110 ms apart: %v %q %v", spread, w, good)
 	}
-	noisy := []clockReading{{Host: "a", Offset: 100 * time.Millisecond, Uncertainty: 40 * time.Millisecond}, {Host: "b", Offset: -10 * time.Millisecond, Uncertainty: 40 * time.Millisecond}}
-	if _, w, good := clockVerdict(noisy); !good || w != "" {
+	noisy := []ClockReading{{Host: "a", Offset: 100 * time.Millisecond, Uncertainty: 40 * time.Millisecond}, {Host: "b", Offset: -10 * time.Millisecond, Uncertainty: 40 * time.Millisecond}}
+	if _, w, good := ClockVerdict(noisy); !good || w != "" {
 		t.Errorf("110 ms apart read to ± 40 ms each (30 ms beyond): warned %q", w)
 	}
-	if _, _, good := clockVerdict([]clockReading{{Host: "a"}, {Host: "b", Err: errBoom}}); good {
+	if _, _, good := ClockVerdict([]ClockReading{{Host: "a"}, {Host: "b", Err: errBoom}}); good {
 		t.Error("one readable clock was called a verdict")
 	}
 }
@@ -414,33 +414,33 @@ func TestStartedNote(t *testing.T) {
 // its histogram), with no per-host view, and the run is its summary, with
 // no per-host series and no start skew.
 func TestClientMergeOneHost(t *testing.T) {
-	m := newClientMerge([]string{"c1"})
+	m := NewClientMerge([]string{"c1"})
 	var points []results.Point
 	var runs []results.RunResult
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, _ []TargetSecond) results.Point {
+	m.OnPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, _ []TargetSecond) results.Point {
 		if hosts != nil {
 			t.Errorf("second %v: a per-host view %+v from one client host", p.T, hosts)
 		}
 		points = append(points, p)
 		return p
 	}
-	m.onRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
-	m.onMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
+	m.OnRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
+	m.OnMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
 	_, enc := hist(t, 100, 200, 300)
 	now := time.Now()
 	var sent []results.Point
 	for k := range 3 {
 		// Latencies that the histogram does not hold: kept as given.
 		s := &benchwire.Sample{Run: 1, T: float64(k + 1), OpsPerSec: float64(1000 + k), LatencyMs: benchwire.Latency{Avg: 1.5, P50: 1, P99: 7.25}, LatencyHDR: enc, Errors: int64(k)}
-		sent = append(sent, samplePoint(s))
-		m.sample(0, s, now)
+		sent = append(sent, SamplePoint(s))
+		m.Sample(0, s, now)
 		if len(points) != k+1 {
 			t.Fatalf("after sample %d: %d seconds merged, want %d (one host: at once)", k+1, len(points), k+1)
 		}
 	}
 	busy := 42.0
-	m.runDone(0, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 3003, OpsPerSec: 1001, LatencyMs: benchwire.Latency{Avg: 1.5, P99: 7.25}, LatencyHDR: enc}, ClientHostBusyPct: &busy})
-	m.finish()
+	m.RunDone(0, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 3003, OpsPerSec: 1001, LatencyMs: benchwire.Latency{Avg: 1.5, P99: 7.25}, LatencyHDR: enc}, ClientHostBusyPct: &busy})
+	m.Finish()
 	if !reflect.DeepEqual(points, sent) {
 		t.Errorf("seconds %+v, want the bench's own %+v", points, sent)
 	}
@@ -451,7 +451,7 @@ func TestClientMergeOneHost(t *testing.T) {
 	if !reflect.DeepEqual(runs[0], want) {
 		t.Errorf("run %+v, want the bench's summary %+v", runs[0], want)
 	}
-	if err := m.droppedErr(); err != nil {
+	if err := m.DroppedErr(); err != nil {
 		t.Error(err)
 	}
 }

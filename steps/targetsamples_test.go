@@ -61,23 +61,23 @@ func TestSecondJoiner(t *testing.T) {
 // two hosts' latencies for it; a target only one host drives is its own;
 // each is named with its server host.
 func TestClientMergeTargets(t *testing.T) {
-	m := newClientMerge([]string{"c1", "c2"})
-	m.targetHosts = map[string]string{"10.0.0.1:7000": "srv1", "10.0.0.2:7000": "srv2"}
-	m.onMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
+	m := NewClientMerge([]string{"c1", "c2"})
+	m.TargetHosts = map[string]string{"10.0.0.1:7000": "srv1", "10.0.0.2:7000": "srv2"}
+	m.OnMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
 	var got [][]TargetSecond
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
+	m.OnPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
 		got = append(got, targets)
 		return p
 	}
-	m.onRun = func(results.RunResult, time.Time) {}
+	m.OnRun = func(results.RunResult, time.Time) {}
 	h1a, e1a := hist(t, 100, 200, 300)
 	h2a, e2a := hist(t, 1000, 5000)
 	_, e1b := hist(t, 50)
 	_, tot := hist(t, 100)
-	m.sample(0, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 400, LatencyHDR: tot}, time.Now(),
+	m.Sample(0, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 400, LatencyHDR: tot}, time.Now(),
 		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 300, Errors: 1, LatencyHDR: e1a},
 		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.2:7000", OpsPerSec: 100, LatencyHDR: e1b, LatencyMs: benchwire.Latency{P50: 0.05, P99: 0.05}})
-	m.sample(1, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 200, LatencyHDR: tot}, time.Now(),
+	m.Sample(1, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 200, LatencyHDR: tot}, time.Now(),
 		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 200, Errors: 2, LatencyHDR: e2a})
 	if len(got) != 1 || len(got[0]) != 2 {
 		t.Fatalf("targets: %+v", got)
@@ -102,7 +102,7 @@ func TestClientMergeTargets(t *testing.T) {
 // clock was not read leaves no common start.
 func TestCommonStart(t *testing.T) {
 	now := time.Date(2026, 12, 3, 23, 0, 0, 123_456_789, time.UTC)
-	rs := []clockReading{
+	rs := []ClockReading{
 		{Host: "c1", Offset: 0, Uncertainty: time.Millisecond},
 		{Host: "c2", Offset: 120*time.Millisecond + 400*time.Microsecond, Uncertainty: 10 * time.Millisecond},
 		{Host: "c3", Offset: -35*time.Millisecond - 700*time.Microsecond, Uncertainty: 3 * time.Millisecond},
