@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/steps/kinds/deploy"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
@@ -121,7 +122,7 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 // runBench runs one job from its client hosts: one host, or several that
 // share the load (multiclient.go), started together after their clocks are
 // checked; samplers on the server hosts; every host's stream merged into
-// one per-second series (ClientMerge: for one host the merge is the
+// one per-second series (load.ClientMerge: for one host the merge is the
 // identity). A host that fails stops the others: the load would no longer
 // be the one asked for. Finished repetitions are returned even when a
 // later one fails.
@@ -164,13 +165,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		names[i], targets[i] = s.Host.Name, t
 	}
 
-	var readings []ClockReading
+	var readings []load.ClockReading
 	var spread time.Duration
 	var warning string
 	var clocksOK bool
 	if multi {
-		readings = CheckClocks(ctx, names, targets)
-		spread, warning, clocksOK = ClockVerdict(readings)
+		readings = load.CheckClocks(ctx, names, targets)
+		spread, warning, clocksOK = load.ClockVerdict(readings)
 		for _, r := range readings {
 			if r.Err != nil {
 				e.say(job.Step, r.Host, "clock not read: %v", r.Err)
@@ -180,7 +181,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		case warning != "":
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
 		case clocksOK:
-			e.say(job.Step, names[0], "%d client hosts share the load; their clocks agree within %s, as read over SSH (± half of each round trip)", len(shares), Millis(spread))
+			e.say(job.Step, names[0], "%d client hosts share the load; their clocks agree within %s, as read over SSH (± half of each round trip)", len(shares), load.Millis(spread))
 		}
 	}
 
@@ -228,7 +229,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	if multi {
 		hostsNote = fmt.Sprintf(", %d client hosts", len(shares))
 	}
-	m := NewClientMerge(names)
+	m := load.NewClientMerge(names)
 	m.TargetHosts = e.targetHosts(job.Config, job.Servers)
 	m.OnPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
 		p = latest.Merge(p, since)
@@ -241,11 +242,11 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	}
 	m.OnRun = func(r results.RunResult, since time.Time) {
 		if clocksOK {
-			r.ClockSpreadMs, r.ClockWarning = MillisPtr(spread), warning
+			r.ClockSpreadMs, r.ClockWarning = load.MillisPtr(spread), warning
 		}
 		for i := range r.Clients {
 			if i < len(readings) && readings[i].Err == nil {
-				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = MillisPtr(readings[i].Offset), MillisPtr(readings[i].Uncertainty)
+				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = load.MillisPtr(readings[i].Offset), load.MillisPtr(readings[i].Uncertainty)
 			}
 		}
 		if r.StartSkewMs != nil && *r.StartSkewMs > float64(startSkewWarn)/1e6 {
@@ -364,10 +365,10 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 // startSamplers starts `dpulab sample` on the job's server hosts, best
 // effort: a host we cannot sample leaves CPU unknown (nil), it does not
 // fail the bench. stop ends them and waits for them.
-func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *SampleBoard, stop func()) {
+func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *load.SampleBoard, stop func()) {
 	sctx, stopSamplers := context.WithCancel(ctx)
 	var swg sync.WaitGroup
-	latest = NewSampleBoard()
+	latest = load.NewSampleBoard()
 	for _, h := range job.Servers {
 		t, err := e.hosts.target(ctx, h.Name)
 		if err != nil {
@@ -386,7 +387,7 @@ func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *Sampl
 				if l.Stream != runner.Stdout {
 					return
 				}
-				if s, ok := ParseHostSample([]byte(l.Text)); ok {
+				if s, ok := load.ParseHostSample([]byte(l.Text)); ok {
 					latest.Put(h.Name, s)
 				}
 			}})

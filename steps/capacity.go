@@ -33,6 +33,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -160,7 +161,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		names[i], targets[i] = s.Host.Name, t
 	}
 	if len(shares) > 1 {
-		if _, warning, _ := ClockVerdict(CheckClocks(ctx, names, targets)); warning != "" {
+		if _, warning, _ := load.ClockVerdict(load.CheckClocks(ctx, names, targets)); warning != "" {
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
 		}
 	}
@@ -191,7 +192,7 @@ type capacitySearch struct {
 	job    benchJob
 	path   *netpath.Path
 	spec   benchwire.CapacitySpec
-	latest *SampleBoard
+	latest *load.SampleBoard
 	// hosts are the client hosts the load comes from.
 	hosts []string
 
@@ -254,7 +255,7 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 			if ev.Target != "" {
 				return
 			}
-			pt := latest.Merge(SamplePoint(ev), starts.of(ev))
+			pt := latest.Merge(load.SamplePoint(ev), starts.of(ev))
 			mu.Lock()
 			points[ev.Run] = append(points[ev.Run], pt)
 			mu.Unlock()
@@ -309,7 +310,7 @@ func (p *loadPlan) recordCapacity(cj capacityJob, host string, k *results.Capaci
 
 // probeServerCPU is the servers' busy CPU over a probe's seconds (nil
 // when no sampler reported during it).
-func probeServerCPU(pts []results.Point, latest *SampleBoard) *float64 {
+func probeServerCPU(pts []results.Point, latest *load.SampleBoard) *float64 {
 	r := results.RunResult{Series: pts}
 	r.SummarizeSeries(latest.Cores())
 	return r.ServerCPU

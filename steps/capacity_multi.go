@@ -12,7 +12,7 @@ package steps
 // and is stopped after it. The hosts' probes are merged (benchhdr.MergeProbes:
 // rates summed, the percentile from the union of their histograms, never
 // averaged percentiles) and judged as one; their seconds are merged for
-// the dashboard as a multi-client run's are (ClientMerge). Every host's
+// the dashboard as a multi-client run's are (load.ClientMerge). Every host's
 // probe lasts as long as the longest any host needs for its replies, so
 // they end together.
 
@@ -28,6 +28,7 @@ import (
 	"github.com/dpulab/dpulab/internal/benchhdr"
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -169,7 +170,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 		pts    []results.Point
 		first  *probeHost
 	)
-	m := NewClientMerge(names)
+	m := load.NewClientMerge(names)
 	m.OnPoint = func(_ int, pt results.Point, since time.Time, hs []HostSecond, ts []TargetSecond) results.Point {
 		pt = latest.Merge(pt, since)
 		pts = append(pts, pt)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 )
 
 // startSkewWarn is the spread of the client hosts' measured starts from
@@ -37,7 +38,7 @@ const (
 // --start-at (Unix ms on its own clock). When a host's clock could not be
 // read there is no common start: why says which, and the hosts start as
 // their SSH sessions do.
-func commonStart(now time.Time, rs []ClockReading) (at time.Time, perHost []int64, why string) {
+func commonStart(now time.Time, rs []load.ClockReading) (at time.Time, perHost []int64, why string) {
 	var slowest time.Duration
 	for _, r := range rs {
 		if r.Err != nil {
@@ -56,7 +57,7 @@ func commonStart(now time.Time, rs []ClockReading) (at time.Time, perHost []int6
 // appliedOffset is the part of a host's measured clock offset the common
 // start corrects for: all of it when it exceeds the reading's uncertainty,
 // none otherwise.
-func appliedOffset(r ClockReading) time.Duration {
+func appliedOffset(r load.ClockReading) time.Duration {
 	if r.Offset.Abs() <= r.Uncertainty {
 		return 0
 	}
@@ -83,7 +84,7 @@ type clientRun struct {
 func (cr *clientRun) failed() bool { return cr.err != nil || cr.res.ExitCode != 0 }
 
 // line takes one line of client host i's bench into the merge m.
-func (cr *clientRun) line(e *Engine, step string, m *ClientMerge, mu *sync.Mutex, i int, l runner.Line) {
+func (cr *clientRun) line(e *Engine, step string, m *load.ClientMerge, mu *sync.Mutex, i int, l runner.Line) {
 	// A line that does not parse is shown; it does not stop the others'
 	// merge.
 	ev := cr.out.take(e, step, l)
@@ -108,14 +109,14 @@ func (cr *clientRun) line(e *Engine, step string, m *ClientMerge, mu *sync.Mutex
 }
 
 // startAtList is each host's --start-at as the run says it.
-func startAtList(names []string, perHost []int64, rs []ClockReading) string {
+func startAtList(names []string, perHost []int64, rs []load.ClockReading) string {
 	parts := make([]string, len(names))
 	for i, n := range names {
 		how := "applied"
 		if appliedOffset(rs[i]) == 0 {
 			how = "within the reading's uncertainty: not applied"
 		}
-		parts[i] = fmt.Sprintf("%s --start-at %d (clock %s ± %s, %s)", n, perHost[i], SignedMillis(rs[i].Offset), Millis(rs[i].Uncertainty), how)
+		parts[i] = fmt.Sprintf("%s --start-at %d (clock %s ± %s, %s)", n, perHost[i], load.SignedMillis(rs[i].Offset), load.Millis(rs[i].Uncertainty), how)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -146,7 +147,7 @@ func startedNote(runs []*clientRun, perHost []int64) string {
 		if len(silent)+len(wrong) > 0 {
 			whom = "the other client hosts"
 		}
-		parts = append(parts, fmt.Sprintf("%s began within %s of the common instant by its own clock (latest: %s)", whom, Millis(latest), who))
+		parts = append(parts, fmt.Sprintf("%s began within %s of the common instant by its own clock (latest: %s)", whom, load.Millis(latest), who))
 	}
 	if len(silent) > 0 {
 		parts = append(parts, "no start reported by "+strings.Join(silent, ", "))

@@ -13,6 +13,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -61,7 +62,7 @@ func TestSecondJoiner(t *testing.T) {
 // two hosts' latencies for it; a target only one host drives is its own;
 // each is named with its server host.
 func TestClientMergeTargets(t *testing.T) {
-	m := NewClientMerge([]string{"c1", "c2"})
+	m := load.NewClientMerge([]string{"c1", "c2"})
 	m.TargetHosts = map[string]string{"10.0.0.1:7000": "srv1", "10.0.0.2:7000": "srv2"}
 	m.OnMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
 	var got [][]TargetSecond
@@ -102,7 +103,7 @@ func TestClientMergeTargets(t *testing.T) {
 // clock was not read leaves no common start.
 func TestCommonStart(t *testing.T) {
 	now := time.Date(2026, 12, 3, 23, 0, 0, 123_456_789, time.UTC)
-	rs := []ClockReading{
+	rs := []load.ClockReading{
 		{Host: "c1", Offset: 0, Uncertainty: time.Millisecond},
 		{Host: "c2", Offset: 120*time.Millisecond + 400*time.Microsecond, Uncertainty: 10 * time.Millisecond},
 		{Host: "c3", Offset: -35*time.Millisecond - 700*time.Microsecond, Uncertainty: 3 * time.Millisecond},
