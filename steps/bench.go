@@ -63,16 +63,6 @@ type benchJob struct {
 // take several seconds, and a bench without its CPU numbers is a lesser one.
 const samplerStartTimeout = 30 * time.Second
 
-// expectedDuration is how long a bench job should take (the measured runs
-// and their warmups; prefill and connecting are not counted).
-func expectedDuration(c benchwire.Config) time.Duration {
-	per := c.Duration + c.Warmup
-	if c.Requests > 0 {
-		per = c.Warmup + 5*time.Second
-	}
-	return time.Duration(c.Runs) * per
-}
-
 // benchCommand is the client side of a job.
 func (e *Engine) benchCommand(client hostRef, c benchwire.Config, password bool, at placement) string {
 	args := append([]string{e.dpulabOn(client), "bench", "--json"}, c.Args()...)
@@ -128,7 +118,7 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 // later one fails.
 func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResult, error) {
 	// The client hosts the load comes from, each with its share
-	// (splitLoad); one over an emulated path, whose namespaces are on it.
+	// (load.SplitLoad); one over an emulated path, whose namespaces are on it.
 	clients := job.Clients
 	if len(clients) == 0 {
 		clients = []hostRef{job.Client}
@@ -137,7 +127,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		e.say(job.Step, job.Client.Name, "over an emulated path the load comes from %s only", job.Client.Name)
 		clients = clients[:1]
 	}
-	shares, note := splitLoad(job.Config, clients)
+	shares, note := load.SplitLoad(job.Config, clients)
 	if note != "" {
 		e.say(job.Step, shares[0].Host.Name, "%s", note)
 	}
@@ -217,13 +207,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		out = append(out, r)
 		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(job, runSummary(job, r)), Time: time.Now()}})
 		for _, c := range r.Clients {
-			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, clientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
+			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, load.ClientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
 		}
 		if job.OnRun != nil {
 			job.OnRun(r)
 		}
 	}
-	total := expectedDuration(job.Config)
+	total := load.ExpectedDuration(job.Config)
 	start := time.Now()
 	hostsNote := ""
 	if multi {
@@ -249,7 +239,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = load.MillisPtr(readings[i].Offset), load.MillisPtr(readings[i].Uncertainty)
 			}
 		}
-		if r.StartSkewMs != nil && *r.StartSkewMs > float64(startSkewWarn)/1e6 {
+		if r.StartSkewMs != nil && *r.StartSkewMs > float64(load.StartSkewWarn)/1e6 {
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Time: time.Now(),
 				Text: fmt.Sprintf("run %d: the client hosts began measuring %.0f ms apart (seen from here): each merged second mixes that much of neighbouring seconds", r.Run, *r.StartSkewMs)}})
 		}
@@ -268,11 +258,11 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	if multi {
 		var startAt time.Time
 		var why string
-		startAt, perHost, why = commonStart(time.Now(), readings)
+		startAt, perHost, why = load.CommonStart(time.Now(), readings)
 		if why != "" {
 			e.say(job.Step, names[0], "the client hosts start without a common instant (%s): each begins when its SSH session does", why)
 		} else {
-			e.say(job.Step, names[0], "the client hosts connect, then begin together at %s (this machine's clock, %s from now): %s", startAt.UTC().Format("15:04:05.000"), time.Until(startAt).Round(time.Millisecond), startAtList(names, perHost, readings))
+			e.say(job.Step, names[0], "the client hosts connect, then begin together at %s (this machine's clock, %s from now): %s", startAt.UTC().Format("15:04:05.000"), time.Until(startAt).Round(time.Millisecond), load.StartAtList(names, perHost, readings))
 		}
 	}
 	bctx, stopAll := context.WithCancel(ctx)
@@ -443,7 +433,7 @@ func runSummary(job benchJob, r results.RunResult) string {
 		for _, c := range r.Clients {
 			shared = shared || (c.ClientBound && job.servedBy(c.Host))
 		}
-		s += clientCPUNote(r.ClientHostBusyPct, true, shared)
+		s += load.ClientCPUNote(r.ClientHostBusyPct, true, shared)
 	}
 	if r.Err != "" {
 		s += ", ended early: " + r.Err
@@ -561,15 +551,6 @@ func (e *Engine) upsertBenchLocked(c results.Compare) {
 		}
 	}
 	e.results.Benches = append(e.results.Benches, c)
-}
-
-// benchPassword is the lab's server password, from a variable named
-// password or requirepass (empty when there is none).
-func benchPassword(vars map[string]string) string {
-	if p := vars["password"]; p != "" {
-		return p
-	}
-	return vars["requirepass"]
 }
 
 func orDefault(s, def string) string {

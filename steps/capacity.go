@@ -99,14 +99,14 @@ func (p *loadPlan) capacityCommands(j loadJob, at placement) []PlannedCommand {
 			d := probeLength(c, spec, shares, weights, spec.StartRate)
 			for i, s := range shares {
 				hc := hostProbeConfig(s.Config, spec, spec.StartRate*weights[i], d, true)
-				out = append(out, PlannedCommand{Host: s.Host.Name, Cmd: p.e.benchCommand(s.Host, hc, benchPassword(j.vars) != "", at)})
+				out = append(out, PlannedCommand{Host: s.Host.Name, Cmd: p.e.benchCommand(s.Host, hc, load.Password(j.vars) != "", at)})
 			}
 			return out
 		}
 	}
 	return []PlannedCommand{
 		{Host: p.client.Name, Cmd: note},
-		{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, c, benchPassword(j.vars) != "", at)},
+		{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, c, load.Password(j.vars) != "", at)},
 	}
 }
 
@@ -136,7 +136,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	if err != nil {
 		return err
 	}
-	shares, weights := []clientShare{{Host: job.Client, Config: cfg}}, []float64{1}
+	shares, weights := []load.ClientShare{{Host: job.Client, Config: cfg}}, []float64{1}
 	if len(job.Clients) > 1 && cj.path == nil {
 		var note string
 		shares, weights, note = capacityShares(cfg, job.Clients)
@@ -214,7 +214,7 @@ func (s *capacitySearch) probe(ev *benchwire.CapacityProbe, pr results.CapacityP
 	e.say(job.Step, s.hosts[0], "%s", e.labelled(job, probeText(job.Label, &s.spec, ev, pr.ServerCPU)))
 	for _, c := range pr.Clients {
 		e.say(job.Step, c.Host, "  %s's share: %s ops/s asked, %s answered, p%s %.3f ms%s", c.Host, results.RateText(c.RateOpsPerSec),
-			results.RateText(c.OpsPerSec), strconv.FormatFloat(s.spec.Percentile, 'g', -1, 64), c.PercentileMs, clientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
+			results.RateText(c.OpsPerSec), strconv.FormatFloat(s.spec.Percentile, 'g', -1, 64), c.PercentileMs, load.ClientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
 	}
 	label := fmt.Sprintf("%s, capacity probe %d", job.Label, ev.Probe)
 	if len(s.hosts) > 1 {

@@ -5,7 +5,7 @@ package steps
 // drives the search itself: benchwire.Search, the search `dpulab bench
 // --capacity` runs, over probes that every client host runs at once. A
 // probe at a total rate R gives each host its share of R (the proportion
-// splitLoad gives a rate: its share of the connections, or of the
+// load.SplitLoad gives a rate: its share of the connections, or of the
 // instances); each host runs `dpulab bench --capacity` with its share as
 // both start and highest rate, so its first probe is exactly that probe
 // (the bench's own probe, cut when it falls behind, with its histogram),
@@ -33,14 +33,14 @@ import (
 )
 
 // capacityShares divides a search's load among the client hosts as
-// splitLoad divides a flat-out run's, and gives each host's fraction of a
+// load.SplitLoad divides a flat-out run's, and gives each host's fraction of a
 // probe's total rate.
-func capacityShares(cfg benchwire.Config, hosts []hostRef) (shares []clientShare, weights []float64, note string) {
+func capacityShares(cfg benchwire.Config, hosts []hostRef) (shares []load.ClientShare, weights []float64, note string) {
 	c := cfg
-	// A rate of 1 split is each host's fraction (splitLoad keeps a
+	// A rate of 1 split is each host's fraction (load.SplitLoad keeps a
 	// capacity search on one host: here the engine drives it).
 	c.Capacity, c.Rate = nil, 1
-	shares, note = splitLoad(c, hosts)
+	shares, note = load.SplitLoad(c, hosts)
 	for i := range shares {
 		weights = append(weights, shares[i].Config.Rate)
 		shares[i].Config.Rate = 0
@@ -63,7 +63,7 @@ func hostProbeConfig(share benchwire.Config, spec benchwire.CapacitySpec, rate f
 
 // probeLength is how long every host's part of a probe at total rate
 // lasts: the longest any host needs for its share's replies.
-func probeLength(cfg benchwire.Config, spec benchwire.CapacitySpec, shares []clientShare, weights []float64, rate float64) time.Duration {
+func probeLength(cfg benchwire.Config, spec benchwire.CapacitySpec, shares []load.ClientShare, weights []float64, rate float64) time.Duration {
 	d := cfg.Duration
 	for i, s := range shares {
 		d = max(d, benchwire.ProbeDuration(s.Config, spec, rate*weights[i]))
@@ -73,7 +73,7 @@ func probeLength(cfg benchwire.Config, spec benchwire.CapacitySpec, shares []cli
 
 // probeHost is one client host's part of one probe.
 type probeHost struct {
-	share clientShare
+	share load.ClientShare
 	t     runner.Target
 	cmd   string
 	out   benchOutput
@@ -90,7 +90,7 @@ type probeHost struct {
 // running: benchwire.Search over probes every host runs at once. It
 // returns the search's answer (also one that ended early) and why it
 // failed.
-func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, shares []clientShare, weights []float64, targets []runner.Target) (*benchwire.CapacityResult, error) {
+func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, shares []load.ClientShare, weights []float64, targets []runner.Target) (*benchwire.CapacityResult, error) {
 	e, job, names, spec := s.p.e, s.job, s.hosts, s.spec
 	var split []string
 	minW := 1.0
@@ -114,7 +114,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 		hosts := make([]*probeHost, len(shares))
 		for i, sh := range shares {
 			hc := hostProbeConfig(sh.Config, spec, rate*weights[i], d, n == 1)
-			hosts[i] = &probeHost{share: clientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(sh.Host, hc, job.Password != "", placement{})}
+			hosts[i] = &probeHost{share: load.ClientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(sh.Host, hc, job.Password != "", placement{})}
 		}
 		merged, pts, bad, err := s.runProbe(ctx, n, hosts)
 		if err != nil {
@@ -128,7 +128,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 			x.Clients = append(x.Clients, results.CapacityShare{Host: names[i], RateOpsPerSec: h.probe.RateOpsPerSec, OpsPerSec: h.probe.OpsPerSec,
 				PercentileMs: h.probe.PercentileMs, Errors: h.probe.Errors, Unsent: h.probe.Unsent, ClientBusyPct: h.probe.ClientHostBusyPct, ClientBound: h.probe.ClientBound})
 		}
-		if merged.StartSkewMs != nil && *merged.StartSkewMs > float64(startSkewWarn)/1e6 {
+		if merged.StartSkewMs != nil && *merged.StartSkewMs > float64(load.StartSkewWarn)/1e6 {
 			e.say(job.Step, names[0], "probe %d: the client hosts began measuring %.0f ms apart (seen from here)", n, *merged.StartSkewMs)
 		}
 		extras[n] = x

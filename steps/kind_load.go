@@ -13,6 +13,7 @@ import (
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -153,7 +154,7 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 					return nil, fmt.Errorf("step %s: %w", st.ID, err)
 				}
 			}
-			if j.planned, err = benchConfig(spec, pv, j.deploy.ClientSide(e.workdir()), j.transport, j.deploy.Settings); err != nil {
+			if j.planned, err = load.BenchConfig(spec, pv, j.deploy.ClientSide(e.workdir()), j.transport, j.deploy.Settings); err != nil {
 				return nil, fmt.Errorf("step %s, variant %s: %w", st.ID, v.Label, err)
 			}
 			j.notBuilt = e.hostsLack(append(slices.Clone(clients), j.deploy.Hosts...), j.transport)
@@ -162,7 +163,7 @@ func (e *Engine) resolveLoad(st *labs.Step, vars map[string]string) (*loadPlan, 
 	}
 	for _, j := range p.jobs {
 		if j.noHost == "" {
-			p.perJob = expectedDuration(j.planned)
+			p.perJob = load.ExpectedDuration(j.planned)
 			break
 		}
 	}
@@ -208,7 +209,7 @@ func (p *loadPlan) commands() []PlannedCommand {
 // but the step fails.
 func (p *loadPlan) run(ctx context.Context) error {
 	e, st, client := p.e, p.st, p.client
-	res := results.Compare{Step: st.ID, Title: st.Title, Sweep: p.sweepVar, Client: client.Name, Clients: hostNames(p.clients)}
+	res := results.Compare{Step: st.ID, Title: st.Title, Sweep: p.sweepVar, Client: client.Name, Clients: load.HostNames(p.clients)}
 	for _, v := range p.variants {
 		res.Variants = append(res.Variants, results.VariantResult{Label: v.Label, Description: v.Description})
 	}
@@ -294,7 +295,7 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 		return stopStep{err}
 	}
 	for _, c := range p.clients {
-		if err := reachable(c, dep.Instances, j.transport); err != nil {
+		if err := load.Reachable(c, dep.Instances, j.transport); err != nil {
 			return stopStep{fmt.Errorf("variant %s: %w", variant.Label, err)}
 		}
 	}
@@ -303,11 +304,11 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 	if why, err := e.hostsLackNow(ctx, append(slices.Clone(p.clients), e.serverHosts(dep, j.deploy.Hosts)...), j.transport); err != nil || why != "" {
 		return fmt.Errorf("variant %s: %s", variant.Label, cmp.Or(why, fmt.Sprint(err)))
 	}
-	cfg, err := benchConfig(p.spec, j.vars, dep.Instances, j.transport, j.deploy.Settings)
+	cfg, err := load.BenchConfig(p.spec, j.vars, dep.Instances, j.transport, j.deploy.Settings)
 	if err != nil {
 		return stopStep{err}
 	}
-	if j.transport == rdmaName {
+	if j.transport == load.RDMAName {
 		// Before its first figure: whether this RDMA is software.
 		e.noteSoftwareRDMA(ctx, st.ID, append(slices.Clone(p.clients), e.serverHosts(dep, j.deploy.Hosts)...))
 	}
@@ -342,7 +343,7 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 	e.mu.Unlock()
 	job := benchJob{
 		Step: st.ID, Variant: variant.Label, Sweep: j.sweep, Label: j.label,
-		Client: client, Clients: p.clients, Servers: servers, Config: cfg, Password: benchPassword(j.vars),
+		Client: client, Clients: p.clients, Servers: servers, Config: cfg, Password: load.Password(j.vars),
 		ProgressBase: float64(n) / float64(len(p.jobs)), ProgressSpan: 1 / float64(len(p.jobs)),
 		StepStart: stepStart, StepTotal: time.Duration(len(p.jobs)) * p.perJob,
 	}
