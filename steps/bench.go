@@ -3,7 +3,6 @@ package steps
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"net"
 	"strconv"
@@ -64,9 +63,9 @@ type benchJob struct {
 const samplerStartTimeout = 30 * time.Second
 
 // benchCommand is the client side of a job.
-func (e *Engine) benchCommand(client hostRef, c benchwire.Config, password bool, at placement) string {
+func (e *Engine) benchCommand(client hostRef, c benchwire.Config, password bool, at load.Placement) string {
 	args := append([]string{e.dpulabOn(client), "bench", "--json"}, c.Args()...)
-	cmd := at.wrap("exec " + runner.QuoteAll(args...))
+	cmd := at.Wrap("exec " + runner.QuoteAll(args...))
 	if password {
 		// The password comes on stdin into the environment, never argv.
 		cmd = "IFS= read -r " + benchwire.PasswordEnv + " && export " + benchwire.PasswordEnv + " && " + cmd
@@ -90,7 +89,7 @@ func (e *Engine) samplerCommand(h hostRef, client hostRef, path *netpath.Path) s
 	}
 	cmd := "exec " + runner.QuoteAll(args...)
 	if path != nil {
-		cmd = placement{NS: path.ServerNS}.wrap(cmd)
+		cmd = load.Placement{NS: path.ServerNS}.Wrap(cmd)
 	}
 	return cmd
 }
@@ -189,7 +188,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	// Over an emulated path (one client host: its namespaces are on it)
 	// the bench runs in the path's client namespace, and the path's
 	// counters are read around it.
-	at := placement{CPUs: job.ClientCPUs}
+	at := load.Placement{CPUs: job.ClientCPUs}
 	var before netpath.Counters
 	if job.Path != nil {
 		at.NS = job.Path.ClientNS
@@ -326,7 +325,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		if cerr != nil {
 			first, runs[0].err = runs[0], fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, cerr)
 		} else if job.Counters != nil {
-			*job.Counters = *pathPoint(job.Path, after.Sub(before))
+			*job.Counters = *load.PathPoint(job.Path, after.Sub(before))
 		}
 	}
 	fail := func(cr *clientRun, err error) error {
@@ -558,23 +557,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// cloneCompare copies c deeply enough that later appends to the running
-// compare do not change what the results (and the TUI) already hold.
-func cloneCompare(c results.Compare) results.Compare {
-	out := c
-	out.Variants = make([]results.VariantResult, len(c.Variants))
-	for i, v := range c.Variants {
-		nv := v
-		nv.Points = make([]results.SweepPoint, len(v.Points))
-		for j, p := range v.Points {
-			np := p
-			np.Runs = append([]results.RunResult(nil), p.Runs...)
-			np.DeltaPct, np.DeltaP = maps.Clone(p.DeltaPct), maps.Clone(p.DeltaP)
-			nv.Points[j] = np
-		}
-		out.Variants[i] = nv
-	}
-	return out
 }

@@ -30,56 +30,21 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
-	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
-// defaultObjective is the objective of a capacity: mapping without one.
-const defaultObjective = "p99<=1ms"
-
-// capacityConfig is flat, a job's bench configuration, as the capacity
-// search spec runs it: the same targets and load shape, no rate, no request
-// count, one search (benchwire.Config.Validate refuses those with --capacity).
-func capacityConfig(spec *labs.CapacitySpec, vars map[string]string, flat benchwire.Config) (benchwire.Config, error) {
-	obj, err := spec.Objective.String(vars, defaultObjective)
-	if err != nil {
-		return flat, fmt.Errorf("capacity objective: %w", err)
-	}
-	cs, err := benchwire.ParseCapacity(obj)
-	if err != nil {
-		return flat, err
-	}
-	if cs.Precision, err = spec.Precision.Float(vars, cs.Precision); err != nil {
-		return flat, fmt.Errorf("capacity precision: %w", err)
-	}
-	if cs.StartRate, err = spec.StartRate.Float(vars, cs.StartRate); err != nil {
-		return flat, fmt.Errorf("capacity start_rate: %w", err)
-	}
-	if cs.MaxRate, err = spec.MaxRate.Float(vars, 0); err != nil {
-		return flat, fmt.Errorf("capacity max_rate: %w", err)
-	}
-	c := flat
-	c.Rate, c.RateLimiting, c.Requests, c.RequestsPerClient, c.Runs = 0, 0, 0, 0, 1
-	c.JSONOutFile, c.HDRFilePrefix = "", ""
-	c.Capacity = &cs
-	if err := c.Validate(); err != nil {
-		return flat, fmt.Errorf("capacity search: %w", err)
-	}
-	return c, nil
-}
-
 // capacityCommands is what a job's capacity search runs, for the plan and
 // the dry run (the flat-out bench's command is planned beside it unless the
 // search replaces it).
-func (p *loadPlan) capacityCommands(j loadJob, at placement) []PlannedCommand {
+func (p *loadPlan) capacityCommands(j loadJob, at load.Placement) []PlannedCommand {
 	spec := p.spec.Capacity
 	if spec == nil {
 		return nil
 	}
-	c, err := capacityConfig(spec, j.vars, j.planned)
+	c, err := load.CapacityConfig(spec, j.vars, j.planned)
 	if err != nil {
 		return []PlannedCommand{{Host: p.client.Name, Cmd: "# capacity search refused: " + err.Error()}}
 	}
@@ -88,7 +53,7 @@ func (p *loadPlan) capacityCommands(j loadJob, at placement) []PlannedCommand {
 		note = "# the capacity search (" + c.Capacity.Objective() + "), instead of the flat-out runs"
 	}
 	if len(p.clients) > 1 && j.path == nil {
-		shares, weights, split := capacityShares(c, p.clients)
+		shares, weights, split := load.CapacityShares(c, p.clients)
 		if len(shares) > 1 {
 			out := []PlannedCommand{{Host: p.client.Name, Cmd: note + ", driven by the engine from " + strconv.Itoa(len(shares)) +
 				" client hosts: each probe runs on every host at its share of the rate, stopped after its first probe; the first probe:"}}
@@ -96,9 +61,9 @@ func (p *loadPlan) capacityCommands(j loadJob, at placement) []PlannedCommand {
 				out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# " + split})
 			}
 			spec := *c.Capacity
-			d := probeLength(c, spec, shares, weights, spec.StartRate)
+			d := load.ProbeLength(c, spec, shares, weights, spec.StartRate)
 			for i, s := range shares {
-				hc := hostProbeConfig(s.Config, spec, spec.StartRate*weights[i], d, true)
+				hc := load.HostProbeConfig(s.Config, spec, spec.StartRate*weights[i], d, true)
 				out = append(out, PlannedCommand{Host: s.Host.Name, Cmd: p.e.benchCommand(s.Host, hc, load.Password(j.vars) != "", at)})
 			}
 			return out
@@ -132,14 +97,14 @@ type capacityJob struct {
 // servers' CPU, and the answer the CPU at the probe that found it.
 func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	e, job := p.e, cj.job
-	cfg, err := capacityConfig(p.spec.Capacity, cj.vars, job.Config)
+	cfg, err := load.CapacityConfig(p.spec.Capacity, cj.vars, job.Config)
 	if err != nil {
 		return err
 	}
 	shares, weights := []load.ClientShare{{Host: job.Client, Config: cfg}}, []float64{1}
 	if len(job.Clients) > 1 && cj.path == nil {
 		var note string
-		shares, weights, note = capacityShares(cfg, job.Clients)
+		shares, weights, note = load.CapacityShares(cfg, job.Clients)
 		if note != "" {
 			e.say(job.Step, shares[0].Host.Name, "%s", note)
 		}
@@ -177,7 +142,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		found, err = s.byEngine(ctx, cfg, shares, weights, targets)
 	}
 	if found != nil {
-		k := capacityResult(found, s.probes)
+		k := load.CapacityResult(found, s.probes)
 		if len(shares) > 1 {
 			k.Clients = names
 		}
@@ -211,7 +176,7 @@ func (s *capacitySearch) probe(ev *benchwire.CapacityProbe, pr results.CapacityP
 	s.mu.Lock()
 	s.probes = append(s.probes, pr)
 	s.mu.Unlock()
-	e.say(job.Step, s.hosts[0], "%s", e.labelled(job, probeText(job.Label, &s.spec, ev, pr.ServerCPU)))
+	e.say(job.Step, s.hosts[0], "%s", e.labelled(job, load.ProbeText(job.Label, &s.spec, ev, pr.ServerCPU)))
 	for _, c := range pr.Clients {
 		e.say(job.Step, c.Host, "  %s's share: %s ops/s asked, %s answered, p%s %.3f ms%s", c.Host, results.RateText(c.RateOpsPerSec),
 			results.RateText(c.OpsPerSec), strconv.FormatFloat(s.spec.Percentile, 'g', -1, 64), c.PercentileMs, load.ClientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
@@ -229,7 +194,7 @@ func (s *capacitySearch) probe(ev *benchwire.CapacityProbe, pr results.CapacityP
 // that ended early) and why the search failed.
 func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg benchwire.Config) (*benchwire.CapacityResult, error) {
 	e, job, latest := s.p.e, s.job, s.latest
-	at := placement{CPUs: job.ClientCPUs}
+	at := load.Placement{CPUs: job.ClientCPUs}
 	if s.path != nil {
 		at.NS = s.path.ClientNS
 	}
@@ -238,7 +203,7 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 	if job.Password != "" {
 		stdin = []byte(job.Password + "\n")
 	}
-	e.say(job.Step, job.Client.Name, "%s: capacity search, %s", job.Label, searchText(cfg.Capacity))
+	e.say(job.Step, job.Client.Name, "%s: capacity search, %s", job.Label, load.SearchText(cfg.Capacity))
 	var (
 		mu    sync.Mutex
 		found *benchwire.CapacityResult
@@ -261,9 +226,9 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 			mu.Unlock()
 			e.opts.Emit(Sample{Step: job.Step, Variant: s.series(), Figures: e.figures(job), Sweep: job.Sweep, Run: ev.Run, Point: pt})
 		case *benchwire.CapacityProbe:
-			pr := probeResult(ev)
+			pr := load.ProbeResult(ev)
 			mu.Lock()
-			pr.ServerCPU = probeServerCPU(points[ev.Probe], latest)
+			pr.ServerCPU = load.ProbeServerCPU(points[ev.Probe], latest)
 			delete(points, ev.Probe)
 			mu.Unlock()
 			s.probe(ev, pr)
@@ -297,99 +262,20 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 // recordCapacity says a search's answer and records it at its point.
 func (p *loadPlan) recordCapacity(cj capacityJob, host string, k *results.Capacity) {
 	e, job := p.e, cj.job
-	e.say(job.Step, host, "%s", e.labelled(job, foundText(job.Label, k)))
+	e.say(job.Step, host, "%s", e.labelled(job, load.FoundText(job.Label, k)))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	results.SetCapacity(&cj.res.Variants[cj.vi].Points[cj.pi], k)
 	results.ComputeDeltas(cj.res)
-	e.upsertBenchLocked(measuredOnly(*cj.res))
+	e.upsertBenchLocked(load.MeasuredOnly(*cj.res))
 	if werr := e.writeResultsLocked(false); werr != nil {
 		e.say(job.Step, host, "results not written: %s", werr)
 	}
 }
 
-// probeServerCPU is the servers' busy CPU over a probe's seconds (nil
-// when no sampler reported during it).
-func probeServerCPU(pts []results.Point, latest *load.SampleBoard) *float64 {
-	r := results.RunResult{Series: pts}
-	r.SummarizeSeries(latest.Cores())
-	return r.ServerCPU
-}
-
-// searchText says what a search looks for and how precisely.
-func searchText(s *benchwire.CapacitySpec) string {
-	t := fmt.Sprintf("highest rate with %s, within %s%%, from %s ops/s", s.Objective(), strconv.FormatFloat(s.Precision*100, 'g', 3, 64), results.RateText(s.StartRate))
-	if s.MaxRate > 0 {
-		t += " up to " + results.RateText(s.MaxRate)
-	}
-	return t
-}
-
-// probeText is the line said after each probe (serverCPU: the servers'
-// busy CPU during it, when sampled).
-func probeText(label string, s *benchwire.CapacitySpec, p *benchwire.CapacityProbe, serverCPU *float64) string {
-	verdict := "met"
-	if !p.Pass {
-		verdict = "missed: " + p.Reason
-	}
-	cpu := ""
-	if serverCPU != nil {
-		cpu = fmt.Sprintf(", server CPU %.1f%%", *serverCPU)
-	}
-	return fmt.Sprintf("%s capacity probe %d: %s ops/s asked, %s answered, p%s %.3f ms%s: %s", label, p.Probe,
-		results.RateText(p.RateOpsPerSec), results.RateText(p.OpsPerSec), strconv.FormatFloat(s.Percentile, 'g', -1, 64), p.PercentileMs, cpu, verdict)
-}
-
-// foundText is the line said when a search ends.
-func foundText(label string, k *results.Capacity) string {
-	t := label + ": TPS at " + k.ObjectiveText() + ": "
-	if k.RateOpsPerSec > 0 {
-		t += results.RateText(k.RateOpsPerSec) + " ops/s"
-		if k.ServerCPU != nil {
-			t += fmt.Sprintf(", server CPU %.1f%% there (probe %d)", *k.ServerCPU, k.ServerCPUProbe)
-		}
-	} else {
-		t += "none"
-	}
-	t += fmt.Sprintf(" (%d probes", k.Probes)
-	if o := k.Outcome(); o != "" {
-		t += "; " + o
-	}
-	return t + ")"
-}
-
-func probeResult(p *benchwire.CapacityProbe) results.CapacityProbe {
-	return results.CapacityProbe{Probe: p.Probe, RateOpsPerSec: p.RateOpsPerSec, OpsPerSec: p.OpsPerSec, PercentileMs: p.PercentileMs,
-		Errors: p.Errors, Unsent: p.Unsent, Pass: p.Pass, Reason: p.Reason, ClientBound: p.ClientBound}
-}
-
-// capacityResult is the search's result as recorded, with the servers'
-// CPU at the probe that found the answer.
-func capacityResult(r *benchwire.CapacityResult, probes []results.CapacityProbe) *results.Capacity {
-	k := &results.Capacity{
-		Objective: r.Objective, Percentile: r.Percentile, CapMs: r.CapMs, Precision: r.Precision,
-		RateOpsPerSec: r.RateOpsPerSec, OpsPerSec: r.OpsPerSec, PercentileMs: r.PercentileMs, LatencyMs: results.Latency(r.LatencyMs),
-		FailedRateOpsPerSec: r.FailedRateOpsPerSec, Probes: r.Probes, ProbeLog: probes,
-		Limit: r.Limit, ClientBound: r.ClientBound, Err: r.Err,
-	}
-	if r.RateOpsPerSec > 0 {
-		for _, p := range probes {
-			// The probe's number, or (from an older bench without it)
-			// the passing probe at the answer's rate.
-			if (r.Probe > 0 && p.Probe == r.Probe) || (r.Probe == 0 && p.Pass && p.RateOpsPerSec == r.RateOpsPerSec) {
-				if p.ServerCPU != nil {
-					v := *p.ServerCPU
-					k.ServerCPU, k.ServerCPUProbe = &v, p.Probe
-				}
-			}
-		}
-	}
-	return k
-}
-
 // withCapacity is a job's planned commands: the flat-out bench's (flat)
 // unless the search replaces it, then the search's.
-func (p *loadPlan) withCapacity(j loadJob, at placement, flat []PlannedCommand) []PlannedCommand {
+func (p *loadPlan) withCapacity(j loadJob, at load.Placement, flat []PlannedCommand) []PlannedCommand {
 	if p.spec.Capacity == nil {
 		return flat
 	}

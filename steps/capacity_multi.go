@@ -32,45 +32,6 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 )
 
-// capacityShares divides a search's load among the client hosts as
-// load.SplitLoad divides a flat-out run's, and gives each host's fraction of a
-// probe's total rate.
-func capacityShares(cfg benchwire.Config, hosts []hostRef) (shares []load.ClientShare, weights []float64, note string) {
-	c := cfg
-	// A rate of 1 split is each host's fraction (load.SplitLoad keeps a
-	// capacity search on one host: here the engine drives it).
-	c.Capacity, c.Rate = nil, 1
-	shares, note = load.SplitLoad(c, hosts)
-	for i := range shares {
-		weights = append(weights, shares[i].Config.Rate)
-		shares[i].Config.Rate = 0
-		shares[i].Config.Capacity = cfg.Capacity
-	}
-	return shares, weights, note
-}
-
-// hostProbeConfig is a host's bench for one probe: its share of the load,
-// a capacity search whose first probe is at rate (its share of the total)
-// and lasts d, prefilling only before the search's first probe.
-func hostProbeConfig(share benchwire.Config, spec benchwire.CapacitySpec, rate float64, d time.Duration, prefill bool) benchwire.Config {
-	c := share
-	k := spec
-	k.StartRate, k.MaxRate = rate, rate
-	c.Capacity, c.Duration = &k, d
-	c.Prefill = c.Prefill && prefill
-	return c
-}
-
-// probeLength is how long every host's part of a probe at total rate
-// lasts: the longest any host needs for its share's replies.
-func probeLength(cfg benchwire.Config, spec benchwire.CapacitySpec, shares []load.ClientShare, weights []float64, rate float64) time.Duration {
-	d := cfg.Duration
-	for i, s := range shares {
-		d = max(d, benchwire.ProbeDuration(s.Config, spec, rate*weights[i]))
-	}
-	return d
-}
-
 // probeHost is one client host's part of one probe.
 type probeHost struct {
 	share load.ClientShare
@@ -99,7 +60,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 		minW = min(minW, w)
 	}
 	e.say(job.Step, names[0], "%s: capacity search from %d client hosts, every probe's rate split among them (%s) and judged on their merged latencies, %s",
-		job.Label, len(shares), strings.Join(split, ", "), searchText(&spec))
+		job.Label, len(shares), strings.Join(split, ", "), load.SearchText(&spec))
 	// The lowest total rate at which every host's share can still be
 	// measured by a probe of the step's duration.
 	floor := benchwire.MinProbeRate(cfg, spec) / minW
@@ -110,11 +71,11 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 		failed *probeHost
 	)
 	probe := func(n int, rate float64) (*benchwire.CapacityProbe, error) {
-		d := probeLength(cfg, spec, shares, weights, rate)
+		d := load.ProbeLength(cfg, spec, shares, weights, rate)
 		hosts := make([]*probeHost, len(shares))
 		for i, sh := range shares {
-			hc := hostProbeConfig(sh.Config, spec, rate*weights[i], d, n == 1)
-			hosts[i] = &probeHost{share: load.ClientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(sh.Host, hc, job.Password != "", placement{})}
+			hc := load.HostProbeConfig(sh.Config, spec, rate*weights[i], d, n == 1)
+			hosts[i] = &probeHost{share: load.ClientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(sh.Host, hc, job.Password != "", load.Placement{})}
 		}
 		merged, pts, bad, err := s.runProbe(ctx, n, hosts)
 		if err != nil {
@@ -122,7 +83,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 			return nil, err
 		}
 		hp := make([]*benchwire.CapacityProbe, len(hosts))
-		x := results.CapacityProbe{ServerCPU: probeServerCPU(pts, s.latest)}
+		x := results.CapacityProbe{ServerCPU: load.ProbeServerCPU(pts, s.latest)}
 		for i, h := range hosts {
 			hp[i] = h.probe
 			x.Clients = append(x.Clients, results.CapacityShare{Host: names[i], RateOpsPerSec: h.probe.RateOpsPerSec, OpsPerSec: h.probe.OpsPerSec,
@@ -140,7 +101,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 	}
 	emit := func(ev benchwire.Event) {
 		if ev, ok := ev.(*benchwire.CapacityProbe); ok {
-			pr := probeResult(ev)
+			pr := load.ProbeResult(ev)
 			x := extras[ev.Probe]
 			pr.ServerCPU, pr.Clients = x.ServerCPU, x.Clients
 			s.probe(ev, pr)

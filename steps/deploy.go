@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/steps/kinds/deploy"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/labs"
@@ -71,7 +72,7 @@ func (e *Engine) planOnPath(p *deployPlan, v *labs.Variant, vars map[string]stri
 	}
 	p.NetNS = path.ServerNS
 	p.Bind = path.ServerAddr.String()
-	p.CPUs, _ = splitCPUs(e.hostCPUs(p.Hosts[0].Name))
+	p.CPUs, _ = load.SplitCPUs(e.hostCPUs(p.Hosts[0].Name))
 	p.Settings = append(p.Settings, [2]string{"protected-mode", "no"})
 	return nil
 }

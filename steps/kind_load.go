@@ -190,11 +190,11 @@ func (p *loadPlan) commands() []PlannedCommand {
 		if j.notBuilt != "" {
 			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# not run: " + j.notBuilt})
 		}
-		at := placement{}
+		at := load.Placement{}
 		if j.path != nil {
-			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: pathNote(j.path)})
+			out = append(out, PlannedCommand{Host: p.client.Name, Cmd: load.PathNote(j.path)})
 			at.NS = j.path.ClientNS
-			_, at.CPUs = splitCPUs(p.e.hostCPUs(p.client.Name))
+			_, at.CPUs = load.SplitCPUs(p.e.hostCPUs(p.client.Name))
 		}
 		out = append(out, p.withCapacity(j, at, p.benchCommands(j, at))...)
 		for _, h := range j.deploy.Hosts {
@@ -262,7 +262,7 @@ func (p *loadPlan) run(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	results.ComputeDeltas(&res)
-	e.upsertBenchLocked(measuredOnly(res))
+	e.upsertBenchLocked(load.MeasuredOnly(res))
 	werr := e.writeResultsLocked(false)
 	e.mu.Unlock()
 	if len(errs) > 0 {
@@ -334,10 +334,10 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 	vr.Points = append(vr.Points, results.SweepPoint{Value: j.sweep})
 	pi := len(vr.Points) - 1
 	if path != nil {
-		vr.Emulation = variantEmulation(path)
+		vr.Emulation = load.VariantEmulation(path)
 		vr.Points[pi].Path = &results.PathCounters{Path: string(path.Variant)}
 		if e.results != nil {
-			e.results.Emulation = emulationNote
+			e.results.Emulation = load.EmulationNote
 		}
 	}
 	e.mu.Unlock()
@@ -350,8 +350,8 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 	var counters results.PathCounters
 	if path != nil {
 		job.Path, job.Counters = path, &counters
-		job.Emulation = variantEmulation(path)
-		_, job.ClientCPUs = splitCPUs(e.hostCPUs(client.Name))
+		job.Emulation = load.VariantEmulation(path)
+		_, job.ClientCPUs = load.SplitCPUs(e.hostCPUs(client.Name))
 	}
 	job.OnRun = func(r results.RunResult) {
 		e.mu.Lock()
@@ -360,7 +360,7 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 		pt.Runs = append(pt.Runs, r)
 		pt.Stats = results.Summarize(pt.Runs)
 		results.ComputeDeltas(res)
-		e.upsertBenchLocked(measuredOnly(*res))
+		e.upsertBenchLocked(load.MeasuredOnly(*res))
 		if err := e.writeResultsLocked(false); err != nil {
 			e.opts.Emit(Output{Step: st.ID, Line: runner.Line{Host: client.Name, Stream: runner.Stderr, Text: "results not written: " + err.Error(), Time: time.Now()}})
 		}
@@ -373,17 +373,4 @@ func (p *loadPlan) runJob(ctx context.Context, n int, j loadJob, variant *labs.V
 		e.mu.Unlock()
 	}
 	return err
-}
-
-// measuredOnly is c as results show it: a copy without the variants that
-// could not run here (listed in c.Unavailable instead).
-func measuredOnly(c results.Compare) results.Compare {
-	c = cloneCompare(c)
-	if len(c.Unavailable) == 0 {
-		return c
-	}
-	c.Variants = slices.DeleteFunc(c.Variants, func(v results.VariantResult) bool {
-		return len(v.Points) == 0 && slices.ContainsFunc(c.Unavailable, func(u results.Unavailable) bool { return u.Label == v.Label })
-	})
-	return c
 }

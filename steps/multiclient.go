@@ -46,7 +46,7 @@ func (e *Engine) clientHosts(st *labs.Step, vars map[string]string) ([]hostRef, 
 
 // benchCommands are a job's bench commands as a plan shows them: one per
 // client host, each with its share.
-func (p *loadPlan) benchCommands(j loadJob, at placement) []PlannedCommand {
+func (p *loadPlan) benchCommands(j loadJob, at load.Placement) []PlannedCommand {
 	hosts := p.clients
 	if j.path != nil || len(hosts) == 0 {
 		hosts = []hostRef{p.client}
