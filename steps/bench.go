@@ -62,38 +62,6 @@ type benchJob struct {
 // take several seconds, and a bench without its CPU numbers is a lesser one.
 const samplerStartTimeout = 30 * time.Second
 
-// benchCommand is the client side of a job.
-func (e *Engine) benchCommand(client hostRef, c benchwire.Config, password bool, at load.Placement) string {
-	args := append([]string{e.dpulabOn(client), "bench", "--json"}, c.Args()...)
-	cmd := at.Wrap("exec " + runner.QuoteAll(args...))
-	if password {
-		// The password comes on stdin into the environment, never argv.
-		cmd = "IFS= read -r " + benchwire.PasswordEnv + " && export " + benchwire.PasswordEnv + " && " + cmd
-	}
-	return cmd
-}
-
-// samplerCommand is the server side of a job. When the load comes from
-// the same machine (a local lab), the traffic is on the loopback
-// interface, which the sampler leaves out by default: ask for it.
-// Over an emulated path it runs in the path's server namespace, where the
-// traffic crosses the path's veth end (CPU figures are the host's either
-// way: /proc/stat is not per namespace).
-func (e *Engine) samplerCommand(h hostRef, client hostRef, path *netpath.Path) string {
-	args := []string{e.dpulabOn(h), "sample", "--interval", "1s", "--host", h.Name}
-	switch {
-	case path != nil:
-		args = append(args, "--iface", path.ServerLink)
-	case h.Local && client.Local:
-		args = append(args, "--iface", "lo")
-	}
-	cmd := "exec " + runner.QuoteAll(args...)
-	if path != nil {
-		cmd = load.Placement{NS: path.ServerNS}.Wrap(cmd)
-	}
-	return cmd
-}
-
 // cpuCount asks a host how many CPUs are online (0 when it cannot say).
 func cpuCount(ctx context.Context, t runner.Target) int {
 	var n int
@@ -277,7 +245,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		if perHost != nil {
 			cfg.StartAtUnixMs = perHost[i]
 		}
-		cr.cmd = e.benchCommand(cr.share.Host, cfg, job.Password != "", at)
+		cr.cmd = load.BenchCommand(e.dpulabOn(cr.share.Host), cfg, job.Password != "", at)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -372,7 +340,7 @@ func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *load.
 		go func() {
 			defer swg.Done()
 			defer latest.Gone(h.Name)
-			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client, job.Path), Output: func(l runner.Line) {
+			_, _ = t.Run(sctx, runner.Command{Cmd: load.SamplerCommand(e.dpulabOn(h), h, job.Client, job.Path), Output: func(l runner.Line) {
 				if l.Stream != runner.Stdout {
 					return
 				}

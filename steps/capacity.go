@@ -36,45 +36,6 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 )
 
-// capacityCommands is what a job's capacity search runs, for the plan and
-// the dry run (the flat-out bench's command is planned beside it unless the
-// search replaces it).
-func (p *loadPlan) capacityCommands(j loadJob, at load.Placement) []PlannedCommand {
-	spec := p.spec.Capacity
-	if spec == nil {
-		return nil
-	}
-	c, err := load.CapacityConfig(spec, j.vars, j.planned)
-	if err != nil {
-		return []PlannedCommand{{Host: p.client.Name, Cmd: "# capacity search refused: " + err.Error()}}
-	}
-	note := "# then the capacity search (" + c.Capacity.Objective() + ")"
-	if spec.Instead {
-		note = "# the capacity search (" + c.Capacity.Objective() + "), instead of the flat-out runs"
-	}
-	if len(p.clients) > 1 && j.path == nil {
-		shares, weights, split := load.CapacityShares(c, p.clients)
-		if len(shares) > 1 {
-			out := []PlannedCommand{{Host: p.client.Name, Cmd: note + ", driven by the engine from " + strconv.Itoa(len(shares)) +
-				" client hosts: each probe runs on every host at its share of the rate, stopped after its first probe; the first probe:"}}
-			if split != "" {
-				out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# " + split})
-			}
-			spec := *c.Capacity
-			d := load.ProbeLength(c, spec, shares, weights, spec.StartRate)
-			for i, s := range shares {
-				hc := load.HostProbeConfig(s.Config, spec, spec.StartRate*weights[i], d, true)
-				out = append(out, PlannedCommand{Host: s.Host.Name, Cmd: p.e.benchCommand(s.Host, hc, load.Password(j.vars) != "", at)})
-			}
-			return out
-		}
-	}
-	return []PlannedCommand{
-		{Host: p.client.Name, Cmd: note},
-		{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, c, load.Password(j.vars) != "", at)},
-	}
-}
-
 // capacityJob is one search: the job it belongs to and where its result
 // goes (variant vi, point pi of res).
 type capacityJob struct {
@@ -97,7 +58,7 @@ type capacityJob struct {
 // servers' CPU, and the answer the CPU at the probe that found it.
 func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	e, job := p.e, cj.job
-	cfg, err := load.CapacityConfig(p.spec.Capacity, cj.vars, job.Config)
+	cfg, err := load.CapacityConfig(p.Spec.Capacity, cj.vars, job.Config)
 	if err != nil {
 		return err
 	}
@@ -198,7 +159,7 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 	if s.path != nil {
 		at.NS = s.path.ClientNS
 	}
-	cmd := e.benchCommand(job.Client, cfg, job.Password != "", at)
+	cmd := load.BenchCommand(e.dpulabOn(job.Client), cfg, job.Password != "", at)
 	var stdin []byte
 	if job.Password != "" {
 		stdin = []byte(job.Password + "\n")
@@ -273,25 +234,12 @@ func (p *loadPlan) recordCapacity(cj capacityJob, host string, k *results.Capaci
 	}
 }
 
-// withCapacity is a job's planned commands: the flat-out bench's (flat)
-// unless the search replaces it, then the search's.
-func (p *loadPlan) withCapacity(j loadJob, at load.Placement, flat []PlannedCommand) []PlannedCommand {
-	if p.spec.Capacity == nil {
-		return flat
-	}
-	var out []PlannedCommand
-	if !p.spec.Capacity.Instead {
-		out = append(out, flat...)
-	}
-	return append(out, p.capacityCommands(j, at)...)
-}
-
 // measure is a job's measurement: the flat-out runs (runBench), then the
 // capacity search when the step asks for one, or the search alone (mode:
 // instead). A search follows only flat-out runs that went well: after a
 // failure the servers are suspect and the step fails anyway.
 func (p *loadPlan) measure(ctx context.Context, job benchJob, j loadJob, path *netpath.Path, res *results.Compare, vi, pi int) error {
-	spec := p.spec.Capacity
+	spec := p.Spec.Capacity
 	if spec == nil || !spec.Instead {
 		if _, err := p.e.runBench(ctx, job); err != nil || spec == nil {
 			return err
@@ -300,5 +248,5 @@ func (p *loadPlan) measure(ctx context.Context, job benchJob, j loadJob, path *n
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return p.runCapacity(ctx, capacityJob{job: job, vars: j.vars, path: path, res: res, vi: vi, pi: pi})
+	return p.runCapacity(ctx, capacityJob{job: job, vars: j.Vars, path: path, res: res, vi: vi, pi: pi})
 }

@@ -75,7 +75,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 		hosts := make([]*probeHost, len(shares))
 		for i, sh := range shares {
 			hc := load.HostProbeConfig(sh.Config, spec, rate*weights[i], d, n == 1)
-			hosts[i] = &probeHost{share: load.ClientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(sh.Host, hc, job.Password != "", load.Placement{})}
+			hosts[i] = &probeHost{share: load.ClientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: load.BenchCommand(e.dpulabOn(sh.Host), hc, job.Password != "", load.Placement{})}
 		}
 		merged, pts, bad, err := s.runProbe(ctx, n, hosts)
 		if err != nil {

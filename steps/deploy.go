@@ -24,9 +24,6 @@ const stopGrace = 3 * time.Second
 // (steps/kinds/deploy).
 type deployPlan = deploy.Plan
 
-// maxInstances keeps a typo from starting thousands of servers.
-const maxInstances = deploy.MaxInstances
-
 // deployStepFor finds the deploy step of group.
 func (e *Engine) deployStepFor(group string) (*labs.Step, error) {
 	for i := range e.lab.Steps {
@@ -62,7 +59,7 @@ func (e *Engine) planOnPath(p *deployPlan, v *labs.Variant, vars map[string]stri
 	if len(p.Hosts) != 1 {
 		return fmt.Errorf("variant %s: an emulated network path joins two namespaces of one host, but group %s runs on %d hosts", v.Label, p.Group, len(p.Hosts))
 	}
-	cfg, err := e.pathConfig(v, vars)
+	cfg, err := load.PathConfig(e.workdir(), v, vars)
 	if err != nil {
 		return err
 	}

@@ -2,13 +2,10 @@ package steps
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/steps/kinds/load"
@@ -24,31 +21,6 @@ import (
 // cancel too. Each path is recorded in the saved progress before it is
 // made, so a run killed mid-job leaves a record that the next run (or the
 // cleanup step) tears down; `dpulab cleanup` removes what no record names.
-
-// pathConfig is the netpath configuration of a variant: its run id comes
-// from the run's unique working directory and the variant's label, so two
-// runs on one host do not share a name, and a plan names exactly what the
-// run makes.
-func (e *Engine) pathConfig(v *labs.Variant, vars map[string]string) (netpath.Config, error) {
-	pv, err := netpath.ParseVariant(v.NetPath)
-	if err != nil {
-		return netpath.Config{}, fmt.Errorf("variant %s: %w", v.Label, err)
-	}
-	cfg := netpath.Config{Variant: pv}
-	if v.FirewallRules.IsSet() {
-		if cfg.FirewallRules, err = v.FirewallRules.Int(vars, 0); err != nil {
-			return cfg, fmt.Errorf("variant %s: firewall_rules: %w", v.Label, err)
-		}
-	}
-	sum := sha256.Sum256([]byte(e.workdir() + "\x00" + v.Label))
-	const digits = "abcdefghijklmnopqrstuvwxyz0123456789"
-	var id [5]byte
-	for i := range id {
-		id[i] = digits[int(sum[i])%len(digits)]
-	}
-	cfg.RunID = string(id[:])
-	return cfg, cfg.Validate()
-}
 
 // hostCPUs is the cached CPU count of a host (0: not asked yet).
 func (e *Engine) hostCPUs(host string) int {
@@ -181,31 +153,6 @@ func (e *Engine) teardownPaths(ctx context.Context, step string) error {
 	return first
 }
 
-// resolvePath plans job j's emulated path: both namespaces on the load
-// generator's host, which must also be the servers' host.
-func (e *Engine) resolvePath(j *loadJob, v *labs.Variant, client hostRef, vars map[string]string) error {
-	if len(j.deploy.Hosts) != 1 || j.deploy.Hosts[0].Name != client.Name {
-		var on []string
-		for _, h := range j.deploy.Hosts {
-			on = append(on, h.Name)
-		}
-		return fmt.Errorf("variant %s: an emulated network path joins two namespaces of one host, so the load generator (on %s) and the servers (on %s) must share it", v.Label, client.Name, strings.Join(on, ", "))
-	}
-	cfg, err := e.pathConfig(v, vars)
-	if err != nil {
-		return err
-	}
-	path, err := netpath.Plan(client.Name, &cfg)
-	if err != nil {
-		return err
-	}
-	j.pathCfg, j.path = &cfg, &path
-	if j.transport == "" {
-		j.transport = "tcp"
-	}
-	return nil
-}
-
 // startPath makes job j's path when the host can, after the CPU count that
 // pins the servers and the load generator is known. skip says why the
 // variant cannot run here (not root, no nft, no overlay module).
@@ -221,7 +168,7 @@ func (e *Engine) startPath(ctx context.Context, step string, client hostRef, j l
 	if err != nil {
 		return nil, "", &StepError{Host: client.Name, Err: fmt.Errorf("find out which network paths can be made: %w", err)}
 	}
-	if ok, why := rep.Available(j.pathCfg.Variant); !ok {
+	if ok, why := rep.Available(j.PathCfg.Variant); !ok {
 		return nil, why, nil
 	}
 	first := e.hostCPUs(client.Name) == 0
@@ -231,6 +178,6 @@ func (e *Engine) startPath(ctx context.Context, step string, client hostRef, j l
 	} else if first {
 		e.say(step, client.Name, "not pinned: the host has fewer than two CPUs, so the servers and the load generator share one")
 	}
-	p, err := e.makePath(ctx, step, client, t, *j.pathCfg)
+	p, err := e.makePath(ctx, step, client, t, *j.PathCfg)
 	return p, "", err
 }

@@ -10,87 +10,59 @@
 //
 // # What is here now
 //
-// The parts that need no environment at all, each tested alone:
+//   - The plan: Resolve works a step out through Env (the client hosts,
+//     one Job per sweep value and variant with its deployment as planned
+//     by kinds/deploy, its transport, emulated path and bench
+//     configuration, and whether the hosts' dpulab lacks the transport);
+//     Plan.Commands is what the dry run and the TUI show.
+//   - The run's loop: Plan.Run lists what cannot run (no host, a
+//     transport the hosts lack, a path the host cannot make) as
+//     unavailable, starts and tears down each variant's emulated path,
+//     has each job measured, stops at a cancel or a StopStep, and writes
+//     the compare with its deltas, through Runner.
+//   - The pure parts, each tested alone: the bench's configuration and
+//     commands, the split of a load among client hosts, their clocks and
+//     common start, the merge of their streams, the samplers' board and
+//     RDMA counters, the capacity search's configuration and texts, the
+//     software-RDMA probe, the emulated path's placement and notes.
 //
-//   - the client hosts' clocks: reading one host's clock over its target,
-//     the verdict on their spread, and the common start the hosts are
-//     given (clock.go, start.go);
-//   - merging several client hosts' JSON-lines streams into one series
-//     per second and one result per repetition (merge.go);
-//   - the samplers' lines (`dpulab sample`), the RDMA counters among them,
-//     and the board the run reads server CPU and network from (sampler.go,
-//     sampler_rdma.go).
+// Still in package steps, as methods of *steps.Engine behind Runner's
+// Measure: one job's measurement (runJob: deploy, reachability, the
+// agents' transports, software RDMA notes; runBench with its samplers and
+// the multi-client run; the capacity search; vSphere sampling), and the
+// kind's registration with vSphere's extra planned commands.
 //
-// The plan (resolveLoad), the run (runJob, runBench, the capacity search,
-// the multi-client run) and the vSphere sampling still live in package
-// steps as methods of *steps.Engine, and call these parts.
+// # The environment
 //
-// # The environment the kind needs (Env)
+// Env (env.go) is kind.Env plus Agents (dpulab on a host, what it lacks,
+// its CPUs, an optional role without a host) and Deployments (the deploy
+// step of a group and its plan). Runner (run.go) adds Paths (StartPath,
+// TeardownPath), Measure and PutCompare. The engine implements them in
+// steps/kind_env_load.go; this package's tests fake them (no sshd, no
+// engine).
 //
-// Read from what the engine's load code uses today. Each is a small
-// interface the engine's kind adapter (steps/kind_env.go) implements, and a
-// fake implements in this package's tests; none names an engine internal.
+// What moving the measurement will add to the Env, read from what the
+// engine's code uses today:
 //
-//	type Env interface {
-//		kind.Env      // hosts of a role, Say/Output, Compare, clock, Lab, Rehearsal
-//		event.Emitter // Emit(Progress | Sample): the dashboard's live events
-//		Hosts
-//		Deployments
-//		Compares
-//		Paths
-//		Probes
-//	}
+//	event.Emitter // Emit(Progress | Sample): the dashboard's live events
 //
 //	// Hosts: reach and prepare the hosts the load runs on.
 //	type Hosts interface {
 //		// Prepared reaches h, uploads dpulab there and makes the
 //		// working directory (deploy.Runner's, shared).
 //		Prepared(ctx context.Context, h kind.Host) (runner.Target, error)
-//		// Agent is the path of dpulab on h (deploy.Env's, shared).
-//		Agent(h kind.Host) string
-//		// Lacks says why the agent of one of hosts cannot run
-//		// transport tr, judged before the hosts are reached ("" when
-//		// all can); LacksNow asks each host its real platform.
-//		Lacks(hosts []kind.Host, tr string) string
+//		// LacksNow asks each host its real platform before a bench.
 //		LacksNow(ctx context.Context, hosts []kind.Host, tr string) (string, error)
-//		// CPUs is the host's online CPU count once learnt (0 before).
-//		CPUs(host string) int
 //		LearnCPUs(ctx context.Context, host string, t runner.Target) int
 //	}
 //
-//	// Deployments: the groups the load runs against, through kinds/deploy.
-//	type Deployments interface {
-//		// DeployPlan is the deploy plan of group under vars, with the
-//		// variant's overrides (and its emulated path's placement).
-//		DeployPlan(group string, vars map[string]string, v *labs.Variant) (deploy.Plan, error)
-//		// Deployment returns the group's running deployment, deploying
-//		// it (again) when it is missing, stale or no longer answers.
-//		Deployment(ctx context.Context, step, group string, vars map[string]string, v *labs.Variant) (Deployed, error)
-//		// StopGroup stops the group's servers (before its path goes).
-//		StopGroup(ctx context.Context, group string) error
-//	}
+//	// Deployments gains the running deployment of a group, deployed
+//	// (again) when it is missing, stale or no longer answers.
+//	Deployment(ctx context.Context, step, group string, vars map[string]string, v *labs.Variant) (Deployed, error)
 //
-//	// Compares: the results writer. Put replaces this attempt's compare
-//	// of its step and writes the results atomically; the kind calls it
-//	// after every repetition, so a killed run keeps what it measured.
-//	type Compares interface {
-//		Put(c results.Compare) error
-//		// Emulated marks the run's results as holding emulated figures.
-//		Emulated(note string)
-//		// HostFigures keeps where the host (ESXi) metrics came from.
-//	}
-//
-//	// Paths: an emulated network path (runner/netpath) around a variant,
-//	// recorded in saved progress before it is made and forgotten after
-//	// its teardown, so cleanup and resume find it.
-//	type Paths interface {
-//		PathConfig(v *labs.Variant, vars map[string]string) (netpath.Config, error)
-//		// StartPath makes the path on client's host; skip says why the
-//		// host cannot make it (not root, no nft): the variant is then
-//		// listed unavailable, not run.
-//		StartPath(ctx context.Context, step string, client kind.Host, cfg netpath.Config) (p *netpath.Path, skip string, err error)
-//		TeardownPath(ctx context.Context, step, group string, p *netpath.Path) error
-//	}
+//	// Results: where the host (ESXi) metrics came from, and a run's
+//	// emulated figures.
+//	Emulated(note string)
 //
 //	// Probes: what the run learns about the hosts' hardware and says.
 //	type Probes interface {
