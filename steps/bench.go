@@ -28,7 +28,7 @@ type benchJob struct {
 	Sweep   string
 	Label   string
 	Client  hostRef
-	// Clients are the hosts that share the load (multiclient.go), Client
+	// Clients are the hosts that share the load (steps/kinds/load/split.go), Client
 	// the first of them; none is Client alone.
 	Clients []hostRef
 	Servers []hostRef
@@ -77,7 +77,7 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 }
 
 // runBench runs one job from its client hosts: one host, or several that
-// share the load (multiclient.go), started together after their clocks are
+// share the load (steps/kinds/load/split.go), started together after their clocks are
 // checked; samplers on the server hosts; every host's stream merged into
 // one per-second series (load.ClientMerge: for one host the merge is the
 // identity). A host that fails stops the others: the load would no longer

@@ -27,7 +27,7 @@ type Plan struct {
 	Step     *labs.Step
 	Spec     *labs.BenchSpec
 	Client   kind.Host
-	Clients  []kind.Host // every client host (multiclient.go); Client is the first
+	Clients  []kind.Host // every client host (split.go); Client is the first
 	SweepVar string
 	Variants []labs.Variant
 	Jobs     []Job
