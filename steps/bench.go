@@ -3,7 +3,6 @@ package steps
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"net"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/steps/kinds/deploy"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
@@ -28,7 +28,7 @@ type benchJob struct {
 	Sweep   string
 	Label   string
 	Client  hostRef
-	// Clients are the hosts that share the load (multiclient.go), Client
+	// Clients are the hosts that share the load (steps/kinds/load/split.go), Client
 	// the first of them; none is Client alone.
 	Clients []hostRef
 	Servers []hostRef
@@ -62,48 +62,6 @@ type benchJob struct {
 // take several seconds, and a bench without its CPU numbers is a lesser one.
 const samplerStartTimeout = 30 * time.Second
 
-// expectedDuration is how long a bench job should take (the measured runs
-// and their warmups; prefill and connecting are not counted).
-func expectedDuration(c benchwire.Config) time.Duration {
-	per := c.Duration + c.Warmup
-	if c.Requests > 0 {
-		per = c.Warmup + 5*time.Second
-	}
-	return time.Duration(c.Runs) * per
-}
-
-// benchCommand is the client side of a job.
-func (e *Engine) benchCommand(client hostRef, c benchwire.Config, password bool, at placement) string {
-	args := append([]string{e.dpulabOn(client), "bench", "--json"}, c.Args()...)
-	cmd := at.wrap("exec " + runner.QuoteAll(args...))
-	if password {
-		// The password comes on stdin into the environment, never argv.
-		cmd = "IFS= read -r " + benchwire.PasswordEnv + " && export " + benchwire.PasswordEnv + " && " + cmd
-	}
-	return cmd
-}
-
-// samplerCommand is the server side of a job. When the load comes from
-// the same machine (a local lab), the traffic is on the loopback
-// interface, which the sampler leaves out by default: ask for it.
-// Over an emulated path it runs in the path's server namespace, where the
-// traffic crosses the path's veth end (CPU figures are the host's either
-// way: /proc/stat is not per namespace).
-func (e *Engine) samplerCommand(h hostRef, client hostRef, path *netpath.Path) string {
-	args := []string{e.dpulabOn(h), "sample", "--interval", "1s", "--host", h.Name}
-	switch {
-	case path != nil:
-		args = append(args, "--iface", path.ServerLink)
-	case h.Local && client.Local:
-		args = append(args, "--iface", "lo")
-	}
-	cmd := "exec " + runner.QuoteAll(args...)
-	if path != nil {
-		cmd = placement{NS: path.ServerNS}.wrap(cmd)
-	}
-	return cmd
-}
-
 // cpuCount asks a host how many CPUs are online (0 when it cannot say).
 func cpuCount(ctx context.Context, t runner.Target) int {
 	var n int
@@ -119,15 +77,15 @@ func cpuCount(ctx context.Context, t runner.Target) int {
 }
 
 // runBench runs one job from its client hosts: one host, or several that
-// share the load (multiclient.go), started together after their clocks are
+// share the load (steps/kinds/load/split.go), started together after their clocks are
 // checked; samplers on the server hosts; every host's stream merged into
-// one per-second series (clientMerge: for one host the merge is the
+// one per-second series (load.ClientMerge: for one host the merge is the
 // identity). A host that fails stops the others: the load would no longer
 // be the one asked for. Finished repetitions are returned even when a
 // later one fails.
 func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResult, error) {
 	// The client hosts the load comes from, each with its share
-	// (splitLoad); one over an emulated path, whose namespaces are on it.
+	// (load.SplitLoad); one over an emulated path, whose namespaces are on it.
 	clients := job.Clients
 	if len(clients) == 0 {
 		clients = []hostRef{job.Client}
@@ -136,7 +94,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		e.say(job.Step, job.Client.Name, "over an emulated path the load comes from %s only", job.Client.Name)
 		clients = clients[:1]
 	}
-	shares, note := splitLoad(job.Config, clients)
+	shares, note := load.SplitLoad(job.Config, clients)
 	if note != "" {
 		e.say(job.Step, shares[0].Host.Name, "%s", note)
 	}
@@ -164,13 +122,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		names[i], targets[i] = s.Host.Name, t
 	}
 
-	var readings []clockReading
+	var readings []load.ClockReading
 	var spread time.Duration
 	var warning string
 	var clocksOK bool
 	if multi {
-		readings = checkClocks(ctx, names, targets)
-		spread, warning, clocksOK = clockVerdict(readings)
+		readings = load.CheckClocks(ctx, names, targets)
+		spread, warning, clocksOK = load.ClockVerdict(readings)
 		for _, r := range readings {
 			if r.Err != nil {
 				e.say(job.Step, r.Host, "clock not read: %v", r.Err)
@@ -180,13 +138,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		case warning != "":
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
 		case clocksOK:
-			e.say(job.Step, names[0], "%d client hosts share the load; their clocks agree within %s, as read over SSH (± half of each round trip)", len(shares), ms(spread))
+			e.say(job.Step, names[0], "%d client hosts share the load; their clocks agree within %s, as read over SSH (± half of each round trip)", len(shares), load.Millis(spread))
 		}
 	}
 
 	latest, stopSamplers := e.startSamplers(ctx, job)
 	defer stopSamplers()
-	latest.waitReady(ctx.Done(), samplerStartTimeout)
+	latest.WaitReady(ctx.Done(), samplerStartTimeout)
 	// The hypervisor's figures (steps/vsphere.go), when the server hosts
 	// name their ESXi hosts: a refused vCenter stops the step.
 	vj, err := e.startVSphere(ctx, job)
@@ -198,7 +156,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	// Over an emulated path (one client host: its namespaces are on it)
 	// the bench runs in the path's client namespace, and the path's
 	// counters are read around it.
-	at := placement{CPUs: job.ClientCPUs}
+	at := load.Placement{CPUs: job.ClientCPUs}
 	var before netpath.Counters
 	if job.Path != nil {
 		at.NS = job.Path.ClientNS
@@ -216,49 +174,49 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		out = append(out, r)
 		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(job, runSummary(job, r)), Time: time.Now()}})
 		for _, c := range r.Clients {
-			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, clientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
+			e.say(job.Step, c.Host, "  %s's share: %s ops/s, p99 %.3f ms%s", c.Host, results.FormatNumber(c.OpsPerSec), c.LatencyMs.P99, load.ClientCPUNote(c.ClientHostBusyPct, c.ClientBound, job.servedBy(c.Host)))
 		}
 		if job.OnRun != nil {
 			job.OnRun(r)
 		}
 	}
-	total := expectedDuration(job.Config)
+	total := load.ExpectedDuration(job.Config)
 	start := time.Now()
 	hostsNote := ""
 	if multi {
 		hostsNote = fmt.Sprintf(", %d client hosts", len(shares))
 	}
-	m := newClientMerge(names)
-	m.targetHosts = e.targetHosts(job.Config, job.Servers)
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
-		p = latest.merge(p, since)
+	m := load.NewClientMerge(names)
+	m.TargetHosts = e.targetHosts(job.Config, job.Servers)
+	m.OnPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
+		p = latest.Merge(p, since)
 		e.opts.Emit(Sample{Step: job.Step, Variant: job.Variant, Figures: e.figures(job), Sweep: job.Sweep, Run: run, Point: p, Clients: hosts, Targets: targets})
 		e.emitProgress(job, start, total, fmt.Sprintf("%s, run %d/%d%s", job.Label, run, job.Config.Runs, hostsNote))
 		return p
 	}
-	m.onMergeErr = func(err error) {
+	m.OnMergeErr = func(err error) {
 		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "merging the client hosts' samples: " + err.Error(), Time: time.Now()}})
 	}
-	m.onRun = func(r results.RunResult, since time.Time) {
+	m.OnRun = func(r results.RunResult, since time.Time) {
 		if clocksOK {
-			r.ClockSpreadMs, r.ClockWarning = durMs(spread), warning
+			r.ClockSpreadMs, r.ClockWarning = load.MillisPtr(spread), warning
 		}
 		for i := range r.Clients {
 			if i < len(readings) && readings[i].Err == nil {
-				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = durMs(readings[i].Offset), durMs(readings[i].Uncertainty)
+				r.Clients[i].ClockOffsetMs, r.Clients[i].ClockUncertaintyMs = load.MillisPtr(readings[i].Offset), load.MillisPtr(readings[i].Uncertainty)
 			}
 		}
-		if r.StartSkewMs != nil && *r.StartSkewMs > float64(startSkewWarn)/1e6 {
+		if r.StartSkewMs != nil && *r.StartSkewMs > float64(load.StartSkewWarn)/1e6 {
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Time: time.Now(),
 				Text: fmt.Sprintf("run %d: the client hosts began measuring %.0f ms apart (seen from here): each merged second mixes that much of neighbouring seconds", r.Run, *r.StartSkewMs)}})
 		}
-		r.SummarizeSeries(latest.cores())
+		r.SummarizeSeries(latest.Cores())
 		if vj == nil {
 			publish(r)
 			return
 		}
 		// Held until vSphere has published its seconds.
-		for _, r := range vj.hold(r, since, latest.cores()) {
+		for _, r := range vj.hold(r, since, latest.Cores()) {
 			publish(r)
 		}
 	}
@@ -267,11 +225,11 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	if multi {
 		var startAt time.Time
 		var why string
-		startAt, perHost, why = commonStart(time.Now(), readings)
+		startAt, perHost, why = load.CommonStart(time.Now(), readings)
 		if why != "" {
 			e.say(job.Step, names[0], "the client hosts start without a common instant (%s): each begins when its SSH session does", why)
 		} else {
-			e.say(job.Step, names[0], "the client hosts connect, then begin together at %s (this machine's clock, %s from now): %s", startAt.UTC().Format("15:04:05.000"), time.Until(startAt).Round(time.Millisecond), startAtList(names, perHost, readings))
+			e.say(job.Step, names[0], "the client hosts connect, then begin together at %s (this machine's clock, %s from now): %s", startAt.UTC().Format("15:04:05.000"), time.Until(startAt).Round(time.Millisecond), load.StartAtList(names, perHost, readings))
 		}
 	}
 	bctx, stopAll := context.WithCancel(ctx)
@@ -287,7 +245,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		if perHost != nil {
 			cfg.StartAtUnixMs = perHost[i]
 		}
-		cr.cmd = e.benchCommand(cr.share.Host, cfg, job.Password != "", at)
+		cr.cmd = load.BenchCommand(e.dpulabOn(cr.share.Host), cfg, job.Password != "", at)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -296,9 +254,9 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 			}})
 			mu.Lock()
 			for _, sec := range cr.seconds.flush() {
-				m.sample(i, sec.total, time.Now(), sec.targets...)
+				m.Sample(i, sec.total, time.Now(), sec.targets...)
 			}
-			m.hostEnded(i)
+			m.HostEnded(i)
 			if cr.failed() && failed == nil && bctx.Err() == nil {
 				failed = cr
 			}
@@ -310,13 +268,13 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	}
 	wg.Wait()
 	mu.Lock()
-	m.finish()
+	m.Finish()
 	mu.Unlock()
 	if perHost != nil {
 		e.say(job.Step, names[0], "%s", startedNote(runs, perHost))
 	}
 	if vj != nil {
-		for _, r := range vj.drain(ctx, latest.cores()) {
+		for _, r := range vj.drain(ctx, latest.Cores()) {
 			publish(r)
 		}
 	}
@@ -335,7 +293,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		if cerr != nil {
 			first, runs[0].err = runs[0], fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, cerr)
 		} else if job.Counters != nil {
-			*job.Counters = *pathPoint(job.Path, after.Sub(before))
+			*job.Counters = *load.PathPoint(job.Path, after.Sub(before))
 		}
 	}
 	fail := func(cr *clientRun, err error) error {
@@ -352,7 +310,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 			return out, fail(cr, err)
 		}
 	}
-	if err := m.droppedErr(); err != nil {
+	if err := m.DroppedErr(); err != nil {
 		return out, fail(runs[0], err)
 	}
 	if len(out) == 0 {
@@ -364,10 +322,10 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 // startSamplers starts `dpulab sample` on the job's server hosts, best
 // effort: a host we cannot sample leaves CPU unknown (nil), it does not
 // fail the bench. stop ends them and waits for them.
-func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *sampleBoard, stop func()) {
+func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *load.SampleBoard, stop func()) {
 	sctx, stopSamplers := context.WithCancel(ctx)
 	var swg sync.WaitGroup
-	latest = newSampleBoard()
+	latest = load.NewSampleBoard()
 	for _, h := range job.Servers {
 		t, err := e.hosts.target(ctx, h.Name)
 		if err != nil {
@@ -376,18 +334,18 @@ func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *sampl
 		if err := e.ensureHost(ctx, h, t); err != nil {
 			continue
 		}
-		latest.setCPUs(h.Name, cpuCount(ctx, t))
-		latest.expect(h.Name)
+		latest.SetCPUs(h.Name, cpuCount(ctx, t))
+		latest.Expect(h.Name)
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
-			defer latest.gone(h.Name)
-			_, _ = t.Run(sctx, runner.Command{Cmd: e.samplerCommand(h, job.Client, job.Path), Output: func(l runner.Line) {
+			defer latest.Gone(h.Name)
+			_, _ = t.Run(sctx, runner.Command{Cmd: load.SamplerCommand(e.dpulabOn(h), h, job.Client, job.Path), Output: func(l runner.Line) {
 				if l.Stream != runner.Stdout {
 					return
 				}
-				if s, ok := parseHostSample([]byte(l.Text)); ok {
-					latest.put(h.Name, s)
+				if s, ok := load.ParseHostSample([]byte(l.Text)); ok {
+					latest.Put(h.Name, s)
 				}
 			}})
 		}()
@@ -423,12 +381,6 @@ func (r *runStarts) of(s *benchwire.Sample) time.Time {
 	return t
 }
 
-// samplePoint is a bench's totals sample as a point of the series (the
-// servers' columns empty: the samplers' merge fills them).
-func samplePoint(s *benchwire.Sample) results.Point {
-	return results.Point{T: s.T, OpsPerSec: s.OpsPerSec, LatencyMs: results.Latency(s.LatencyMs), Errors: s.Errors}
-}
-
 // runSummary is the one line printed after each repetition of job.
 func runSummary(job benchJob, r results.RunResult) string {
 	s := fmt.Sprintf("%s run %d/%d: %s ops/s, avg %.3f ms, p99 %.3f ms", job.Label, r.Run, job.Config.Runs, results.FormatNumber(r.OpsPerSec), r.LatencyMs.Avg, r.LatencyMs.P99)
@@ -448,7 +400,7 @@ func runSummary(job benchJob, r results.RunResult) string {
 		for _, c := range r.Clients {
 			shared = shared || (c.ClientBound && job.servedBy(c.Host))
 		}
-		s += clientCPUNote(r.ClientHostBusyPct, true, shared)
+		s += load.ClientCPUNote(r.ClientHostBusyPct, true, shared)
 	}
 	if r.Err != "" {
 		s += ", ended early: " + r.Err
@@ -568,37 +520,9 @@ func (e *Engine) upsertBenchLocked(c results.Compare) {
 	e.results.Benches = append(e.results.Benches, c)
 }
 
-// benchPassword is the lab's server password, from a variable named
-// password or requirepass (empty when there is none).
-func benchPassword(vars map[string]string) string {
-	if p := vars["password"]; p != "" {
-		return p
-	}
-	return vars["requirepass"]
-}
-
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
-}
-
-// cloneCompare copies c deeply enough that later appends to the running
-// compare do not change what the results (and the TUI) already hold.
-func cloneCompare(c results.Compare) results.Compare {
-	out := c
-	out.Variants = make([]results.VariantResult, len(c.Variants))
-	for i, v := range c.Variants {
-		nv := v
-		nv.Points = make([]results.SweepPoint, len(v.Points))
-		for j, p := range v.Points {
-			np := p
-			np.Runs = append([]results.RunResult(nil), p.Runs...)
-			np.DeltaPct, np.DeltaP = maps.Clone(p.DeltaPct), maps.Clone(p.DeltaP)
-			nv.Points[j] = np
-		}
-		out.Variants[i] = nv
-	}
-	return out
 }

@@ -115,16 +115,3 @@ func (j *secondJoiner) flush() []benchSecond {
 	j.cur = nil
 	return []benchSecond{s}
 }
-
-// targetSeconds turns per-target samples into the Sample's per-instance
-// view, each named with its server host (hosts: targetHosts).
-func targetSeconds(ss []*benchwire.Sample, hosts map[string]string) []TargetSecond {
-	if len(ss) == 0 {
-		return nil
-	}
-	out := make([]TargetSecond, len(ss))
-	for i, s := range ss {
-		out[i] = TargetSecond{Target: s.Target, Host: hosts[s.Target], OpsPerSec: s.OpsPerSec, P50Ms: s.LatencyMs.P50, P99Ms: s.LatencyMs.P99, Errors: s.Errors}
-	}
-	return out
-}

@@ -30,84 +30,11 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
-	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
-
-// defaultObjective is the objective of a capacity: mapping without one.
-const defaultObjective = "p99<=1ms"
-
-// capacityConfig is flat, a job's bench configuration, as the capacity
-// search spec runs it: the same targets and load shape, no rate, no request
-// count, one search (benchwire.Config.Validate refuses those with --capacity).
-func capacityConfig(spec *labs.CapacitySpec, vars map[string]string, flat benchwire.Config) (benchwire.Config, error) {
-	obj, err := spec.Objective.String(vars, defaultObjective)
-	if err != nil {
-		return flat, fmt.Errorf("capacity objective: %w", err)
-	}
-	cs, err := benchwire.ParseCapacity(obj)
-	if err != nil {
-		return flat, err
-	}
-	if cs.Precision, err = spec.Precision.Float(vars, cs.Precision); err != nil {
-		return flat, fmt.Errorf("capacity precision: %w", err)
-	}
-	if cs.StartRate, err = spec.StartRate.Float(vars, cs.StartRate); err != nil {
-		return flat, fmt.Errorf("capacity start_rate: %w", err)
-	}
-	if cs.MaxRate, err = spec.MaxRate.Float(vars, 0); err != nil {
-		return flat, fmt.Errorf("capacity max_rate: %w", err)
-	}
-	c := flat
-	c.Rate, c.RateLimiting, c.Requests, c.RequestsPerClient, c.Runs = 0, 0, 0, 0, 1
-	c.JSONOutFile, c.HDRFilePrefix = "", ""
-	c.Capacity = &cs
-	if err := c.Validate(); err != nil {
-		return flat, fmt.Errorf("capacity search: %w", err)
-	}
-	return c, nil
-}
-
-// capacityCommands is what a job's capacity search runs, for the plan and
-// the dry run (the flat-out bench's command is planned beside it unless the
-// search replaces it).
-func (p *loadPlan) capacityCommands(j loadJob, at placement) []PlannedCommand {
-	spec := p.spec.Capacity
-	if spec == nil {
-		return nil
-	}
-	c, err := capacityConfig(spec, j.vars, j.planned)
-	if err != nil {
-		return []PlannedCommand{{Host: p.client.Name, Cmd: "# capacity search refused: " + err.Error()}}
-	}
-	note := "# then the capacity search (" + c.Capacity.Objective() + ")"
-	if spec.Instead {
-		note = "# the capacity search (" + c.Capacity.Objective() + "), instead of the flat-out runs"
-	}
-	if len(p.clients) > 1 && j.path == nil {
-		shares, weights, split := capacityShares(c, p.clients)
-		if len(shares) > 1 {
-			out := []PlannedCommand{{Host: p.client.Name, Cmd: note + ", driven by the engine from " + strconv.Itoa(len(shares)) +
-				" client hosts: each probe runs on every host at its share of the rate, stopped after its first probe; the first probe:"}}
-			if split != "" {
-				out = append(out, PlannedCommand{Host: p.client.Name, Cmd: "# " + split})
-			}
-			spec := *c.Capacity
-			d := probeLength(c, spec, shares, weights, spec.StartRate)
-			for i, s := range shares {
-				hc := hostProbeConfig(s.Config, spec, spec.StartRate*weights[i], d, true)
-				out = append(out, PlannedCommand{Host: s.Host.Name, Cmd: p.e.benchCommand(s.Host, hc, benchPassword(j.vars) != "", at)})
-			}
-			return out
-		}
-	}
-	return []PlannedCommand{
-		{Host: p.client.Name, Cmd: note},
-		{Host: p.client.Name, Cmd: p.e.benchCommand(p.client, c, benchPassword(j.vars) != "", at)},
-	}
-}
 
 // capacityJob is one search: the job it belongs to and where its result
 // goes (variant vi, point pi of res).
@@ -131,14 +58,14 @@ type capacityJob struct {
 // servers' CPU, and the answer the CPU at the probe that found it.
 func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 	e, job := p.e, cj.job
-	cfg, err := capacityConfig(p.spec.Capacity, cj.vars, job.Config)
+	cfg, err := load.CapacityConfig(p.Spec.Capacity, cj.vars, job.Config)
 	if err != nil {
 		return err
 	}
-	shares, weights := []clientShare{{Host: job.Client, Config: cfg}}, []float64{1}
+	shares, weights := []load.ClientShare{{Host: job.Client, Config: cfg}}, []float64{1}
 	if len(job.Clients) > 1 && cj.path == nil {
 		var note string
-		shares, weights, note = capacityShares(cfg, job.Clients)
+		shares, weights, note = load.CapacityShares(cfg, job.Clients)
 		if note != "" {
 			e.say(job.Step, shares[0].Host.Name, "%s", note)
 		}
@@ -160,13 +87,13 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		names[i], targets[i] = s.Host.Name, t
 	}
 	if len(shares) > 1 {
-		if _, warning, _ := clockVerdict(checkClocks(ctx, names, targets)); warning != "" {
+		if _, warning, _ := load.ClockVerdict(load.CheckClocks(ctx, names, targets)); warning != "" {
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
 		}
 	}
 	latest, stopSamplers := e.startSamplers(ctx, job)
 	defer stopSamplers()
-	latest.waitReady(ctx.Done(), samplerStartTimeout)
+	latest.WaitReady(ctx.Done(), samplerStartTimeout)
 
 	s := &capacitySearch{p: p, job: job, path: cj.path, spec: *cfg.Capacity, latest: latest, hosts: names}
 	var found *benchwire.CapacityResult
@@ -176,7 +103,7 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 		found, err = s.byEngine(ctx, cfg, shares, weights, targets)
 	}
 	if found != nil {
-		k := capacityResult(found, s.probes)
+		k := load.CapacityResult(found, s.probes)
 		if len(shares) > 1 {
 			k.Clients = names
 		}
@@ -191,7 +118,7 @@ type capacitySearch struct {
 	job    benchJob
 	path   *netpath.Path
 	spec   benchwire.CapacitySpec
-	latest *sampleBoard
+	latest *load.SampleBoard
 	// hosts are the client hosts the load comes from.
 	hosts []string
 
@@ -210,10 +137,10 @@ func (s *capacitySearch) probe(ev *benchwire.CapacityProbe, pr results.CapacityP
 	s.mu.Lock()
 	s.probes = append(s.probes, pr)
 	s.mu.Unlock()
-	e.say(job.Step, s.hosts[0], "%s", e.labelled(job, probeText(job.Label, &s.spec, ev, pr.ServerCPU)))
+	e.say(job.Step, s.hosts[0], "%s", e.labelled(job, load.ProbeText(job.Label, &s.spec, ev, pr.ServerCPU)))
 	for _, c := range pr.Clients {
 		e.say(job.Step, c.Host, "  %s's share: %s ops/s asked, %s answered, p%s %.3f ms%s", c.Host, results.RateText(c.RateOpsPerSec),
-			results.RateText(c.OpsPerSec), strconv.FormatFloat(s.spec.Percentile, 'g', -1, 64), c.PercentileMs, clientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
+			results.RateText(c.OpsPerSec), strconv.FormatFloat(s.spec.Percentile, 'g', -1, 64), c.PercentileMs, load.ClientCPUNote(c.ClientBusyPct, c.ClientBound, job.servedBy(c.Host)))
 	}
 	label := fmt.Sprintf("%s, capacity probe %d", job.Label, ev.Probe)
 	if len(s.hosts) > 1 {
@@ -228,16 +155,16 @@ func (s *capacitySearch) probe(ev *benchwire.CapacityProbe, pr results.CapacityP
 // that ended early) and why the search failed.
 func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg benchwire.Config) (*benchwire.CapacityResult, error) {
 	e, job, latest := s.p.e, s.job, s.latest
-	at := placement{CPUs: job.ClientCPUs}
+	at := load.Placement{CPUs: job.ClientCPUs}
 	if s.path != nil {
 		at.NS = s.path.ClientNS
 	}
-	cmd := e.benchCommand(job.Client, cfg, job.Password != "", at)
+	cmd := load.BenchCommand(e.dpulabOn(job.Client), cfg, job.Password != "", at)
 	var stdin []byte
 	if job.Password != "" {
 		stdin = []byte(job.Password + "\n")
 	}
-	e.say(job.Step, job.Client.Name, "%s: capacity search, %s", job.Label, searchText(cfg.Capacity))
+	e.say(job.Step, job.Client.Name, "%s: capacity search, %s", job.Label, load.SearchText(cfg.Capacity))
 	var (
 		mu    sync.Mutex
 		found *benchwire.CapacityResult
@@ -254,15 +181,15 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 			if ev.Target != "" {
 				return
 			}
-			pt := latest.merge(samplePoint(ev), starts.of(ev))
+			pt := latest.Merge(load.SamplePoint(ev), starts.of(ev))
 			mu.Lock()
 			points[ev.Run] = append(points[ev.Run], pt)
 			mu.Unlock()
 			e.opts.Emit(Sample{Step: job.Step, Variant: s.series(), Figures: e.figures(job), Sweep: job.Sweep, Run: ev.Run, Point: pt})
 		case *benchwire.CapacityProbe:
-			pr := probeResult(ev)
+			pr := load.ProbeResult(ev)
 			mu.Lock()
-			pr.ServerCPU = probeServerCPU(points[ev.Probe], latest)
+			pr.ServerCPU = load.ProbeServerCPU(points[ev.Probe], latest)
 			delete(points, ev.Probe)
 			mu.Unlock()
 			s.probe(ev, pr)
@@ -296,107 +223,15 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 // recordCapacity says a search's answer and records it at its point.
 func (p *loadPlan) recordCapacity(cj capacityJob, host string, k *results.Capacity) {
 	e, job := p.e, cj.job
-	e.say(job.Step, host, "%s", e.labelled(job, foundText(job.Label, k)))
+	e.say(job.Step, host, "%s", e.labelled(job, load.FoundText(job.Label, k)))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	results.SetCapacity(&cj.res.Variants[cj.vi].Points[cj.pi], k)
 	results.ComputeDeltas(cj.res)
-	e.upsertBenchLocked(measuredOnly(*cj.res))
+	e.upsertBenchLocked(load.MeasuredOnly(*cj.res))
 	if werr := e.writeResultsLocked(false); werr != nil {
 		e.say(job.Step, host, "results not written: %s", werr)
 	}
-}
-
-// probeServerCPU is the servers' busy CPU over a probe's seconds (nil
-// when no sampler reported during it).
-func probeServerCPU(pts []results.Point, latest *sampleBoard) *float64 {
-	r := results.RunResult{Series: pts}
-	r.SummarizeSeries(latest.cores())
-	return r.ServerCPU
-}
-
-// searchText says what a search looks for and how precisely.
-func searchText(s *benchwire.CapacitySpec) string {
-	t := fmt.Sprintf("highest rate with %s, within %s%%, from %s ops/s", s.Objective(), strconv.FormatFloat(s.Precision*100, 'g', 3, 64), results.RateText(s.StartRate))
-	if s.MaxRate > 0 {
-		t += " up to " + results.RateText(s.MaxRate)
-	}
-	return t
-}
-
-// probeText is the line said after each probe (serverCPU: the servers'
-// busy CPU during it, when sampled).
-func probeText(label string, s *benchwire.CapacitySpec, p *benchwire.CapacityProbe, serverCPU *float64) string {
-	verdict := "met"
-	if !p.Pass {
-		verdict = "missed: " + p.Reason
-	}
-	cpu := ""
-	if serverCPU != nil {
-		cpu = fmt.Sprintf(", server CPU %.1f%%", *serverCPU)
-	}
-	return fmt.Sprintf("%s capacity probe %d: %s ops/s asked, %s answered, p%s %.3f ms%s: %s", label, p.Probe,
-		results.RateText(p.RateOpsPerSec), results.RateText(p.OpsPerSec), strconv.FormatFloat(s.Percentile, 'g', -1, 64), p.PercentileMs, cpu, verdict)
-}
-
-// foundText is the line said when a search ends.
-func foundText(label string, k *results.Capacity) string {
-	t := label + ": TPS at " + k.ObjectiveText() + ": "
-	if k.RateOpsPerSec > 0 {
-		t += results.RateText(k.RateOpsPerSec) + " ops/s"
-		if k.ServerCPU != nil {
-			t += fmt.Sprintf(", server CPU %.1f%% there (probe %d)", *k.ServerCPU, k.ServerCPUProbe)
-		}
-	} else {
-		t += "none"
-	}
-	t += fmt.Sprintf(" (%d probes", k.Probes)
-	if o := k.Outcome(); o != "" {
-		t += "; " + o
-	}
-	return t + ")"
-}
-
-func probeResult(p *benchwire.CapacityProbe) results.CapacityProbe {
-	return results.CapacityProbe{Probe: p.Probe, RateOpsPerSec: p.RateOpsPerSec, OpsPerSec: p.OpsPerSec, PercentileMs: p.PercentileMs,
-		Errors: p.Errors, Unsent: p.Unsent, Pass: p.Pass, Reason: p.Reason, ClientBound: p.ClientBound}
-}
-
-// capacityResult is the search's result as recorded, with the servers'
-// CPU at the probe that found the answer.
-func capacityResult(r *benchwire.CapacityResult, probes []results.CapacityProbe) *results.Capacity {
-	k := &results.Capacity{
-		Objective: r.Objective, Percentile: r.Percentile, CapMs: r.CapMs, Precision: r.Precision,
-		RateOpsPerSec: r.RateOpsPerSec, OpsPerSec: r.OpsPerSec, PercentileMs: r.PercentileMs, LatencyMs: results.Latency(r.LatencyMs),
-		FailedRateOpsPerSec: r.FailedRateOpsPerSec, Probes: r.Probes, ProbeLog: probes,
-		Limit: r.Limit, ClientBound: r.ClientBound, Err: r.Err,
-	}
-	if r.RateOpsPerSec > 0 {
-		for _, p := range probes {
-			// The probe's number, or (from an older bench without it)
-			// the passing probe at the answer's rate.
-			if (r.Probe > 0 && p.Probe == r.Probe) || (r.Probe == 0 && p.Pass && p.RateOpsPerSec == r.RateOpsPerSec) {
-				if p.ServerCPU != nil {
-					v := *p.ServerCPU
-					k.ServerCPU, k.ServerCPUProbe = &v, p.Probe
-				}
-			}
-		}
-	}
-	return k
-}
-
-// withCapacity is a job's planned commands: the flat-out bench's (flat)
-// unless the search replaces it, then the search's.
-func (p *loadPlan) withCapacity(j loadJob, at placement, flat []PlannedCommand) []PlannedCommand {
-	if p.spec.Capacity == nil {
-		return flat
-	}
-	var out []PlannedCommand
-	if !p.spec.Capacity.Instead {
-		out = append(out, flat...)
-	}
-	return append(out, p.capacityCommands(j, at)...)
 }
 
 // measure is a job's measurement: the flat-out runs (runBench), then the
@@ -404,7 +239,7 @@ func (p *loadPlan) withCapacity(j loadJob, at placement, flat []PlannedCommand) 
 // instead). A search follows only flat-out runs that went well: after a
 // failure the servers are suspect and the step fails anyway.
 func (p *loadPlan) measure(ctx context.Context, job benchJob, j loadJob, path *netpath.Path, res *results.Compare, vi, pi int) error {
-	spec := p.spec.Capacity
+	spec := p.Spec.Capacity
 	if spec == nil || !spec.Instead {
 		if _, err := p.e.runBench(ctx, job); err != nil || spec == nil {
 			return err
@@ -413,5 +248,5 @@ func (p *loadPlan) measure(ctx context.Context, job benchJob, j loadJob, path *n
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return p.runCapacity(ctx, capacityJob{job: job, vars: j.vars, path: path, res: res, vi: vi, pi: pi})
+	return p.runCapacity(ctx, capacityJob{job: job, vars: j.Vars, path: path, res: res, vi: vi, pi: pi})
 }

@@ -5,14 +5,14 @@ package steps
 // drives the search itself: benchwire.Search, the search `dpulab bench
 // --capacity` runs, over probes that every client host runs at once. A
 // probe at a total rate R gives each host its share of R (the proportion
-// splitLoad gives a rate: its share of the connections, or of the
+// load.SplitLoad gives a rate: its share of the connections, or of the
 // instances); each host runs `dpulab bench --capacity` with its share as
 // both start and highest rate, so its first probe is exactly that probe
 // (the bench's own probe, cut when it falls behind, with its histogram),
 // and is stopped after it. The hosts' probes are merged (benchhdr.MergeProbes:
 // rates summed, the percentile from the union of their histograms, never
 // averaged percentiles) and judged as one; their seconds are merged for
-// the dashboard as a multi-client run's are (clientMerge). Every host's
+// the dashboard as a multi-client run's are (load.ClientMerge). Every host's
 // probe lasts as long as the longest any host needs for its replies, so
 // they end together.
 
@@ -28,51 +28,13 @@ import (
 	"github.com/dpulab/dpulab/internal/benchhdr"
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
-// capacityShares divides a search's load among the client hosts as
-// splitLoad divides a flat-out run's, and gives each host's fraction of a
-// probe's total rate.
-func capacityShares(cfg benchwire.Config, hosts []hostRef) (shares []clientShare, weights []float64, note string) {
-	c := cfg
-	// A rate of 1 split is each host's fraction (splitLoad keeps a
-	// capacity search on one host: here the engine drives it).
-	c.Capacity, c.Rate = nil, 1
-	shares, note = splitLoad(c, hosts)
-	for i := range shares {
-		weights = append(weights, shares[i].Config.Rate)
-		shares[i].Config.Rate = 0
-		shares[i].Config.Capacity = cfg.Capacity
-	}
-	return shares, weights, note
-}
-
-// hostProbeConfig is a host's bench for one probe: its share of the load,
-// a capacity search whose first probe is at rate (its share of the total)
-// and lasts d, prefilling only before the search's first probe.
-func hostProbeConfig(share benchwire.Config, spec benchwire.CapacitySpec, rate float64, d time.Duration, prefill bool) benchwire.Config {
-	c := share
-	k := spec
-	k.StartRate, k.MaxRate = rate, rate
-	c.Capacity, c.Duration = &k, d
-	c.Prefill = c.Prefill && prefill
-	return c
-}
-
-// probeLength is how long every host's part of a probe at total rate
-// lasts: the longest any host needs for its share's replies.
-func probeLength(cfg benchwire.Config, spec benchwire.CapacitySpec, shares []clientShare, weights []float64, rate float64) time.Duration {
-	d := cfg.Duration
-	for i, s := range shares {
-		d = max(d, benchwire.ProbeDuration(s.Config, spec, rate*weights[i]))
-	}
-	return d
-}
-
 // probeHost is one client host's part of one probe.
 type probeHost struct {
-	share clientShare
+	share load.ClientShare
 	t     runner.Target
 	cmd   string
 	out   benchOutput
@@ -89,7 +51,7 @@ type probeHost struct {
 // running: benchwire.Search over probes every host runs at once. It
 // returns the search's answer (also one that ended early) and why it
 // failed.
-func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, shares []clientShare, weights []float64, targets []runner.Target) (*benchwire.CapacityResult, error) {
+func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, shares []load.ClientShare, weights []float64, targets []runner.Target) (*benchwire.CapacityResult, error) {
 	e, job, names, spec := s.p.e, s.job, s.hosts, s.spec
 	var split []string
 	minW := 1.0
@@ -98,7 +60,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 		minW = min(minW, w)
 	}
 	e.say(job.Step, names[0], "%s: capacity search from %d client hosts, every probe's rate split among them (%s) and judged on their merged latencies, %s",
-		job.Label, len(shares), strings.Join(split, ", "), searchText(&spec))
+		job.Label, len(shares), strings.Join(split, ", "), load.SearchText(&spec))
 	// The lowest total rate at which every host's share can still be
 	// measured by a probe of the step's duration.
 	floor := benchwire.MinProbeRate(cfg, spec) / minW
@@ -109,11 +71,11 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 		failed *probeHost
 	)
 	probe := func(n int, rate float64) (*benchwire.CapacityProbe, error) {
-		d := probeLength(cfg, spec, shares, weights, rate)
+		d := load.ProbeLength(cfg, spec, shares, weights, rate)
 		hosts := make([]*probeHost, len(shares))
 		for i, sh := range shares {
-			hc := hostProbeConfig(sh.Config, spec, rate*weights[i], d, n == 1)
-			hosts[i] = &probeHost{share: clientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: e.benchCommand(sh.Host, hc, job.Password != "", placement{})}
+			hc := load.HostProbeConfig(sh.Config, spec, rate*weights[i], d, n == 1)
+			hosts[i] = &probeHost{share: load.ClientShare{Host: sh.Host, Config: hc}, t: targets[i], cmd: load.BenchCommand(e.dpulabOn(sh.Host), hc, job.Password != "", load.Placement{})}
 		}
 		merged, pts, bad, err := s.runProbe(ctx, n, hosts)
 		if err != nil {
@@ -121,13 +83,13 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 			return nil, err
 		}
 		hp := make([]*benchwire.CapacityProbe, len(hosts))
-		x := results.CapacityProbe{ServerCPU: probeServerCPU(pts, s.latest)}
+		x := results.CapacityProbe{ServerCPU: load.ProbeServerCPU(pts, s.latest)}
 		for i, h := range hosts {
 			hp[i] = h.probe
 			x.Clients = append(x.Clients, results.CapacityShare{Host: names[i], RateOpsPerSec: h.probe.RateOpsPerSec, OpsPerSec: h.probe.OpsPerSec,
 				PercentileMs: h.probe.PercentileMs, Errors: h.probe.Errors, Unsent: h.probe.Unsent, ClientBusyPct: h.probe.ClientHostBusyPct, ClientBound: h.probe.ClientBound})
 		}
-		if merged.StartSkewMs != nil && *merged.StartSkewMs > float64(startSkewWarn)/1e6 {
+		if merged.StartSkewMs != nil && *merged.StartSkewMs > float64(load.StartSkewWarn)/1e6 {
 			e.say(job.Step, names[0], "probe %d: the client hosts began measuring %.0f ms apart (seen from here)", n, *merged.StartSkewMs)
 		}
 		extras[n] = x
@@ -139,7 +101,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 	}
 	emit := func(ev benchwire.Event) {
 		if ev, ok := ev.(*benchwire.CapacityProbe); ok {
-			pr := probeResult(ev)
+			pr := load.ProbeResult(ev)
 			x := extras[ev.Probe]
 			pr.ServerCPU, pr.Clients = x.ServerCPU, x.Clients
 			s.probe(ev, pr)
@@ -169,15 +131,15 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 		pts    []results.Point
 		first  *probeHost
 	)
-	m := newClientMerge(names)
-	m.onPoint = func(_ int, pt results.Point, since time.Time, hs []HostSecond, ts []TargetSecond) results.Point {
-		pt = latest.merge(pt, since)
+	m := load.NewClientMerge(names)
+	m.OnPoint = func(_ int, pt results.Point, since time.Time, hs []HostSecond, ts []TargetSecond) results.Point {
+		pt = latest.Merge(pt, since)
 		pts = append(pts, pt)
 		e.opts.Emit(Sample{Step: job.Step, Variant: s.series(), Figures: e.figures(job), Sweep: job.Sweep, Run: n, Point: pt, Clients: hs, Targets: ts})
 		return pt
 	}
-	m.onRun = func(r results.RunResult, _ time.Time) { merged = &r }
-	m.onMergeErr = func(err error) {
+	m.OnRun = func(r results.RunResult, _ time.Time) { merged = &r }
+	m.OnMergeErr = func(err error) {
 		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "merging the client hosts' samples: " + err.Error(), Time: time.Now()}})
 	}
 	pctx, stopAll := context.WithCancel(ctx)
@@ -206,7 +168,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 						return
 					}
 					mu.Lock()
-					m.sample(i, ev, time.Now())
+					m.Sample(i, ev, time.Now())
 					mu.Unlock()
 				case *benchwire.CapacityProbe:
 					if ev.Probe != 1 {
@@ -216,7 +178,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 					h.probe = ev
 					h.stopped = true
 					// The probe as a run, for the merge of the seconds.
-					m.runDone(i, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Seconds: ev.DurationSeconds, Ops: ev.Ops, OpsPerSec: ev.OpsPerSec,
+					m.RunDone(i, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Seconds: ev.DurationSeconds, Ops: ev.Ops, OpsPerSec: ev.OpsPerSec,
 						LatencyMs: ev.LatencyMs, Errors: ev.Errors, ErrorsByKind: ev.ErrorsByKind, LatencyHDR: ev.LatencyHDR},
 						ClientCPUPct: ev.ClientCPUPct, ClientHostBusyPct: ev.ClientHostBusyPct, ClientBound: ev.ClientBound, Unsent: ev.Unsent})
 					mu.Unlock()
@@ -225,7 +187,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 				}
 			}})
 			mu.Lock()
-			m.hostEnded(i)
+			m.HostEnded(i)
 			failed := h.probe == nil || h.probe.Err != ""
 			if failed && first == nil && pctx.Err() == nil {
 				first = h
@@ -239,7 +201,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	m.finish()
+	m.Finish()
 	var errs []error
 	for _, h := range hosts {
 		switch {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/steps/kinds/deploy"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/labs"
@@ -22,9 +23,6 @@ const stopGrace = 3 * time.Second
 // deployPlan is a deploy step resolved with the run's variables
 // (steps/kinds/deploy).
 type deployPlan = deploy.Plan
-
-// maxInstances keeps a typo from starting thousands of servers.
-const maxInstances = deploy.MaxInstances
 
 // deployStepFor finds the deploy step of group.
 func (e *Engine) deployStepFor(group string) (*labs.Step, error) {
@@ -61,7 +59,7 @@ func (e *Engine) planOnPath(p *deployPlan, v *labs.Variant, vars map[string]stri
 	if len(p.Hosts) != 1 {
 		return fmt.Errorf("variant %s: an emulated network path joins two namespaces of one host, but group %s runs on %d hosts", v.Label, p.Group, len(p.Hosts))
 	}
-	cfg, err := e.pathConfig(v, vars)
+	cfg, err := load.PathConfig(e.workdir(), v, vars)
 	if err != nil {
 		return err
 	}
@@ -71,7 +69,7 @@ func (e *Engine) planOnPath(p *deployPlan, v *labs.Variant, vars map[string]stri
 	}
 	p.NetNS = path.ServerNS
 	p.Bind = path.ServerAddr.String()
-	p.CPUs, _ = splitCPUs(e.hostCPUs(p.Hosts[0].Name))
+	p.CPUs, _ = load.SplitCPUs(e.hostCPUs(p.Hosts[0].Name))
 	p.Settings = append(p.Settings, [2]string{"protected-mode", "no"})
 	return nil
 }

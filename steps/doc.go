@@ -63,8 +63,13 @@
 //     check in vspherecheck, task, template, tco, cleanup), imported by
 //     kinds_list.go; steps/kinds/deploy a deploy's plan, run and wait
 //     (its registration is still kind_deploy.go); kind_env.go the Env the
-//     engine gives them; kind.go the registry's engine side, and
-//     kind_load.go the kind still written on the engine (below).
+//     engine gives them; kind.go the registry's engine side.
+//     steps/kinds/load plans and runs bench and compare through load.Env
+//     and load.Runner (kind_env_load.go); one job's measurement (deploy
+//     again when needed, the bench from the client hosts with its
+//     samplers, the capacity search, vSphere sampling) is still the
+//     engine's: kind_load.go's runJob, bench.go, capacity*.go,
+//     multiclient_run.go, netpath.go, softrdma.go and vsphere.go.
 //   - The results model (results.json, statistics, deltas, the metric
 //     table, report.md, samples.csv) is package steps/results; the TCO
 //     model is labs/tco; the programs that run on lab hosts are under
@@ -99,11 +104,10 @@
 // (deploy.Env), and for what only the engine can do because it keeps the
 // saved progress and the prompts (deploy.Runner: prepared hosts, stopping
 // a group, recording started processes and the deployment, a
-// confirmation). The bench and compare kinds (kind_load.go) still work on
-// the engine, and so does deploy's registration (kind_deploy.go, which
-// adds a variant's emulated network path, netpath.go): registerKind puts
-// them in the same registry, and they reach the engine through the Env's
-// concrete type until they move.
+// confirmation). The bench and compare kinds (steps/kinds/load) ask for
+// the hosts' agents, what they lack and the deploy plans (load.Env), and
+// for the emulated paths, one job's measurement and the results writer
+// (load.Runner).
 //
 // # Testing a step kind
 //
@@ -119,7 +123,7 @@
 //     for and the host's load average.
 //   - bench and compare run `dpulab bench --json` on the step's client
 //     hosts (one path: one host is the case n = 1 of the multi-client
-//     run, multiclient.go) and `dpulab sample` on the server hosts
+//     run, steps/kinds/load/split.go) and `dpulab sample` on the server hosts
 //     (loopback traffic for a lab on this machine), wait for the samplers'
 //     first numbers, and merge both into one Point per second. Results are written after every
 //     finished repetition, so a killed run keeps what it measured. A compare

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 
 	"github.com/dpulab/dpulab/internal/suggest"
@@ -100,7 +101,7 @@ type Engine struct {
 	pathProbe map[string]netpath.Report
 	// rdmaDevs caches each host's RDMA devices (softrdma.go), rdmaHosts
 	// the hosts of RDMA benches in the order they were probed; under mu.
-	rdmaDevs  map[string][]rdmaDevice
+	rdmaDevs  map[string][]load.RDMADevice
 	rdmaHosts []string
 
 	statePath string
@@ -451,7 +452,7 @@ func (e *Engine) Results() *results.Results {
 	}
 	r.Benches = make([]results.Compare, len(e.results.Benches))
 	for i, c := range e.results.Benches {
-		r.Benches[i] = cloneCompare(c)
+		r.Benches[i] = load.CloneCompare(c)
 	}
 	if e.results.TCO != nil {
 		t := *e.results.TCO

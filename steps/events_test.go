@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -41,11 +42,11 @@ func TestReachableSameMachine(t *testing.T) {
 	// a wildcard-bound server at the loopback address is reachable.
 	client := hostRef{Name: "c", Address: "127.0.0.1"}
 	in := Instance{Host: "s", Address: "127.0.0.1:7000", Bind: "0.0.0.0", HostAddress: "127.0.0.1"}
-	if err := reachable(client, []Instance{in}, "tcp"); err != nil {
+	if err := load.Reachable(client, []Instance{in}, "tcp"); err != nil {
 		t.Errorf("reachable = %v, want nil", err)
 	}
 	in.Bind, in.HostAddress = "127.0.0.1", "10.0.0.7"
-	if err := reachable(client, []Instance{in}, "tcp"); err == nil || !strings.Contains(err.Error(), "loopback only") {
+	if err := load.Reachable(client, []Instance{in}, "tcp"); err == nil || !strings.Contains(err.Error(), "loopback only") {
 		t.Errorf("reachable = %v, want the bound-to-loopback error", err)
 	}
 }
@@ -68,7 +69,7 @@ func TestReachable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := reachable(client, []Instance{tt.inst}, tt.transport)
+			err := load.Reachable(client, []Instance{tt.inst}, tt.transport)
 			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 				t.Errorf("reachable = %v, want %q", err, tt.want)
 			}

@@ -9,26 +9,9 @@ import (
 )
 
 // Step kinds are registered with package steps/kind (the contract: Env,
-// Kind, Plan, Register); each moved kind is a package under steps/kinds/,
+// Kind, Plan, Register); each kind is a package under steps/kinds/,
 // imported for its registration by kinds_list.go, and works through the
-// Env the engine gives it (kind_env.go), never *Engine.
-//
-// The kinds not moved yet (deploy, bench, compare) still
-// work on the engine: registerKind puts them in the same registry, and
-// their Resolve reaches the engine through the Env it was given.
-type kind struct {
-	// resolve works the step out with the run's variables.
-	resolve func(e *Engine, st *labs.Step, vars map[string]string) (stepPlan, error)
-	// view is what the TUI shows while the step runs.
-	view View
-	// asksVars says to offer the variables form before the step runs.
-	asksVars bool
-	// note says what the step does when it runs no shell command of the
-	// lab's own.
-	note string
-	// writesFiles says its plans show the files they write (renderer).
-	writesFiles bool
-}
+// Env the engine gives it (kind_env.go, kind_env_load.go), never *Engine.
 
 // stepPlan is a step resolved with the run's variables, as the engine
 // holds it: a registered kind's Plan (kindPlan), or one of the engine's
@@ -50,40 +33,6 @@ const (
 	// ViewDashboard is the live dashboard of a running bench.
 	ViewDashboard = stepkind.ViewDashboard
 )
-
-// kinds holds the kinds that still work on the engine. vsphere.go wraps
-// two of them in its init; the registered Resolve reads this map when it
-// is called, so the wrapping holds.
-var kinds = map[labs.Kind]kind{}
-
-// registerKind adds a kind that works on the engine; call it from the
-// kind file's init.
-func registerKind(k labs.Kind, d kind) {
-	if _, dup := kinds[k]; dup {
-		panic("steps: step kind " + string(k) + " registered twice")
-	}
-	kinds[k] = d
-	stepkind.Register(k, stepkind.Kind{
-		View: d.view, AsksVars: d.asksVars, Note: d.note, WritesFiles: d.writesFiles,
-		Resolve: func(env stepkind.Env, st *labs.Step, vars map[string]string) (stepkind.Plan, error) {
-			ke, ok := env.(kindEnv)
-			if !ok {
-				return nil, fmt.Errorf("step %s: the %s kind still runs only inside the engine", st.ID, k)
-			}
-			p, err := kinds[k].resolve(ke.e, st, vars)
-			if err != nil {
-				return nil, err
-			}
-			return enginePlan{p}, nil
-		},
-	})
-}
-
-// enginePlan carries an engine kind's plan through the registry.
-type enginePlan struct{ stepPlan }
-
-func (p enginePlan) Commands() []PlannedCommand    { return p.commands() }
-func (p enginePlan) Run(ctx context.Context) error { return p.run(ctx) }
 
 // kindPlan is a registered kind's Plan as the engine holds it.
 type kindPlan struct{ stepkind.Plan }
@@ -116,9 +65,6 @@ func (e *Engine) resolve(st *labs.Step, vars map[string]string) (stepPlan, error
 	p, err := k.Resolve(kindEnv{e}, st, vars)
 	if err != nil {
 		return nil, err
-	}
-	if ep, ok := p.(enginePlan); ok {
-		return ep.stepPlan, nil
 	}
 	return kindPlan{p}, nil
 }

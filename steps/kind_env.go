@@ -11,6 +11,7 @@ import (
 	"github.com/dpulab/dpulab/steps/event"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/kinds/deploy"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/kinds/vspherecheck"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -122,7 +123,7 @@ var _ deploy.Runner = kindEnv{}
 
 func (k kindEnv) Agent(h stepkind.Host) string { return k.e.dpulabOn(h) }
 
-func (k kindEnv) Password() string { return benchPassword(k.e.Vars()) }
+func (k kindEnv) Password() string { return load.Password(k.e.Vars()) }
 
 func (k kindEnv) Prepared(ctx context.Context, h stepkind.Host) (runner.Target, error) {
 	t, err := k.e.hosts.target(ctx, h.Name)

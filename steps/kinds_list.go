@@ -6,6 +6,7 @@ import (
 	_ "github.com/dpulab/dpulab/steps/kinds/cleanup"
 	_ "github.com/dpulab/dpulab/steps/kinds/command"
 	_ "github.com/dpulab/dpulab/steps/kinds/deploy"
+	_ "github.com/dpulab/dpulab/steps/kinds/load"
 	_ "github.com/dpulab/dpulab/steps/kinds/read"
 	_ "github.com/dpulab/dpulab/steps/kinds/task"
 	_ "github.com/dpulab/dpulab/steps/kinds/tco"

@@ -2,18 +2,13 @@ package steps
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
-	"github.com/dpulab/dpulab/steps/kinds/deploy"
-	"github.com/dpulab/dpulab/steps/results"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 )
 
 // A compare variant with netpath runs over an emulated network path
@@ -26,60 +21,6 @@ import (
 // cancel too. Each path is recorded in the saved progress before it is
 // made, so a run killed mid-job leaves a record that the next run (or the
 // cleanup step) tears down; `dpulab cleanup` removes what no record names.
-
-// placement says where a process runs: a network namespace and a CPU
-// list for taskset, both empty for "as usual".
-type placement struct {
-	NS   string
-	CPUs string
-}
-
-// wrap prefixes an exec'd command line with the namespace and the CPU
-// pinning. cmd must start with "exec ".
-func (p placement) wrap(cmd string) string { return deploy.Placed(p.NS, p.CPUs, cmd) }
-
-// splitCPUs pins the servers to the first half of a host's cores and the
-// load generator to the rest, so neither steals the other's cycles and
-// the server's CPU share reads cleanly; a host with fewer than two cores
-// (or an unknown count) is not pinned.
-func splitCPUs(n int) (server, client string) {
-	if n < 2 {
-		return "", ""
-	}
-	h := n / 2
-	span := func(a, b int) string {
-		if a == b {
-			return strconv.Itoa(a)
-		}
-		return fmt.Sprintf("%d-%d", a, b)
-	}
-	return span(0, h-1), span(h, n-1)
-}
-
-// pathConfig is the netpath configuration of a variant: its run id comes
-// from the run's unique working directory and the variant's label, so two
-// runs on one host do not share a name, and a plan names exactly what the
-// run makes.
-func (e *Engine) pathConfig(v *labs.Variant, vars map[string]string) (netpath.Config, error) {
-	pv, err := netpath.ParseVariant(v.NetPath)
-	if err != nil {
-		return netpath.Config{}, fmt.Errorf("variant %s: %w", v.Label, err)
-	}
-	cfg := netpath.Config{Variant: pv}
-	if v.FirewallRules.IsSet() {
-		if cfg.FirewallRules, err = v.FirewallRules.Int(vars, 0); err != nil {
-			return cfg, fmt.Errorf("variant %s: firewall_rules: %w", v.Label, err)
-		}
-	}
-	sum := sha256.Sum256([]byte(e.workdir() + "\x00" + v.Label))
-	const digits = "abcdefghijklmnopqrstuvwxyz0123456789"
-	var id [5]byte
-	for i := range id {
-		id[i] = digits[int(sum[i])%len(digits)]
-	}
-	cfg.RunID = string(id[:])
-	return cfg, cfg.Validate()
-}
 
 // hostCPUs is the cached CPU count of a host (0: not asked yet).
 func (e *Engine) hostCPUs(host string) int {
@@ -212,78 +153,6 @@ func (e *Engine) teardownPaths(ctx context.Context, step string) error {
 	return first
 }
 
-// pathPoint is what a path's counters say about one job, for results.json.
-func pathPoint(p *netpath.Path, d netpath.Counters) *results.PathCounters {
-	pc := &results.PathCounters{Path: string(p.Variant), Encap: string(p.Encap), FirewallRules: p.FirewallRules,
-		LinkPackets: d.Link.RxPackets + d.Link.TxPackets}
-	if d.Encap != nil {
-		n := d.Encap.RxPackets + d.Encap.TxPackets
-		pc.EncapPackets = &n
-	}
-	if d.Firewall != nil {
-		n := d.Firewall.Walked
-		pc.FirewallPackets = &n
-	}
-	return pc
-}
-
-// emulationNote is what results.json and every report say about a run
-// with emulated paths.
-const emulationNote = "no DPU in this run: the compared network paths are emulated in one Linux kernel (network namespaces, an overlay and a stateful nftables firewall on the host, or a direct veth as if a DPU did that work); no PCIe, Arm cores or hypervisor are involved"
-
-// variantEmulation says what a made path stands for.
-func variantEmulation(p *netpath.Path) string {
-	s := p.Variant.Describe()
-	var with []string
-	if p.Encap != "" {
-		with = append(with, string(p.Encap)+" overlay")
-	}
-	if p.FirewallRules > 0 {
-		with = append(with, fmt.Sprintf("%d-rule firewall", p.FirewallRules))
-	}
-	if len(with) > 0 {
-		s += " (" + strings.Join(with, ", ") + ")"
-	}
-	return s
-}
-
-// resolvePath plans job j's emulated path: both namespaces on the load
-// generator's host, which must also be the servers' host.
-func (e *Engine) resolvePath(j *loadJob, v *labs.Variant, client hostRef, vars map[string]string) error {
-	if len(j.deploy.Hosts) != 1 || j.deploy.Hosts[0].Name != client.Name {
-		var on []string
-		for _, h := range j.deploy.Hosts {
-			on = append(on, h.Name)
-		}
-		return fmt.Errorf("variant %s: an emulated network path joins two namespaces of one host, so the load generator (on %s) and the servers (on %s) must share it", v.Label, client.Name, strings.Join(on, ", "))
-	}
-	cfg, err := e.pathConfig(v, vars)
-	if err != nil {
-		return err
-	}
-	path, err := netpath.Plan(client.Name, &cfg)
-	if err != nil {
-		return err
-	}
-	j.pathCfg, j.path = &cfg, &path
-	if j.transport == "" {
-		j.transport = "tcp"
-	}
-	return nil
-}
-
-// pathNote is the dry run's line for a path: what is made, where, how.
-func pathNote(p *netpath.Path) string {
-	s := fmt.Sprintf("# emulated path %s (%s): namespaces %s (servers, at %s) and %s (load generator)", p.Variant, p.Variant.Describe(), p.ServerNS, p.ServerAddr, p.ClientNS)
-	if p.Variant.Overlay() {
-		s += ", a Geneve overlay (VXLAN where the kernel has no Geneve)"
-	}
-	if p.FirewallRules > 0 {
-		s += fmt.Sprintf(", a %d-rule stateful nftables firewall", p.FirewallRules)
-	}
-	return s + "; made with ip and nft as root before the variant, removed after it"
-}
-
 // startPath makes job j's path when the host can, after the CPU count that
 // pins the servers and the load generator is known. skip says why the
 // variant cannot run here (not root, no nft, no overlay module).
@@ -299,16 +168,16 @@ func (e *Engine) startPath(ctx context.Context, step string, client hostRef, j l
 	if err != nil {
 		return nil, "", &StepError{Host: client.Name, Err: fmt.Errorf("find out which network paths can be made: %w", err)}
 	}
-	if ok, why := rep.Available(j.pathCfg.Variant); !ok {
+	if ok, why := rep.Available(j.PathCfg.Variant); !ok {
 		return nil, why, nil
 	}
 	first := e.hostCPUs(client.Name) == 0
 	if n := e.learnCPUs(ctx, client.Name, t); first && n >= 2 {
-		s, c := splitCPUs(n)
+		s, c := load.SplitCPUs(n)
 		e.say(step, client.Name, "servers pinned to CPU %s, the load generator to CPU %s (taskset), so neither takes the other's cores", s, c)
 	} else if first {
 		e.say(step, client.Name, "not pinned: the host has fewer than two CPUs, so the servers and the load generator share one")
 	}
-	p, err := e.makePath(ctx, step, client, t, *j.pathCfg)
+	p, err := e.makePath(ctx, step, client, t, *j.PathCfg)
 	return p, "", err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner/netpath"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -88,7 +89,7 @@ func TestEmulatedPathsCompare(t *testing.T) {
 		Vars: map[string]string{"port": strconv.Itoa(freePorts(t, 2))}}, rec)
 	var prefixes []string
 	for _, v := range lab.Step("compare").Compare.Variants {
-		cfg, err := e.pathConfig(&v, e.Vars())
+		cfg, err := load.PathConfig(e.workdir(), &v, e.Vars())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -299,9 +300,9 @@ steps:
 			t.Fatal(err)
 		}
 		var out []string
-		for _, j := range p.(*loadPlan).jobs {
-			if j.vi == 0 {
-				out = append(out, j.sweep)
+		for _, j := range p.(kindPlan).Plan.(*load.Plan).Jobs {
+			if j.VI == 0 {
+				out = append(out, j.Sweep)
 			}
 		}
 		return out

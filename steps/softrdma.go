@@ -3,11 +3,10 @@ package steps
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -31,33 +30,6 @@ import (
 // follows its addresses, which this does not trace): the label then says
 // so. Labelling a hardware run as software is the safe mistake.
 
-// rdmaDevice is one RDMA device of a host.
-type rdmaDevice struct {
-	Name     string
-	Software bool
-}
-
-// rdmaDevicesScript lists the RDMA devices under sysfs (normally /sys),
-// one a line: "software NAME" or "hardware NAME". POSIX sh; readlink -f is
-// in coreutils and busybox.
-func rdmaDevicesScript(sysfs string) string {
-	root := runner.Quote(sysfs)
-	return fmt.Sprintf(`v=$(readlink -f %s)/devices/virtual/; for d in %s/class/infiniband/*; do [ -e "$d" ] || continue; case $(readlink -f "$d") in "$v"*) echo "software ${d##*/}";; *) echo "hardware ${d##*/}";; esac; done`, root, root)
-}
-
-// parseRDMADevices reads rdmaDevicesScript's output.
-func parseRDMADevices(lines []string) []rdmaDevice {
-	var out []rdmaDevice
-	for _, l := range lines {
-		kind, name, ok := strings.Cut(strings.TrimSpace(l), " ")
-		if !ok || name == "" || (kind != "software" && kind != "hardware") {
-			continue
-		}
-		out = append(out, rdmaDevice{Name: name, Software: kind == "software"})
-	}
-	return out
-}
-
 // sysfsRoot is where the RDMA probe reads sysfs (Options.SysfsRoot).
 func (e *Engine) sysfsRoot() string {
 	if e.opts.SysfsRoot != "" {
@@ -67,7 +39,7 @@ func (e *Engine) sysfsRoot() string {
 }
 
 // probeRDMADevices lists h's RDMA devices, asked once per run.
-func (e *Engine) probeRDMADevices(ctx context.Context, h hostRef) ([]rdmaDevice, error) {
+func (e *Engine) probeRDMADevices(ctx context.Context, h hostRef) ([]load.RDMADevice, error) {
 	e.mu.Lock()
 	devs, ok := e.rdmaDevs[h.Name]
 	e.mu.Unlock()
@@ -79,7 +51,7 @@ func (e *Engine) probeRDMADevices(ctx context.Context, h hostRef) ([]rdmaDevice,
 		return nil, err
 	}
 	var lines []string
-	res, err := t.Run(ctx, runner.Command{Cmd: rdmaDevicesScript(e.sysfsRoot()), Timeout: 15 * time.Second, Output: func(l runner.Line) {
+	res, err := t.Run(ctx, runner.Command{Cmd: load.RDMADevicesScript(e.sysfsRoot()), Timeout: 15 * time.Second, Output: func(l runner.Line) {
 		if l.Stream == runner.Stdout {
 			lines = append(lines, l.Text)
 		}
@@ -90,10 +62,10 @@ func (e *Engine) probeRDMADevices(ctx context.Context, h hostRef) ([]rdmaDevice,
 	if res.ExitCode != 0 {
 		return nil, fmt.Errorf("listing RDMA devices: exit status %d", res.ExitCode)
 	}
-	devs = parseRDMADevices(lines)
+	devs = load.ParseRDMADevices(lines)
 	e.mu.Lock()
 	if e.rdmaDevs == nil {
-		e.rdmaDevs = map[string][]rdmaDevice{}
+		e.rdmaDevs = map[string][]load.RDMADevice{}
 	}
 	e.rdmaDevs[h.Name] = devs
 	e.mu.Unlock()
@@ -122,7 +94,7 @@ func (e *Engine) noteSoftwareRDMA(ctx context.Context, step string, hosts []host
 		e.mu.Unlock()
 	}
 	e.mu.Lock()
-	devs := softwareRDMAText(e.rdmaHosts, e.rdmaDevs)
+	devs := load.SoftwareRDMAText(e.rdmaHosts, e.rdmaDevs)
 	changed := devs != "" && e.results != nil && e.results.SoftwareRDMA != devs
 	if changed {
 		e.results.SoftwareRDMA = devs
@@ -131,32 +103,6 @@ func (e *Engine) noteSoftwareRDMA(ctx context.Context, step string, hosts []host
 	if changed {
 		e.opts.Emit(SoftwareRDMAFound{Step: step, Devices: devs})
 	}
-}
-
-// softwareRDMAText names the software devices of hosts (in the order they
-// were probed): "rxe0 on server, rxe1 on client", a host that has hardware
-// devices too saying which; "" when there are none.
-func softwareRDMAText(hosts []string, devs map[string][]rdmaDevice) string {
-	var parts []string
-	for _, h := range hosts {
-		var soft, hard []string
-		for _, d := range devs[h] {
-			if d.Software {
-				soft = append(soft, d.Name)
-			} else {
-				hard = append(hard, d.Name)
-			}
-		}
-		if len(soft) == 0 {
-			continue
-		}
-		s := strings.Join(soft, " and ") + " on " + h
-		if len(hard) > 0 {
-			s += " (beside hardware " + strings.Join(hard, " and ") + ")"
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(slices.Compact(parts), ", ")
 }
 
 // SoftwareRDMA names the software RDMA devices this run's RDMA benches

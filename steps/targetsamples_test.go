@@ -3,7 +3,6 @@
 package steps
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -61,23 +61,23 @@ func TestSecondJoiner(t *testing.T) {
 // two hosts' latencies for it; a target only one host drives is its own;
 // each is named with its server host.
 func TestClientMergeTargets(t *testing.T) {
-	m := newClientMerge([]string{"c1", "c2"})
-	m.targetHosts = map[string]string{"10.0.0.1:7000": "srv1", "10.0.0.2:7000": "srv2"}
-	m.onMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
+	m := load.NewClientMerge([]string{"c1", "c2"})
+	m.TargetHosts = map[string]string{"10.0.0.1:7000": "srv1", "10.0.0.2:7000": "srv2"}
+	m.OnMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
 	var got [][]TargetSecond
-	m.onPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
+	m.OnPoint = func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point {
 		got = append(got, targets)
 		return p
 	}
-	m.onRun = func(results.RunResult, time.Time) {}
+	m.OnRun = func(results.RunResult, time.Time) {}
 	h1a, e1a := hist(t, 100, 200, 300)
 	h2a, e2a := hist(t, 1000, 5000)
 	_, e1b := hist(t, 50)
 	_, tot := hist(t, 100)
-	m.sample(0, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 400, LatencyHDR: tot}, time.Now(),
+	m.Sample(0, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 400, LatencyHDR: tot}, time.Now(),
 		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 300, Errors: 1, LatencyHDR: e1a},
 		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.2:7000", OpsPerSec: 100, LatencyHDR: e1b, LatencyMs: benchwire.Latency{P50: 0.05, P99: 0.05}})
-	m.sample(1, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 200, LatencyHDR: tot}, time.Now(),
+	m.Sample(1, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 200, LatencyHDR: tot}, time.Now(),
 		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 200, Errors: 2, LatencyHDR: e2a})
 	if len(got) != 1 || len(got[0]) != 2 {
 		t.Fatalf("targets: %+v", got)
@@ -92,45 +92,6 @@ func TestClientMergeTargets(t *testing.T) {
 	}
 	if b.Target != "10.0.0.2:7000" || b.Host != "srv2" || b.OpsPerSec != 100 || b.P50Ms != 0.05 {
 		t.Errorf("target driven from one host: %+v", b)
-	}
-}
-
-// TestCommonStart: the instant is ahead by four of the slowest round
-// trips plus 1.5 s, and every host's --start-at is that instant on its
-// own clock (this machine's plus its offset), to the millisecond: the
-// values each host is given, not how the hosts keep them. A host whose
-// clock was not read leaves no common start.
-func TestCommonStart(t *testing.T) {
-	now := time.Date(2026, 12, 3, 23, 0, 0, 123_456_789, time.UTC)
-	rs := []clockReading{
-		{Host: "c1", Offset: 0, Uncertainty: time.Millisecond},
-		{Host: "c2", Offset: 120*time.Millisecond + 400*time.Microsecond, Uncertainty: 10 * time.Millisecond},
-		{Host: "c3", Offset: -35*time.Millisecond - 700*time.Microsecond, Uncertainty: 3 * time.Millisecond},
-		// Within its uncertainty: not told from zero, not applied.
-		{Host: "c4", Offset: 5 * time.Millisecond, Uncertainty: 8 * time.Millisecond},
-	}
-	at, per, why := commonStart(now, rs)
-	if why != "" || len(per) != 4 {
-		t.Fatalf("common start: %v, %v, %q", at, per, why)
-	}
-	// Slowest round trip 20 ms: 4 × 20 ms + 1.5 s ahead, to the ms.
-	if want := now.Add(1580 * time.Millisecond).Truncate(time.Millisecond); !at.Equal(want) {
-		t.Errorf("instant %s, want %s", at.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
-	}
-	for i, r := range rs {
-		// The host's --start-at, back on this machine's clock, is the
-		// common instant within the millisecond it is given in.
-		back := time.UnixMilli(per[i]).Add(-appliedOffset(r))
-		if d := back.Sub(at); d < -500*time.Microsecond || d > 500*time.Microsecond {
-			t.Errorf("%s: --start-at %d is %s on this machine's clock, %s from the common instant", r.Host, per[i], back.Format(time.RFC3339Nano), d)
-		}
-	}
-	if per[1]-per[0] != 120 || per[0]-per[2] != 36 || per[3] != per[0] {
-		t.Errorf("--start-at %v: want c2 120 ms after c1, c3 36 ms before, as their clocks are, and c4 with c1", per)
-	}
-	rs[1].Err = errors.New("ssh: broken")
-	if _, per, why := commonStart(now, rs); per != nil || !strings.Contains(why, "c2's clock was not read") {
-		t.Errorf("with an unread clock: %v, %q", per, why)
 	}
 }
 

@@ -7,11 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/vsphere"
 	"github.com/dpulab/dpulab/steps/results"
@@ -24,73 +22,6 @@ import (
 // sampler of the ESXi hosts of a bench job's server hosts, whose
 // per-second points are merged into the job's series as the host (ESXi)
 // metrics of steps/results.
-
-// The bench and compare kinds' dry run shows, on each server host whose
-// ESXi host is sampled, the vSphere queries made while the bench runs: a
-// wrapper around their resolve, so that kind_load.go stays as it is (this
-// file's init runs after kind_load.go's: Go initialises files in name
-// order).
-func init() {
-	for _, k := range []labs.Kind{labs.KindBench, labs.KindCompare} {
-		d, ok := kinds[k]
-		if !ok {
-			panic("steps: vsphere.go initialises before kind_load.go registered the " + string(k) + " kind")
-		}
-		resolve := d.resolve
-		d.resolve = func(e *Engine, st *labs.Step, vars map[string]string) (stepPlan, error) {
-			p, err := resolve(e, st, vars)
-			if err != nil {
-				return p, err
-			}
-			if lp, ok := p.(*loadPlan); ok {
-				if extra := e.vsphereSamplerPlan(lp); len(extra) > 0 {
-					return sampledPlan{p, extra}, nil
-				}
-			}
-			return p, nil
-		}
-		kinds[k] = d
-	}
-}
-
-// sampledPlan is a load step's plan with its vSphere queries shown.
-type sampledPlan struct {
-	stepPlan
-	extra []PlannedCommand
-}
-
-func (s sampledPlan) commands() []PlannedCommand {
-	return append(s.stepPlan.commands(), s.extra...)
-}
-
-// vsphereSamplerPlan lists the vSphere sampler's queries of a load step,
-// on the server hosts of its first sweep value.
-func (e *Engine) vsphereSamplerPlan(p *loadPlan) []PlannedCommand {
-	inv := e.opts.Inventory
-	if inv == nil || inv.VCenter == nil || len(p.jobs) == 0 {
-		return nil
-	}
-	var out []PlannedCommand
-	seen := map[string]bool{}
-	for _, j := range p.jobs {
-		if j.sweep != p.jobs[0].sweep {
-			break
-		}
-		for _, h := range j.deploy.Hosts {
-			esxi := e.esxiHosts([]hostRef{h})
-			if len(esxi) == 0 || seen[h.Name] {
-				continue
-			}
-			seen[h.Name] = true
-			for _, l := range vsphere.Plan(inv.VCenter.URL, nil, esxi, e.serverVMs([]hostRef{h})) {
-				if strings.Contains(l, "while a bench runs") {
-					out = append(out, PlannedCommand{Host: h.Name, Cmd: "# " + l + "; merged into the bench's per-second series as host (ESXi)"})
-				}
-			}
-		}
-	}
-	return out
-}
 
 // vsphereTail bounds the wait, after a bench, for vSphere to publish the
 // samples covering its last seconds: two real-time intervals (20 s each),

@@ -1,6 +1,6 @@
 //go:build unix
 
-package steps
+package load
 
 import (
 	"strings"

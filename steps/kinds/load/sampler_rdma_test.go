@@ -1,6 +1,6 @@
 //go:build unix
 
-package steps
+package load
 
 import (
 	"math"
@@ -25,15 +25,15 @@ func TestSampleRDMAMetricsMerge(t *testing.T) {
 	plain := []byte(`{"t":"2026-12-03T19:00:00Z","host":"tcp1","cpu":{"idle":50},"net":{"eth0":{"rx_bytes_per_sec":1,"tx_bytes_per_sec":1}},"power_watts":null}`)
 
 	since := time.Now().Add(-time.Second)
-	b := newSampleBoard()
+	b := NewSampleBoard()
 	for host, line := range map[string][]byte{"srv1": ib, "srv2": ib2, "tcp1": plain} {
-		hs, ok := parseHostSample(line)
+		hs, ok := ParseHostSample(line)
 		if !ok {
 			t.Fatalf("%s: line not parsed", host)
 		}
-		b.put(host, hs)
+		b.Put(host, hs)
 	}
-	p := b.merge(results.Point{Metrics: map[string]float64{results.MetricESXiCPU: 12}}, since)
+	p := b.Merge(results.Point{Metrics: map[string]float64{results.MetricESXiCPU: 12}}, since)
 	want := map[string]float64{
 		results.MetricESXiCPU:            12, // kept
 		results.MetricRDMAGbps:           11, // (0.5+0.75+0.125) GB/s × 8
@@ -62,10 +62,10 @@ func TestSampleRDMAMetricsMerge(t *testing.T) {
 	}
 
 	// Only hosts without InfiniBand: no RDMA metric, not a zero one.
-	b2 := newSampleBoard()
-	hs, _ := parseHostSample(plain)
-	b2.put("tcp1", hs)
-	if p := b2.merge(results.Point{}, since); p.Metrics != nil {
+	b2 := NewSampleBoard()
+	hs, _ := ParseHostSample(plain)
+	b2.Put("tcp1", hs)
+	if p := b2.Merge(results.Point{}, since); p.Metrics != nil {
 		t.Fatalf("metrics %v from a host without RDMA ports", p.Metrics)
 	}
 }
@@ -78,13 +78,13 @@ func TestSampleRDMAMetricsSoftRoCE(t *testing.T) {
 	rxe := []byte(`{"t":"2026-12-03T19:00:00Z","host":"srv1","cpu":{"idle":50},"net":{},"power_watts":null,` +
 		`"rdma":{"rxe0/1":{"rx_packets_per_sec":2500,"tx_packets_per_sec":1000,` +
 		`"errors":{"out_of_seq_request":1,"rcvd_seq_err":2,"retry_rnr_exceeded_err":0,"completer_retry_err":7}}}}`)
-	hs, ok := parseHostSample(rxe)
+	hs, ok := ParseHostSample(rxe)
 	if !ok {
 		t.Fatal("line not parsed")
 	}
-	b := newSampleBoard()
-	b.put("srv1", hs)
-	p := b.merge(results.Point{}, time.Now().Add(-time.Second))
+	b := NewSampleBoard()
+	b.Put("srv1", hs)
+	p := b.Merge(results.Point{}, time.Now().Add(-time.Second))
 	want := map[string]float64{
 		results.MetricRDMAPackets:        3500,
 		results.MetricRDMAOutOfSequence:  1,

@@ -1,4 +1,4 @@
-package steps
+package load
 
 import (
 	"fmt"
@@ -7,10 +7,11 @@ import (
 
 	"github.com/dpulab/dpulab/internal/benchhdr"
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
+	"github.com/dpulab/dpulab/steps/event"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
-// clientMerge merges the bench streams of several client hosts running one
+// ClientMerge merges the bench streams of several client hosts running one
 // load into one series. Each host's seconds are matched by their place in
 // its run (its k-th sample of run r), not by clock: the hosts started
 // together and every sample covers one interval of the host's own run. A
@@ -18,24 +19,24 @@ import (
 // has finished the run (or its bench ended): rates summed, latencies read
 // from the merged histograms (benchhdr.MergeSamples). Runs are merged in
 // order; a run is complete when every host has reported it, and is then
-// given to onRun with each host's own series beside the merged one.
+// given to OnRun with each host's own series beside the merged one.
 //
 // It is not safe for concurrent use: the caller serialises.
-type clientMerge struct {
+type ClientMerge struct {
 	hosts []string
-	// onPoint gets each merged second (its server columns still empty),
+	// OnPoint gets each merged second (its server columns still empty),
 	// the run's start as seen from this machine (the earliest host's) and
 	// each client host's own share of that second (the dashboard's
 	// per-host view) and each server instance's (the per-instance view,
 	// when the benches printed per-target lines).
-	onPoint func(run int, p results.Point, since time.Time, hosts []HostSecond, targets []TargetSecond) results.Point
-	// targetHosts names each target's server host (Engine.targetHosts).
-	targetHosts map[string]string
-	// onRun gets each complete run.
-	onRun func(r results.RunResult, since time.Time)
-	// onMergeErr is told once when a line could not be merged (an older
+	OnPoint func(run int, p results.Point, since time.Time, hosts []event.HostSecond, targets []event.TargetSecond) results.Point
+	// TargetHosts names each target's server host (Engine.TargetHosts).
+	TargetHosts map[string]string
+	// OnRun gets each complete run.
+	OnRun func(r results.RunResult, since time.Time)
+	// OnMergeErr is told once when a line could not be merged (an older
 	// bench without histograms): its counts are kept, its latency left 0.
-	onMergeErr func(error)
+	OnMergeErr func(error)
 
 	cur   int // the run being merged (1-based)
 	runs  map[int]*runMerge
@@ -60,11 +61,11 @@ type runMerge struct {
 	points  []results.Point
 }
 
-func newClientMerge(hosts []string) *clientMerge {
-	return &clientMerge{hosts: hosts, cur: 1, runs: map[int]*runMerge{}, ended: make([]bool, len(hosts))}
+func NewClientMerge(hosts []string) *ClientMerge {
+	return &ClientMerge{hosts: hosts, cur: 1, runs: map[int]*runMerge{}, ended: make([]bool, len(hosts))}
 }
 
-func (m *clientMerge) run(n int) *runMerge {
+func (m *ClientMerge) run(n int) *runMerge {
 	r := m.runs[n]
 	if r == nil {
 		k := len(m.hosts)
@@ -76,7 +77,7 @@ func (m *clientMerge) run(n int) *runMerge {
 
 // sample takes host h's totals sample, which arrived at now, with the
 // per-target samples of the same second (none without --target-samples).
-func (m *clientMerge) sample(h int, s *benchwire.Sample, now time.Time, targets ...*benchwire.Sample) {
+func (m *ClientMerge) Sample(h int, s *benchwire.Sample, now time.Time, targets ...*benchwire.Sample) {
 	if s.Run < m.cur {
 		return // a run already given up
 	}
@@ -91,8 +92,8 @@ func (m *clientMerge) sample(h int, s *benchwire.Sample, now time.Time, targets 
 	m.advance()
 }
 
-// runDone takes host h's summary of one run.
-func (m *clientMerge) runDone(h int, rr *benchwire.RunResult) {
+// RunDone takes host h's summary of one run.
+func (m *ClientMerge) RunDone(h int, rr *benchwire.RunResult) {
 	if rr.Run < m.cur {
 		return
 	}
@@ -100,14 +101,14 @@ func (m *clientMerge) runDone(h int, rr *benchwire.RunResult) {
 	m.advance()
 }
 
-// hostEnded says host h's bench ended: nothing more comes from it.
-func (m *clientMerge) hostEnded(h int) {
+// HostEnded says host h's bench ended: nothing more comes from it.
+func (m *ClientMerge) HostEnded(h int) {
 	m.ended[h] = true
 	m.advance()
 }
 
 // finish gives up the runs still open (every bench has ended).
-func (m *clientMerge) finish() {
+func (m *ClientMerge) Finish() {
 	for i := range m.ended {
 		m.ended[i] = true
 	}
@@ -126,7 +127,7 @@ func (r *runMerge) since() time.Time {
 }
 
 // advance makes every merged second and run that is complete.
-func (m *clientMerge) advance() {
+func (m *ClientMerge) advance() {
 	for {
 		r := m.runs[m.cur]
 		if r == nil {
@@ -145,7 +146,7 @@ func (m *clientMerge) advance() {
 		switch {
 		case complete:
 			m.emitSeconds(r, true)
-			m.onRun(m.merged(m.cur, r), r.since())
+			m.OnRun(m.merged(m.cur, r), r.since())
 		case broken && m.allEndedOrReported(r):
 			m.emitSeconds(r, true)
 			m.dropped = append(m.dropped, m.cur)
@@ -158,7 +159,7 @@ func (m *clientMerge) advance() {
 }
 
 // allEndedOrReported: no host can add to r any more.
-func (m *clientMerge) allEndedOrReported(r *runMerge) bool {
+func (m *ClientMerge) allEndedOrReported(r *runMerge) bool {
 	for h := range m.hosts {
 		if r.totals[h] == nil && !m.ended[h] {
 			return false
@@ -169,11 +170,11 @@ func (m *clientMerge) allEndedOrReported(r *runMerge) bool {
 
 // emitSeconds merges the seconds every host has given (or, with all,
 // every second any host gave).
-func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
+func (m *ClientMerge) emitSeconds(r *runMerge, all bool) {
 	for {
 		k := r.emitted
 		var at []*benchwire.Sample
-		var hosts []HostSecond
+		var hosts []event.HostSecond
 		var tg [][]*benchwire.Sample
 		ready := true
 		for h := range m.hosts {
@@ -182,7 +183,7 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 				s := r.samples[h][k]
 				at = append(at, s)
 				tg = append(tg, r.targets[h][k])
-				hosts = append(hosts, HostSecond{Host: m.hosts[h], OpsPerSec: s.OpsPerSec, P99Ms: s.LatencyMs.P99, Errors: s.Errors, BusyPct: s.ClientHostBusyPct})
+				hosts = append(hosts, event.HostSecond{Host: m.hosts[h], OpsPerSec: s.OpsPerSec, P99Ms: s.LatencyMs.P99, Errors: s.Errors, BusyPct: s.ClientHostBusyPct})
 			case all || r.totals[h] != nil || m.ended[h]:
 			default:
 				ready = false
@@ -205,9 +206,9 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 		} else {
 			hosts = nil
 		}
-		p := samplePoint(ms)
-		if m.onPoint != nil {
-			p = m.onPoint(at[0].Run, p, r.since(), hosts, m.mergeTargets(tg))
+		p := SamplePoint(ms)
+		if m.OnPoint != nil {
+			p = m.OnPoint(at[0].Run, p, r.since(), hosts, m.mergeTargets(tg))
 		}
 		// Per-target lines are for the live view only: not kept for the
 		// run (240 targets × 8 hosts × a minute would be 100 MB).
@@ -227,8 +228,8 @@ func (m *clientMerge) emitSeconds(r *runMerge, all bool) {
 // p50 and p99 read from the hosts' per-target histograms merged
 // (benchhdr.MergeSamples), never averaged. A line without a histogram (an
 // older bench) leaves that target's latency at what the merge could read:
-// its counts still add up, and onMergeErr says so once.
-func (m *clientMerge) mergeTargets(perHost [][]*benchwire.Sample) []TargetSecond {
+// its counts still add up, and OnMergeErr says so once.
+func (m *ClientMerge) mergeTargets(perHost [][]*benchwire.Sample) []event.TargetSecond {
 	var order []string
 	by := map[string][]*benchwire.Sample{}
 	for _, ss := range perHost {
@@ -259,12 +260,12 @@ func (m *clientMerge) mergeTargets(perHost [][]*benchwire.Sample) []TargetSecond
 		ms.Target = t
 		merged = append(merged, ms)
 	}
-	return targetSeconds(merged, m.targetHosts)
+	return TargetSeconds(merged, m.TargetHosts)
 }
 
-func (m *clientMerge) mergeErr(err error) {
-	if !m.mergeErrSaid && m.onMergeErr != nil {
-		m.onMergeErr(err)
+func (m *ClientMerge) mergeErr(err error) {
+	if !m.mergeErrSaid && m.OnMergeErr != nil {
+		m.OnMergeErr(err)
 	}
 	m.mergeErrSaid = true
 }
@@ -272,7 +273,7 @@ func (m *clientMerge) mergeErr(err error) {
 // merged is run n from every host's summary: rates summed, latencies from
 // the merged histograms, each host's own numbers kept in Clients.
 // With one client host the run is that host's summary as it stands.
-func (m *clientMerge) merged(n int, r *runMerge) results.RunResult {
+func (m *ClientMerge) merged(n int, r *runMerge) results.RunResult {
 	if len(m.hosts) == 1 {
 		rr := r.totals[0]
 		return results.RunResult{Run: n, OpsPerSec: rr.OpsPerSec, LatencyMs: results.Latency(rr.LatencyMs), Errors: rr.Errors, Series: r.points, Err: rr.Err,
@@ -319,16 +320,35 @@ func (m *clientMerge) merged(n int, r *runMerge) results.RunResult {
 		}
 	}
 	if !lo.IsZero() {
-		out.StartSkewMs = durMs(hi.Sub(lo))
+		out.StartSkewMs = MillisPtr(hi.Sub(lo))
 	}
 	return out
 }
 
-// droppedErr says which runs were not merged because a host never
+// DroppedErr says which runs were not merged because a host never
 // finished them (nil when none).
-func (m *clientMerge) droppedErr() error {
+func (m *ClientMerge) DroppedErr() error {
 	if len(m.dropped) == 0 {
 		return nil
 	}
 	return fmt.Errorf("run %v did not finish on every client host, so it was not merged", m.dropped)
+}
+
+// SamplePoint is a bench's totals sample as a point of the series (the
+// servers' columns empty: the samplers' merge fills them).
+func SamplePoint(s *benchwire.Sample) results.Point {
+	return results.Point{T: s.T, OpsPerSec: s.OpsPerSec, LatencyMs: results.Latency(s.LatencyMs), Errors: s.Errors}
+}
+
+// TargetSeconds turns per-target samples into the Sample's per-instance
+// view, each named with its server host (hosts: targetHosts).
+func TargetSeconds(ss []*benchwire.Sample, hosts map[string]string) []event.TargetSecond {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]event.TargetSecond, len(ss))
+	for i, s := range ss {
+		out[i] = event.TargetSecond{Target: s.Target, Host: hosts[s.Target], OpsPerSec: s.OpsPerSec, P50Ms: s.LatencyMs.P50, P99Ms: s.LatencyMs.P99, Errors: s.Errors}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package steps
+package load
 
 import (
 	"github.com/dpulab/dpulab/internal/wire/samplewire"

@@ -1,4 +1,4 @@
-package steps
+package load
 
 import (
 	"context"
@@ -32,8 +32,8 @@ const clockSpreadWarn = 50 * time.Millisecond
 // the shortest round trip is kept.
 const clockReadings = 3
 
-// clockReading is one client host's clock against this machine's.
-type clockReading struct {
+// ClockReading is one client host's clock against this machine's.
+type ClockReading struct {
 	Host string
 	// Offset is the host's clock minus this machine's; Uncertainty is
 	// half the round trip it was read over.
@@ -81,15 +81,15 @@ func parseEpoch(s string) (time.Time, error) {
 	return time.Unix(n, ns), nil
 }
 
-// checkClocks reads every client host's clock, all at once.
-func checkClocks(ctx context.Context, hosts []string, targets []runner.Target) []clockReading {
-	out := make([]clockReading, len(hosts))
+// CheckClocks reads every client host's clock, all at once.
+func CheckClocks(ctx context.Context, hosts []string, targets []runner.Target) []ClockReading {
+	out := make([]ClockReading, len(hosts))
 	var wg sync.WaitGroup
 	for i := range hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := clockReading{Host: hosts[i], Err: errors.New("not read")}
+			r := ClockReading{Host: hosts[i], Err: errors.New("not read")}
 			best := time.Duration(-1)
 			for range clockReadings {
 				off, rtt, err := readClock(ctx, targets[i])
@@ -108,14 +108,14 @@ func checkClocks(ctx context.Context, hosts []string, targets []runner.Target) [
 	return out
 }
 
-// clockVerdict is the spread of the readings that worked and, when it is
+// ClockVerdict is the spread of the readings that worked and, when it is
 // beyond clockSpreadWarn by more than the readings' own uncertainty (two
 // hosts with one clock read over slow sessions differ by up to the sum of
 // their half round trips, and that is no disagreement), the warning:
 // which hosts, by how much, and what to do. ok is false when fewer than
 // two hosts could be read.
-func clockVerdict(rs []clockReading) (spread time.Duration, warning string, ok bool) {
-	var good []clockReading
+func ClockVerdict(rs []ClockReading) (spread time.Duration, warning string, ok bool) {
+	var good []ClockReading
 	for _, r := range rs {
 		if r.Err == nil {
 			good = append(good, r)
@@ -134,21 +134,21 @@ func clockVerdict(rs []clockReading) (spread time.Duration, warning string, ok b
 	warning = fmt.Sprintf("the client hosts' clocks disagree by %s, at least %s (%s is %s and %s %s against this machine, each ± half its SSH round trip): "+
 		"the merged seconds still line up (each host counts from its own start), but timestamps on the hosts do not; "+
 		"sync their clocks (timedatectl set-ntp true, or chrony: chronyc tracking shows the offset) before quoting figures",
-		ms(spread), ms(least), hi.Host, signedMs(hi.Offset), lo.Host, signedMs(lo.Offset))
+		Millis(spread), Millis(least), hi.Host, SignedMillis(hi.Offset), lo.Host, SignedMillis(lo.Offset))
 	return spread, warning, true
 }
 
-func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) + " ms" }
+func Millis(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) + " ms" }
 
-func signedMs(d time.Duration) string {
+func SignedMillis(d time.Duration) string {
 	if d >= 0 {
-		return "+" + ms(d)
+		return "+" + Millis(d)
 	}
-	return "-" + ms(-d)
+	return "-" + Millis(-d)
 }
 
-// durMs is d in milliseconds, for results.
-func durMs(d time.Duration) *float64 {
+// MillisPtr is d in milliseconds, for results.
+func MillisPtr(d time.Duration) *float64 {
 	v := float64(d) / 1e6
 	return &v
 }

@@ -1,4 +1,4 @@
-package steps
+package load
 
 import (
 	"maps"
@@ -21,10 +21,10 @@ type hostSample struct {
 	At      time.Time
 }
 
-// parseHostSample reads one line of `dpulab sample` output. Busy CPU is
+// ParseHostSample reads one line of `dpulab sample` output. Busy CPU is
 // everything but idle and iowait; the network share is softirq + irq (the
 // sampler's "network"); traffic is rx + tx over the sampled interfaces.
-func parseHostSample(line []byte) (hostSample, bool) {
+func ParseHostSample(line []byte) (hostSample, bool) {
 	s, err := samplewire.DecodeLine(line, 0)
 	if err != nil {
 		return hostSample{}, false
@@ -46,9 +46,9 @@ func parseHostSample(line []byte) (hostSample, bool) {
 	return hs, true
 }
 
-// sampleBoard keeps the latest sample of every server host, so each bench
+// SampleBoard keeps the latest sample of every server host, so each bench
 // second is merged with what the servers did in (about) the same second.
-type sampleBoard struct {
+type SampleBoard struct {
 	mu     sync.Mutex
 	latest map[string]hostSample
 	// ncpu is each host's CPU count, for busy cores.
@@ -58,21 +58,21 @@ type sampleBoard struct {
 	waitFor map[string]bool
 }
 
-func newSampleBoard() *sampleBoard {
-	return &sampleBoard{latest: map[string]hostSample{}, ncpu: map[string]int{}, ready: make(chan struct{}), waitFor: map[string]bool{}}
+func NewSampleBoard() *SampleBoard {
+	return &SampleBoard{latest: map[string]hostSample{}, ncpu: map[string]int{}, ready: make(chan struct{}), waitFor: map[string]bool{}}
 }
 
 // expect adds a host whose first sample ready waits for.
-func (b *sampleBoard) expect(host string) {
+func (b *SampleBoard) Expect(host string) {
 	b.mu.Lock()
 	b.waitFor[host] = true
 	b.mu.Unlock()
 }
 
-// waitReady waits until every expected host has sent a sample or its
+// WaitReady waits until every expected host has sent a sample or its
 // sampler ended, or d passes, or ctx ends: the bench should not start before its samplers
 // are measuring, or a short run gets no server numbers at all.
-func (b *sampleBoard) waitReady(done <-chan struct{}, d time.Duration) {
+func (b *SampleBoard) WaitReady(done <-chan struct{}, d time.Duration) {
 	b.mu.Lock()
 	if len(b.waitFor) == 0 {
 		b.mu.Unlock()
@@ -88,7 +88,7 @@ func (b *sampleBoard) waitReady(done <-chan struct{}, d time.Duration) {
 
 // gone says host's sampler ended (it failed to start, or its host went
 // away): nothing more is to be waited for from it.
-func (b *sampleBoard) gone(host string) {
+func (b *SampleBoard) Gone(host string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.waitFor[host] {
@@ -99,13 +99,13 @@ func (b *sampleBoard) gone(host string) {
 	}
 }
 
-func (b *sampleBoard) setCPUs(host string, n int) {
+func (b *SampleBoard) SetCPUs(host string, n int) {
 	b.mu.Lock()
 	b.ncpu[host] = n
 	b.mu.Unlock()
 }
 
-func (b *sampleBoard) put(host string, s hostSample) {
+func (b *SampleBoard) Put(host string, s hostSample) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.latest[host] = s
@@ -125,7 +125,7 @@ const staleAfter = 3 * time.Second
 // after since (the start of the measured run, so nothing of the previous
 // variant or the idle time before leaks in): CPU as the mean over hosts,
 // network traffic and power summed over hosts. Unknown stays nil.
-func (b *sampleBoard) merge(p results.Point, since time.Time) results.Point {
+func (b *SampleBoard) Merge(p results.Point, since time.Time) results.Point {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var cpu, netcpu []float64
@@ -173,7 +173,7 @@ func (b *sampleBoard) merge(p results.Point, since time.Time) results.Point {
 }
 
 // cores is the total CPU count of the sampled hosts (for busy cores).
-func (b *sampleBoard) cores() float64 {
+func (b *SampleBoard) Cores() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := 0
