@@ -117,7 +117,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		}
 		runs[i] = &clientRun{share: s, t: t}
 		if s.Config.TargetSamples {
-			runs[i].seconds.want = len(s.Config.Endpoints)
+			runs[i].seconds.Want = len(s.Config.Endpoints)
 		}
 		names[i], targets[i] = s.Host.Name, t
 	}
@@ -253,8 +253,8 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 				cr.line(e, job.Step, m, &mu, i, l)
 			}})
 			mu.Lock()
-			for _, sec := range cr.seconds.flush() {
-				m.Sample(i, sec.total, time.Now(), sec.targets...)
+			for _, sec := range cr.seconds.Flush() {
+				m.Sample(i, sec.Total, time.Now(), sec.Targets...)
 			}
 			m.HostEnded(i)
 			if cr.failed() && failed == nil && bctx.Err() == nil {
@@ -297,7 +297,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		}
 	}
 	fail := func(cr *clientRun, err error) error {
-		return &StepError{Host: cr.share.Host.Name, Cmd: cr.cmd, Tail: cr.out.lastLines(), Err: fmt.Errorf("bench %s: %w", job.Label, err)}
+		return &StepError{Host: cr.share.Host.Name, Cmd: cr.cmd, Tail: cr.out.LastLines(), Err: fmt.Errorf("bench %s: %w", job.Label, err)}
 	}
 	switch {
 	case first != nil && first.err != nil:
@@ -306,7 +306,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		return out, fail(first, fmt.Errorf("exit status %d", first.res.ExitCode))
 	}
 	for _, cr := range runs {
-		if err := cr.out.err(); err != nil {
+		if err := cr.out.Err(); err != nil {
 			return out, fail(cr, err)
 		}
 	}
@@ -314,7 +314,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		return out, fail(runs[0], err)
 	}
 	if len(out) == 0 {
-		return out, &StepError{Host: names[0], Cmd: runs[0].cmd, Tail: runs[0].out.lastLines(), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
+		return out, &StepError{Host: names[0], Cmd: runs[0].cmd, Tail: runs[0].out.LastLines(), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
 	}
 	return out, nil
 }

@@ -168,14 +168,14 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 	var (
 		mu    sync.Mutex
 		found *benchwire.CapacityResult
-		out   benchOutput
+		out   load.BenchOutput
 		// Each probe's seconds with the servers' columns, and when the
 		// probe's measurement began (as runBench estimates a run's).
 		points = map[int][]results.Point{}
 		starts runStarts
 	)
 	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
-		ev := out.take(e, job.Step, l)
+		ev := out.Take(l, showOutput(e.opts.Emit, job.Step))
 		switch ev := ev.(type) {
 		case *benchwire.Sample:
 			if ev.Target != "" {
@@ -201,9 +201,9 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 	}})
 	mu.Lock()
 	defer mu.Unlock()
-	decodeErr := out.err()
+	decodeErr := out.Err()
 	fail := func(err error) error {
-		return &StepError{Host: job.Client.Name, Cmd: cmd, Tail: out.lastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, err)}
+		return &StepError{Host: job.Client.Name, Cmd: cmd, Tail: out.LastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, err)}
 	}
 	switch {
 	case err != nil:

@@ -37,7 +37,7 @@ type probeHost struct {
 	share load.ClientShare
 	t     runner.Target
 	cmd   string
-	out   benchOutput
+	out   load.BenchOutput
 	res   runner.Result
 	err   error
 	probe *benchwire.CapacityProbe
@@ -113,7 +113,7 @@ func (s *capacitySearch) byEngine(ctx context.Context, cfg benchwire.Config, sha
 		return res, nil
 	case failed != nil:
 		// The host whose bench failed, with its command and last lines.
-		return res, &StepError{Host: failed.share.Host.Name, Cmd: failed.cmd, Tail: failed.out.lastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
+		return res, &StepError{Host: failed.share.Host.Name, Cmd: failed.cmd, Tail: failed.out.LastLines(), Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
 	}
 	return res, &StepError{Host: names[0], Err: fmt.Errorf("capacity search %s: %w", job.Label, serr)}
 }
@@ -162,7 +162,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 				if stopped && l.Stream == runner.Stderr {
 					return // its being stopped, said by the bench
 				}
-				switch ev := h.out.take(e, job.Step, l).(type) {
+				switch ev := h.out.Take(l, showOutput(e.opts.Emit, job.Step)).(type) {
 				case *benchwire.Sample:
 					if ev.Target != "" || ev.Run != 1 {
 						return

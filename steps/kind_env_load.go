@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/runner/vsphere"
 	stepkind "github.com/dpulab/dpulab/steps/kind"
@@ -76,4 +77,10 @@ func (k kindEnv) HostMetricsPlan(h stepkind.Host) []string {
 		}
 	}
 	return out
+}
+
+// showOutput is a bench's line shown as step's output (load.BenchOutput's
+// show).
+func showOutput(emit func(Event), step string) func(runner.Line) {
+	return func(l runner.Line) { emit(Output{Step: step, Line: l}) }
 }

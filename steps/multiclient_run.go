@@ -16,9 +16,9 @@ type clientRun struct {
 	share load.ClientShare
 	t     runner.Target
 	cmd   string
-	out   benchOutput
+	out   load.BenchOutput
 	// seconds joins each totals sample with its per-target lines.
-	seconds secondJoiner
+	seconds load.SecondJoiner
 	// started is the bench's start line: the --start-at it received and
 	// how late after it it began.
 	started *benchwire.Start
@@ -34,7 +34,7 @@ func (cr *clientRun) failed() bool { return cr.err != nil || cr.res.ExitCode != 
 func (cr *clientRun) line(e *Engine, step string, m *load.ClientMerge, mu *sync.Mutex, i int, l runner.Line) {
 	// A line that does not parse is shown; it does not stop the others'
 	// merge.
-	ev := cr.out.take(e, step, l)
+	ev := cr.out.Take(l, showOutput(e.opts.Emit, step))
 	if ev == nil {
 		return
 	}
@@ -42,14 +42,14 @@ func (cr *clientRun) line(e *Engine, step string, m *load.ClientMerge, mu *sync.
 	defer mu.Unlock()
 	switch ev := ev.(type) {
 	case *benchwire.Sample:
-		for _, sec := range cr.seconds.add(ev) {
-			m.Sample(i, sec.total, time.Now(), sec.targets...)
+		for _, sec := range cr.seconds.Add(ev) {
+			m.Sample(i, sec.Total, time.Now(), sec.Targets...)
 		}
 	case *benchwire.Start:
 		cr.started = ev
 	case *benchwire.RunResult:
-		for _, sec := range cr.seconds.flush() {
-			m.Sample(i, sec.total, time.Now(), sec.targets...)
+		for _, sec := range cr.seconds.Flush() {
+			m.Sample(i, sec.Total, time.Now(), sec.Targets...)
 		}
 		m.RunDone(i, ev)
 	}

@@ -16,46 +16,6 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 )
 
-// TestSecondJoiner: a totals sample is held until its per-target lines
-// came (or the next totals or run line closes it); stray target lines
-// are dropped; without per-target lines asked for, a second is complete
-// at once.
-func TestSecondJoiner(t *testing.T) {
-	tot := func(run int, tt float64) *benchwire.Sample { return &benchwire.Sample{Run: run, T: tt} }
-	tgt := func(run int, tt float64, name string) *benchwire.Sample {
-		return &benchwire.Sample{Run: run, T: tt, Target: name}
-	}
-	j := secondJoiner{want: 2}
-	if got := j.add(tgt(1, 1, "a")); got != nil {
-		t.Fatalf("a target line before any totals completed %+v", got)
-	}
-	if got := j.add(tot(1, 1)); got != nil {
-		t.Fatalf("totals alone completed %+v", got)
-	}
-	j.add(tgt(1, 1, "a"))
-	j.add(tgt(1, 0.5, "x")) // another second's: dropped
-	got := j.add(tgt(1, 1, "b"))
-	if len(got) != 1 || got[0].total.T != 1 || len(got[0].targets) != 2 || got[0].targets[1].Target != "b" {
-		t.Fatalf("second 1: %+v", got)
-	}
-	j.add(tot(1, 2))
-	j.add(tgt(1, 2, "a"))
-	got = j.add(tot(1, 3)) // b's line never came: the next totals closes it
-	if len(got) != 1 || got[0].total.T != 2 || len(got[0].targets) != 1 {
-		t.Fatalf("second 2 closed by the next: %+v", got)
-	}
-	if got := j.flush(); len(got) != 1 || got[0].total.T != 3 || got[0].targets != nil {
-		t.Fatalf("flush: %+v", got)
-	}
-	if got := j.flush(); got != nil {
-		t.Fatalf("second flush: %+v", got)
-	}
-	none := secondJoiner{}
-	if got := none.add(tot(1, 1)); len(got) != 1 || got[0].total.T != 1 {
-		t.Fatalf("without per-target lines: %+v", got)
-	}
-}
-
 // TestClientMergeTargets: a target driven from two client hosts has its
 // ops and errors summed and its percentiles read from the union of the
 // two hosts' latencies for it; a target only one host drives is its own;
