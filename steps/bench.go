@@ -102,7 +102,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		job.Client, job.Config = shares[0].Host, shares[0].Config
 	}
 	multi := len(shares) > 1
-	runs := make([]*clientRun, len(shares))
+	runs := make([]*load.ClientRun, len(shares))
 	names := make([]string, len(shares))
 	targets := make([]runner.Target, len(shares))
 	// One host after the other: on hosts that share a filesystem (this
@@ -115,9 +115,9 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		if err := e.ensureHost(ctx, s.Host, t); err != nil {
 			return nil, err
 		}
-		runs[i] = &clientRun{share: s, t: t}
+		runs[i] = &load.ClientRun{Share: s, T: t}
 		if s.Config.TargetSamples {
-			runs[i].seconds.Want = len(s.Config.Endpoints)
+			runs[i].Seconds.Want = len(s.Config.Endpoints)
 		}
 		names[i], targets[i] = s.Host.Name, t
 	}
@@ -169,7 +169,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	var out []results.RunResult
 	// failed is the first host whose bench failed on its own; the others
 	// were stopped because of it.
-	var failed *clientRun
+	var failed *load.ClientRun
 	publish := func(r results.RunResult) {
 		out = append(out, r)
 		e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: job.Client.Name, Text: e.labelled(job, runSummary(job, r)), Time: time.Now()}})
@@ -241,27 +241,25 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	}
 	var wg sync.WaitGroup
 	for i, cr := range runs {
-		cfg := cr.share.Config
+		cfg := cr.Share.Config
 		if perHost != nil {
 			cfg.StartAtUnixMs = perHost[i]
 		}
-		cr.cmd = load.BenchCommand(e.dpulabOn(cr.share.Host), cfg, job.Password != "", at)
+		cr.Cmd = load.BenchCommand(e.dpulabOn(cr.Share.Host), cfg, job.Password != "", at)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cr.res, cr.err = cr.t.Run(bctx, runner.Command{Cmd: cr.cmd, Stdin: stdin, Output: func(l runner.Line) {
-				cr.line(e, job.Step, m, &mu, i, l)
+			cr.Res, cr.Err = cr.T.Run(bctx, runner.Command{Cmd: cr.Cmd, Stdin: stdin, Output: func(l runner.Line) {
+				cr.Line(showOutput(e.opts.Emit, job.Step), m, &mu, i, l)
 			}})
 			mu.Lock()
-			for _, sec := range cr.seconds.Flush() {
-				m.Sample(i, sec.Total, time.Now(), sec.Targets...)
-			}
+			cr.Ended(m, i)
 			m.HostEnded(i)
-			if cr.failed() && failed == nil && bctx.Err() == nil {
+			if cr.Failed() && failed == nil && bctx.Err() == nil {
 				failed = cr
 			}
 			mu.Unlock()
-			if cr.failed() {
+			if cr.Failed() {
 				stopAll()
 			}
 		}()
@@ -271,7 +269,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	m.Finish()
 	mu.Unlock()
 	if perHost != nil {
-		e.say(job.Step, names[0], "%s", startedNote(runs, perHost))
+		e.say(job.Step, names[0], "%s", load.StartedNote(runs, perHost))
 	}
 	if vj != nil {
 		for _, r := range vj.drain(ctx, latest.Cores()) {
@@ -282,7 +280,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	if first == nil {
 		// Stopped from outside (ctx): any host's error says so.
 		for _, cr := range runs {
-			if cr.failed() {
+			if cr.Failed() {
 				first = cr
 				break
 			}
@@ -291,22 +289,22 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 	if job.Path != nil && first == nil {
 		after, cerr := job.Path.Counters(ctx, targets[0])
 		if cerr != nil {
-			first, runs[0].err = runs[0], fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, cerr)
+			first, runs[0].Err = runs[0], fmt.Errorf("read the %s path's counters: %w", job.Path.Variant, cerr)
 		} else if job.Counters != nil {
 			*job.Counters = *load.PathPoint(job.Path, after.Sub(before))
 		}
 	}
-	fail := func(cr *clientRun, err error) error {
-		return &StepError{Host: cr.share.Host.Name, Cmd: cr.cmd, Tail: cr.out.LastLines(), Err: fmt.Errorf("bench %s: %w", job.Label, err)}
+	fail := func(cr *load.ClientRun, err error) error {
+		return &StepError{Host: cr.Share.Host.Name, Cmd: cr.Cmd, Tail: cr.Out.LastLines(), Err: fmt.Errorf("bench %s: %w", job.Label, err)}
 	}
 	switch {
-	case first != nil && first.err != nil:
-		return out, fail(first, first.err)
+	case first != nil && first.Err != nil:
+		return out, fail(first, first.Err)
 	case first != nil:
-		return out, fail(first, fmt.Errorf("exit status %d", first.res.ExitCode))
+		return out, fail(first, fmt.Errorf("exit status %d", first.Res.ExitCode))
 	}
 	for _, cr := range runs {
-		if err := cr.out.Err(); err != nil {
+		if err := cr.Out.Err(); err != nil {
 			return out, fail(cr, err)
 		}
 	}
@@ -314,7 +312,7 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		return out, fail(runs[0], err)
 	}
 	if len(out) == 0 {
-		return out, &StepError{Host: names[0], Cmd: runs[0].cmd, Tail: runs[0].out.LastLines(), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
+		return out, &StepError{Host: names[0], Cmd: runs[0].Cmd, Tail: runs[0].Out.LastLines(), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
 	}
 	return out, nil
 }
@@ -525,4 +523,14 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// servedBy says whether host also serves the job's load.
+func (j benchJob) servedBy(host string) bool {
+	for _, h := range j.Servers {
+		if h.Name == host {
+			return true
+		}
+	}
+	return false
 }

@@ -10,10 +10,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -153,32 +151,5 @@ func TestRunSummarySharedHost(t *testing.T) {
 	r.Clients[0].ClientBound = true
 	if s := runSummary(multi, r); !strings.Contains(s, "SATURATED SHARED HOST") {
 		t.Errorf("a saturated client host that serves too: %q", s)
-	}
-}
-
-// TestStartedNote: the note after a common start names the latest host,
-// and says "every" only when every host reported the instant it was given.
-func TestStartedNote(t *testing.T) {
-	late := func(at int64, ms float64) *benchwire.Start {
-		st := &benchwire.Start{StartLateMs: &ms}
-		st.Config.StartAtUnixMs = at
-		return st
-	}
-	run := func(name string, st *benchwire.Start) *clientRun {
-		return &clientRun{share: load.ClientShare{Host: hostRef{Name: name}}, started: st}
-	}
-	perHost := []int64{1000, 1001, 1002}
-	all := startedNote([]*clientRun{run("c1", late(1000, 1.2)), run("c2", late(1001, 3.4)), run("c3", late(1002, 0.5))}, perHost)
-	if !strings.HasPrefix(all, "every client host began within 3.4 ms") || !strings.Contains(all, "latest: c2") {
-		t.Errorf("all hosts reported: %q", all)
-	}
-	some := startedNote([]*clientRun{run("c1", late(1000, 1.2)), run("c2", nil), run("c3", late(9, 0.5))}, perHost)
-	for _, want := range []string{"the other client hosts began within 1.2 ms", "latest: c1", "no start reported by c2", "a different --start-at reached c3 (asked 1002, got 9)"} {
-		if !strings.Contains(some, want) {
-			t.Errorf("one silent, one wrong: %q lacks %q", some, want)
-		}
-	}
-	if strings.Contains(some, "every") {
-		t.Errorf("one silent, one wrong: %q says every", some)
 	}
 }
