@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,28 +51,6 @@ type benchJob struct {
 	// over a real path: with the run's own labels it is what the job's
 	// figures are (Engine.figures).
 	Emulation string
-}
-
-// samplerStartTimeout bounds the wait for the samplers' first numbers; a
-// sampler that does not report by then leaves CPU unknown for the run. The
-// wait ends as soon as every sampler has reported or ended, so the bound
-// only matters for a host that neither answers nor fails: it is generous,
-// because on a loaded host (or over a slow link) a sampler's first line can
-// take several seconds, and a bench without its CPU numbers is a lesser one.
-const samplerStartTimeout = 30 * time.Second
-
-// cpuCount asks a host how many CPUs are online (0 when it cannot say).
-func cpuCount(ctx context.Context, t runner.Target) int {
-	var n int
-	res, err := t.Run(ctx, runner.Command{Cmd: "getconf _NPROCESSORS_ONLN", Timeout: 10 * time.Second, Output: func(l runner.Line) {
-		if l.Stream == runner.Stdout {
-			fmt.Sscanf(strings.TrimSpace(l.Text), "%d", &n)
-		}
-	}})
-	if err != nil || res.ExitCode != 0 {
-		return 0
-	}
-	return n
 }
 
 // runBench runs one job from its client hosts: one host, or several that
@@ -142,9 +119,9 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		}
 	}
 
-	latest, stopSamplers := e.startSamplers(ctx, job)
+	latest, stopSamplers := load.StartSamplers(ctx, kindEnv{e}, job.Servers, job.Client, job.Path)
 	defer stopSamplers()
-	latest.WaitReady(ctx.Done(), samplerStartTimeout)
+	latest.WaitReady(ctx.Done(), load.SamplerStartTimeout)
 	// The hypervisor's figures (steps/vsphere.go), when the server hosts
 	// name their ESXi hosts: a refused vCenter stops the step.
 	vj, err := e.startVSphere(ctx, job)
@@ -315,43 +292,6 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		return out, &StepError{Host: names[0], Cmd: runs[0].Cmd, Tail: runs[0].Out.LastLines(), Err: fmt.Errorf("bench %s finished without reporting a run", job.Label)}
 	}
 	return out, nil
-}
-
-// startSamplers starts `dpulab sample` on the job's server hosts, best
-// effort: a host we cannot sample leaves CPU unknown (nil), it does not
-// fail the bench. stop ends them and waits for them.
-func (e *Engine) startSamplers(ctx context.Context, job benchJob) (latest *load.SampleBoard, stop func()) {
-	sctx, stopSamplers := context.WithCancel(ctx)
-	var swg sync.WaitGroup
-	latest = load.NewSampleBoard()
-	for _, h := range job.Servers {
-		t, err := e.hosts.target(ctx, h.Name)
-		if err != nil {
-			continue
-		}
-		if err := e.ensureHost(ctx, h, t); err != nil {
-			continue
-		}
-		latest.SetCPUs(h.Name, cpuCount(ctx, t))
-		latest.Expect(h.Name)
-		swg.Add(1)
-		go func() {
-			defer swg.Done()
-			defer latest.Gone(h.Name)
-			_, _ = t.Run(sctx, runner.Command{Cmd: load.SamplerCommand(e.dpulabOn(h), h, job.Client, job.Path), Output: func(l runner.Line) {
-				if l.Stream != runner.Stdout {
-					return
-				}
-				if s, ok := load.ParseHostSample([]byte(l.Text)); ok {
-					latest.Put(h.Name, s)
-				}
-			}})
-		}()
-	}
-	return latest, func() {
-		stopSamplers()
-		swg.Wait()
-	}
 }
 
 // runStarts estimates when each run (or capacity probe) of one bench

@@ -91,9 +91,9 @@ func (p *loadPlan) runCapacity(ctx context.Context, cj capacityJob) error {
 			e.opts.Emit(Output{Step: job.Step, Line: runner.Line{Host: names[0], Stream: runner.Stderr, Text: "WARNING: " + warning, Time: time.Now()}})
 		}
 	}
-	latest, stopSamplers := e.startSamplers(ctx, job)
+	latest, stopSamplers := load.StartSamplers(ctx, kindEnv{e}, job.Servers, job.Client, job.Path)
 	defer stopSamplers()
-	latest.WaitReady(ctx.Done(), samplerStartTimeout)
+	latest.WaitReady(ctx.Done(), load.SamplerStartTimeout)
 
 	s := &capacitySearch{p: p, job: job, path: cj.path, spec: *cfg.Capacity, latest: latest, hosts: names}
 	var found *benchwire.CapacityResult

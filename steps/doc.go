@@ -69,7 +69,7 @@
 //     again when needed, the bench from the client hosts with its
 //     samplers, the capacity search, vSphere sampling) is still the
 //     engine's: kind_load.go's runJob, bench.go, capacity*.go,
-//     multiclient_run.go, netpath.go, softrdma.go and vsphere.go.
+//     netpath.go, softrdma.go and vsphere.go.
 //   - The results model (results.json, statistics, deltas, the metric
 //     table, report.md, samples.csv) is package steps/results; the TCO
 //     model is labs/tco; the programs that run on lab hosts are under

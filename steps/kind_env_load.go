@@ -84,3 +84,16 @@ func (k kindEnv) HostMetricsPlan(h stepkind.Host) []string {
 func showOutput(emit func(Event), step string) func(runner.Line) {
 	return func(l runner.Line) { emit(Output{Step: step, Line: l}) }
 }
+
+var _ load.Hosts = kindEnv{}
+
+func (k kindEnv) Reached(ctx context.Context, h stepkind.Host) (runner.Target, error) {
+	t, err := k.e.hosts.target(ctx, h.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.e.ensureHost(ctx, h, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}

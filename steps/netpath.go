@@ -34,7 +34,7 @@ func (e *Engine) learnCPUs(ctx context.Context, host string, t runner.Target) in
 	if n := e.hostCPUs(host); n > 0 {
 		return n
 	}
-	n := cpuCount(ctx, t)
+	n := load.CPUCount(ctx, t)
 	e.mu.Lock()
 	if e.cpus == nil {
 		e.cpus = map[string]int{}

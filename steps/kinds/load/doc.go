@@ -25,12 +25,19 @@
 //     common start, the merge of their streams, the samplers' board and
 //     RDMA counters, the capacity search's configuration and texts, the
 //     software-RDMA probe, the emulated path's placement and notes.
+//   - A bench's stream, as the engine's runBench runs it: BenchOutput
+//     parses `dpulab bench --json` lines (the stderr tail, the first bad
+//     line), SecondJoiner joins a second's totals with its per-target
+//     lines, ClientRun is one client host's bench feeding the merge, and
+//     StartSamplers runs the servers' samplers into a SampleBoard through
+//     Hosts (Reached: a host reached, with dpulab there).
 //
 // Still in package steps, as methods of *steps.Engine behind Runner's
 // Measure: one job's measurement (runJob: deploy, reachability, the
-// agents' transports, software RDMA notes; runBench with its samplers and
-// the multi-client run; the capacity search; vSphere sampling), and the
-// kind's registration with vSphere's extra planned commands.
+// agents' transports, software RDMA notes; runBench, which starts the
+// samplers and the client hosts' benches with this package's parts; the
+// capacity search; vSphere sampling), and the kind's registration with
+// vSphere's extra planned commands.
 //
 // # The environment
 //

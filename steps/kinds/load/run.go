@@ -19,6 +19,7 @@ import (
 type Runner interface {
 	Env
 	Paths
+	Hosts
 	// Measure runs job n of p over path (nil for none): deploys the
 	// job's group (again) when the running one differs or no longer
 	// answers, checks the client hosts reach it and their agents have the

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/steps/kind"
 	"github.com/dpulab/dpulab/steps/results"
@@ -37,6 +38,11 @@ type fakeRunner struct {
 }
 
 var _ Runner = (*fakeRunner)(nil)
+
+// Reached is h's fake target (kindtest's), which answers as Handle says.
+func (f *fakeRunner) Reached(_ context.Context, h kind.Host) (runner.Target, error) {
+	return f.Target(h.Name), nil
+}
 
 func (f *fakeRunner) StartPath(_ context.Context, step string, client kind.Host, j Job) (*netpath.Path, string, error) {
 	f.mu.Lock()
