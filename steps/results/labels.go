@@ -70,7 +70,8 @@ func ReportKindTitle(r *Results) string {
 // report.html's status box): what the run contains, "" for a run measured
 // on the hosts it names. It is RunKind, with the emulation said per bench
 // when the run emulated only some of its variants, naming the benches
-// measured here. A file that says the run emulated but none of whose
+// measured, where and when (MeasuredWhere: a report or a replay is read
+// elsewhere and later, so never "here"). A file that says the run emulated but none of whose
 // variants says which is labelled EMULATION as a whole: what is not
 // known is not called measured.
 func ReportKind(r *Results) string {
@@ -96,11 +97,36 @@ func ReportKind(r *Results) string {
 	if len(none) > 0 {
 		s += fmt.Sprintf("; those of %s are not emulated", strings.Join(none, ", "))
 		if rest == "" {
-			s += ": measured here"
+			s += ": measured " + MeasuredWhere(r)
 		}
 	}
 	if rest != "" {
 		return rest + "; " + s
+	}
+	return s
+}
+
+// MeasuredWhere says where and when r's figures were measured, from what
+// r records: "on a, b on 2026-12-06", "on the hosts this run names" when
+// it names none, without a date it does not record. Never "here": a
+// report or a replay is read on another machine, another day.
+func MeasuredWhere(r *Results) string {
+	var names []string
+	for _, h := range r.Hosts {
+		if h.Name != "" {
+			names = append(names, h.Name)
+		}
+	}
+	s := "on the hosts this run names"
+	if len(names) > 0 {
+		s = "on " + strings.Join(names, ", ")
+	}
+	when := r.Started
+	if when.IsZero() {
+		when = r.Finished
+	}
+	if !when.IsZero() {
+		s += " on " + when.UTC().Format("2006-01-02")
 	}
 	return s
 }
