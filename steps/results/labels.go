@@ -131,6 +131,15 @@ func MeasuredWhere(r *Results) string {
 	return s
 }
 
+// PartFigures says, for a PART EMULATION run (ReportKindTitle), which
+// benches' figures are emulated (a bench only some of whose variants are
+// named with them: "offload (overlay)") and which are not, for a banner
+// that must not call the whole run either.
+func PartFigures(r *Results) (emulated, notEmulated []string) {
+	all, some, none, _ := emulatedSplit(r)
+	return append(all, some...), none
+}
+
 type emulated int
 
 const (

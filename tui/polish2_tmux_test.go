@@ -1,0 +1,35 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTmuxReplayPartEmulation replays the shipped quickstart recording (a
+// measured TCP against Unix socket compare beside an emulated offload) at
+// 80×24: the banner calls it a PART EMULATION and names which benches are
+// emulated and which measured, never an EMULATION as a whole; the status
+// line says what the figures shown are, measured during the measured bench
+// and EMULATION during the offload one, as the live run does.
+func TestTmuxReplayPartEmulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	bin := buildDpulab(t)
+	dir := t.TempDir()
+	s := newTmux(t, 80, 24, dir, nil, bin, "replay", "--speed", "100ms", "quickstart-offload-emulation")
+	scr := s.waitFor(15*time.Second, "REPLAY of a PART EMULATION (offload emulated; bench, compare", "second ", " (measured) · ")
+	flat := strings.Join(strings.Fields(scr), " ")
+	if !strings.Contains(flat, "(offload emulated; bench, compare measured)") || strings.Contains(scr, "REPLAY of an EMULATION") {
+		t.Fatalf("the banner mislabels a part emulation:\n%s", scr)
+	}
+	scr = s.waitFor(60*time.Second, " (EMULATION) · ")
+	if !strings.Contains(scr, "REPLAY of a PART EMULATION") {
+		t.Fatalf("the banner changed during the emulated bench:\n%s", scr)
+	}
+	s.press(km.Quit)
+	if end := s.waitFor(15*time.Second, "DPULAB-EXITED:"); !strings.Contains(end, "DPULAB-EXITED:0") {
+		t.Fatalf("replay exited badly:\n%s", end)
+	}
+}
