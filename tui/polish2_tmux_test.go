@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpulab/dpulab/steps/results"
 )
 
 // TestTmuxReplayPartEmulation replays the shipped quickstart recording (a
@@ -32,4 +34,30 @@ func TestTmuxReplayPartEmulation(t *testing.T) {
 	if end := s.waitFor(15*time.Second, "DPULAB-EXITED:"); !strings.Contains(end, "DPULAB-EXITED:0") {
 		t.Fatalf("replay exited badly:\n%s", end)
 	}
+}
+
+// TestTmuxCompareLegendWhole: the compare table's legend at 80×24 is the
+// reports' (results.Legend), so it explains the "!" mark, and it wraps
+// rather than being cut with "…".
+func TestTmuxCompareLegendWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	bin := buildDpulab(t)
+	dir := t.TempDir()
+	s := newTmux(t, 80, 24, dir, nil, bin, "replay", "--speed", "1h", "quickstart-offload-emulation")
+	s.waitFor(15*time.Second, "REPLAY of a PART EMULATION")
+	s.press(km.SwitchPane)
+	scr := s.waitFor(15*time.Second, "metric", "! saturated host: no verdict")
+	flat := strings.Join(strings.Fields(scr), " ")
+	if !strings.Contains(flat, results.Legend) {
+		t.Errorf("the compare table's legend is not results.Legend whole:\n%s", scr)
+	}
+	for _, l := range strings.Split(scr, "\n") {
+		if strings.Contains(l, "Welch") && strings.Contains(l, "…") {
+			t.Errorf("the legend is cut: %q", l)
+		}
+	}
+	s.press(km.Quit)
+	s.waitFor(15*time.Second, "DPULAB-EXITED:")
 }
