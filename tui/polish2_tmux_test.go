@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +61,45 @@ func TestTmuxCompareLegendWhole(t *testing.T) {
 	}
 	s.press(km.Quit)
 	s.waitFor(15*time.Second, "DPULAB-EXITED:")
+}
+
+// cutLineLab prints a bench-like line far wider than the output pane at
+// 80×24, then keeps the step running so that the line stays on screen.
+const cutLineLab = `id: cutline
+title: A long output line
+summary: one line wider than the pane
+duration: 1m
+roles:
+  local: this machine
+steps:
+  - id: long
+    title: Print a long line
+    kind: run
+    run:
+      - 'echo "bench run 1/3: 246,041 ops/s, avg 1.033 ms, p99 11.759 ms (SATURATED SHARED HOST: the limit) END-OF-LINE"; sleep 60'
+`
+
+// TestTmuxOutputCutLineEndsInEllipsis: at 80×24 a line wider than the
+// output pane ends in "…" where it is cut, so that it is seen to go on
+// (the booth: nobody is there to press w, which shows it whole).
+func TestTmuxOutputCutLineEndsInEllipsis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	bin := buildDpulab(t)
+	dir := t.TempDir()
+	labs := filepath.Join(dir, "labs")
+	writeLab(t, labs, "cutline", cutLineLab)
+	s := newTmux(t, 80, 24, dir, []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_DATA_HOME=" + dir},
+		bin, "--lab-dir", labs, "--booth", "cutline", "--booth-step-delay", "300ms")
+	scr := s.waitFor(60*time.Second, "local │ bench run 1/3")
+	for _, l := range strings.Split(scr, "\n") {
+		if strings.Contains(l, "local │ bench run 1/3") {
+			if !strings.HasSuffix(strings.TrimRight(l, " "), "…") || strings.Contains(l, "END-OF-LINE") {
+				t.Errorf("a line cut to the pane does not end in …: %q\n%s", l, scr)
+			}
+		}
+	}
+	s.press(km.ForceQuit)
+	s.waitFor(60*time.Second, "DPULAB-EXITED:")
 }
