@@ -103,3 +103,34 @@ func TestTmuxOutputCutLineEndsInEllipsis(t *testing.T) {
 	s.press(km.ForceQuit)
 	s.waitFor(60*time.Second, "DPULAB-EXITED:")
 }
+
+// TestTmuxCompareChartsNameEverySeries: at 80×24 the charts of the
+// quickstart's emulated offload compare name all three series (the title
+// says EMULATION once; three tags would cut the last name to "■ x …"),
+// and the warnings' pointer to the table is not wrapped into a stray
+// "they mean)" line.
+func TestTmuxCompareChartsNameEverySeries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	bin := buildDpulab(t)
+	dir := t.TempDir()
+	s := newTmux(t, 80, 24, dir, nil, bin, "replay", "--speed", "1h", "quickstart-offload-emulation")
+	s.waitFor(15*time.Second, "REPLAY of a PART EMULATION")
+	s.press(km.SwitchPane)
+	s.press(km.Tab2)
+	scr := s.waitFor(15*time.Second, "[2 charts]", "host does it all", "partial offload", "full offload")
+	if !strings.Contains(scr, "EMULATION Compare:") {
+		t.Errorf("the charts' title does not say EMULATION:\n%s", scr)
+	}
+	for _, l := range strings.Split(scr, "\n") {
+		if strings.Contains(l, "■") && strings.Contains(l, "…") {
+			t.Errorf("a legend is cut: %q\n%s", l, scr)
+		}
+		if strings.TrimSpace(l) == "they mean)" {
+			t.Errorf("a stray fragment under the title:\n%s", scr)
+		}
+	}
+	s.press(km.Quit)
+	s.waitFor(15*time.Second, "DPULAB-EXITED:")
+}

@@ -186,6 +186,23 @@ func LegendLabel(r *Results, v *VariantResult) string {
 	return VariantFigures(r, v).Tag() + v.Label
 }
 
+// ChartLegends are the legends of c's series in a narrow chart: each
+// variant's LegendLabel when c's variants differ in what they are, else
+// the bare labels, for the chart's caption or title says it once
+// (CompareFigures): three "[EMULATION] " tags do not fit 80 columns and
+// would cut the last series' name.
+func ChartLegends(r *Results, c *Compare) []string {
+	out := make([]string, len(c.Variants))
+	mixed := mixedFigures(r, c)
+	for i := range c.Variants {
+		out[i] = c.Variants[i].Label
+		if mixed {
+			out[i] = LegendLabel(r, &c.Variants[i])
+		}
+	}
+	return out
+}
+
 // fillFigures sets each variant's Figures (results.json's "figures") from
 // the one label source, before r is written.
 func fillFigures(r *Results) {
