@@ -420,11 +420,11 @@ func (m *Model) statusLine() string {
 		}
 		s += st.Muted.Render(" · q stops it and cleans up")
 	}
-	if m.status != "" {
+	if status := m.status; status != "" && (status != dashboardHint || m.rc.View != ViewDashboard) {
 		if s != "" {
 			s += st.Muted.Render(" · ")
 		}
-		s += m.status
+		s += status
 	}
 	if s == "" {
 		s = st.Muted.Render(m.info.Title)
