@@ -378,6 +378,10 @@ func (m *Model) titleLines(i, w int) []string {
 
 func (m *Model) stepsView() string {
 	st := m.Styles
+	if len(m.list.Steps()) == 0 {
+		// Lint refuses such a lab; a session can still hold one.
+		return st.Muted.Render("this lab has no steps")
+	}
 	g := m.geometry()
 	i := m.list.Selected()
 	left := heading(m.Styles, "Steps", m.focus == PaneSteps, g.leftW) + "\n" + m.list.View()
