@@ -167,14 +167,13 @@ func (m *Model) screenView(s Screen) string {
 		c.cmp.SetSize(w, h+1)
 		// Its first line goes; the warnings under it (a saturated host)
 		// stay, or else the blank line after it goes too: cutting a fixed
-		// two lines cut a wrapped warning in half.
+		// two lines cut a wrapped warning in half. (With warnings, the
+		// compare view has no blank line there and is a line shorter.)
 		ls := strings.Split(c.cmp.View(), "\n")
 		if len(ls) > 2 {
 			ls = ls[1:]
 			if strings.TrimSpace(ansi.Strip(ls[0])) == "" {
 				ls = ls[1:]
-			} else {
-				ls = ls[:len(ls)-1]
 			}
 		}
 		// What the figures are first, as the compare view's own title
