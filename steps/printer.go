@@ -149,6 +149,9 @@ func (p *Printer) Print(ev Event) {
 		fmt.Fprintf(w, "  ? %s\n", clean(ev.Message))
 	case LabFinished:
 		switch {
+		case ev.Status == results.Done && p.dry:
+			// A dry run's summary must not read as a run's.
+			fmt.Fprintf(w, "\n== %s DRY RUN done: every step planned and shown, nothing ran", clean(ev.Lab))
 		case ev.Status == results.Done:
 			fmt.Fprintf(w, "\n== %s finished in %s", clean(ev.Lab), ev.Duration.Round(time.Second))
 		case ev.Run == results.RunInterrupted:

@@ -88,3 +88,23 @@ steps:
 		}
 	}
 }
+
+// TestPrinterDryRunSummary: a dry run's last line says it was a dry run
+// and that nothing ran, not "finished in 0s" as if it had run.
+func TestPrinterDryRunSummary(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPrinter(&buf)
+	p.Print(LabStarted{Lab: "quickstart", Title: "Q", RunID: "r", DryRun: true, Steps: []StepInfo{{ID: "s", Title: "s", Kind: "run"}}})
+	p.Print(LabFinished{Lab: "quickstart", Status: results.Done})
+	out := buf.String()
+	if !strings.Contains(out, "== quickstart DRY RUN done: every step planned and shown, nothing ran") || strings.Contains(out, "finished in") {
+		t.Errorf("a dry run's summary:\n%s", out)
+	}
+	buf.Reset()
+	p = NewPrinter(&buf)
+	p.Print(LabStarted{Lab: "quickstart", Title: "Q", RunID: "r", Steps: []StepInfo{{ID: "s", Title: "s", Kind: "run"}}})
+	p.Print(LabFinished{Lab: "quickstart", Status: results.Done, Duration: 2 * time.Minute})
+	if out := buf.String(); !strings.Contains(out, "== quickstart finished in 2m0s") {
+		t.Errorf("a run's summary:\n%s", out)
+	}
+}

@@ -100,7 +100,7 @@ func listRecordings(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		what := cmp.Or(results.ReportKind(r), "measured on the hosts it names")
+		what := cmp.Or(results.ReportKind(r), "measured "+results.MeasuredWhere(r))
 		if _, err := fmt.Fprintf(w, "%s\t%s, recorded %s: %s\n", n, r.Lab, r.Started.UTC().Format("2006-01-02"), what); err != nil {
 			return err
 		}

@@ -70,7 +70,8 @@ func ReportKindTitle(r *Results) string {
 // report.html's status box): what the run contains, "" for a run measured
 // on the hosts it names. It is RunKind, with the emulation said per bench
 // when the run emulated only some of its variants, naming the benches
-// measured here. A file that says the run emulated but none of whose
+// measured, where and when (MeasuredWhere: a report or a replay is read
+// elsewhere and later, so never "here"). A file that says the run emulated but none of whose
 // variants says which is labelled EMULATION as a whole: what is not
 // known is not called measured.
 func ReportKind(r *Results) string {
@@ -96,13 +97,47 @@ func ReportKind(r *Results) string {
 	if len(none) > 0 {
 		s += fmt.Sprintf("; those of %s are not emulated", strings.Join(none, ", "))
 		if rest == "" {
-			s += ": measured here"
+			s += ": measured " + MeasuredWhere(r)
 		}
 	}
 	if rest != "" {
 		return rest + "; " + s
 	}
 	return s
+}
+
+// MeasuredWhere says where and when r's figures were measured, from what
+// r records: "on a, b on 2026-12-06", "on the hosts this run names" when
+// it names none, without a date it does not record. Never "here": a
+// report or a replay is read on another machine, another day.
+func MeasuredWhere(r *Results) string {
+	var names []string
+	for _, h := range r.Hosts {
+		if h.Name != "" {
+			names = append(names, h.Name)
+		}
+	}
+	s := "on the hosts this run names"
+	if len(names) > 0 {
+		s = "on " + strings.Join(names, ", ")
+	}
+	when := r.Started
+	if when.IsZero() {
+		when = r.Finished
+	}
+	if !when.IsZero() {
+		s += " on " + when.UTC().Format("2006-01-02")
+	}
+	return s
+}
+
+// PartFigures says, for a PART EMULATION run (ReportKindTitle), which
+// benches' figures are emulated (a bench only some of whose variants are
+// named with them: "offload (overlay)") and which are not, for a banner
+// that must not call the whole run either.
+func PartFigures(r *Results) (emulated, notEmulated []string) {
+	all, some, none, _ := emulatedSplit(r)
+	return append(all, some...), none
 }
 
 type emulated int
@@ -149,6 +184,23 @@ func rowLabel(r *Results, c *Compare, v *VariantResult) string {
 // first ("[EMULATION] host does it all"), so a legend cut to fit keeps it.
 func LegendLabel(r *Results, v *VariantResult) string {
 	return VariantFigures(r, v).Tag() + v.Label
+}
+
+// ChartLegends are the legends of c's series in a narrow chart: each
+// variant's LegendLabel when c's variants differ in what they are, else
+// the bare labels, for the chart's caption or title says it once
+// (CompareFigures): three "[EMULATION] " tags do not fit 80 columns and
+// would cut the last series' name.
+func ChartLegends(r *Results, c *Compare) []string {
+	out := make([]string, len(c.Variants))
+	mixed := mixedFigures(r, c)
+	for i := range c.Variants {
+		out[i] = c.Variants[i].Label
+		if mixed {
+			out[i] = LegendLabel(r, &c.Variants[i])
+		}
+	}
+	return out
 }
 
 // fillFigures sets each variant's Figures (results.json's "figures") from

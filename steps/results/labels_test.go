@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpulab/dpulab/steps/results/svgchart"
 )
@@ -43,9 +44,16 @@ func TestLabelsMixedRun(t *testing.T) {
 	if k := ReportKindTitle(r); k != PartEmulation {
 		t.Errorf("ReportKindTitle = %q, want %q", k, PartEmulation)
 	}
-	if k := ReportKind(r); !strings.HasPrefix(k, "EMULATION in part: the figures of offload (overlay) are an emulation (some paths are emulated); those of compare are not emulated: measured here") {
-		t.Errorf("ReportKind = %q", k)
+	// Where and when, never "here": a report or replay is read elsewhere.
+	want := "EMULATION in part: the figures of offload (overlay) are an emulation (some paths are emulated); those of compare are not emulated: measured on a, b on " + fixtureStart.UTC().Format("2006-01-02")
+	if k := ReportKind(r); !strings.HasPrefix(k, want) || strings.Contains(k, "here") {
+		t.Errorf("ReportKind = %q, want it to start %q", k, want)
 	}
+	r.Hosts, r.Started = nil, time.Time{}
+	if k := ReportKind(r); !strings.HasSuffix(k, "measured on the hosts this run names") {
+		t.Errorf("ReportKind without hosts or date = %q", k)
+	}
+	r = mixedRun()
 	if f := CompareFigures(r, &r.Benches[1]); f.Emulation != "1 of 2 variants emulated" {
 		t.Errorf("CompareFigures of the mixed compare: %+v", f)
 	}

@@ -337,9 +337,10 @@ func TestCycle(t *testing.T) {
 	at(1, 0)
 	want(ScreenDashboard, "Live bench", "next: compare table in 1m0s")
 	at(2, 0)
-	want(ScreenTable, "Compare:", "partial offload", "next: charts in 1m0s")
+	// What the figures are, on the booth's own compare title too.
+	want(ScreenTable, "EMULATION Compare:", "partial offload", "next: charts in 1m0s")
 	at(3, 0)
-	want(ScreenCharts, "next: headline in 1m0s")
+	want(ScreenCharts, "EMULATION Compare:", "next: headline in 1m0s")
 	at(4, 0)
 	want(ScreenHeadline, "next: live dashboard")
 	at(4, 20)

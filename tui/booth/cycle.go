@@ -165,30 +165,59 @@ func (m *Model) screenView(s Screen) string {
 		// The compare view's first line names its tabs and their keys:
 		// booth mode's indicator and title stand in for it.
 		c.cmp.SetSize(w, h+1)
+		// Its first line goes; the warnings under it (a saturated host)
+		// stay, or else the blank line after it goes too: cutting a fixed
+		// two lines cut a wrapped warning in half. (With warnings, the
+		// compare view has no blank line there and is a line shorter.)
 		ls := strings.Split(c.cmp.View(), "\n")
 		if len(ls) > 2 {
-			ls = ls[2:]
+			ls = ls[1:]
+			if strings.TrimSpace(ansi.Strip(ls[0])) == "" {
+				ls = ls[1:]
+			}
 		}
-		title := m.Styles.Title.Render(ansi.Truncate("Compare: "+compareTitle(c.cmp), w, "…"))
-		body = title + "\n" + noKeys(strings.Join(ls, "\n"))
+		// What the figures are first, as the compare view's own title
+		// says it (its series' legends leave it to the title).
+		title := m.Styles.Title.Render("Compare: " + compareTitle(c.cmp))
+		if k := compareKind(c.cmp); k != "" {
+			title = m.Styles.Error.Render(k) + " " + title
+		}
+		body = ansi.Truncate(title, w, "…") + "\n" + noKeys(strings.Join(ls, "\n"))
 	}
 	return m.indicator() + "\n" + body
 }
 
-func compareTitle(c *compare.Model) string {
+// shownBench is the bench the compare view shows: the last with the most
+// variants (compare.SetResults); nil when there is none.
+func shownBench(c *compare.Model) *results.Compare {
 	r := c.Results()
 	if r == nil || len(r.Benches) == 0 {
-		return ""
+		return nil
 	}
-	// The bench the compare view shows: the last with the most variants
-	// (compare.SetResults).
 	best, at := -1, 0
 	for i, b := range r.Benches {
 		if len(b.Variants) >= best {
 			best, at = len(b.Variants), i
 		}
 	}
-	b := r.Benches[at]
+	return &r.Benches[at]
+}
+
+// compareKind is what the shown bench's figures are
+// (results.CompareFigures): "EMULATION", "" for measured ones.
+func compareKind(c *compare.Model) string {
+	b := shownBench(c)
+	if b == nil {
+		return ""
+	}
+	return results.CompareFigures(c.Results(), b).Title()
+}
+
+func compareTitle(c *compare.Model) string {
+	b := shownBench(c)
+	if b == nil {
+		return ""
+	}
 	if b.Title != "" {
 		return b.Title
 	}

@@ -47,12 +47,10 @@ func heights(h, n, first, rest, extra int) []int {
 // between seconds would draw values nobody measured.
 func (m *Model) chartsView(c *results.Compare, h int) string {
 	metrics := plotted(results.PlotPerSecond)
-	var legends []string
-	for i := range c.Variants {
-		// Each series says what its figures are (an emulated one is
-		// tagged [EMULATION]), as the reports' legends do.
-		legends = append(legends, results.LegendLabel(m.res, &c.Variants[i]))
-	}
+	// Each series says what its figures are (an emulated one is tagged
+	// [EMULATION]) when they differ; when they do not, the title says it
+	// once and the legend keeps every series' name (ChartLegends).
+	legends := results.ChartLegends(m.res, c)
 	head := "per-second series, run 1"
 	if l := pointLabel(c, m.point); l != "" {
 		head += " at " + l + " (↑/↓ to change)"
@@ -92,12 +90,10 @@ func (m *Model) sweepView(c *results.Compare, h int) string {
 		// Wrapped, not cut: fit truncates each line to the view's width.
 		return st.Muted.Width(max(m.Width, 20)).Render("This compare has no sweep: the sweep chart needs results at two or more values of one variable (e.g. instances 10..80).")
 	}
-	var legends []string
-	for i := range c.Variants {
-		// Each series says what its figures are (an emulated one is
-		// tagged [EMULATION]), as the reports' legends do.
-		legends = append(legends, results.LegendLabel(m.res, &c.Variants[i]))
-	}
+	// Each series says what its figures are (an emulated one is tagged
+	// [EMULATION]) when they differ; when they do not, the title says it
+	// once and the legend keeps every series' name (ChartLegends).
+	legends := results.ChartLegends(m.res, c)
 	var vals []string
 	for _, p := range c.Variants[0].Points {
 		vals = append(vals, p.Value)

@@ -89,8 +89,14 @@ func (m *Model) tableView(c *results.Compare, h int) string {
 	if p := c.Variants[0].Points; m.point < len(p) {
 		runs = len(p[m.point].Runs)
 	}
-	b.WriteString(st.Muted.Render(fmt.Sprintf("mean±stddev over %d run(s); deltas against %s; n/a = not measured", runs, c.Variants[0].Label)) + "\n")
-	b.WriteString(st.Muted.Render("~ within the runs' noise (Welch's t-test, p ≥ 0.05) · ? 1 run a side: noise not measured") + "\n")
+	// The marks' legend is results.Legend, the one the reports and the
+	// booth use (with "! saturated host: no verdict"), wrapped, not cut,
+	// so that it is read whole at 80 columns.
+	for _, l := range []string{fmt.Sprintf("mean±stddev over %d run(s); deltas against %s; n/a = not measured", runs, c.Variants[0].Label), results.Legend} {
+		for _, w := range strings.Split(ansi.Wrap(l, max(m.Width, 20), " "), "\n") {
+			b.WriteString(st.Muted.Render(w) + "\n")
+		}
+	}
 	if w := m.warningsBody(c); w != "" {
 		b.WriteString("\n" + w + "\n")
 	}

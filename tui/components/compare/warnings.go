@@ -3,6 +3,8 @@ package compare
 import (
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -41,8 +43,11 @@ func (m *Model) warningsHead(c *results.Compare) string {
 	}
 	if len(titles) > 0 {
 		line := "⚠ " + strings.Join(titles, " · ")
-		if m.tab != TabTable {
-			line += " (1 table: what they mean)"
+		// Where they are said in full, when it fits on the line: a
+		// pointer wrapped onto a line of its own reads as a stray
+		// fragment under the title (the booth at 80×24).
+		if more := " (1 table: what they mean)"; m.tab != TabTable && ansi.StringWidth(line+more) <= w {
+			line += more
 		}
 		out = append(out, st.Error.Width(w).Render(line))
 	}

@@ -376,7 +376,7 @@ func (m *Model) View() string {
 	// per-instance figures.
 	chartsH := m.Height - 5
 	if m.drill.has() {
-		b.WriteString(ansi.Truncate(m.summary(), m.Width, "…") + "\n")
+		b.WriteString(ansi.Truncate(m.summary(m.Width), m.Width, "…") + "\n")
 		chartsH--
 	}
 	// Charts, redrawn only when data or size changed.
@@ -389,23 +389,44 @@ func (m *Model) View() string {
 }
 
 // bigBox is a metric's newest value with its unit, its parts beside it:
-// "CPU 100% · net 3.54%".
+// "CPU 100% · net 3.54%"; in a box too narrow for that (four boxes at 80
+// columns), the shorter "CPU 100% net 4%" (whole percents, no dots)
+// rather than a number cut to "net…".
 func (m *Model) bigBox(bx box, w int) string {
 	l := m.live[bx.metric]
-	v := l.ring.Last()
-	value, unit := l.desc.Human(v), l.desc.Unit
-	var parts []string
-	for _, p := range bx.parts {
-		if pv := m.live[p].ring.Last(); !math.IsNaN(pv) {
-			parts = append(parts, m.live[p].desc.Live.Big+" "+m.live[p].desc.WithUnit(pv))
+	for _, short := range []bool{false, true} {
+		v := l.ring.Last()
+		value, unit := l.desc.Human(v), l.desc.Unit
+		round := short && unit == "%" && !math.IsNaN(v)
+		if round {
+			value = fmt.Sprintf("%.0f", v)
 		}
+		var parts []string
+		for _, p := range bx.parts {
+			d := m.live[p].desc
+			if pv := m.live[p].ring.Last(); !math.IsNaN(pv) {
+				pvs := d.WithUnit(pv)
+				if round && d.Unit == "%" {
+					pvs = fmt.Sprintf("%.0f%%", pv)
+				}
+				parts = append(parts, d.Live.Big+" "+pvs)
+			}
+		}
+		if len(parts) > 0 {
+			// The unit on each number, not after the group.
+			value += results.UnitSuffix(unit)
+			sep := " · "
+			if short {
+				sep = " "
+			}
+			unit = strings.TrimPrefix(sep, " ") + strings.Join(parts, sep)
+		}
+		if !short && ansi.StringWidth(l.desc.Live.Big+" "+value+" "+unit) > w-4 {
+			continue
+		}
+		return m.big(l.desc.Live.Big, value, unit, w)
 	}
-	if len(parts) > 0 {
-		// The unit on each number, not after the group.
-		value += results.UnitSuffix(unit)
-		unit = "· " + strings.Join(parts, " · ")
-	}
-	return m.big(l.desc.Live.Big, value, unit, w)
+	return ""
 }
 
 // settle is how many seconds a chart (or big number) whose metrics never

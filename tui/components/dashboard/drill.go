@@ -210,7 +210,22 @@ func (d *drill) bound() []clientRow {
 
 // summary is the charts view's one line about hosts and instances: the
 // hottest instance and the saturated client hosts.
-func (m *Model) summary() string {
+func (m *Model) summary(w int) string {
+	// The longest form that fits w: at 80 columns the instance count and
+	// the views' keys get their shorter words, not a cut "(keys: 2 hosts
+	// view, 3 inst…".
+	var s string
+	for form := range 4 {
+		if s = m.summaryForm(form); ansi.StringWidth(s) <= w {
+			break
+		}
+	}
+	return s
+}
+
+// summaryForm is the summary line in form 0 (whole) to 3 (shortest):
+// the keys' words shorten first, then the instance count's.
+func (m *Model) summaryForm(form int) string {
 	d := &m.drill
 	st := m.Styles
 	var parts []string
@@ -224,13 +239,24 @@ func (m *Model) summary() string {
 	if len(d.targets) > 0 {
 		order := d.sorted(SortP99)
 		t := d.targets[order[0]]
-		parts = append(parts, fmt.Sprintf("slowest of %d instances: %s p99 %s ms", len(d.targets), t.target, fmtMs(t.p99)))
+		if form < 2 {
+			parts = append(parts, fmt.Sprintf("slowest of %d instances: %s p99 %s ms", len(d.targets), t.target, fmtMs(t.p99)))
+		} else {
+			parts = append(parts, fmt.Sprintf("slowest of %d: %s p99 %s ms", len(d.targets), t.target, fmtMs(t.p99)))
+		}
 	}
 	if !m.noKeys {
 		// The views' keys, said as keys: "2 hosts · 3 instances" beside
 		// "slowest of 2 instances" read as a count.
-		parts = append(parts, st.Muted.Render(fmt.Sprintf("(keys: %s hosts view, %s instances view)",
-			m.KeyMap.Tab2.Help().Key, m.KeyMap.Tab3.Help().Key)))
+		k2, k3 := m.KeyMap.Tab2.Help().Key, m.KeyMap.Tab3.Help().Key
+		keys := fmt.Sprintf("(keys: %s hosts view, %s instances view)", k2, k3)
+		switch form {
+		case 1, 2:
+			keys = fmt.Sprintf("(keys: %s hosts, %s instances)", k2, k3)
+		case 3:
+			keys = fmt.Sprintf("(key %s hosts, %s inst.)", k2, k3)
+		}
+		parts = append(parts, st.Muted.Render(keys))
 	}
 	return strings.Join(parts, "  ")
 }

@@ -170,8 +170,26 @@ func (m *Model) format(l runner.Line) []string {
 	return out
 }
 
+// refresh hands the viewport the shown lines, each cut to the pane's
+// width with "…" at its end when longer, as k9s and lazygit mark theirs:
+// the viewport would cut it silently, and the end of a bench line (its
+// SATURATED SHARED HOST note) would be gone without a sign. The whole
+// line stays in Lines, for the whole-text view (w).
 func (m *Model) refresh() {
-	m.vp.SetContent(strings.Join(m.lines, "\n"))
+	w := max(m.vp.Width, 1)
+	shown := make([]string, len(m.lines))
+	for i, l := range m.lines {
+		if ansi.StringWidth(l) > w {
+			// Only blanks cut off (a padded line) are no text lost.
+			tail := "…"
+			if ansi.StringWidth(strings.TrimRight(ansi.Strip(l), " ")) <= w {
+				tail = ""
+			}
+			l = ansi.Truncate(l, w, tail)
+		}
+		shown[i] = l
+	}
+	m.vp.SetContent(strings.Join(shown, "\n"))
 	if m.follow {
 		m.vp.GotoBottom()
 	}

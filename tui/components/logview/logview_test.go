@@ -107,3 +107,30 @@ func TestEachStepHasItsOwnOutput(t *testing.T) {
 		t.Fatalf("clearing step 1 left %d lines in it, %d in step 2", len(m.Lines()), len(m.StepLines(2)))
 	}
 }
+
+// TestCutLinesEndInEllipsis: a line wider than the pane ends in "…" where
+// it is cut (the viewport alone cut it silently); a line that fits is
+// drawn as it is; Lines keeps the whole line for the whole-text view.
+func TestCutLinesEndInEllipsis(t *testing.T) {
+	m := New(common.NewCommon(true, 40, 4))
+	m.SetSize(40, 4)
+	long := "run 1/3: 246,041 ops/s, avg 1.033 ms (SATURATED SHARED HOST: the limit)"
+	m.AppendLines([]runner.Line{{Host: "local", Text: "short"}, {Host: "local", Text: long}, {Host: "local", Text: "padded" + strings.Repeat(" ", 60)}})
+	v := strings.Split(ansi.Strip(m.View()), "\n")
+	if strings.TrimRight(v[0], " ") != "local │ short" {
+		t.Errorf("a line that fits: %q", v[0])
+	}
+	if got := strings.TrimRight(v[1], " "); !strings.HasSuffix(got, "…") || ansi.StringWidth(got) != 40 {
+		t.Errorf("a cut line: %q, want 40 columns ending in …", got)
+	}
+	if strings.Contains(v[2], "…") {
+		t.Errorf("a line cut only of its padding gets no …: %q", v[2])
+	}
+	if !strings.Contains(m.Lines()[1], "(SATURATED SHARED HOST: the limit)") {
+		t.Errorf("Lines lost the end of the line: %q", m.Lines()[1])
+	}
+	m.SetSize(200, 4)
+	if v := ansi.Strip(m.View()); strings.Contains(v, "…") || !strings.Contains(v, "the limit)") {
+		t.Errorf("wide enough, the line is whole:\n%s", v)
+	}
+}

@@ -161,6 +161,10 @@ func (m *Model) abort() {
 	m.form = nil
 }
 
+// dashboardHint is the status line's pointer to the dashboard, said while
+// the dashboard is not already shown (statusLine).
+const dashboardHint = "d shows the live dashboard"
+
 // noticeText words a notice of the run control for the status line; ok
 // false: the status line stays as it is.
 func noticeText(c common.Common, unattended bool, n runctl.Notice) (s string, ok bool) {
@@ -171,7 +175,7 @@ func noticeText(c common.Common, unattended bool, n runctl.Notice) (s string, ok
 	case runctl.Clear:
 		s = ""
 	case runctl.DashboardKey:
-		s = "d shows the live dashboard"
+		s = dashboardHint
 	case runctl.AlreadyRunning:
 		s = "a step is already running; wait for it or press q"
 	case runctl.RunningNoBack:

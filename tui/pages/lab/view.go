@@ -378,6 +378,10 @@ func (m *Model) titleLines(i, w int) []string {
 
 func (m *Model) stepsView() string {
 	st := m.Styles
+	if len(m.list.Steps()) == 0 {
+		// Lint refuses such a lab; a session can still hold one.
+		return st.Muted.Render("this lab has no steps")
+	}
 	g := m.geometry()
 	i := m.list.Selected()
 	left := heading(m.Styles, "Steps", m.focus == PaneSteps, g.leftW) + "\n" + m.list.View()
@@ -420,11 +424,11 @@ func (m *Model) statusLine() string {
 		}
 		s += st.Muted.Render(" · q stops it and cleans up")
 	}
-	if m.status != "" {
+	if status := m.status; status != "" && (status != dashboardHint || m.rc.View != ViewDashboard) {
 		if s != "" {
 			s += st.Muted.Render(" · ")
 		}
-		s += m.status
+		s += status
 	}
 	if s == "" {
 		s = st.Muted.Render(m.info.Title)

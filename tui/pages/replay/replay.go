@@ -5,6 +5,7 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -131,18 +132,31 @@ func Banner(res *results.Results) string {
 		title = res.Lab
 	}
 	// What the recorded numbers were is said first: a replay of a
-	// rehearsal or an emulation must not read as a replay of a measurement.
+	// rehearsal or an emulation must not read as a replay of a measurement,
+	// nor a run that emulated some benches and measured others as an
+	// emulation as a whole (results.ReportKindTitle, as the reports say).
 	what := "a run"
-	switch k := results.RunKindShort(res); k {
-	case "":
-	case "EMULATION":
+	switch k := results.ReportKindTitle(res); {
+	case k == "":
+	case strings.Contains(k, results.PartEmulation):
+		em, rest := results.PartFigures(res)
+		measured := "measured"
+		if res.Rehearsal || res.SoftwareRDMA != "" {
+			measured = "not emulated"
+		}
+		what = fmt.Sprintf("a %s (%s emulated", k, strings.Join(em, ", "))
+		if len(rest) > 0 {
+			what += fmt.Sprintf("; %s %s", strings.Join(rest, ", "), measured)
+		}
+		what += ")"
+	case k == "EMULATION":
 		what = "an EMULATION (no DPU)"
-	case "REHEARSAL":
+	case k == "REHEARSAL":
 		what = "a REHEARSAL (no DPU)"
-	case results.SoftwareRDMAShort:
-		what = "a run over " + results.SoftwareRDMALabel(res.SoftwareRDMA)
+	case k == results.SoftwareRDMALabel(res.SoftwareRDMA):
+		what = "a run over " + k
 	default:
-		what = "a " + results.RunKindTitle(res)
+		what = "a " + k
 		if !strings.Contains(k, results.SoftwareRDMAShort) {
 			what += " (no DPU)"
 		}
@@ -291,6 +305,13 @@ func (m *Model) View() string {
 	}
 	banner := strings.Join(bl, "\n")
 	state := fmt.Sprintf("second %d/%d", m.pos, len(m.samples))
+	if !m.showCmp && m.pos > 0 {
+		// What the figures shown now are, per variant, as the live
+		// run says it: a replay's banner names the whole recording.
+		f := m.samples[m.pos-1].Figures
+		f.Replay = false
+		state += " (" + cmp.Or(f.Short(), "measured") + ")"
+	}
 	if m.paused {
 		state += " · PAUSED"
 	}
