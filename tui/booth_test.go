@@ -69,8 +69,9 @@ func TestBoothNeverAcceptsHostKeys(t *testing.T) {
 	tr.waitFor(t, `answering "refuse" on its own`, "refused the unknown host key of server1", "starting over in")
 	tr.waitForSeq(t, "starting over in", "next: step 1")
 	finish(t, tm)
-	if len(f.Answers) == 0 || f.Answers[0].Choice != "refuse" {
-		t.Fatalf("answers %+v: booth mode must refuse unknown host keys by itself", f.Answers)
+	answers := f.AnswersSeen(1, 10*time.Second)
+	if len(answers) == 0 || answers[0].Choice != "refuse" {
+		t.Fatalf("answers %+v: booth mode must refuse unknown host keys by itself", answers)
 	}
 	if cleaned, finished := f.Counts(); cleaned < 1 || finished < 1 {
 		t.Fatalf("cleanup %d, finish %d: a refused host key ends the loop (cleanup, then its record)", cleaned, finished)
@@ -108,8 +109,9 @@ func TestBoothConfirmOnlyWhenAllowed(t *testing.T) {
 				tr.waitForSeq(t, "starting over in", "next: step 1")
 			}
 			finish(t, tm)
-			if len(f.Answers) == 0 || f.Answers[0].Choice != tc.want {
-				t.Fatalf("answers %+v, want %q", f.Answers, tc.want)
+			answers := f.AnswersSeen(1, 10*time.Second)
+			if len(answers) == 0 || answers[0].Choice != tc.want {
+				t.Fatalf("answers %+v, want %q", answers, tc.want)
 			}
 			cleaned, finished := f.Counts()
 			if cleaned < 1 || finished < 1 {
@@ -129,8 +131,9 @@ func TestBoothRefusalStopsAStuckStep(t *testing.T) {
 	tm := boothApp(t, f)
 	(&transcript{tm: tm}).waitForSeq(t, "cannot type a password for server1", "next: step 1")
 	finish(t, tm)
-	if len(f.Answers) == 0 || f.Answers[0].Choice != "cancel" {
-		t.Fatalf("answers %+v: booth mode never types a password", f.Answers)
+	answers := f.AnswersSeen(1, 10*time.Second)
+	if len(answers) == 0 || answers[0].Choice != "cancel" {
+		t.Fatalf("answers %+v: booth mode never types a password", answers)
 	}
 	if cleaned, _ := f.Counts(); cleaned < 1 {
 		t.Fatal("the stuck step must be stopped by cleanup")
@@ -271,8 +274,9 @@ func TestBoothKeysNeverAnswerDialogs(t *testing.T) {
 	tm.Send(keymaptest.Msg("s")) // any key resumes
 	waitFor(t, tm, "refused the unknown host key")
 	finish(t, tm)
-	if len(f.Answers) != 1 || f.Answers[0].Choice != "refuse" {
-		t.Fatalf("answers %+v: a key pressed in booth mode must not answer a host-key dialog", f.Answers)
+	answers := f.AnswersSeen(1, 10*time.Second)
+	if len(answers) != 1 || answers[0].Choice != "refuse" {
+		t.Fatalf("answers %+v: a key pressed in booth mode must not answer a host-key dialog", answers)
 	}
 }
 

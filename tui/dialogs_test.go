@@ -66,8 +66,9 @@ func TestHostKeyAnswers(t *testing.T) {
 			}
 			waitFor(t, tm, "step 2 done")
 			finish(t, tm)
-			if len(f.Answers) != 1 || f.Answers[0].Choice != tc.want {
-				t.Fatalf("answers %+v, want exactly one %q", f.Answers, tc.want)
+			answers := f.AnswersSeen(1, 10*time.Second)
+			if len(answers) != 1 || answers[0].Choice != tc.want {
+				t.Fatalf("answers %+v, want exactly one %q", answers, tc.want)
 			}
 		})
 	}
@@ -84,8 +85,9 @@ func TestPasswordIsMasked(t *testing.T) {
 	press(tm, km.Enter)
 	waitFor(t, tm, "step 2 done")
 	app := finish(t, tm)
-	if len(f.Answers) != 1 || f.Answers[0].Secret != "hunter2" {
-		t.Fatalf("answers %+v, want the typed secret", f.Answers)
+	got := f.AnswersSeen(1, 10*time.Second)
+	if len(got) != 1 || got[0].Secret != "hunter2" {
+		t.Fatalf("answers %+v, want the typed secret", got)
 	}
 	if strings.Contains(app.View(), "hunter2") {
 		t.Fatal("the password is on screen")

@@ -212,8 +212,9 @@ func TestConfirmOnlyWhatTheLabAllows(t *testing.T) {
 			d.until("the dialog", func() bool { return d.b.Page().Prompt() != nil })
 			d.at(2)
 			d.until("step 1 to end and its dialog to close", func() bool { return d.idle() && d.b.Page().Prompt() == nil })
-			if len(f.Answers) != 1 || f.Answers[0].Choice != tc.want {
-				t.Fatalf("answers %+v, want %q", f.Answers, tc.want)
+			answers := f.AnswersSeen(1, 10*time.Second)
+			if len(answers) != 1 || answers[0].Choice != tc.want {
+				t.Fatalf("answers %+v, want %q", answers, tc.want)
 			}
 			if s := ansi.Strip(d.b.View()); !strings.Contains(s, tc.status) {
 				t.Fatalf("screen lacks %q:\n%s", tc.status, s)

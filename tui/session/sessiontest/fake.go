@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/dpulab/dpulab/steps/results"
 
@@ -295,4 +296,21 @@ func (f *Fake) Counts() (cleaned, finished int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.Cleaned, f.Finished
+}
+
+// AnswersSeen returns a copy of the answers the fake's steps got, once
+// there are at least n of them or within has passed: the page shows an
+// answer as it sends it, a moment before the step's goroutine records it,
+// so a test reads them through here (under the lock), never f.Answers.
+func (f *Fake) AnswersSeen(n int, within time.Duration) []steps.Answer {
+	deadline := time.Now().Add(within)
+	for {
+		f.mu.Lock()
+		got := append([]steps.Answer(nil), f.Answers...)
+		f.mu.Unlock()
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
