@@ -667,7 +667,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		cleanErr = e.Cleanup(cctx)
 		// What cleanup could not remove, each said with its host, path
 		// and how to remove it by hand (a host unreachable, a timeout).
-		left = e.Leftovers()
+		// A dry run removes nothing: what earlier runs left is the next
+		// real run's to sweep and to say.
+		if !e.opts.DryRun {
+			left = e.Leftovers()
+		}
 	}
 	dir, finErr := e.Finish(cctx)
 	e.hosts.close()
