@@ -7,7 +7,9 @@ import "github.com/dpulab/dpulab/steps/results"
 // before the run has results.
 func (e *Engine) variantSummaries() []results.VariantSummary {
 	e.mu.Lock()
-	none := e.results == nil
+	// A dry run measures nothing: figures in its results are an earlier
+	// run's, read with the saved progress, and are not its to print.
+	none := e.results == nil || e.opts.DryRun
 	e.mu.Unlock()
 	if none {
 		return nil
