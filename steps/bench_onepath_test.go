@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
+	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -17,7 +18,7 @@ import (
 // seconds at ops ops/s (latencies as given, and a histogram), and whose
 // clock reads this machine's.
 func clientBenchFake(t *testing.T, name string, ops float64) *fakeTarget {
-	_, enc := hist(t, 100, 200, 300)
+	_, enc := loadtest.Hist(t, 100, 200, 300)
 	f := &fakeTarget{name: name}
 	f.handle = func(cmd string) ([]string, int) {
 		switch {

@@ -17,6 +17,7 @@ import (
 	"github.com/dpulab/dpulab/internal/benchhdr"
 	"github.com/dpulab/dpulab/internal/testpeer"
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -67,7 +68,7 @@ func unionLatency(t *testing.T, encs []string) (results.Latency, int64) {
 		}
 		h.Merge(d)
 	}
-	return latencyMs(h), h.TotalCount()
+	return loadtest.LatencyMs(h), h.TotalCount()
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

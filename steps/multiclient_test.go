@@ -8,39 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps/results"
 )
-
-// hist is a histogram of the bench's shape holding vals (µs).
-func hist(t *testing.T, vals ...int64) (*hdrhistogram.Histogram, string) {
-	t.Helper()
-	h := hdrhistogram.New(1, 60_000_000, 3)
-	for _, v := range vals {
-		if err := h.RecordValue(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, string(b)
-}
-
-func latencyMs(h *hdrhistogram.Histogram) results.Latency {
-	ms := func(us int64) float64 { return float64(us) / 1000 }
-	return results.Latency{Avg: h.Mean() / 1000, P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)),
-		P99: ms(h.ValueAtQuantile(99)), P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max())}
-}
-
-// TestClientMerge feeds three hosts' streams in an awkward order: a second
-// is merged only once every host sent it, its rate is the sum and its
-// percentiles those of the union of the latencies; a host's extra partial
-// second still counts; the run carries each host's series.
 
 // TestClientsHostsKey: clients_hosts picks that many hosts of the role,
 // the plan shows one bench per host with its share, and more hosts than

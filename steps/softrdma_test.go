@@ -5,41 +5,14 @@ package steps
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
-
-// fakeSysfs makes a sysfs tree under a temporary directory whose
-// class/infiniband holds each device as the kernel links it: a software
-// one (rxe, siw) to devices/virtual/infiniband/NAME, a hardware one to its
-// PCI device's infiniband/NAME.
-func fakeSysfs(t *testing.T, devs map[string]bool) string {
-	t.Helper()
-	root := t.TempDir()
-	class := filepath.Join(root, "class", "infiniband")
-	if err := os.MkdirAll(class, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, software := range devs {
-		dir := filepath.Join("devices", "pci0000:00", "0000:00:03.0", "infiniband", name)
-		if software {
-			dir = filepath.Join("devices", "virtual", "infiniband", name)
-		}
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(filepath.Join("..", "..", dir), filepath.Join(class, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 // TestSoftwareRDMAIsFoundAndLabelled: the engine probes the hosts of an
 // RDMA bench once, labels the run's results, tells the views once, writes
@@ -62,7 +35,7 @@ func TestSoftwareRDMAIsFoundAndLabelled(t *testing.T) {
 			probes = 0
 			rec := &recorder{}
 			e := newEngine(t, loadLab(t, fakeRunLab), Options{
-				SysfsRoot: fakeSysfs(t, tc.devs),
+				SysfsRoot: loadtest.FakeSysfs(t, tc.devs),
 				Targets:   func(string) (runner.Target, error) { return counting, nil },
 			}, rec)
 			ctx := testCtx(t, 30*time.Second)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/steps/kinds/load"
+	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -30,10 +31,10 @@ func TestClientMergeTargets(t *testing.T) {
 		return p
 	}
 	m.OnRun = func(results.RunResult, time.Time) {}
-	h1a, e1a := hist(t, 100, 200, 300)
-	h2a, e2a := hist(t, 1000, 5000)
-	_, e1b := hist(t, 50)
-	_, tot := hist(t, 100)
+	h1a, e1a := loadtest.Hist(t, 100, 200, 300)
+	h2a, e2a := loadtest.Hist(t, 1000, 5000)
+	_, e1b := loadtest.Hist(t, 50)
+	_, tot := loadtest.Hist(t, 100)
 	m.Sample(0, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 400, LatencyHDR: tot}, time.Now(),
 		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.1:7000", OpsPerSec: 300, Errors: 1, LatencyHDR: e1a},
 		&benchwire.Sample{Run: 1, T: 1, Target: "10.0.0.2:7000", OpsPerSec: 100, LatencyHDR: e1b, LatencyMs: benchwire.Latency{P50: 0.05, P99: 0.05}})
@@ -45,7 +46,7 @@ func TestClientMergeTargets(t *testing.T) {
 	union := hdrhistogram.New(1, 60_000_000, 3)
 	union.Merge(h1a)
 	union.Merge(h2a)
-	want := latencyMs(union)
+	want := loadtest.LatencyMs(union)
 	a, b := got[0][0], got[0][1]
 	if a.Target != "10.0.0.1:7000" || a.Host != "srv1" || a.OpsPerSec != 500 || a.Errors != 3 || a.P50Ms != want.P50 || a.P99Ms != want.P99 {
 		t.Errorf("target driven from both hosts: %+v, want 500 ops/s, 3 errors, p50 %g p99 %g (the union's)", a, want.P50, want.P99)

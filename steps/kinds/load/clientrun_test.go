@@ -14,6 +14,7 @@ import (
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps/event"
 	"github.com/dpulab/dpulab/steps/kind"
+	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -28,7 +29,7 @@ import (
 // shown, the bad one's error kept.
 func TestClientRunStream(t *testing.T) {
 	const a, b = "192.0.2.20:7000", "192.0.2.21:7000"
-	_, hdr := hist(t, 200, 300, 400)
+	_, hdr := loadtest.Hist(t, 200, 300, 400)
 	var agent bytes.Buffer
 	enc := func(ev benchwire.Event) {
 		if err := benchwire.Encode(&agent, ev); err != nil {

@@ -12,30 +12,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/steps/event"
+	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
-
-// hist is a histogram of the bench's shape holding vals (µs).
-func hist(t *testing.T, vals ...int64) (*hdrhistogram.Histogram, string) {
-	t.Helper()
-	h := hdrhistogram.New(1, 60_000_000, 3)
-	for _, v := range vals {
-		if err := h.RecordValue(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, string(b)
-}
-
-func latencyMs(h *hdrhistogram.Histogram) results.Latency {
-	ms := func(us int64) float64 { return float64(us) / 1000 }
-	return results.Latency{Avg: h.Mean() / 1000, P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)),
-		P99: ms(h.ValueAtQuantile(99)), P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max())}
-}
 
 // TestClientMerge feeds three hosts' streams in an awkward order: a second
 // is merged only once every host sent it, its rate is the sum and its
@@ -69,7 +48,7 @@ func TestClientMerge(t *testing.T) {
 	union := map[int]*hdrhistogram.Histogram{}
 	now := time.Now()
 	send := func(h, k int, tt float64) {
-		hh, enc := hist(t, vals(h, k)...)
+		hh, enc := loadtest.Hist(t, vals(h, k)...)
 		if union[k] == nil {
 			union[k] = hdrhistogram.New(1, 60_000_000, 3)
 		}
@@ -90,7 +69,7 @@ func TestClientMerge(t *testing.T) {
 	send(2, 1, 2.02)
 	send(2, 2, 2.5) // a partial last second on one host only
 	for h := range 3 {
-		_, enc := hist(t, 5)
+		_, enc := loadtest.Hist(t, 5)
 		busy := float64(50 + 20*h)
 		m.RunDone(h, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 10, OpsPerSec: float64(1000 * (h + 1)), LatencyHDR: enc}, ClientHostBusyPct: &busy, ClientBound: busy >= 90})
 	}
@@ -102,7 +81,7 @@ func TestClientMerge(t *testing.T) {
 		if p.OpsPerSec != wantOps[k] {
 			t.Errorf("second %d: %g ops/s, want the sum %g", k, p.OpsPerSec, wantOps[k])
 		}
-		if want := latencyMs(union[k]); p.LatencyMs != want {
+		if want := loadtest.LatencyMs(union[k]); p.LatencyMs != want {
 			t.Errorf("second %d: latency %+v, want the union's %+v", k, p.LatencyMs, want)
 		}
 	}
@@ -124,7 +103,7 @@ func TestClientMergeDropsUnfinishedRun(t *testing.T) {
 	m := NewClientMerge([]string{"c1", "c2"})
 	var runs []results.RunResult
 	m.OnRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
-	_, enc := hist(t, 100)
+	_, enc := loadtest.Hist(t, 100)
 	for h := range 2 {
 		m.Sample(h, &benchwire.Sample{Run: 1, T: 1, OpsPerSec: 10, LatencyHDR: enc}, time.Now())
 		m.RunDone(h, &benchwire.RunResult{Run: 1, Totals: benchwire.Totals{Ops: 10, OpsPerSec: 10, LatencyHDR: enc}})
@@ -196,7 +175,7 @@ func TestClientMergeOneHost(t *testing.T) {
 	}
 	m.OnRun = func(r results.RunResult, since time.Time) { runs = append(runs, r) }
 	m.OnMergeErr = func(err error) { t.Errorf("merge error: %v", err) }
-	_, enc := hist(t, 100, 200, 300)
+	_, enc := loadtest.Hist(t, 100, 200, 300)
 	now := time.Now()
 	var sent []results.Point
 	for k := range 3 {

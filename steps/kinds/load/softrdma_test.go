@@ -4,39 +4,13 @@ package load
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-// fakeSysfs makes a sysfs tree under a temporary directory whose
-// class/infiniband holds each device as the kernel links it: a software
-// one (rxe, siw) to devices/virtual/infiniband/NAME, a hardware one to its
-// PCI device's infiniband/NAME.
-func fakeSysfs(t *testing.T, devs map[string]bool) string {
-	t.Helper()
-	root := t.TempDir()
-	class := filepath.Join(root, "class", "infiniband")
-	if err := os.MkdirAll(class, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, software := range devs {
-		dir := filepath.Join("devices", "pci0000:00", "0000:00:03.0", "infiniband", name)
-		if software {
-			dir = filepath.Join("devices", "virtual", "infiniband", name)
-		}
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(filepath.Join("..", "..", dir), filepath.Join(class, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
+	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
+)
 
 // TestRDMADevicesScript runs the probe in the shells lab hosts use
 // against made-up sysfs trees: software devices are told from hardware
@@ -55,7 +29,7 @@ func TestRDMADevicesScript(t *testing.T) {
 		{"siw beside a NIC", map[string]bool{"siw0": true, "mlx5_0": false}, []RDMADevice{{"mlx5_0", false}, {"siw0", true}}},
 		{"none", map[string]bool{}, nil},
 	} {
-		root := fakeSysfs(t, tc.devs)
+		root := loadtest.FakeSysfs(t, tc.devs)
 		for _, sh := range []string{"sh", "bash", "dash"} {
 			if _, err := exec.LookPath(sh); err != nil {
 				continue

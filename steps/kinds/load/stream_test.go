@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/steps/event"
+	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
 
@@ -29,7 +30,7 @@ func TestOneBenchStream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, hdr := hist(t, 200, 300, 400)
+	_, hdr := loadtest.Hist(t, 200, 300, 400)
 	enc(benchwire.StreamHeader())
 	enc(&benchwire.Start{Config: benchwire.DefaultConfig(), Client: "c1", Targets: []string{"192.0.2.20:7000"}, Connections: 4})
 	for run := 1; run <= 2; run++ {
