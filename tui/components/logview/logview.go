@@ -35,6 +35,9 @@ type Model struct {
 	follow bool
 	// empty replaces the empty pane's text (SetEmptyText).
 	empty string
+	// cut is lines as drawn, each cut to cutW columns (refreshAfter).
+	cut  []string
+	cutW int
 }
 
 var _ common.Component = (*Model)(nil)
@@ -129,13 +132,14 @@ func (m *Model) AppendTextTo(i int, s string) {
 // put stores step i's lines, trimmed to MaxLines, and redraws when they
 // are the ones shown.
 func (m *Model) put(i int, buf []string) {
-	if over := len(buf) - MaxLines; over > 0 {
+	over := max(len(buf)-MaxLines, 0)
+	if over > 0 {
 		buf = append(buf[:0], buf[over:]...)
 	}
 	m.bufs[i] = buf
 	if i == m.shown {
 		m.lines = buf
-		m.refresh()
+		m.refreshAfter(over)
 	}
 }
 
@@ -175,24 +179,39 @@ func (m *Model) format(l runner.Line) []string {
 // the viewport would cut it silently, and the end of a bench line (its
 // SATURATED SHARED HOST note) would be gone without a sign. The whole
 // line stays in Lines, for the whole-text view (w).
-func (m *Model) refresh() {
+func (m *Model) refresh() { m.refreshAfter(-1) }
+
+// refreshAfter redraws after put dropped the oldest over lines (-1: the
+// lines or the width changed wholesale). The cut form of each line is
+// kept (cut, for width cutW), so an append measures only the new lines,
+// not the whole buffer again.
+func (m *Model) refreshAfter(over int) {
 	w := max(m.vp.Width, 1)
-	shown := make([]string, len(m.lines))
-	for i, l := range m.lines {
-		if ansi.StringWidth(l) > w {
-			// Only blanks cut off (a padded line) are no text lost.
-			tail := "…"
-			if ansi.StringWidth(strings.TrimRight(ansi.Strip(l), " ")) <= w {
-				tail = ""
-			}
-			l = ansi.Truncate(l, w, tail)
-		}
-		shown[i] = l
+	if over < 0 || w != m.cutW || over > len(m.cut) || len(m.cut)-over > len(m.lines) {
+		m.cut, m.cutW = m.cut[:0], w
+	} else {
+		m.cut = append(m.cut[:0], m.cut[over:]...)
 	}
-	m.vp.SetContent(strings.Join(shown, "\n"))
+	for _, l := range m.lines[len(m.cut):] {
+		m.cut = append(m.cut, cutLine(l, w))
+	}
+	m.vp.SetContent(strings.Join(m.cut, "\n"))
 	if m.follow {
 		m.vp.GotoBottom()
 	}
+}
+
+// cutLine is l cut to w columns, ending in "…" when text was cut (only
+// blanks cut off, a padded line, lose no text and get none).
+func cutLine(l string, w int) string {
+	if ansi.StringWidth(l) <= w {
+		return l
+	}
+	tail := "…"
+	if ansi.StringWidth(strings.TrimRight(ansi.Strip(l), " ")) <= w {
+		tail = ""
+	}
+	return ansi.Truncate(l, w, tail)
 }
 
 // Init implements tea.Model.

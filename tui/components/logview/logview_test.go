@@ -134,3 +134,37 @@ func TestCutLinesEndInEllipsis(t *testing.T) {
 		t.Errorf("wide enough, the line is whole:\n%s", v)
 	}
 }
+
+// TestCutFormFollowsTheBuffer: the cut lines kept between appends stay
+// those of the buffer as it is, through appends that push the oldest
+// lines out, a width change and a switch of step.
+func TestCutFormFollowsTheBuffer(t *testing.T) {
+	m := New(common.NewCommon(true, 30, 4))
+	m.SetSize(30, 4)
+	check := func(when string) {
+		t.Helper()
+		if len(m.cut) != len(m.lines) {
+			t.Fatalf("%s: %d cut lines for %d lines", when, len(m.cut), len(m.lines))
+		}
+		for i, l := range m.lines {
+			if want := cutLine(l, max(m.vp.Width, 1)); m.cut[i] != want {
+				t.Fatalf("%s: line %d drawn %q, want %q", when, i, m.cut[i], want)
+			}
+		}
+	}
+	for n := 0; n < MaxLines+50; n += 7 {
+		var ls []runner.Line
+		for j := range 7 {
+			ls = append(ls, runner.Line{Host: "h", Text: strings.Repeat("x", (n+j)%60) + fmt.Sprint(n+j)})
+		}
+		m.AppendLines(ls)
+	}
+	check("after the buffer filled")
+	m.SetSize(50, 4)
+	check("after a width change")
+	m.AppendLinesTo(1, []runner.Line{{Host: "h", Text: strings.Repeat("y", 80)}})
+	m.Show(1)
+	check("after a switch of step")
+	m.AppendLines([]runner.Line{{Host: "h", Text: "z"}})
+	check("after an append to it")
+}
