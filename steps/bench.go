@@ -224,10 +224,11 @@ func (e *Engine) runBench(ctx context.Context, job benchJob) ([]results.RunResul
 		}
 		cr.Cmd = load.BenchCommand(e.dpulabOn(cr.Share.Host), cfg, job.Password != "", at)
 		wg.Add(1)
+		show := e.emitOutput(job.Step)
 		go func() {
 			defer wg.Done()
 			cr.Res, cr.Err = cr.T.Run(bctx, runner.Command{Cmd: cr.Cmd, Stdin: stdin, Output: func(l runner.Line) {
-				cr.Line(showOutput(e.opts.Emit, job.Step), m, &mu, i, l)
+				cr.Line(show, m, &mu, i, l)
 			}})
 			mu.Lock()
 			cr.Ended(m, i)

@@ -174,8 +174,9 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 		points = map[int][]results.Point{}
 		starts runStarts
 	)
+	show := e.emitOutput(job.Step)
 	res, err := t.Run(ctx, runner.Command{Cmd: cmd, Stdin: stdin, Output: func(l runner.Line) {
-		ev := out.Take(l, showOutput(e.opts.Emit, job.Step))
+		ev := out.Take(l, show)
 		switch ev := ev.(type) {
 		case *benchwire.Sample:
 			if ev.Target != "" {

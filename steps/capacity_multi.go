@@ -152,6 +152,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 	for i, h := range hosts {
 		hctx, cancel := context.WithCancel(pctx)
 		wg.Add(1)
+		show := e.emitOutput(job.Step)
 		go func() {
 			defer wg.Done()
 			defer cancel()
@@ -162,7 +163,7 @@ func (s *capacitySearch) runProbe(ctx context.Context, n int, hosts []*probeHost
 				if stopped && l.Stream == runner.Stderr {
 					return // its being stopped, said by the bench
 				}
-				switch ev := h.out.Take(l, showOutput(e.opts.Emit, job.Step)).(type) {
+				switch ev := h.out.Take(l, show).(type) {
 				case *benchwire.Sample:
 					if ev.Target != "" || ev.Run != 1 {
 						return

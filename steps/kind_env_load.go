@@ -79,12 +79,6 @@ func (k kindEnv) HostMetricsPlan(h stepkind.Host) []string {
 	return out
 }
 
-// showOutput is a bench's line shown as step's output (load.BenchOutput's
-// show).
-func showOutput(emit func(Event), step string) func(runner.Line) {
-	return func(l runner.Line) { emit(Output{Step: step, Line: l}) }
-}
-
 var _ load.Hosts = kindEnv{}
 
 func (k kindEnv) Reached(ctx context.Context, h stepkind.Host) (runner.Target, error) {
