@@ -107,7 +107,7 @@ func (m *Model) perform(f runctl.Effect) tea.Cmd {
 	case runctl.SkipStep:
 		m.sess.Skip(i)
 		m.list.SetStatus(i, results.Skipped)
-		delete(m.failures, i)
+		m.facts.Skipped(i)
 	case runctl.Select:
 		m.list.Select(i)
 		m.outHold = f.Hold
@@ -134,8 +134,7 @@ func (m *Model) perform(f runctl.Effect) tea.Cmd {
 func (m *Model) launch(i int, run func(context.Context) results.Status) tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	delete(m.failures, i)
-	delete(m.savedFailed, i)
+	m.facts.Launched(i)
 	m.list.SetStatus(i, results.Running)
 	m.list.Select(i)
 	m.outHold = -1

@@ -147,7 +147,7 @@ func (m *Model) runKey(k tea.KeyMsg) (runctl.Event, bool) {
 // OSC52 and says so; terminals that ignore OSC52 still show them in the
 // commands pane.
 func (m *Model) copyCommands(i int) tea.Cmd {
-	cmds := m.commands(i)
+	cmds := m.facts.Commands(i)
 	if len(cmds) == 0 {
 		m.status = "this step has no commands to copy"
 		return nil
@@ -209,7 +209,7 @@ func (m *Model) ShortHelp() []key.Binding {
 		// Short words, so that all four fit 80 columns.
 		return []key.Binding{keymap.Relabel(km.Shell, "shell"), keymap.Relabel(km.Check, "check"), km.ShowMe, km.DoIt, km.Skip, km.NextPrev, km.Whole, km.Quit, km.Help}
 	}
-	if f, ok := m.failureOf(sel); ok && f.Status != 0 {
+	if f, ok := m.facts.Failure(sel); ok && f.Status != 0 {
 		return []key.Binding{km.Retry, km.Skip, km.Whole, km.Vars, km.NextPrev, km.SwitchPane, km.Copy, km.Quit, km.Help}
 	}
 	// In the order they give way when the footer is too narrow: the

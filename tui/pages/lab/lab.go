@@ -113,13 +113,9 @@ type Model struct {
 	doc  *docPane
 	parts
 
-	docCache map[[2]int]string
-	plans    map[int][]steps.PlannedCommand
-	planErr  map[int]string
-	failures map[int]steps.StepFinished
-	// savedFailed marks the steps the saved progress says failed, until
-	// they run in this session.
-	savedFailed map[int]bool
+	// facts holds what is known of each step: commands, plan errors,
+	// failures, rendered text.
+	facts *stepFacts
 
 	// dialogs draw the open dialogs of the run control (rc.Dialogs).
 	dialogs map[runctl.Dialog]*prompt.Model
@@ -188,10 +184,6 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		out:        logview.New(c),
 		dash:       dashboard.New(c),
 		doc:        newDocPane(c),
-		docCache:   map[[2]int]string{},
-		plans:      map[int][]steps.PlannedCommand{},
-		planErr:    map[int]string{},
-		failures:   map[int]steps.StepFinished{},
 		dialogs:    map[runctl.Dialog]*prompt.Model{},
 		outHold:    -1,
 		tco:        opts.TCO,
@@ -205,12 +197,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	m.initParts()
 	m.list.SetSteps(shownSteps(sess.Steps(), m.unattended))
 	m.list.SetCannotRun(cannotRun(m.info, m.list.Steps()))
-	m.savedFailed = map[int]bool{}
-	for i, s := range m.list.Steps() {
-		if s.Status == results.Failed {
-			m.savedFailed[i] = true
-		}
-	}
+	m.facts = newStepFacts(sess, m.list.Steps, m.unattended, c.Styles.NoColor)
 	m.list.Select(sess.Resume())
 	review := sess.Review() && !m.unattended
 	// What a person comes back to a finished lab for: its compare.
@@ -303,10 +290,7 @@ func (m *Model) Dashboard() *dashboard.Model { return m.dash }
 func (m *Model) Compare() *compare.Model { return m.cmp }
 
 // Failure returns step i's last failure, if it failed.
-func (m *Model) Failure(i int) (steps.StepFinished, bool) {
-	f, ok := m.failures[i]
-	return f, ok
-}
+func (m *Model) Failure(i int) (steps.StepFinished, bool) { return m.facts.Last(i) }
 
 // SetSize implements common.Component.
 func (m *Model) SetSize(w, h int) {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dpulab/dpulab/steps"
-	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/session/sessiontest"
 )
 
@@ -13,13 +12,12 @@ import (
 // reads as prose: no literal ** or * around emphasis, no escape codes,
 // while headings, inline code and bullets keep their plain-text markers.
 func TestPlainMarkdownHasNoMarkers(t *testing.T) {
-	c := common.NewCommon(true, 100, 30)
 	f := &sessiontest.Fake{Script: []sessiontest.Step{{
 		Info: steps.StepInfo{ID: "s", Title: "S", Kind: "read"},
 		Doc:  "# Title\n\nStart **4 instances** of the *bundled* server with `dpulab server`.\n\n- one **bold** item\n",
 	}}}
-	m := New(c, f, Options{})
-	out := m.renderDoc(0, 80)
+	ss := f.Steps()
+	out := newStepFacts(f, func() []steps.StepInfo { return ss }, false, true).Doc(0, 80)
 	for _, bad := range []string{"**", "*bundled*", "\x1b["} {
 		if strings.Contains(out, bad) {
 			t.Errorf("plain markdown contains %q:\n%s", bad, out)

@@ -166,10 +166,10 @@ func (m *Model) wholeText(i int) []section {
 		fmt.Sprintf("Step %d/%d: %s", i+1, len(m.list.Steps()), s.Title),
 		fmt.Sprintf("kind %s · %s", s.Kind, s.Status),
 	}})
-	if f, ok := m.failureOf(i); ok {
+	if f, ok := m.facts.Failure(i); ok {
 		var ls []string
 		head := "✘ failed"
-		if m.earlier(f) && f.Err != "in an earlier session" {
+		if m.facts.Earlier(f) && f.Err != "in an earlier session" {
 			head += " in an earlier session"
 		}
 		if f.Host != "" {
@@ -207,10 +207,10 @@ func (m *Model) wholeText(i int) []section {
 			km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)}})
 		return append(out, section{secOutput, m.outputLines(i)})
 	}
-	if e := m.planErr[i]; e != "" {
+	if e := m.facts.PlanErr(i); e != "" {
 		cl = append(cl, "cannot plan: "+e)
 	}
-	for _, c := range m.commands(i) {
+	for _, c := range m.facts.Commands(i) {
 		host := c.Host
 		if host == "" {
 			host = "local"

@@ -57,7 +57,7 @@ func (m *Model) openShell(i int) tea.Cmd {
 	c.Dir = sh.Dir
 	s := m.list.Steps()[i]
 	host := "this machine"
-	if cmds := m.commands(i); len(cmds) > 0 && cmds[0].Host != "" && cmds[0].Host != "local" {
+	if cmds := m.facts.Commands(i); len(cmds) > 0 && cmds[0].Host != "" && cmds[0].Host != "local" {
 		host = cmds[0].Host
 	}
 	banner := fmt.Sprintf("\n── dpulab · step %d: %s · a shell on %s ──\nDo the step here, then type exit: the lab checks your work when this shell ends.\n\n",

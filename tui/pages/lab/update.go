@@ -97,10 +97,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		}
 	case steps.StepStarted:
 		m.list.SetStatus(e.Index, results.Running)
-		if len(e.Commands) > 0 {
-			m.plans[e.Index] = e.Commands
-			delete(m.planErr, e.Index)
-		}
+		m.facts.Started(e.Index, e.Commands)
 		m.layout()
 	case steps.Output:
 		m.out.AppendLinesTo(m.stepIndex(e.Step), []runnerLine{e.Line})
@@ -116,15 +113,13 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.figures = e.Figures
 	case steps.StepFinished:
 		m.list.SetStatus(e.Index, e.Status)
+		m.facts.Finished(e)
 		if e.Status == results.Failed {
-			m.failures[e.Index] = e
 			msg := "✘ step failed"
 			if e.Err != "" {
 				msg += ": " + e.Err
 			}
 			m.out.AppendTextTo(e.Index, msg)
-		} else {
-			delete(m.failures, e.Index)
 		}
 		m.layout()
 	case steps.Prompt:

@@ -166,8 +166,7 @@ func (m *Model) applied(im impact) tea.Cmd {
 	runs := m.rc.VarsRuns
 	m.form, m.pending = nil, impact{}
 	// Plans depend on the variables.
-	m.plans = map[int][]steps.PlannedCommand{}
-	m.planErr = map[int]string{}
+	m.facts.ForgetPlans()
 	for _, r := range im.redo {
 		m.list.SetStatus(r, results.Pending)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
-	"github.com/dpulab/dpulab/tui/components/markdown"
 	"github.com/dpulab/dpulab/tui/components/steplist"
 	"github.com/dpulab/dpulab/tui/keymap"
 	"github.com/dpulab/dpulab/tui/styles"
@@ -35,7 +34,7 @@ func (m *Model) geometry() geometry {
 	// Commands wrap (commandsView): their pane grows with them, up to 6
 	// lines, and says how many more there are past that.
 	g.cmdH = 1 + min(max(m.commandRows(m.list.Selected(), g.rightW), 1), 6)
-	if f, ok := m.failureOf(m.list.Selected()); ok {
+	if f, ok := m.facts.Failure(m.list.Selected()); ok {
 		g.failH = len(m.failureLines(f, g.rightW))
 	}
 	g.outH = max(rest/3, 5)
@@ -50,52 +49,8 @@ func (m *Model) layout() {
 	for p, c := range m.panes {
 		c.SetSize(size[p][0], size[p][1])
 	}
-	m.doc.SetContent(m.renderDoc(m.list.Selected(), g.rightW))
+	m.doc.SetContent(m.facts.Doc(m.list.Selected(), g.rightW))
 	m.out.Show(m.outStep())
-}
-
-// renderDoc renders step i's markdown with glamour, cached per width
-// because glamour is far too slow to run on every frame.
-func (m *Model) renderDoc(i, w int) string {
-	if i < 0 || i >= len(m.list.Steps()) {
-		return ""
-	}
-	if len(m.docCache) > 4*len(m.list.Steps())+16 {
-		// Many resizes: forget old widths rather than grow for hours.
-		m.docCache = map[[2]int]string{}
-	}
-	k := [2]int{i, w}
-	if s, ok := m.docCache[k]; ok {
-		return s
-	}
-	src := m.sess.Doc(i)
-	if m.unattended && isTask(m.list.Steps(), i) {
-		src = boothTaskDoc(m.list.Steps()[i].Title)
-	}
-	if strings.TrimSpace(src) == "" {
-		src = "_This step has no text._"
-	}
-	out := markdown.Render(src, w, m.Styles.NoColor)
-	m.docCache[k] = out
-	return out
-}
-
-// commands returns what step i will run: from its StepStarted when it has
-// run, else from the engine's plan.
-func (m *Model) commands(i int) []steps.PlannedCommand {
-	if c, ok := m.plans[i]; ok {
-		return c
-	}
-	if _, ok := m.planErr[i]; ok || i < 0 || i >= len(m.list.Steps()) {
-		return nil
-	}
-	c, err := m.sess.Plan(i)
-	if err != nil {
-		m.planErr[i] = err.Error()
-		return nil
-	}
-	m.plans[i] = c
-	return c
 }
 
 // taskHint stands in the commands pane of a task step, whose commands
@@ -112,7 +67,7 @@ func (m *Model) commandRows(i, w int) int {
 		return strings.Count(ansi.Wrap(taskHint(m.KeyMap), w, ""), "\n") + 1
 	}
 	n := 0
-	for _, c := range m.commands(i) {
+	for _, c := range m.facts.Commands(i) {
 		l := cmp.Or(c.Host, "local") + " $ " + strings.ReplaceAll(c.Cmd, "\n", "⏎ ")
 		if c.Sudo {
 			l = "[sudo] " + l
@@ -129,7 +84,7 @@ func (m *Model) commandsView(i, w, h int) string {
 		title += st.Muted.Render("  (y copies)")
 	}
 	lines := []string{heading(m.Styles, title, false, w)}
-	cmds := m.commands(i)
+	cmds := m.facts.Commands(i)
 	if isTask(m.list.Steps(), i) && m.keyHints() {
 		// The answer stays hidden until asked for (show me).
 		for _, l := range strings.Split(ansi.Wrap(taskHint(m.KeyMap), w, ""), "\n") {
@@ -138,8 +93,8 @@ func (m *Model) commandsView(i, w, h int) string {
 		return strings.Join(lines, "\n")
 	}
 	switch {
-	case m.planErr[i] != "":
-		lines = append(lines, st.Error.Render("cannot plan: ")+m.planErr[i])
+	case m.facts.PlanErr(i) != "":
+		lines = append(lines, st.Error.Render("cannot plan: ")+m.facts.PlanErr(i))
 	case len(cmds) == 0:
 		lines = append(lines, st.Muted.Render("(no shell commands of the lab's own: "+kindNote(m.list.Steps()[i].Kind)+")"))
 	}
@@ -191,7 +146,7 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	inner := max(w-4, 10)
 	var ls []string
 	head := "✘ failed"
-	if m.earlier(f) && f.Err != "in an earlier session" {
+	if m.facts.Earlier(f) && f.Err != "in an earlier session" {
 		head += " in an earlier session"
 	}
 	if f.Host != "" {
@@ -392,7 +347,7 @@ func (m *Model) stepsView() string {
 	m.doc.Width, m.doc.Height = g.rightW, g.docH
 	right = append(right, common.Fit(m.doc.View(), g.rightW, g.docH))
 	right = append(right, common.Fit(m.commandsView(i, g.rightW, g.cmdH), g.rightW, g.cmdH))
-	if f, ok := m.failureOf(i); ok {
+	if f, ok := m.facts.Failure(i); ok {
 		right = append(right, m.failureView(f, g.rightW))
 	}
 	outTitle := "Output"
