@@ -65,7 +65,7 @@ func (m *Model) perform(f runctl.Effect) tea.Cmd {
 	case runctl.RunShell:
 		return m.openShell(i)
 	case runctl.ShowVars:
-		return m.openVars(i, m.rc.VarsRuns)
+		return m.vars.Open(m.list.Steps(), i, m.rc.VarsRuns)
 	case runctl.AskToQuit:
 		p := prompt.NewFor(m.Common, steps.Prompt{
 			Step:    quitPromptStep,
@@ -157,7 +157,40 @@ func (m *Model) abort() {
 		m.cancel()
 		m.cancel = nil
 	}
-	m.form = nil
+	m.vars.Close()
+}
+
+// varsDone does what the variables form's answer asks of the page:
+// events for the run control, an error to show, and, for values set,
+// plans read again, done steps whose commands changed marked to run
+// again, and the status line saying what changed. A form opened before a
+// step runs it, unless work before it must run again first.
+func (m *Model) varsDone(r varsResult) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, ev := range r.events {
+		cmds = append(cmds, m.fire(ev))
+	}
+	if r.err != nil {
+		cmds = append(cmds, common.ErrorCmd(r.err))
+	}
+	if !r.applied {
+		return tea.Batch(cmds...)
+	}
+	before, after, redo, relayout := appliedWords(m.Styles, m.list.Steps(), r.impact, m.rc.VarsRuns)
+	// Plans depend on the variables.
+	m.facts.ForgetPlans()
+	for _, i := range r.impact.redo {
+		m.list.SetStatus(i, results.Pending)
+	}
+	m.status = before
+	cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.VarsApplied, Redo: redo}))
+	if relayout {
+		m.layout()
+	}
+	if after != "" {
+		m.status = after
+	}
+	return tea.Batch(cmds...)
 }
 
 // dashboardHint is the status line's pointer to the dashboard, said while

@@ -26,8 +26,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		_, cmd := p.Update(k)
 		return cmd
 	}
-	if m.form != nil {
-		_, cmd := m.form.Update(k)
+	if f := m.vars.Form(); f != nil {
+		_, cmd := f.Update(k)
 		return cmd
 	}
 	if m.reader != nil {
@@ -185,8 +185,8 @@ func (m *Model) ShortHelp() []key.Binding {
 	switch {
 	case m.Prompt() != nil:
 		return m.Prompt().ShortHelp()
-	case m.form != nil:
-		return m.form.ShortHelp()
+	case m.vars.Form() != nil:
+		return m.vars.Form().ShortHelp()
 	case m.reader != nil:
 		return m.reader.ShortHelp()
 	case m.rc.View == ViewCompare && m.Review():
@@ -243,8 +243,8 @@ func (m *Model) FullHelp() [][]key.Binding {
 	switch {
 	case m.Prompt() != nil:
 		return m.Prompt().FullHelp()
-	case m.form != nil:
-		return m.form.FullHelp()
+	case m.vars.Form() != nil:
+		return m.vars.Form().FullHelp()
 	case m.reader != nil:
 		return m.reader.FullHelp()
 	case m.rc.View == ViewCompare:

@@ -119,7 +119,8 @@ type Model struct {
 
 	// dialogs draw the open dialogs of the run control (rc.Dialogs).
 	dialogs map[runctl.Dialog]*prompt.Model
-	form    *varform.Model
+	// vars is the variables form and what its answers do.
+	vars *varsFlow
 	// reader is the open whole-text view (nil: closed).
 	reader *reader
 	// outHold is the step that just ended when the selection moved on
@@ -127,10 +128,6 @@ type Model struct {
 	// titled with its number, until the next step has output of its own
 	// or the person moves the selection.
 	outHold int
-	// formOld holds the values before the form and pending what they
-	// change while the form asks to confirm.
-	formOld map[string]string
-	pending impact
 
 	focus Pane
 	// rc is the run control: what runs, what may start, the view shown
@@ -197,6 +194,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	m.initParts()
 	m.list.SetSteps(shownSteps(sess.Steps(), m.unattended))
 	m.list.SetCannotRun(cannotRun(m.info, m.list.Steps()))
+	m.vars = newVarsFlow(c, sess)
 	m.facts = newStepFacts(sess, m.list.Steps, m.unattended, c.Styles.NoColor)
 	m.list.Select(sess.Resume())
 	review := sess.Review() && !m.unattended
@@ -275,7 +273,7 @@ func (m *Model) Prompts() []*prompt.Model {
 func (m *Model) Busy() string { return m.rc.Busy() }
 
 // Form returns the open variables form, if any.
-func (m *Model) Form() *varform.Model { return m.form }
+func (m *Model) Form() *varform.Model { return m.vars.Form() }
 
 // Status is the status line's text.
 func (m *Model) Status() string { return m.status }
@@ -319,7 +317,7 @@ func (m *Model) ShutdownBy(by string) tea.Cmd {
 
 // Typing reports whether a dialog or form has the keyboard, so the root
 // must not take keys like ? or q for itself.
-func (m *Model) Typing() bool { return m.Prompt() != nil || m.form != nil }
+func (m *Model) Typing() bool { return m.Prompt() != nil || m.vars.Form() != nil }
 
 // Reading reports whether the whole-text view is open.
 func (m *Model) Reading() bool { return m.reader != nil }

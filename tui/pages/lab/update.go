@@ -49,13 +49,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case prompt.AnsweredMsg:
 		cmds = append(cmds, m.answered(msg))
 	case varform.SubmittedMsg:
-		cmds = append(cmds, m.formSubmitted(msg))
+		cmds = append(cmds, m.varsDone(m.vars.Submitted(msg, m.list.Steps())))
 	case varform.ConfirmedMsg:
-		cmds = append(cmds, m.applied(m.pending))
+		cmds = append(cmds, m.varsDone(m.vars.Confirmed()))
 	case varform.BackToFieldsMsg:
-		cmds = append(cmds, m.formBack())
+		cmds = append(cmds, m.varsDone(m.vars.Back()))
 	case varform.CancelledMsg:
-		cmds = append(cmds, m.formCancelled())
+		cmds = append(cmds, m.varsDone(m.vars.Cancelled()))
 	case spinner.TickMsg:
 		_, cmd := m.list.Update(msg)
 		cmds = append(cmds, cmd)
@@ -66,8 +66,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if p := m.Prompt(); p != nil {
 			_, cmd := p.Update(msg)
 			cmds = append(cmds, cmd)
-		} else if m.form != nil {
-			_, cmd := m.form.Update(msg)
+		} else if f := m.vars.Form(); f != nil {
+			_, cmd := f.Update(msg)
 			cmds = append(cmds, cmd)
 		}
 	}

@@ -24,26 +24,71 @@ import (
 // step already done that is affected must run again, and the form says so
 // and asks before the values stay.
 
-// openVars opens the variables form from step i; run says that submitting
-// runs step i. (The run control decided it may open: the lab has
-// variables and no step runs.)
-func (m *Model) openVars(i int, run bool) tea.Cmd {
+// varsSession is what the variables form needs of the session.
+type varsSession interface {
+	Variables() []session.Variable
+	ValidateVar(name, value string) error
+	SetVars(vars map[string]string) error
+	Plan(i int) ([]steps.PlannedCommand, error)
+}
+
+// varsFlow is the variables form and what its answers do to the session's
+// values: it opens the form, sets the values submitted, finds what they
+// change (impactOf) and, when done work must run again, asks first and
+// takes the values back if the person goes back to the fields. It tells
+// the page what follows (varsResult); the run control's part is the
+// page's.
+type varsFlow struct {
+	common.Common
+	sess varsSession
+	// form is the open form (nil: closed).
+	form *varform.Model
+	// old holds the values before the form and pending what they change
+	// while the form asks to confirm.
+	old     map[string]string
+	pending impact
+}
+
+// varsResult is what the page does once the form acted: fire events to
+// the run control, in order, show err, and, when applied, settle the
+// new values (their impact).
+type varsResult struct {
+	events  []runctl.Event
+	err     error
+	applied bool
+	impact  impact
+}
+
+func newVarsFlow(c common.Common, sess varsSession) *varsFlow {
+	return &varsFlow{Common: c, sess: sess}
+}
+
+// Form is the open form, nil when closed.
+func (v *varsFlow) Form() *varform.Model { return v.form }
+
+// Close closes the form as it is (a stop: the values stay as set).
+func (v *varsFlow) Close() { v.form = nil }
+
+// Open opens the variables form from step i of ss; run says that
+// submitting runs step i. (The run control decided it may open: the lab
+// has variables and no step runs.)
+func (v *varsFlow) Open(ss []steps.StepInfo, i int, run bool) tea.Cmd {
 	title := "Variables"
-	if i >= 0 && i < len(m.list.Steps()) {
-		title += " (at step " + fmt.Sprint(i+1) + ": " + m.list.Steps()[i].Title + ")"
+	if i >= 0 && i < len(ss) {
+		title += " (at step " + fmt.Sprint(i+1) + ": " + ss[i].Title + ")"
 	}
 	if run {
-		title = "Variables for " + m.list.Steps()[i].Title
+		title = "Variables for " + ss[i].Title
 	}
-	m.form = varform.New(m.Common, title, m.sess.Variables(), m.sess.ValidateVar)
+	v.form = varform.New(v.Common, title, v.sess.Variables(), v.sess.ValidateVar)
 	if !run {
-		m.form.SetSubmit("apply")
+		v.form.SetSubmit("apply")
 	}
-	return m.form.Init()
+	return v.form.Init()
 }
 
 // currentVars are the session's values now, by name.
-func currentVars(sess session.Session) map[string]string {
+func currentVars(sess varsSession) map[string]string {
 	out := map[string]string{}
 	for _, v := range sess.Variables() {
 		out[v.Name] = v.Default
@@ -54,7 +99,7 @@ func currentVars(sess session.Session) map[string]string {
 // planAll plans every step with the session's values now; a step that
 // cannot be planned keeps its error, so a change that fixes or breaks
 // planning counts as a change.
-func planAll(sess session.Session, n int) []string {
+func planAll(sess varsSession, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		cmds, err := sess.Plan(i)
@@ -116,76 +161,75 @@ func notes(st *styles.Styles, ss []steps.StepInfo, im impact) []string {
 	return out
 }
 
-// formSubmitted applies the form's values and finds what they change; a
-// change that redoes finished work waits for the person's confirmation.
-func (m *Model) formSubmitted(msg varform.SubmittedMsg) tea.Cmd {
-	m.formOld = currentVars(m.sess)
-	n := len(m.list.Steps())
-	before := planAll(m.sess, n)
-	if err := m.sess.SetVars(msg.Vars); err != nil {
-		m.form = nil
-		return tea.Batch(m.fire(runctl.Event{Kind: runctl.VarsFailed}), common.ErrorCmd(fmt.Errorf("variables: %w", err)))
+// Submitted sets the form's values and finds what they change in ss; a
+// change that redoes finished work waits for the person's confirmation
+// (Confirmed, Back).
+func (v *varsFlow) Submitted(msg varform.SubmittedMsg, ss []steps.StepInfo) varsResult {
+	v.old = currentVars(v.sess)
+	before := planAll(v.sess, len(ss))
+	if err := v.sess.SetVars(msg.Vars); err != nil {
+		v.form = nil
+		return varsResult{events: []runctl.Event{{Kind: runctl.VarsFailed}}, err: fmt.Errorf("variables: %w", err)}
 	}
-	im := impactOf(before, planAll(m.sess, n), m.list.Steps())
-	if len(im.redo) > 0 && m.form != nil {
-		m.pending = im
-		m.form.Confirm(notes(m.Styles, m.list.Steps(), im))
-		return nil
+	im := impactOf(before, planAll(v.sess, len(ss)), ss)
+	if len(im.redo) > 0 && v.form != nil {
+		v.pending = im
+		v.form.Confirm(notes(v.Styles, ss, im))
+		return varsResult{}
 	}
-	return m.applied(im)
+	return v.applied(im)
 }
 
-// formBack takes the values back: the person wants to edit them again.
-func (m *Model) formBack() tea.Cmd {
-	old := m.formOld
-	m.pending = impact{}
-	if err := m.sess.SetVars(old); err != nil {
-		m.form = nil
-		return tea.Batch(m.fire(runctl.Event{Kind: runctl.VarsFailed}), common.ErrorCmd(fmt.Errorf("variables: restoring the previous values: %w", err)))
-	}
-	return nil
+// Confirmed keeps the values the form asked about.
+func (v *varsFlow) Confirmed() varsResult { return v.applied(v.pending) }
+
+func (v *varsFlow) applied(im impact) varsResult {
+	v.form, v.pending = nil, impact{}
+	return varsResult{applied: true, impact: im}
 }
 
-// formCancelled closes the form; the values are the ones before it.
-func (m *Model) formCancelled() tea.Cmd {
-	var cmd tea.Cmd
-	if m.form != nil && m.form.Confirming() {
+// Back takes the values back: the person wants to edit them again.
+func (v *varsFlow) Back() varsResult {
+	v.pending = impact{}
+	if err := v.sess.SetVars(v.old); err != nil {
+		v.form = nil
+		return varsResult{events: []runctl.Event{{Kind: runctl.VarsFailed}}, err: fmt.Errorf("variables: restoring the previous values: %w", err)}
+	}
+	return varsResult{}
+}
+
+// Cancelled closes the form; the values are the ones before it.
+func (v *varsFlow) Cancelled() varsResult {
+	var r varsResult
+	if v.form != nil && v.form.Confirming() {
 		// Not reached through the form (esc there goes back to the
 		// fields), but an abort must not leave trial values behind.
-		cmd = m.formBack()
+		r = v.Back()
 	}
-	m.form = nil
-	return tea.Batch(cmd, m.fire(runctl.Event{Kind: runctl.VarsCancelled}))
+	v.form = nil
+	r.events = append(r.events, runctl.Event{Kind: runctl.VarsCancelled})
+	return r
 }
 
-// applied settles new values: plans are read again, done steps whose
-// commands changed are marked to run again, and the status line says what
-// changed. A form opened before a step runs it, unless work before it must
-// run again first.
-func (m *Model) applied(im impact) tea.Cmd {
-	runs := m.rc.VarsRuns
-	m.form, m.pending = nil, impact{}
-	// Plans depend on the variables.
-	m.facts.ForgetPlans()
-	for _, r := range im.redo {
-		m.list.SetStatus(r, results.Pending)
-	}
-	m.status = strings.Join(notes(m.Styles, m.list.Steps(), im), " ")
-	redo := -1
+// appliedWords is the status line around settling new values of impact
+// im: before is said as the run control hears of them, after (when not
+// "") once it did; relayout says the commands pane must be drawn again
+// (no step starts nor is selected that would draw it). runs is the run
+// control's VarsRuns: the form was opened to run its step.
+func appliedWords(st *styles.Styles, ss []steps.StepInfo, im impact, runs bool) (before, after string, redo int, relayout bool) {
+	before = strings.Join(notes(st, ss, im), " ")
+	redo = -1
 	if len(im.redo) > 0 {
 		redo = slices.Min(im.redo)
 	}
-	cmd := m.fire(runctl.Event{Kind: runctl.VarsApplied, Redo: redo})
 	switch {
 	case redo >= 0:
-		m.status = fmt.Sprintf("new values set · step %d runs again: enter runs it", redo+1)
+		after = fmt.Sprintf("new values set · step %d runs again: enter runs it", redo+1)
 	case runs:
 	case len(im.changed) == 0:
-		m.layout()
-		m.status = "new values set · no step's commands change"
+		after, relayout = "new values set · no step's commands change", true
 	default:
-		m.layout()
-		m.status = "new values set · " + notes(m.Styles, m.list.Steps(), im)[0]
+		after, relayout = "new values set · "+notes(st, ss, im)[0], true
 	}
-	return cmd
+	return before, after, redo, relayout
 }

@@ -279,9 +279,9 @@ func (m *Model) overlay() string {
 		p.SetSize(m.Width, m.Height)
 		return p.View()
 	}
-	if m.form != nil {
-		m.form.SetSize(m.Width, m.Height)
-		return m.form.View()
+	if f := m.vars.Form(); f != nil {
+		f.SetSize(m.Width, m.Height)
+		return f.View()
 	}
 	if m.reader != nil {
 		return m.reader.View()
