@@ -8,8 +8,10 @@ import (
 	"github.com/aymanbagabas/go-osc52/v2"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
+	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/keymap"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
 )
@@ -30,13 +32,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		_, cmd := f.Update(k)
 		return cmd
 	}
-	if m.reader != nil {
-		if key.Matches(k, km.Back) || key.Matches(k, m.reader.close) || key.Matches(k, km.Quit) {
-			m.reader = nil
-			return nil
-		}
-		_, cmd := m.reader.Update(k)
-		return cmd
+	if m.pager.Reader() != nil {
+		return m.pager.Key(k)
 	}
 	if key.Matches(k, km.Whole) {
 		// Reading is safe while cleanup runs or a run is finished.
@@ -46,10 +43,14 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	if m.rc.View == ViewSteps {
 		switch {
 		case key.Matches(k, km.Files):
-			m.openFiles(m.list.Selected())
+			if s := m.pager.Files(m.list.Steps(), m.list.Selected()); s != "" {
+				m.status = s
+			}
 			return nil
 		case key.Matches(k, km.ShowMe):
-			m.openShowMe(m.list.Selected())
+			if s := m.pager.ShowMe(m.list.Steps(), m.list.Selected()); s != "" {
+				m.status = s
+			}
 			return nil
 		}
 	}
@@ -187,8 +188,8 @@ func (m *Model) ShortHelp() []key.Binding {
 		return m.Prompt().ShortHelp()
 	case m.vars.Form() != nil:
 		return m.vars.Form().ShortHelp()
-	case m.reader != nil:
-		return m.reader.ShortHelp()
+	case m.pager.Reader() != nil:
+		return m.pager.Reader().ShortHelp()
 	case m.rc.View == ViewCompare && m.Review():
 		return append(m.compareKeys(), km.Back, km.Restart, km.Quit, km.Help)
 	case m.rc.View == ViewCompare:
@@ -245,8 +246,8 @@ func (m *Model) FullHelp() [][]key.Binding {
 		return m.Prompt().FullHelp()
 	case m.vars.Form() != nil:
 		return m.vars.Form().FullHelp()
-	case m.reader != nil:
-		return m.reader.FullHelp()
+	case m.pager.Reader() != nil:
+		return m.pager.Reader().FullHelp()
 	case m.rc.View == ViewCompare:
 		own := m.screens[ViewCompare].FullHelp()
 		bench := []key.Binding{}
@@ -282,4 +283,29 @@ func (m *Model) FullHelp() [][]key.Binding {
 		{km.Next, km.Prev, km.Up, km.Down, km.SwitchPane, km.Top, km.Bottom},
 		views,
 	}
+}
+
+// openReader opens the whole-text view of the selected step, at the
+// section of the focused pane.
+func (m *Model) openReader() {
+	i := m.list.Selected()
+	t := stepText{index: i, steps: m.list.Steps(), start: secStep, output: m.out.StepLines(i)}
+	switch {
+	case m.focus == PaneOutput:
+		t.start = secOutput
+	case m.list.Status(i) == results.Failed:
+		t.start = secFailure
+	}
+	if f, ok := m.facts.Failure(i); ok {
+		t.failure, t.earlier = &f, m.facts.Earlier(f)
+	}
+	if st := ansi.Strip(m.statusLine()); strings.TrimSpace(st) != "" {
+		t.status = m.status
+	}
+	if isTask(t.steps, i) && m.keyHints() {
+		t.hideCmds = true
+	} else {
+		t.cmds, t.planErr = m.facts.Commands(i), m.facts.PlanErr(i)
+	}
+	m.pager.Whole(t)
 }

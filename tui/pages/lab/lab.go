@@ -121,8 +121,9 @@ type Model struct {
 	dialogs map[runctl.Dialog]*prompt.Model
 	// vars is the variables form and what its answers do.
 	vars *varsFlow
-	// reader is the open whole-text view (nil: closed).
-	reader *reader
+	// pager is the whole-text overlay (a step in full, show me, the
+	// rendered files).
+	pager *pager
 	// outHold is the step that just ended when the selection moved on
 	// by itself (-1: none): the output pane keeps showing how it ended,
 	// titled with its number, until the next step has output of its own
@@ -195,6 +196,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	m.list.SetSteps(shownSteps(sess.Steps(), m.unattended))
 	m.list.SetCannotRun(cannotRun(m.info, m.list.Steps()))
 	m.vars = newVarsFlow(c, sess)
+	m.pager = newPager(c, sess)
 	m.facts = newStepFacts(sess, m.list.Steps, m.unattended, c.Styles.NoColor)
 	m.list.Select(sess.Resume())
 	review := sess.Review() && !m.unattended
@@ -296,9 +298,7 @@ func (m *Model) SetSize(w, h int) {
 	for _, s := range m.screens {
 		s.SetSize(w, h-1) // the status line is the page's
 	}
-	if m.reader != nil {
-		m.reader.SetSize(w, h-1)
-	}
+	m.pager.SetSize(w, h)
 	m.layout()
 }
 
@@ -320,4 +320,4 @@ func (m *Model) ShutdownBy(by string) tea.Cmd {
 func (m *Model) Typing() bool { return m.Prompt() != nil || m.vars.Form() != nil }
 
 // Reading reports whether the whole-text view is open.
-func (m *Model) Reading() bool { return m.reader != nil }
+func (m *Model) Reading() bool { return m.pager.Reader() != nil }

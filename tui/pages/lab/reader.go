@@ -11,8 +11,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/dpulab/dpulab/internal/termtext"
-	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/keymap"
 )
@@ -146,128 +144,14 @@ func (r *reader) FullHelp() [][]key.Binding {
 	}
 }
 
-// Section titles of the whole-text view; the focused pane's opens first.
-const (
-	secStep     = "Step"
-	secFailure  = "Why it failed"
-	secStatus   = "Status"
-	secCommands = "Commands"
-	secOutput   = "Output"
-)
-
-// wholeText gathers everything about step i, unabridged.
-func (m *Model) wholeText(i int) []section {
-	var out []section
-	if i < 0 || i >= len(m.list.Steps()) {
-		return nil
-	}
-	s := m.list.Steps()[i]
-	out = append(out, section{secStep, []string{
-		fmt.Sprintf("Step %d/%d: %s", i+1, len(m.list.Steps()), s.Title),
-		fmt.Sprintf("kind %s · %s", s.Kind, s.Status),
-	}})
-	if f, ok := m.facts.Failure(i); ok {
-		var ls []string
-		head := "✘ failed"
-		if m.facts.Earlier(f) && f.Err != "in an earlier session" {
-			head += " in an earlier session"
-		}
-		if f.Host != "" {
-			head += " on " + f.Host
-		}
-		if f.Err != "" {
-			head += ": " + f.Err
-		}
-		ls = append(ls, head)
-		if f.Cmd != "" {
-			ls = append(ls, "", "The command that failed:")
-			for _, l := range strings.Split(f.Cmd, "\n") {
-				ls = append(ls, "  "+l)
-			}
-		}
-		if len(f.Tail) > 0 {
-			ls = append(ls, "", "Its last lines of output:")
-			for _, t := range f.Tail {
-				ls = append(ls, "  "+termtext.Line(t))
-			}
-		}
-		if f.Hint != "" {
-			ls = append(ls, "", "Hint: "+m.tuiHint(f.Hint))
-		}
-		out = append(out, section{secFailure, ls})
-	}
-	if st := ansi.Strip(m.statusLine()); strings.TrimSpace(st) != "" && m.status != "" {
-		out = append(out, section{secStatus, []string{ansi.Strip(m.status)}})
-	}
-	var cl []string
-	if isTask(m.list.Steps(), i) && m.keyHints() {
-		// As the commands pane: the answer waits for show me.
-		km := m.KeyMap
-		out = append(out, section{secCommands, []string{fmt.Sprintf("(yours to do in a shell: %s opens one, %s shows the commands that do it, %s runs them for you)",
-			km.Shell.Help().Key, km.ShowMe.Help().Key, km.DoIt.Help().Key)}})
-		return append(out, section{secOutput, m.outputLines(i)})
-	}
-	if e := m.facts.PlanErr(i); e != "" {
-		cl = append(cl, "cannot plan: "+e)
-	}
-	for _, c := range m.facts.Commands(i) {
-		host := c.Host
-		if host == "" {
-			host = "local"
-		}
-		p := host + " "
-		if c.Sudo {
-			p += "[sudo] "
-		}
-		// A multi-line script keeps its lines, each under the prompt.
-		for k, l := range strings.Split(c.Cmd, "\n") {
-			if k == 0 {
-				cl = append(cl, p+"$ "+l)
-			} else {
-				cl = append(cl, strings.Repeat(" ", ansi.StringWidth(p))+"  "+l)
-			}
-		}
-	}
-	if len(cl) == 0 {
-		cl = append(cl, "(no shell commands of the lab's own: "+kindNote(s.Kind)+")")
-	}
-	out = append(out, section{secCommands, cl})
-	return append(out, section{secOutput, m.outputLines(i)})
-}
-
-// outputLines are step i's output lines, or a line saying there are none.
-func (m *Model) outputLines(i int) []string {
-	ol := m.out.StepLines(i)
-	if len(ol) == 0 {
-		ol = []string{"(no output yet)"}
-	}
-	return ol
-}
-
-// openReader opens the whole-text view of the selected step, at the
-// section of the focused pane.
-func (m *Model) openReader() {
-	start := secStep
-	i := m.list.Selected()
-	switch {
-	case m.focus == PaneOutput:
-		start = secOutput
-	case m.list.Status(i) == results.Failed:
-		start = secFailure
-	}
-	c := m.Common
-	c.Height-- // the status line is the page's
-	m.reader = newReader(c, "Step "+fmt.Sprint(i+1)+" in full", m.wholeText(i), start)
-}
-
 // setFlag matches the headless run's advice: --set NAME=VALUE.
 var setFlag = regexp.MustCompile(`(?:--set|-s) ([A-Za-z_][A-Za-z0-9_.-]*)=(\S*[^\s.,;:)])?`)
 
 // tuiHint words a hint for the TUI: the engine's hints are written for
 // the command line (`--set port=NNNN`), where the TUI's way is the
-// variables form.
-func (m *Model) tuiHint(h string) string {
-	k := m.KeyMap.Vars.Help().Key
+// variables form (km.Vars).
+func tuiHint(km *keymap.KeyMap, h string) string {
+	k := km.Vars.Help().Key
 	return setFlag.ReplaceAllString(h, "the variables form ("+k+"), field $1")
 }
 

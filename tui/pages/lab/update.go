@@ -29,7 +29,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case FinishedMsg:
 		cmds = append(cmds, m.finished(msg))
 	case ShellDoneMsg:
-		cmds = append(cmds, m.shellDone(msg))
+		// The trainee's shell ended: its check runs, unless the shell
+		// never ran.
+		ev, why := shellEnd(msg, m.Styles, m.KeyMap)
+		cmds = append(cmds, m.fire(ev))
+		if why != "" {
+			m.status = why
+		}
 	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
 		cmds = append(cmds, m.drive(msg))
 	case CleanupDoneMsg:

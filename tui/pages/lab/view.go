@@ -145,16 +145,7 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 	st := m.Styles
 	inner := max(w-4, 10)
 	var ls []string
-	head := "✘ failed"
-	if m.facts.Earlier(f) && f.Err != "in an earlier session" {
-		head += " in an earlier session"
-	}
-	if f.Host != "" {
-		head += " on " + f.Host
-	}
-	if f.Err != "" {
-		head += ": " + f.Err
-	}
+	head := failureHead(f, m.facts.Earlier(f))
 	// The error and the command wrap (a command or a path is read whole
 	// at 80 columns, a booth's too, where nobody presses w); past a few
 	// lines the whole-text view has the rest.
@@ -180,7 +171,7 @@ func (m *Model) failureLines(f steps.StepFinished, w int) []string {
 		ls = append(ls, st.Muted.Render(ansi.Truncate(l, inner, "…")))
 	}
 	if f.Hint != "" {
-		wrapped := lipgloss.NewStyle().Width(inner).Render("Hint: " + m.tuiHint(f.Hint))
+		wrapped := lipgloss.NewStyle().Width(inner).Render("Hint: " + tuiHint(m.KeyMap, f.Hint))
 		for _, l := range strings.Split(wrapped, "\n") {
 			ls = append(ls, st.Hint.Render(l))
 		}
@@ -283,8 +274,8 @@ func (m *Model) overlay() string {
 		f.SetSize(m.Width, m.Height)
 		return f.View()
 	}
-	if m.reader != nil {
-		return m.reader.View()
+	if r := m.pager.Reader(); r != nil {
+		return r.View()
 	}
 	return ""
 }
