@@ -28,7 +28,7 @@ func (m *Model) fire(ev runctl.Event) tea.Cmd {
 	next, fx, n := runctl.Next(runLab(m.list.Steps(), len(m.sess.Variables()) > 0, m.unattended), m.rc, ev)
 	m.rc = next
 	if s, ok := noticeText(m.Common, m.unattended, n); ok {
-		m.status = s
+		m.bar.text = s
 	}
 	var cmds []tea.Cmd
 	for _, f := range fx {
@@ -139,7 +139,7 @@ func (m *Model) launch(i int, run func(context.Context) results.Status) tea.Cmd 
 	m.list.Select(i)
 	m.outHold = -1
 	m.out.ClearStep(i)
-	m.figures = results.Figures{}
+	m.bar.figures = results.Figures{}
 	if steps.DescribeKind(m.list.Steps()[i].Kind).View == steps.ViewDashboard {
 		m.dash.Reset()
 	}
@@ -182,13 +182,13 @@ func (m *Model) varsDone(r varsResult) tea.Cmd {
 	for _, i := range r.impact.redo {
 		m.list.SetStatus(i, results.Pending)
 	}
-	m.status = before
+	m.bar.text = before
 	cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.VarsApplied, Redo: redo}))
 	if relayout {
 		m.layout()
 	}
 	if after != "" {
-		m.status = after
+		m.bar.text = after
 	}
 	return tea.Batch(cmds...)
 }

@@ -43,9 +43,9 @@ func (m *Model) drive(msg tea.Msg) tea.Cmd {
 			return m.fire(runctl.Event{Kind: runctl.ShowSteps})
 		}
 	case StatusMsg:
-		m.status = string(msg)
+		m.bar.text = string(msg)
 	case BannerMsg:
-		m.banner = string(msg)
+		m.bar.banner = string(msg)
 	}
 	return nil
 }

@@ -44,12 +44,12 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		switch {
 		case key.Matches(k, km.Files):
 			if s := m.pager.Files(m.list.Steps(), m.list.Selected()); s != "" {
-				m.status = s
+				m.bar.text = s
 			}
 			return nil
 		case key.Matches(k, km.ShowMe):
 			if s := m.pager.ShowMe(m.list.Steps(), m.list.Selected()); s != "" {
-				m.status = s
+				m.bar.text = s
 			}
 			return nil
 		}
@@ -150,7 +150,7 @@ func (m *Model) runKey(k tea.KeyMsg) (runctl.Event, bool) {
 func (m *Model) copyCommands(i int) tea.Cmd {
 	cmds := m.facts.Commands(i)
 	if len(cmds) == 0 {
-		m.status = "this step has no commands to copy"
+		m.bar.text = "this step has no commands to copy"
 		return nil
 	}
 	var b strings.Builder
@@ -161,7 +161,7 @@ func (m *Model) copyCommands(i int) tea.Cmd {
 		b.WriteString(c.Cmd + "\n")
 	}
 	if m.Clipboard == nil {
-		m.status = "no terminal to copy to; the commands are in the commands pane"
+		m.bar.text = "no terminal to copy to; the commands are in the commands pane"
 		return nil
 	}
 	seq := osc52.New(b.String())
@@ -169,10 +169,10 @@ func (m *Model) copyCommands(i int) tea.Cmd {
 		seq = seq.Tmux()
 	}
 	if _, err := seq.WriteTo(m.Clipboard); err != nil {
-		m.status = "copy failed: " + err.Error()
+		m.bar.text = "copy failed: " + err.Error()
 		return nil
 	}
-	m.status = fmt.Sprintf("copied %d command(s) via OSC52 (terminal clipboard; needs OSC52 support, e.g. tmux set-clipboard on)", len(cmds))
+	m.bar.text = fmt.Sprintf("copied %d command(s) via OSC52 (terminal clipboard; needs OSC52 support, e.g. tmux set-clipboard on)", len(cmds))
 	return nil
 }
 
@@ -299,8 +299,8 @@ func (m *Model) openReader() {
 	if f, ok := m.facts.Failure(i); ok {
 		t.failure, t.earlier = &f, m.facts.Earlier(f)
 	}
-	if st := ansi.Strip(m.statusLine()); strings.TrimSpace(st) != "" {
-		t.status = m.status
+	if st := ansi.Strip(m.bar.Line(m.Styles, m.rc)); strings.TrimSpace(st) != "" {
+		t.status = m.bar.text
 	}
 	if isTask(t.steps, i) && m.keyHints() {
 		t.hideCmds = true

@@ -136,23 +136,11 @@ type Model struct {
 	rc runctl.State
 	// cancel stops the running step (rc.Running).
 	cancel context.CancelFunc
-	status string
-	// resultsDir is where this run's results go (lab_started), shown
-	// on the status line when nothing else is.
-	resultsDir string
-	// rehearsal says why this run is a rehearsal (LabStarted): the status
-	// line then always starts with REHEARSAL.
-	rehearsal string
-	// softRDMA names the software RDMA devices of this run (LabStarted,
-	// SoftwareRDMAFound): the status line then always says SOFTWARE RDMA.
-	softRDMA string
-	// figures is what the running bench's figures are (the newest
-	// Progress or Sample's results.Figures): the status line says an
-	// emulation while one runs.
-	figures results.Figures
-	banner  string
-	resDir  string
-	now     time.Time
+	// bar is the status line's own part: the page's note, booth mode's
+	// banner, where results go, what the run's figures are.
+	bar    statusBar
+	resDir string
+	now    time.Time
 
 	// unattended: nobody at the keyboard (booth mode); a driver sends
 	// RunMsg and FinishMsg.
@@ -188,6 +176,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		now:        time.Now(),
 		unattended: opts.Unattended,
 	}
+	m.bar = statusBar{title: m.info.Title, unattended: m.unattended}
 	m.cmp = compare.New(c, sess.Results(), opts.TCO)
 	if m.unattended {
 		m.dash.HideKeys()
@@ -204,7 +193,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	m.rc = runctl.New(review, m.cmp.Results() != nil && len(m.cmp.Results().Benches) > 0)
 	if review {
 		m.resDir = m.info.ResultsDir
-		m.status = m.reviewStatus()
+		m.bar.text = m.reviewStatus()
 	}
 	m.SetSize(c.Width, c.Height)
 	return m
@@ -278,7 +267,7 @@ func (m *Model) Busy() string { return m.rc.Busy() }
 func (m *Model) Form() *varform.Model { return m.vars.Form() }
 
 // Status is the status line's text.
-func (m *Model) Status() string { return m.status }
+func (m *Model) Status() string { return m.bar.text }
 
 // Output returns the output pane.
 func (m *Model) Output() *logview.Model { return m.out }

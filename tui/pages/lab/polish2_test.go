@@ -15,7 +15,7 @@ func TestDashboardHintGoneWhileShown(t *testing.T) {
 	f := &sessiontest.Fake{Script: script(0, "read", "bench")}
 	f.LabInfo.ID = "l"
 	p := newPage(t, f)
-	p.m.status = dashboardHint
+	p.m.bar.text = dashboardHint
 	if v := ansi.Strip(p.m.View()); !strings.Contains(v, dashboardHint) {
 		t.Errorf("the steps view does not say %q:\n%s", dashboardHint, v)
 	}

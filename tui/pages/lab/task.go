@@ -50,11 +50,11 @@ func (m *Model) openShell(i int) tea.Cmd {
 	}
 	if err != nil {
 		cmd := m.fire(runctl.Event{Kind: runctl.ShellExited, Step: i, Shell: runctl.ShellNotRun})
-		m.status = m.Styles.Error.Render("no shell: ") + err.Error() + " · " + m.KeyMap.DoIt.Help().Key + " has dpulab do it"
+		m.bar.text = m.Styles.Error.Render("no shell: ") + err.Error() + " · " + m.KeyMap.DoIt.Help().Key + " has dpulab do it"
 		return cmd
 	}
 	run, done := shellRun(sh, i, m.list.Steps()[i].Title, shellHost(m.facts.Commands(i)))
-	m.status = fmt.Sprintf("in a shell for step %d: exit it to come back", i+1)
+	m.bar.text = fmt.Sprintf("in a shell for step %d: exit it to come back", i+1)
 	return tea.Exec(run, done)
 }
 

@@ -34,7 +34,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		ev, why := shellEnd(msg, m.Styles, m.KeyMap)
 		cmds = append(cmds, m.fire(ev))
 		if why != "" {
-			m.status = why
+			m.bar.text = why
 		}
 	case RunMsg, FinishMsg, CleanupMsg, NoteMsg, StatusMsg, BannerMsg:
 		cmds = append(cmds, m.drive(msg))
@@ -83,19 +83,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 	switch e := ev.(type) {
 	case steps.LabStarted:
-		m.rehearsal = e.Rehearsal
-		if e.SoftwareRDMA != "" {
-			// The status line and the dashboard say so from now on.
-			m.softRDMA = e.SoftwareRDMA
-		}
-		// Before the first step: where its results will be (empty in a
-		// dry run). The path is sanitised with every other event field.
-		if e.ResultsDir != "" {
-			m.resultsDir = e.ResultsDir
-			if !m.unattended {
-				m.status = "results go to " + e.ResultsDir
-			}
-		}
+		m.bar.LabStarted(e)
 		if len(e.Steps) > 0 {
 			sel := m.list.Selected()
 			m.list.SetSteps(shownSteps(e.Steps, m.unattended))
@@ -113,10 +101,10 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.out.Show(m.outStep())
 	case steps.Progress:
 		m.dash.SetProgress(e)
-		m.figures = e.Figures
+		m.bar.figures = e.Figures
 	case steps.Sample:
 		m.dash.AddSample(e)
-		m.figures = e.Figures
+		m.bar.figures = e.Figures
 	case steps.StepFinished:
 		m.list.SetStatus(e.Index, e.Status)
 		m.facts.Finished(e)
@@ -137,7 +125,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		return tea.Batch(p.Init(), m.fire(runctl.Event{Kind: runctl.DialogOpened, Dialog: d}))
 	case steps.SoftwareRDMAFound:
 		if e.Devices != "" {
-			m.softRDMA = e.Devices
+			m.bar.softRDMA = e.Devices
 		}
 	case steps.LabFinished:
 		if e.ResultsDir != "" {
@@ -178,7 +166,7 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 		m.cancel()
 		m.cancel = nil
 	}
-	m.figures = results.Figures{}
+	m.bar.figures = results.Figures{}
 	m.list.SetStatus(msg.Index, msg.Status)
 	return m.fire(runctl.Event{Kind: runctl.StepEnded, Step: msg.Index, Status: msg.Status})
 }
@@ -187,7 +175,7 @@ func (m *Model) stepDone(msg StepDoneMsg) tea.Cmd {
 // have benches.
 func (m *Model) finished(msg FinishedMsg) tea.Cmd {
 	if msg.Err != nil {
-		m.status = m.Styles.Error.Render("writing results failed: ") + msg.Err.Error()
+		m.bar.text = m.Styles.Error.Render("writing results failed: ") + msg.Err.Error()
 		return m.fire(runctl.Event{Kind: runctl.ResultsWritten})
 	}
 	m.resDir = msg.Dir
@@ -195,10 +183,10 @@ func (m *Model) finished(msg FinishedMsg) tea.Cmd {
 	cmd := m.fire(runctl.Event{Kind: runctl.ResultsWritten, OK: true, Benches: r != nil && len(r.Benches) > 0})
 	// The path once, whole (the status line wraps it): the folder is the
 	// report's.
-	m.status = "results written, report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
+	m.bar.text = "results written, report: " + filepath.Join(msg.Dir, results.ReportHTMLFile)
 	if m.unattended {
 		// A visitor has no use for a path on the booth's disk.
-		m.status = "results written"
+		m.bar.text = "results written"
 	}
 	return cmd
 }

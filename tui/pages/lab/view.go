@@ -1,11 +1,9 @@
 package lab
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/styles"
 )
@@ -78,26 +76,8 @@ func (m *Model) View() string {
 	return body + "\n" + strings.Join(status, "\n")
 }
 
-// maxStatusLines bounds how far a long status line (a results path, a
-// report's path, an error) wraps: the screen above gives up its bottom
-// lines meanwhile.
-const maxStatusLines = 3
-
-// statusLines is the status line wrapped to the width, at paths' slashes
-// and between words, never cut: a results or report path must be read
-// whole at 80 columns. Past maxStatusLines it is cut after all.
-func (m *Model) statusLines() []string {
-	s := m.statusLine()
-	if m.Width <= 0 || ansi.StringWidth(s) <= m.Width {
-		return []string{s}
-	}
-	ls := strings.Split(ansi.Wrap(s, m.Width, "/"), "\n")
-	if len(ls) > maxStatusLines {
-		ls = ls[:maxStatusLines]
-		ls[maxStatusLines-1] = ansi.Truncate(ls[maxStatusLines-1], m.Width-1, "") + "…"
-	}
-	return ls
-}
+// statusLines is the status line, wrapped to the page's width.
+func (m *Model) statusLines() []string { return wrapStatus(m.bar.Line(m.Styles, m.rc), m.Width) }
 
 func (m *Model) overlay() string {
 	if p := m.Prompt(); p != nil {
@@ -135,49 +115,4 @@ func (m *Model) stepsView() string {
 	g := v.geometry()
 	m.doc.Width, m.doc.Height = g.rightW, g.docH
 	return v.render(g, m.list.View(), m.doc.View(), m.out.View())
-}
-
-func (m *Model) statusLine() string {
-	st := m.Styles
-	var s string
-	switch {
-	case m.banner != "":
-		s = m.banner
-	case m.rc.Busy() != "":
-		s = st.Countdown.Render(m.rc.Busy() + "…")
-	case m.rc.Running >= 0:
-		s = st.StepRunning.Render(fmt.Sprintf("running step %d", m.rc.Running+1))
-		if m.rc.All {
-			s += st.Muted.Render(" (running all)")
-		}
-		s += st.Muted.Render(" · q stops it and cleans up")
-	}
-	if status := m.status; status != "" && (status != dashboardHint || m.rc.View != ViewDashboard) {
-		if s != "" {
-			s += st.Muted.Render(" · ")
-		}
-		s += status
-	}
-	if s == "" {
-		s = st.Muted.Render(m.info.Title)
-		if m.resultsDir != "" && !m.unattended {
-			s += st.Muted.Render(" · results: " + m.resultsDir)
-		}
-	}
-	if e := (results.Figures{Emulation: m.figures.Emulation}); m.rc.Running >= 0 && e.Short() != "" {
-		// The running variant's own label (the run's rehearsal and
-		// software RDMA follow, said always): a real variant of the
-		// same lab carries none.
-		s = st.Error.Render(e.Short()) + st.Muted.Render(" · ") + s
-	}
-	if m.softRDMA != "" {
-		// Said first and always: no number of this run is one of RDMA
-		// hardware.
-		s = st.Error.Render(results.SoftwareRDMALabel(m.softRDMA)) + st.Muted.Render(" ("+m.softRDMA+") · ") + s
-	}
-	if m.rehearsal != "" {
-		// Said first and always: no number of this run is a DPU result.
-		s = st.Error.Render("REHEARSAL: no DPU in this run") + st.Muted.Render(" ("+m.rehearsal+") · ") + s
-	}
-	return s
 }
