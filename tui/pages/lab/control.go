@@ -4,24 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-
-	"github.com/charmbracelet/bubbles/key"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
-	"github.com/dpulab/dpulab/tui/components/prompt"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
 )
 
 // Run control lives in package runctl: the page turns keys and messages
 // into runctl events (fire), performs the effects the machine returns
 // (perform) and words its notices (say). It keeps no flag of its own about
-// what runs, nor about which dialogs are open: m.dialogs only holds the
-// components that draw the dialogs the machine has open (rc.Dialogs).
+// what runs, nor about which dialogs are open: m.dialogs only draws the
+// dialogs the machine has open (rc.Dialogs).
 
 // fire hands ev to the run control and performs what follows.
 func (m *Model) fire(ev runctl.Event) tea.Cmd {
@@ -35,11 +31,7 @@ func (m *Model) fire(ev runctl.Event) tea.Cmd {
 		cmds = append(cmds, m.perform(f))
 	}
 	// A dialog the machine closed is drawn no more.
-	for d := range m.dialogs {
-		if !slices.Contains(m.rc.Dialogs, d) {
-			delete(m.dialogs, d)
-		}
-	}
+	m.dialogs.Sync(m.rc.Dialogs)
 	return tea.Batch(cmds...)
 }
 
@@ -67,21 +59,9 @@ func (m *Model) perform(f runctl.Effect) tea.Cmd {
 	case runctl.ShowVars:
 		return m.vars.Open(m.list.Steps(), i, m.rc.VarsRuns)
 	case runctl.AskToQuit:
-		p := prompt.NewFor(m.Common, steps.Prompt{
-			Step:    quitPromptStep,
-			Type:    steps.PromptConfirm,
-			Message: fmt.Sprintf("Step %d is still running. Quit anyway? It is stopped, then the lab's cleanup runs (servers it started are stopped). Your progress is kept.", i+1),
-		}, quitPurpose)
-		m.dialogs[runctl.QuitDialog] = p
+		m.dialogs.AskQuit(i)
 	case runctl.AnswerDialog:
-		p := m.dialogs[f.Dialog]
-		switch {
-		case p == nil:
-		case f.Auto:
-			return p.Tick(m.now) // the answer booth mode set for its deadline
-		default:
-			return p.Answer(p.SafeAnswer(), false)
-		}
+		return m.dialogs.Answer(f, m.now)
 	case runctl.Cleanup:
 		m.abort()
 		then, by := f.Then, f.By
@@ -256,49 +236,4 @@ func noticeText(c common.Common, unattended bool, n runctl.Notice) (s string, ok
 		s = "cleanup done"
 	}
 	return s, true
-}
-
-// quitPurpose is the page's own question when q is pressed while a step
-// runs: its buttons say what each answer does.
-var quitPurpose = prompt.Purpose{
-	Title:   "Quit while a step runs?",
-	Choices: []prompt.Choice{{Value: "yes", Label: "Quit and clean up"}, {Value: "no", Label: "Keep running"}},
-	Safe:    "no",
-}
-
-// answered tells the run control which open dialog the person answered:
-// the quit question (with its answer), or the engine's that are done. A
-// dialog the machine answered itself is closed already.
-func (m *Model) answered(msg prompt.AnsweredMsg) tea.Cmd {
-	if msg.Prompt.Step == quitPromptStep {
-		if _, open := m.dialogs[runctl.QuitDialog]; !open {
-			return nil
-		}
-		return m.fire(runctl.Event{Kind: runctl.QuitAnswer, Yes: msg.Answer.Choice == "yes"})
-	}
-	var cmds []tea.Cmd
-	for _, d := range slices.Clone(m.rc.Dialogs) {
-		if p := m.dialogs[d]; d != runctl.QuitDialog && p != nil && p.Done() {
-			cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.DialogAnswered, Dialog: d}))
-		}
-	}
-	return tea.Batch(cmds...)
-}
-
-// dialogKey is the run control's event for k over the shown dialog: esc
-// cancels it (its safe answer), and q asks to quit over an engine dialog
-// that takes no typing. Other keys are the dialog's.
-func (m *Model) dialogKey(k tea.KeyMsg) (runctl.Event, bool) {
-	d, ok := m.rc.Shown()
-	if p := m.dialogs[d]; !ok || p == nil || p.Done() {
-		// Answered, its message on the way: the answer stands.
-		return runctl.Event{}, false
-	}
-	switch {
-	case key.Matches(k, m.KeyMap.Cancel):
-		return runctl.Event{Kind: runctl.Cancel}, true
-	case key.Matches(k, m.KeyMap.Quit) && d != runctl.QuitDialog && m.dialogs[d].Prompt().Type != steps.PromptSecret:
-		return runctl.Event{Kind: runctl.Quit, Step: m.list.Selected()}, true
-	}
-	return runctl.Event{}, false
 }

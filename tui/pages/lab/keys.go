@@ -22,7 +22,7 @@ import (
 func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	km := m.KeyMap
 	if p := m.Prompt(); p != nil {
-		if ev, ok := m.dialogKey(k); ok {
+		if ev, ok := m.dialogs.Key(k, m.rc, m.list.Selected()); ok {
 			return m.fire(ev)
 		}
 		_, cmd := p.Update(k)

@@ -97,9 +97,6 @@ const (
 	ViewCompare   = runctl.ViewCompare
 )
 
-// quitPromptStep marks the page's own "quit while running?" dialog.
-const quitPromptStep = "dpulab:quit"
-
 // Model is the lab screen.
 type Model struct {
 	common.Common
@@ -118,7 +115,7 @@ type Model struct {
 	facts *stepFacts
 
 	// dialogs draw the open dialogs of the run control (rc.Dialogs).
-	dialogs map[runctl.Dialog]*prompt.Model
+	dialogs *dialogSet
 	// vars is the variables form and what its answers do.
 	vars *varsFlow
 	// pager is the whole-text overlay (a step in full, show me, the
@@ -170,7 +167,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		out:        logview.New(c),
 		dash:       dashboard.New(c),
 		doc:        newDocPane(c),
-		dialogs:    map[runctl.Dialog]*prompt.Model{},
+		dialogs:    newDialogSet(c),
 		outHold:    -1,
 		tco:        opts.TCO,
 		now:        time.Now(),
@@ -242,23 +239,10 @@ func (m *Model) Steps() []steps.StepInfo { return m.list.Steps() }
 func (m *Model) Selected() int { return m.list.Selected() }
 
 // Prompt returns the dialog shown, if any.
-func (m *Model) Prompt() *prompt.Model {
-	if d, ok := m.rc.Shown(); ok {
-		return m.dialogs[d]
-	}
-	return nil
-}
+func (m *Model) Prompt() *prompt.Model { return m.dialogs.Shown(m.rc) }
 
 // Prompts returns the open dialogs, the shown one first.
-func (m *Model) Prompts() []*prompt.Model {
-	var ps []*prompt.Model
-	for _, d := range m.rc.Dialogs {
-		if p := m.dialogs[d]; p != nil {
-			ps = append(ps, p)
-		}
-	}
-	return ps
-}
+func (m *Model) Prompts() []*prompt.Model { return m.dialogs.List(m.rc) }
 
 // Busy says what blocks new runs ("cleaning up", "writing results"), or "".
 func (m *Model) Busy() string { return m.rc.Busy() }

@@ -48,12 +48,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// Booth mode gives dialogs deadlines: the run control answers
 		// them as they pass.
 		for _, d := range slices.Clone(m.rc.Dialogs) {
-			if p := m.dialogs[d]; p != nil && !p.Deadline().IsZero() && !m.now.Before(p.Deadline()) {
-				cmds = append(cmds, m.fire(runctl.Event{Kind: runctl.DialogExpired, Dialog: d}))
+			if ev, ok := m.dialogs.Expired(d, m.now); ok {
+				cmds = append(cmds, m.fire(ev))
 			}
 		}
 	case prompt.AnsweredMsg:
-		cmds = append(cmds, m.answered(msg))
+		// Which open dialog the person answered: the quit question (with
+		// its answer), or the engine's that are done.
+		if msg.Prompt.Step == quitPromptStep {
+			if ev, ok := m.dialogs.QuitAnswer(msg); ok {
+				cmds = append(cmds, m.fire(ev))
+			}
+			break
+		}
+		for _, d := range slices.Clone(m.rc.Dialogs) {
+			if ev, ok := m.dialogs.Answered(d); ok {
+				cmds = append(cmds, m.fire(ev))
+			}
+		}
 	case varform.SubmittedMsg:
 		cmds = append(cmds, m.varsDone(m.vars.Submitted(msg, m.list.Steps())))
 	case varform.ConfirmedMsg:
@@ -120,9 +132,7 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		// A dialog, if the run control shows it (a question of a call
 		// that returned gets its safe answer unseen).
 		d := m.rc.NextDialog()
-		p := prompt.New(m.Common, e)
-		m.dialogs[d] = p
-		return tea.Batch(p.Init(), m.fire(runctl.Event{Kind: runctl.DialogOpened, Dialog: d}))
+		return tea.Batch(m.dialogs.Engine(d, e), m.fire(runctl.Event{Kind: runctl.DialogOpened, Dialog: d}))
 	case steps.SoftwareRDMAFound:
 		if e.Devices != "" {
 			m.bar.softRDMA = e.Devices
