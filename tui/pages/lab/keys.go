@@ -1,11 +1,8 @@
 package lab
 
 import (
-	"fmt"
-	"os"
 	"strings"
 
-	"github.com/aymanbagabas/go-osc52/v2"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -81,7 +78,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		m.focus = (m.focus + 1) % 3
 		return nil
 	case key.Matches(k, km.Copy):
-		return m.copyCommands(sel)
+		m.bar.text = copyCommands(m.Clipboard, m.facts.Commands(sel), getenv)
+		return nil
 	}
 	before := m.list.Selected()
 	_, cmd := m.panes[m.focus].Update(k)
@@ -144,41 +142,7 @@ func (m *Model) runKey(k tea.KeyMsg) (runctl.Event, bool) {
 	return runctl.Event{}, false
 }
 
-// copyCommands puts step i's commands on the terminal's clipboard with
-// OSC52 and says so; terminals that ignore OSC52 still show them in the
-// commands pane.
-func (m *Model) copyCommands(i int) tea.Cmd {
-	cmds := m.facts.Commands(i)
-	if len(cmds) == 0 {
-		m.bar.text = "this step has no commands to copy"
-		return nil
-	}
-	var b strings.Builder
-	for _, c := range cmds {
-		if c.Sudo {
-			b.WriteString("sudo ")
-		}
-		b.WriteString(c.Cmd + "\n")
-	}
-	if m.Clipboard == nil {
-		m.bar.text = "no terminal to copy to; the commands are in the commands pane"
-		return nil
-	}
-	seq := osc52.New(b.String())
-	if strings.HasPrefix(getenv("TERM"), "screen") || getenv("TMUX") != "" {
-		seq = seq.Tmux()
-	}
-	if _, err := seq.WriteTo(m.Clipboard); err != nil {
-		m.bar.text = "copy failed: " + err.Error()
-		return nil
-	}
-	m.bar.text = fmt.Sprintf("copied %d command(s) via OSC52 (terminal clipboard; needs OSC52 support, e.g. tmux set-clipboard on)", len(cmds))
-	return nil
-}
-
 type runnerLine = runner.Line
-
-var getenv = os.Getenv
 
 // ShortHelp implements help.KeyMap: the keys that matter right now.
 func (m *Model) ShortHelp() []key.Binding {
