@@ -9,7 +9,6 @@ import (
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/steps/results"
-	"github.com/dpulab/dpulab/tui/keymap"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
 )
 
@@ -144,110 +143,37 @@ func (m *Model) runKey(k tea.KeyMsg) (runctl.Event, bool) {
 
 type runnerLine = runner.Line
 
-// ShortHelp implements help.KeyMap: the keys that matter right now.
-func (m *Model) ShortHelp() []key.Binding {
-	km := m.KeyMap
+// helpView reads what the footer's help depends on from the page's parts.
+func (m *Model) helpView() helpView {
+	h := helpView{km: m.KeyMap, view: m.rc.View, review: m.Review(), compare: m.screens[ViewCompare]}
 	switch {
 	case m.Prompt() != nil:
-		return m.Prompt().ShortHelp()
+		h.overlay = m.Prompt()
 	case m.vars.Form() != nil:
-		return m.vars.Form().ShortHelp()
+		h.overlay = m.vars.Form()
 	case m.pager.Reader() != nil:
-		return m.pager.Reader().ShortHelp()
-	case m.rc.View == ViewCompare && m.Review():
-		return append(m.compareKeys(), km.Back, km.Restart, km.Quit, km.Help)
-	case m.rc.View == ViewCompare:
-		return append(m.compareKeys(), km.Back, km.Quit, km.Help)
-	case m.rc.View == ViewDashboard:
-		return []key.Binding{keymap.Relabel(km.Dashboard, "close dashboard"), km.Back, km.Compare, km.Whole, km.Quit, km.Help}
+		h.overlay = m.pager.Reader()
 	}
-	if m.Review() {
-		return []key.Binding{km.Restart, km.Compare, keymap.Relabel(km.NextPrev, "next/prev"), km.Whole, km.SwitchPane, km.Copy, km.Quit, km.Help}
+	if r := m.cmp.Results(); r != nil {
+		h.benches = len(r.Benches)
 	}
-	// n/p's short word, so that w and v fit a 100-column footer.
-	km.NextPrev = keymap.Relabel(km.NextPrev, "next/prev")
-	sel := m.list.Selected()
-	if r := m.rc.Running; r >= 0 && steps.DescribeKind(m.list.Steps()[r].Kind).View == steps.ViewDashboard {
-		return []key.Binding{km.Dashboard, km.NextPrev, km.Whole, km.SwitchPane, km.Quit, km.Help}
+	ss, sel := m.list.Steps(), m.list.Selected()
+	if r := m.rc.Running; r >= 0 && r < len(ss) {
+		h.dashRunning = steps.DescribeKind(ss[r].Kind).View == steps.ViewDashboard
 	}
-	if isTask(m.list.Steps(), sel) {
-		// Short words, so that all four fit 80 columns.
-		return []key.Binding{keymap.Relabel(km.Shell, "shell"), keymap.Relabel(km.Check, "check"), km.ShowMe, km.DoIt, km.Skip, km.NextPrev, km.Whole, km.Quit, km.Help}
-	}
+	h.task = isTask(ss, sel)
 	if f, ok := m.facts.Failure(sel); ok && f.Status != 0 {
-		return []key.Binding{km.Retry, km.Skip, km.Whole, km.Vars, km.NextPrev, km.SwitchPane, km.Copy, km.Quit, km.Help}
+		h.failed = true
 	}
-	// In the order they give way when the footer is too narrow: the
-	// last first.
-	if steps.KindWritesFiles(m.list.Steps()[sel].Kind) {
-		return []key.Binding{km.Run, km.RunAll, km.Skip, km.NextPrev, km.Files, km.Whole, km.Vars, km.SwitchPane, km.Copy, km.Quit, km.Help}
-	}
-	return []key.Binding{km.Run, km.RunAll, km.Skip, km.NextPrev, km.Whole, km.Vars, km.SwitchPane, km.Copy, km.Quit, km.Help}
+	h.writesFiles = sel >= 0 && sel < len(ss) && steps.KindWritesFiles(ss[sel].Kind)
+	return h
 }
 
-// compareKeys are the compare view's own keys, with b (next bench) when
-// the view has more than one bench to show and does not list it itself.
-func (m *Model) compareKeys() []key.Binding {
-	ks := m.screens[ViewCompare].ShortHelp()
-	for _, k := range ks {
-		if k.Help().Key == m.KeyMap.NextBench.Help().Key {
-			return ks
-		}
-	}
-	if r := m.cmp.Results(); r != nil && len(r.Benches) > 1 {
-		ks = append(ks, m.KeyMap.NextBench)
-	}
-	return ks
-}
+// ShortHelp implements help.KeyMap: the keys that matter right now.
+func (m *Model) ShortHelp() []key.Binding { return m.helpView().short() }
 
-// FullHelp implements help.KeyMap: everything the view shown answers to,
-// in columns: a dialog's, the form's, the whole-text view's, the
-// dashboard's or the compare view's own keys, else the lab screen's.
-func (m *Model) FullHelp() [][]key.Binding {
-	km := m.KeyMap
-	switch {
-	case m.Prompt() != nil:
-		return m.Prompt().FullHelp()
-	case m.vars.Form() != nil:
-		return m.vars.Form().FullHelp()
-	case m.pager.Reader() != nil:
-		return m.pager.Reader().FullHelp()
-	case m.rc.View == ViewCompare:
-		own := m.screens[ViewCompare].FullHelp()
-		bench := []key.Binding{}
-		if len(m.compareKeys()) > len(m.screens[ViewCompare].ShortHelp()) {
-			bench = append(bench, km.NextBench)
-		}
-		page := []key.Binding{km.Compare, km.Dashboard, km.Back, km.Quit}
-		if m.Review() {
-			page = append(page, km.Restart)
-		}
-		return append(append(own, append(bench, km.Whole)), page, []key.Binding{km.ForceQuit, km.Help})
-	case m.rc.View == ViewDashboard:
-		return [][]key.Binding{
-			{keymap.Relabel(km.Dashboard, "close dashboard"), km.Back, km.Compare},
-			{km.Whole, km.Quit, km.ForceQuit, km.Help},
-		}
-	}
-	// Three columns of up to seven rows (the help's height), so that all
-	// of it fits 80 columns; the compare view's tabs are in its own help.
-	run := []key.Binding{km.Run, km.RunAll, km.Retry, km.Skip, km.Vars, km.Whole, km.Copy}
-	views := []key.Binding{km.Files, km.Dashboard, km.Compare, km.Back, km.Quit, km.ForceQuit, km.Help}
-	switch {
-	case m.Review():
-		run = []key.Binding{km.Restart, km.Whole, km.Copy}
-	case isTask(m.list.Steps(), m.list.Selected()):
-		// A task step's own keys; c checks here, so the compare view
-		// is not among them.
-		run = []key.Binding{keymap.Relabel(km.Shell, "open a shell (enter too)"), km.Check, km.ShowMe, km.DoIt, km.Skip, km.Vars, km.Whole}
-		views = []key.Binding{km.Files, km.Copy, km.Dashboard, km.Back, km.Quit, km.ForceQuit, km.Help}
-	}
-	return [][]key.Binding{
-		run,
-		{km.Next, km.Prev, km.Up, km.Down, km.SwitchPane, km.Top, km.Bottom},
-		views,
-	}
-}
+// FullHelp implements help.KeyMap: everything the view shown answers to.
+func (m *Model) FullHelp() [][]key.Binding { return m.helpView().full() }
 
 // openReader opens the whole-text view of the selected step, at the
 // section of the focused pane.
