@@ -90,7 +90,7 @@ func (m *Model) perform(f runctl.Effect) tea.Cmd {
 		m.facts.Skipped(i)
 	case runctl.Select:
 		m.list.Select(i)
-		m.outHold = f.Hold
+		m.route.Hold(f.Hold)
 		m.layout()
 	case runctl.LoadFigures:
 		m.cmp.SetResults(m.sess.Results(), m.tco)
@@ -117,7 +117,7 @@ func (m *Model) launch(i int, run func(context.Context) results.Status) tea.Cmd 
 	m.facts.Launched(i)
 	m.list.SetStatus(i, results.Running)
 	m.list.Select(i)
-	m.outHold = -1
+	m.route.Release()
 	m.out.ClearStep(i)
 	m.bar.figures = results.Figures{}
 	if steps.DescribeKind(m.list.Steps()[i].Kind).View == steps.ViewDashboard {

@@ -65,12 +65,12 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, km.Next):
 		m.list.Select(sel + 1)
-		m.outHold = -1
+		m.route.Release()
 		m.layout()
 		return nil
 	case key.Matches(k, km.Prev):
 		m.list.Select(sel - 1)
-		m.outHold = -1
+		m.route.Release()
 		m.layout()
 		return nil
 	case key.Matches(k, km.SwitchPane):
@@ -83,7 +83,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	before := m.list.Selected()
 	_, cmd := m.panes[m.focus].Update(k)
 	if m.list.Selected() != before {
-		m.outHold = -1
+		m.route.Release()
 		m.layout()
 	}
 	return cmd

@@ -121,11 +121,9 @@ type Model struct {
 	// pager is the whole-text overlay (a step in full, show me, the
 	// rendered files).
 	pager *pager
-	// outHold is the step that just ended when the selection moved on
-	// by itself (-1: none): the output pane keeps showing how it ended,
-	// titled with its number, until the next step has output of its own
-	// or the person moves the selection.
-	outHold int
+	// route says which step's output the output pane shows (the
+	// selected one's, or the one that just ended) and whose a line is.
+	route outRoute
 
 	focus Pane
 	// rc is the run control: what runs, what may start, the view shown
@@ -168,7 +166,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 		dash:       dashboard.New(c),
 		doc:        newDocPane(c),
 		dialogs:    newDialogSet(c),
-		outHold:    -1,
+		route:      newOutRoute(),
 		tco:        opts.TCO,
 		now:        time.Now(),
 		unattended: opts.Unattended,

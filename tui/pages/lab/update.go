@@ -106,11 +106,11 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		m.facts.Started(e.Index, e.Commands)
 		m.layout()
 	case steps.Output:
-		m.out.AppendLinesTo(m.stepIndex(e.Step), []runnerLine{e.Line})
+		m.out.AppendLinesTo(m.route.Owner(e.Step, m.list.Steps(), m.rc.Running, m.out.Shown()), []runnerLine{e.Line})
 		// The pump hands events over after RunStep's return may have
 		// moved the selection on: the ended step's late lines make it
 		// the one shown.
-		m.out.Show(m.outStep())
+		m.out.Show(m.route.Shown(m.list.Selected(), m.out))
 	case steps.Progress:
 		m.dash.SetProgress(e)
 		m.bar.figures = e.Figures
@@ -143,25 +143,6 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		}
 	}
 	return nil
-}
-
-// stepIndex is the index of the step with this id. Output naming no step of
-// the list belongs to the running step (the engine names every step; a
-// note of its own may not), else to the one that just ended, else to the
-// step shown.
-func (m *Model) stepIndex(id string) int {
-	for i, s := range m.list.Steps() {
-		if s.ID == id {
-			return i
-		}
-	}
-	if m.rc.Running >= 0 {
-		return m.rc.Running
-	}
-	if m.outHold >= 0 {
-		return m.outHold // the step that just ended, its events still coming
-	}
-	return m.out.Shown()
 }
 
 // stepDone records the end of the running step (RunStep's return value is

@@ -15,7 +15,7 @@ func (m *Model) stepView() stepView {
 	v := stepView{
 		Common: m.Common, hints: m.keyHints(), focus: m.focus,
 		steps: m.list.Steps(), sel: sel, cannotRun: m.list.CannotRun(sel),
-		out: m.outStep(), following: m.out.Following(),
+		out: m.route.Shown(sel, m.out), following: m.out.Following(),
 	}
 	v.cmds, v.planErr = m.facts.Commands(sel), m.facts.PlanErr(sel)
 	if f, ok := m.facts.Failure(sel); ok {
@@ -33,7 +33,7 @@ func (m *Model) layout() {
 		c.SetSize(size[p][0], size[p][1])
 	}
 	m.doc.SetContent(m.facts.Doc(m.list.Selected(), g.rightW))
-	m.out.Show(m.outStep())
+	m.out.Show(m.route.Shown(m.list.Selected(), m.out))
 }
 
 func heading(st *styles.Styles, title string, active bool, w int) string {
@@ -92,16 +92,6 @@ func (m *Model) overlay() string {
 		return r.View()
 	}
 	return ""
-}
-
-// outStep is the step whose output the pane shows: the selected one's,
-// or the step that just ended while the next one has none yet.
-func (m *Model) outStep() int {
-	sel := m.list.Selected()
-	if m.outHold >= 0 && len(m.out.StepLines(sel)) == 0 && len(m.out.StepLines(m.outHold)) > 0 {
-		return m.outHold
-	}
-	return sel
 }
 
 // stepsView composes the steps view: the panes' own views in the
