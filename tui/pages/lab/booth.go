@@ -26,11 +26,6 @@ func (m *Model) Frame(body string) string {
 	return body + "\n" + strings.Join(status, "\n")
 }
 
-// keyHints reports whether the screen may name keys to press: not in an
-// unattended lab (booth mode), where a visitor's key only pauses the loop
-// and a failed step is retried by the next loop, never by r or s.
-func (m *Model) keyHints() bool { return !m.unattended }
-
 // A booth's visitor reads the screen, never types at it: what a lab says
 // to the trainee at the keyboard (a task step's "this step is yours", the
 // user a step must run as, where the results folder is) is not for them.

@@ -192,7 +192,7 @@ func (m *Model) openReader() {
 	if st := ansi.Strip(m.bar.Line(m.Styles, m.rc)); strings.TrimSpace(st) != "" {
 		t.status = m.bar.text
 	}
-	if isTask(t.steps, i) && m.keyHints() {
+	if isTask(t.steps, i) && !m.unattended {
 		t.hideCmds = true
 	} else {
 		t.cmds, t.planErr = m.facts.Commands(i), m.facts.PlanErr(i)

@@ -133,12 +133,13 @@ type Model struct {
 	cancel context.CancelFunc
 	// bar is the status line's own part: the page's note, booth mode's
 	// banner, where results go, what the run's figures are.
-	bar    statusBar
-	resDir string
-	now    time.Time
+	bar statusBar
+	now time.Time
 
 	// unattended: nobody at the keyboard (booth mode); a driver sends
-	// RunMsg and FinishMsg.
+	// RunMsg and FinishMsg. The screen names no key to press then: a
+	// visitor's key only pauses the loop and a failed step is retried by
+	// the next loop, never by r or s.
 	unattended bool
 	tco        compare.TCOFunc
 }
@@ -176,7 +177,8 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	if m.unattended {
 		m.dash.HideKeys()
 	}
-	m.initParts()
+	m.panes = [...]common.Component{PaneSteps: m.list, PaneDoc: m.doc, PaneOutput: m.out}
+	m.screens = map[View]common.Component{ViewDashboard: m.dash, ViewCompare: m.cmp}
 	m.list.SetSteps(shownSteps(sess.Steps(), m.unattended))
 	m.list.SetCannotRun(cannotRun(m.info, m.list.Steps()))
 	m.vars = newVarsFlow(c, sess)
@@ -187,8 +189,7 @@ func New(c common.Common, sess session.Session, opts Options) *Model {
 	// What a person comes back to a finished lab for: its compare.
 	m.rc = runctl.New(review, m.cmp.Results() != nil && len(m.cmp.Results().Benches) > 0)
 	if review {
-		m.resDir = m.info.ResultsDir
-		m.bar.text = m.reviewStatus()
+		m.bar.text = reviewWords(m.Styles, m.info)
 	}
 	m.SetSize(c.Width, c.Height)
 	return m
@@ -200,20 +201,6 @@ func (m *Model) Init() tea.Cmd { return m.list.Init() }
 // Review reports whether the page shows a finished run (nothing runs; R
 // starts the lab over).
 func (m *Model) Review() bool { return m.rc.Phase == runctl.Review }
-
-// reviewStatus is the status line of a finished run.
-func (m *Model) reviewStatus() string {
-	s := "this lab is done"
-	if !m.info.Updated.IsZero() {
-		s += " (finished " + m.info.Updated.Local().Format("2006-01-02 15:04") + ")"
-	}
-	s = m.Styles.StepDone.Render("✔ ") + s + m.Styles.Muted.Render(" · R starts it over")
-	if m.resDir != "" {
-		// Last: a long path is what the status line's truncation may cut.
-		s += m.Styles.Muted.Render(" · results in " + m.resDir)
-	}
-	return s
-}
 
 // Session returns the open session.
 func (m *Model) Session() session.Session { return m.sess }

@@ -52,8 +52,3 @@ type parts struct {
 	panes   [PaneOutput + 1]common.Component
 	screens map[View]common.Component
 }
-
-func (m *Model) initParts() {
-	m.panes = [...]common.Component{PaneSteps: m.list, PaneDoc: m.doc, PaneOutput: m.out}
-	m.screens = map[View]common.Component{ViewDashboard: m.dash, ViewCompare: m.cmp}
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
+	"github.com/dpulab/dpulab/tui/session"
 	"github.com/dpulab/dpulab/tui/styles"
 )
 
@@ -120,4 +121,20 @@ func wrapStatus(s string, w int) []string {
 		ls[maxStatusLines-1] = ansi.Truncate(ls[maxStatusLines-1], w-1, "") + "…"
 	}
 	return ls
+}
+
+// reviewWords is the status line of a run finished in an earlier session
+// (info): when it finished, that R starts it over, and where its results
+// are.
+func reviewWords(st *styles.Styles, info session.LabInfo) string {
+	s := "this lab is done"
+	if !info.Updated.IsZero() {
+		s += " (finished " + info.Updated.Local().Format("2006-01-02 15:04") + ")"
+	}
+	s = st.StepDone.Render("✔ ") + s + st.Muted.Render(" · R starts it over")
+	if info.ResultsDir != "" {
+		// Last: a long path is what the status line's truncation may cut.
+		s += st.Muted.Render(" · results in " + info.ResultsDir)
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/dpulab/dpulab/steps/results"
 	"github.com/dpulab/dpulab/tui/common"
 	"github.com/dpulab/dpulab/tui/pages/lab/runctl"
+	"github.com/dpulab/dpulab/tui/session"
 )
 
 // TestStatusBarLine: the status line by the run control's state and what
@@ -114,6 +116,24 @@ func TestWrapStatus(t *testing.T) {
 		nospace := func(s string) string { return strings.ReplaceAll(s, " ", "") }
 		if !tc.cut && nospace(strings.Join(ls, "")) != nospace(tc.s) {
 			t.Errorf("%d columns: %q lost text of %q", tc.w, ls, tc.s)
+		}
+	}
+}
+
+// TestReviewWords: a finished run's status line says when it finished,
+// that R starts it over, and where its results are, last.
+func TestReviewWords(t *testing.T) {
+	st := common.NewCommon(true, 100, 30).Styles
+	at := time.Date(2026, 12, 6, 20, 0, 0, 0, time.Local)
+	for _, tc := range []struct {
+		info session.LabInfo
+		want string
+	}{
+		{session.LabInfo{}, "✔ this lab is done · R starts it over"},
+		{session.LabInfo{Updated: at, ResultsDir: "/r/1"}, "✔ this lab is done (finished 2026-12-06 20:00) · R starts it over · results in /r/1"},
+	} {
+		if got := ansi.Strip(reviewWords(st, tc.info)); got != tc.want {
+			t.Errorf("%q, want %q", got, tc.want)
 		}
 	}
 }

@@ -137,10 +137,6 @@ func (m *Model) handleEvent(ev steps.Event) tea.Cmd {
 		if e.Devices != "" {
 			m.bar.softRDMA = e.Devices
 		}
-	case steps.LabFinished:
-		if e.ResultsDir != "" {
-			m.resDir = e.ResultsDir
-		}
 	}
 	return nil
 }
@@ -169,7 +165,6 @@ func (m *Model) finished(msg FinishedMsg) tea.Cmd {
 		m.bar.text = m.Styles.Error.Render("writing results failed: ") + msg.Err.Error()
 		return m.fire(runctl.Event{Kind: runctl.ResultsWritten})
 	}
-	m.resDir = msg.Dir
 	r := m.sess.Results()
 	cmd := m.fire(runctl.Event{Kind: runctl.ResultsWritten, OK: true, Benches: r != nil && len(r.Benches) > 0})
 	// The path once, whole (the status line wraps it): the folder is the

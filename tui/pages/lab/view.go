@@ -13,7 +13,7 @@ import (
 func (m *Model) stepView() stepView {
 	sel := m.list.Selected()
 	v := stepView{
-		Common: m.Common, hints: m.keyHints(), focus: m.focus,
+		Common: m.Common, hints: !m.unattended, focus: m.focus,
 		steps: m.list.Steps(), sel: sel, cannotRun: m.list.CannotRun(sel),
 		out: m.route.Shown(sel, m.out), following: m.out.Following(),
 	}
