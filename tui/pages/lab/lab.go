@@ -7,6 +7,27 @@
 // What runs, what may start and which dialogs are open is the run control's
 // (package runctl): the page turns keys and messages into its events,
 // renders its State and performs its Effects.
+//
+// The Model holds the page's parts and does nothing else: it turns keys
+// and messages into runctl events or calls of its parts, performs the
+// effects (control.go), and composes the views. Each concern is a small
+// part with tests of its own:
+//   - stepFacts (facts.go): what is known of each step — its commands or
+//     its plan's error, why it failed (here or in an earlier session), its
+//     text rendered per width;
+//   - varsFlow (vars.go): the variables form, the values set and taken
+//     back, what a change affects, answered as runctl events;
+//   - dialogSet (dialogs.go): the prompts of the dialogs the run control
+//     has open, and their keys, answers and deadlines as runctl events;
+//   - pager (pager.go): the whole-text overlay — a step in full, a task
+//     step's show me, the rendered files — over reader (reader.go);
+//   - stepView (stepsview.go), statusBar (statusbar.go), helpView
+//     (help.go): the steps view, the status line and the footer's keys,
+//     drawn from read-only inputs the page reads;
+//   - outRoute (outroute.go): which step's output the output pane shows,
+//     and whose a line of output is;
+//   - task.go: a task step's shell (shellRun, shellEnd); clipboard.go:
+//     copying a step's commands.
 package lab
 
 import (
