@@ -162,7 +162,7 @@ func (s *capacitySearch) byBench(ctx context.Context, t runner.Target, cfg bench
 		found *benchwire.CapacityResult
 		out   BenchOutput
 		// Each probe's seconds with the servers' columns, and when the
-		// probe's measurement began (as runBench estimates a run's).
+		// probe's measurement began (as RunBench estimates a run's).
 		points = map[int][]results.Point{}
 		starts runStarts
 	)
