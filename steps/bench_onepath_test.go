@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/internal/wire/benchwire"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -77,9 +78,9 @@ steps:
 			}
 			rec := &recorder{}
 			e := fakeLab(t, lab, fakes, rec)
-			job := benchJob{Step: "b", Variant: "tcp", Label: "tcp", Client: clients[0], Clients: clients,
+			job := load.BenchJob{Step: "b", Variant: "tcp", Label: "tcp", Client: clients[0], Clients: clients,
 				Config: benchwire.Config{Clients: 2, Runs: 1, Duration: 2 * time.Second}, ProgressSpan: 1, StepStart: time.Now()}
-			runs, err := e.runBench(testCtx(t, 30*time.Second), job)
+			runs, err := load.RunBench(testCtx(t, 30*time.Second), kindEnv{e}, job)
 			if err != nil {
 				t.Fatal(err)
 			}

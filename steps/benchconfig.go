@@ -1,53 +1,18 @@
 package steps
 
-// This file is where the engine meets the transports: a bench profile and a
-// deployment's instances become the load generator's configuration, and a
-// client host is checked to reach the instances over the chosen transport.
+// This file is where the engine judges the transports: whether the dpulab
+// that runs on a host can speak one, before the host is reached (plan) and
+// with the platform it reports (run, hostsLackNow: load.Running.LacksNow).
 
 import (
 	"context"
 	"errors"
 
-	"github.com/dpulab/dpulab/internal/wire/benchwire"
 	"github.com/dpulab/dpulab/internal/wire/transportwire"
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/server/transport"
 )
-
-// targetHosts maps the targets of c (as the bench names them in its
-// per-target lines) to the inventory names of their server hosts, from
-// the recorded deployments; among several matches, an instance on one of
-// servers wins. A target no deployment started has no entry.
-func (e *Engine) targetHosts(c benchwire.Config, servers []hostRef) map[string]string {
-	want := map[string]bool{}
-	for _, l := range c.Labels() {
-		want[l] = true
-	}
-	isServer := map[string]bool{}
-	for _, h := range servers {
-		isServer[h.Name] = true
-	}
-	out := map[string]string{}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.state == nil {
-		return out
-	}
-	for _, dep := range e.state.Deployments {
-		for _, in := range dep.Instances {
-			for _, l := range []string{in.Address, transport.Endpoint{Transport: transport.RDMA, Address: in.Address}.Label(), "unix:" + in.Socket} {
-				if !want[l] {
-					continue
-				}
-				if _, ok := out[l]; !ok || isServer[in.Host] {
-					out[l] = in.Host
-				}
-			}
-		}
-	}
-	return out
-}
 
 // hostsLack says why a job over transport tr cannot run on hosts ("" when
 // it can): the first host whose dpulab binary lacks tr (hostLacks), in

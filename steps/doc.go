@@ -55,8 +55,12 @@
 //     package steps/event's, aliased in event.go, so a kind sends them
 //     through event.Emitter without importing steps); hosts*.go the
 //     inventory and targets; deploy.go what the engine keeps of
-//     deployments (their saved processes, stopping them at cleanup, a
-//     compare's redeploy); bench.go the load generator and samplers.
+//     deployments (their saved processes, stopping them at cleanup);
+//     netpath.go the emulated paths' records (made before, forgotten after
+//     their teardown, so cleanup and resume find them); softrdma.go each
+//     host's RDMA devices, asked once per run; vsphere.go the run's
+//     vCenter session; benchconfig.go whether a host's dpulab can speak a
+//     transport.
 //   - steps/kind: the contract between the engine and a step kind (Env,
 //     Kind, Plan, Register); steps/kinds/<name>: the kinds that live in
 //     their own packages (read, run and check in command, the vSphere
@@ -64,12 +68,14 @@
 //     kinds_list.go; steps/kinds/deploy a deploy's plan, run and wait
 //     (its registration is still kind_deploy.go); kind_env.go the Env the
 //     engine gives them; kind.go the registry's engine side.
-//     steps/kinds/load plans and runs bench and compare through load.Env
-//     and load.Runner (kind_env_load.go); one job's measurement (deploy
-//     again when needed, the bench from the client hosts with its
-//     samplers, the capacity search, vSphere sampling) is still the
-//     engine's: kind_load.go's runJob, bench.go, capacity*.go,
-//     netpath.go, softrdma.go and vsphere.go.
+//     steps/kinds/load is bench and compare, all of them: the plan, the
+//     run's loop and one job's measurement (deploy again when needed, the
+//     bench from n client hosts with its samplers, the capacity search,
+//     vSphere's host metrics joined to the runs), through load.Env and
+//     load.Runner, which kind_env_load.go implements with one method per
+//     thing only the engine keeps (the deployments in saved progress, the
+//     hosts' platforms and RDMA devices, the vCenter session, the results
+//     file).
 //   - The results model (results.json, statistics, deltas, the metric
 //     table, report.md, samples.csv) is package steps/results; the TCO
 //     model is labs/tco; the programs that run on lab hosts are under
@@ -106,8 +112,9 @@
 // a group, recording started processes and the deployment, a
 // confirmation). The bench and compare kinds (steps/kinds/load) ask for
 // the hosts' agents, what they lack and the deploy plans (load.Env), and
-// for the emulated paths, one job's measurement and the results writer
-// (load.Runner).
+// for the emulated paths, the running deployments, what the hosts turn
+// out to be once reached (their platform, software RDMA), vCenter's
+// points and the results writer (load.Runner).
 //
 // # Testing a step kind
 //
@@ -122,8 +129,8 @@
 //     step at once, with its log; one that gives up says what it waited
 //     for and the host's load average.
 //   - bench and compare run `dpulab bench --json` on the step's client
-//     hosts (one path: one host is the case n = 1 of the multi-client
-//     run, steps/kinds/load/split.go) and `dpulab sample` on the server hosts
+//     hosts (one path, steps/kinds/load/bench.go: one host is the case
+//     n = 1 of the multi-client run) and `dpulab sample` on the server hosts
 //     (loopback traffic for a lab on this machine), wait for the samplers'
 //     first numbers, and merge both into one Point per second. Results are written after every
 //     finished repetition, so a killed run keeps what it measured. A compare

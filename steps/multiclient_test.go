@@ -10,7 +10,6 @@ import (
 
 	"github.com/dpulab/dpulab/labs"
 	"github.com/dpulab/dpulab/runner"
-	"github.com/dpulab/dpulab/steps/results"
 )
 
 // TestClientsHostsKey: clients_hosts picks that many hosts of the role,
@@ -93,34 +92,5 @@ steps:
 	}
 	if _, err := labs.Load(os.DirFS(dir), "."); err == nil || !strings.Contains(err.Error(), "clients_hosts") {
 		t.Errorf("clients_hosts: 0 was not refused at its line: %v", err)
-	}
-}
-
-// TestRunSummarySharedHost: a saturated client host that also served the
-// load is named a saturated shared host, not client-bound; from several
-// client hosts, only a bound host that served counts.
-func TestRunSummarySharedHost(t *testing.T) {
-	busy := 97.0
-	r := results.RunResult{Run: 1, OpsPerSec: 1000, ClientBound: true, ClientHostBusyPct: &busy}
-	alone := benchJob{Label: "local", Client: hostRef{Name: "local"}, Servers: []hostRef{{Name: "local"}}}
-	alone.Config.Runs = 1
-	if s := runSummary(alone, r); !strings.Contains(s, "client host CPU 97%") || !strings.Contains(s, "SATURATED SHARED HOST") || strings.Contains(s, "CLIENT-BOUND") {
-		t.Errorf("one host serving and loading: %q", s)
-	}
-	apart := benchJob{Label: "apart", Client: hostRef{Name: "c1"}, Servers: []hostRef{{Name: "s1"}}}
-	apart.Config.Runs = 1
-	if s := runSummary(apart, r); !strings.Contains(s, "CLIENT-BOUND") || strings.Contains(s, "SHARED") {
-		t.Errorf("a client host of its own: %q", s)
-	}
-	// c1 serves too but is not the saturated one: c2 is, and serves nothing.
-	multi := benchJob{Label: "multi", Client: hostRef{Name: "c1"}, Servers: []hostRef{{Name: "c1"}, {Name: "s1"}}}
-	multi.Config.Runs = 1
-	r.Clients = []results.ClientSeries{{Host: "c1"}, {Host: "c2", ClientBound: true}}
-	if s := runSummary(multi, r); !strings.Contains(s, "CLIENT-BOUND") || strings.Contains(s, "SHARED") {
-		t.Errorf("a saturated client host that serves nothing: %q", s)
-	}
-	r.Clients[0].ClientBound = true
-	if s := runSummary(multi, r); !strings.Contains(s, "SATURATED SHARED HOST") {
-		t.Errorf("a saturated client host that serves too: %q", s)
 	}
 }

@@ -156,7 +156,7 @@ func (e *Engine) teardownPaths(ctx context.Context, step string) error {
 // startPath makes job j's path when the host can, after the CPU count that
 // pins the servers and the load generator is known. skip says why the
 // variant cannot run here (not root, no nft, no overlay module).
-func (e *Engine) startPath(ctx context.Context, step string, client hostRef, j loadJob) (*netpath.Path, string, error) {
+func (e *Engine) startPath(ctx context.Context, step string, client hostRef, j load.Job) (*netpath.Path, string, error) {
 	t, err := e.hosts.target(ctx, client.Name)
 	if err != nil {
 		return nil, "", &StepError{Host: client.Name, Err: err}

@@ -186,3 +186,10 @@ func (p *Printer) Print(ev Event) {
 func softwareRDMALine(devs string) string {
 	return results.RunKind(&results.Results{SoftwareRDMA: devs})
 }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps/kinds/load"
-	"github.com/dpulab/dpulab/steps/results"
 )
 
 // Software RDMA: Soft-RoCE (the kernel's rdma_rxe) and soft-iWARP (siw)
@@ -114,18 +113,4 @@ func (e *Engine) SoftwareRDMA() string {
 		return ""
 	}
 	return e.results.SoftwareRDMA
-}
-
-// labelled puts the software RDMA label before a bench run's summary line,
-// the figure a headless log shows, when the run has one: a line copied out
-// of a CI log still says what it measured.
-func (e *Engine) labelled(job benchJob, line string) string {
-	return e.figures(job).Tag() + line
-}
-
-// figures is what job's figures are, the label every line, sample and
-// progress event of it carries (results.Figures, the one label source):
-// the run's rehearsal and software RDMA, and the job's own emulation.
-func (e *Engine) figures(job benchJob) results.Figures {
-	return results.Figures{Rehearsal: e.Rehearsal() != "", Emulation: job.Emulation, SoftwareRDMA: e.SoftwareRDMA()}
 }

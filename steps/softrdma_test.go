@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpulab/dpulab/runner"
+	"github.com/dpulab/dpulab/steps/kinds/load"
 	"github.com/dpulab/dpulab/steps/kinds/load/loadtest"
 	"github.com/dpulab/dpulab/steps/results"
 )
@@ -54,7 +55,7 @@ func TestSoftwareRDMAIsFoundAndLabelled(t *testing.T) {
 					found = append(found, f)
 				}
 			}
-			line := e.labelled(benchJob{}, "RDMA RC run 1/5: 12,000 ops/s")
+			line := load.Labelled(kindEnv{e}, load.BenchJob{}, "RDMA RC run 1/5: 12,000 ops/s")
 			if tc.want == "" {
 				if len(found) != 0 || line != "RDMA RC run 1/5: 12,000 ops/s" {
 					t.Errorf("a hardware run is labelled: %v, %q", found, line)

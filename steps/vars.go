@@ -1,19 +1,11 @@
 package steps
 
-import "strings"
+import stepkind "github.com/dpulab/dpulab/steps/kind"
 
 // SecretVar reports whether a variable holds a secret (its name says
 // password, passphrase, secret or token). Secrets are never saved in
 // progress or results, and reach commands only through stdin.
-func SecretVar(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"password", "passphrase", "secret", "token"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
+func SecretVar(name string) bool { return stepkind.SecretVar(name) }
 
 // redactVars copies vars with secrets replaced by "(hidden)" (for
 // results) or left out (drop, for saved progress).
@@ -32,10 +24,4 @@ func redactVars(vars map[string]string, drop bool) map[string]string {
 }
 
 // SecretSetting reports whether a redis.conf directive holds a secret.
-func SecretSetting(name string) bool {
-	switch strings.ToLower(name) {
-	case "requirepass", "masterauth":
-		return true
-	}
-	return SecretVar(name)
-}
+func SecretSetting(name string) bool { return stepkind.SecretSetting(name) }

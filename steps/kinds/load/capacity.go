@@ -130,7 +130,7 @@ func CapacityResult(r *benchwire.CapacityResult, probes []results.CapacityProbe)
 func CapacityShares(cfg benchwire.Config, hosts []kind.Host) (shares []ClientShare, weights []float64, note string) {
 	c := cfg
 	// A rate of 1 split is each host's fraction (SplitLoad keeps a
-	// capacity search on one host: here the engine drives it).
+	// capacity search on one host: here this kind drives it, byKind).
 	c.Capacity, c.Rate = nil, 1
 	shares, note = SplitLoad(c, hosts)
 	for i := range shares {

@@ -8,8 +8,8 @@ import (
 
 // Env is what the load kinds ask of the engine beside kind.Env, for their
 // plan: the deployments they run against and what the hosts' dpulab can
-// do. The engine's kind adapter (steps/kind_env.go) implements it; what the
-// run will need beside it is written down in doc.go.
+// do. The engine's kind adapter (steps/kind_env_load.go) implements it;
+// what the run needs beside it is Runner's.
 type Env interface {
 	kind.Env
 	Agents

@@ -30,7 +30,7 @@ type ClientMerge struct {
 	// per-host view) and each server instance's (the per-instance view,
 	// when the benches printed per-target lines).
 	OnPoint func(run int, p results.Point, since time.Time, hosts []event.HostSecond, targets []event.TargetSecond) results.Point
-	// TargetHosts names each target's server host (Engine.TargetHosts).
+	// TargetHosts names each target's server host (TargetHosts).
 	TargetHosts map[string]string
 	// OnRun gets each complete run.
 	OnRun func(r results.RunResult, since time.Time)

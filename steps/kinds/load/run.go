@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/steps/kind"
@@ -14,23 +13,13 @@ import (
 )
 
 // Runner is what a load step's run asks of the engine beside Env: the
-// emulated network paths around a variant, the measurement of one job,
-// and the results writer.
+// emulated network paths around a variant, and what measuring one job
+// asks (Measurer: the deployments, the hosts, the probes of their
+// hardware, the results writer).
 type Runner interface {
 	Env
 	Paths
-	Hosts
-	// Measure runs job n of p over path (nil for none): deploys the
-	// job's group (again) when the running one differs or no longer
-	// answers, checks the client hosts reach it and their agents have the
-	// transport, runs the bench from the client hosts with the samplers
-	// (and the capacity search), and fills res's variant, writing the
-	// results after every repetition. An error wrapped in StopStep ends
-	// the step: every later job would fail the same way.
-	Measure(ctx context.Context, p *Plan, n int, path *netpath.Path, res *results.Compare, stepStart time.Time) error
-	// PutCompare replaces this attempt's compare of c.Step in the results
-	// (the measured variants only) and writes them atomically.
-	PutCompare(c results.Compare) error
+	Measurer
 }
 
 // Paths are the emulated network paths (runner/netpath) a variant runs
@@ -59,7 +48,7 @@ func (s StopStep) Unwrap() error        { return s.Err }
 func (s StopStep) Is(target error) bool { return target == ErrStopStep }
 
 // Run runs every job, writing the results after every finished repetition
-// (Measure) and at the end. A variant no host plays, or whose transport
+// (measurement.job) and at the end. A variant no host plays, or whose transport
 // the hosts' dpulab lacks, or whose path the host cannot make, is listed
 // unavailable and not run. A failed variant does not stop the others
 // (their numbers still count), but the step fails; a cancelled run stops
@@ -80,7 +69,7 @@ func (p *Plan) Run(ctx context.Context) error {
 			r.Say(st.ID, client.Name, "variant %q not run: %s", label, why)
 		}
 	}
-	stepStart := r.Now()
+	m := &measurement{p: p, r: r, stepStart: r.Now(), res: &res}
 	var errs []error
 	for n, j := range p.Jobs {
 		variant := p.Variants[j.VI]
@@ -105,7 +94,7 @@ func (p *Plan) Run(ctx context.Context) error {
 				continue
 			}
 		}
-		err := r.Measure(ctx, p, n, path, &res, stepStart)
+		err := m.job(ctx, n, path)
 		if path != nil {
 			if terr := r.TeardownPath(ctx, st.ID, j.Group, path); terr != nil && err == nil {
 				err = terr

@@ -4,95 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/runner/netpath"
 	"github.com/dpulab/dpulab/steps/kind"
-	"github.com/dpulab/dpulab/steps/results"
 )
-
-// fakeRunner is a load.Runner without an engine: each job's measurement
-// is a scripted list of repetitions, appended to the compare and written
-// after each one as the engine's is; paths are recorded, not made.
-type fakeRunner struct {
-	fakeEnv
-	mu sync.Mutex
-	// runs is each job's repetitions' ops/s, by job label.
-	runs map[string][]float64
-	// fail makes a job's measurement fail, by label.
-	fail map[string]error
-	// block makes a job's measurement wait for its context, by label;
-	// started is closed when it begins.
-	block   string
-	started chan struct{}
-	// skipPath is StartPath's skip reason ("" makes the path).
-	skipPath string
-
-	measured []string
-	written  []results.Compare
-	made     []string
-	torn     []string
-}
-
-var _ Runner = (*fakeRunner)(nil)
-
-// Reached is h's fake target (kindtest's), which answers as Handle says.
-func (f *fakeRunner) Reached(_ context.Context, h kind.Host) (runner.Target, error) {
-	return f.Target(h.Name), nil
-}
-
-func (f *fakeRunner) StartPath(_ context.Context, step string, client kind.Host, j Job) (*netpath.Path, string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.skipPath != "" {
-		return nil, f.skipPath, nil
-	}
-	f.made = append(f.made, j.Label)
-	return &netpath.Path{Host: client.Name, RunID: j.Label}, "", nil
-}
-
-func (f *fakeRunner) TeardownPath(ctx context.Context, step, group string, p *netpath.Path) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.torn = append(f.torn, p.RunID)
-	return nil
-}
-
-func (f *fakeRunner) Measure(ctx context.Context, p *Plan, n int, path *netpath.Path, res *results.Compare, _ time.Time) error {
-	j := p.Jobs[n]
-	f.mu.Lock()
-	f.measured = append(f.measured, j.Label)
-	f.mu.Unlock()
-	if j.Label == f.block {
-		close(f.started)
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	if err := f.fail[j.Label]; err != nil {
-		return err
-	}
-	vr := &res.Variants[j.VI]
-	vr.Points = append(vr.Points, results.SweepPoint{Value: j.Sweep})
-	pt := &vr.Points[len(vr.Points)-1]
-	for i, ops := range f.runs[j.Label] {
-		pt.Runs = append(pt.Runs, results.RunResult{Run: i + 1, OpsPerSec: ops})
-		pt.Stats = results.Summarize(pt.Runs)
-		if err := f.PutCompare(*res); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (f *fakeRunner) PutCompare(c results.Compare) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.written = append(f.written, MeasuredOnly(c))
-	return nil
-}
 
 // TestRunWritesEveryRepetition: a compare's run measures every job in
 // order and the results are written after every repetition, then once
@@ -104,7 +20,7 @@ func TestRunWritesEveryRepetition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeRunner{fakeEnv: env, runs: map[string][]float64{}}
+	f := newFakeRunner(t, env)
 	for _, j := range p.Jobs {
 		f.runs[j.Label] = []float64{1000, 1100, 1200}
 	}
@@ -150,7 +66,7 @@ func TestRunSkipsWhatTheHostsLack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeRunner{fakeEnv: env, runs: map[string][]float64{}}
+	f := newFakeRunner(t, env)
 	p.Env = f
 	if err := p.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -185,7 +101,7 @@ func TestRunSkipsWhatTheHostsLack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f = &fakeRunner{fakeEnv: env}
+	f = newFakeRunner(t, env)
 	p.Env = f
 	if err := p.Run(context.Background()); !errors.Is(err, kind.ErrSkipped) || len(f.measured) != 0 {
 		t.Errorf("nothing can run: %v, measured %v; want skipped", err, f.measured)
@@ -204,7 +120,8 @@ func TestRunCancelledTearsThePathDown(t *testing.T) {
 	// The plan's second job runs over a path (as an emulated variant's
 	// does: planned by the engine's netpath.Plan).
 	p.Jobs[1].Path = &netpath.Path{Host: "c1"}
-	f := &fakeRunner{fakeEnv: env, runs: map[string][]float64{"tcp, instances=1": {1}}, block: p.Jobs[1].Label, started: make(chan struct{})}
+	f := newFakeRunner(t, env)
+	f.runs["tcp, instances=1"], f.block, f.started = []float64{1}, p.Jobs[1].Label, make(chan struct{})
 	p.Env = f
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -236,7 +153,8 @@ func TestRunPathTheHostCannotMake(t *testing.T) {
 			p.Jobs[i].Path = &netpath.Path{Host: "c1"}
 		}
 	}
-	f := &fakeRunner{fakeEnv: env, skipPath: "making network namespaces needs root"}
+	f := newFakeRunner(t, env)
+	f.skipPath = "making network namespaces needs root"
 	p.Env = f
 	if err := p.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -247,23 +165,30 @@ func TestRunPathTheHostCannotMake(t *testing.T) {
 	}
 }
 
-// TestRunFailedVariantDoesNotStopTheOthers: a variant's failure fails the
-// step, after the others ran; a StopStep ends it at once.
+// TestRunFailedVariantDoesNotStopTheOthers: a variant's failure (its
+// bench exits non-zero) fails the step, after the others ran; a
+// deployment that fails ends it at once (StopStep), with no final write.
 func TestRunFailedVariantDoesNotStopTheOthers(t *testing.T) {
 	env, st := newCompare(t)
 	p, err := Resolve(env, st, map[string]string{"instances": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	boom := errors.New("boom")
-	f := &fakeRunner{fakeEnv: env, fail: map[string]error{"rdma, instances=1": boom}}
-	p.Env = f
-	if err := p.Run(context.Background()); !errors.Is(err, boom) || len(f.measured) != 6 {
-		t.Errorf("run: %v after %v; want boom after every job", err, f.measured)
+	f := newFakeRunner(t, env)
+	for _, j := range p.Jobs {
+		f.runs[j.Label] = []float64{1000}
 	}
-	f = &fakeRunner{fakeEnv: env, fail: map[string]error{"rdma, instances=1": StopStep{Err: boom}}}
+	f.benchExit = map[string]int{"rdma, instances=1": 3}
 	p.Env = f
-	if err := p.Run(context.Background()); !errors.Is(err, boom) || len(f.measured) != 2 || len(f.written) != 0 {
-		t.Errorf("stopped: %v after %v (%d writes); want boom after 2 jobs", err, f.measured, len(f.written))
+	if err := p.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "bench rdma, instances=1: exit status 3") || len(f.measured) != 6 {
+		t.Errorf("run: %v after %v; want rdma's exit status 3 after every job", err, f.measured)
+	}
+	boom := errors.New("boom")
+	f = newFakeRunner(t, env)
+	f.runs["tcp, instances=1"] = []float64{1000}
+	f.deployErr = map[string]error{"rdma, instances=1": boom}
+	p.Env = f
+	if err := p.Run(context.Background()); !errors.Is(err, boom) || len(f.measured) != 2 || len(f.written) != 1 {
+		t.Errorf("stopped: %v after %v (%d writes); want boom after 2 jobs, the first job's repetition written", err, f.measured, len(f.written))
 	}
 }

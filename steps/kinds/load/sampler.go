@@ -10,7 +10,7 @@ import (
 	"github.com/dpulab/dpulab/internal/wire/samplewire"
 )
 
-// hostSample is what the engine takes from one `dpulab sample` line.
+// hostSample is what a bench's samplers take from one `dpulab sample` line.
 type hostSample struct {
 	CPUBusyPct    *float64
 	CPUNetworkPct *float64

@@ -6,7 +6,7 @@ package load
 // every host of its role (or clients_hosts: N of them), each with a share
 // of the load (SplitLoad), started together (CommonStart); their
 // per-second samples are merged into one series (merge.go) and their
-// clocks checked first (clock.go). The engine's runBench is the one path:
+// clocks checked first (clock.go). RunBench (bench.go) is the one path:
 // one client host is the case n = 1 (no clock check, no common start, and
 // the merge of one host's stream is that stream).
 
