@@ -120,10 +120,6 @@ func encodeStep(s *Step) *yaml.Node {
 		vm.str("interval", v.Interval.String())
 		m.add("verify", vm.node)
 	}
-	if d := s.Deploy; d != nil {
-		m.str("group", d.Group)
-		encodeDeploy(m, d)
-	}
 	if b := s.Bench; b != nil {
 		m.opt("target", b.Target)
 		for _, f := range []struct {
@@ -174,7 +170,7 @@ func encodeStep(s *Step) *yaml.Node {
 			m.add("sweep", sm.node)
 		}
 	}
-	if syn, ok := syntaxOf(s.Kind); ok && syn.Encode != nil && s.Spec != nil {
+	if syn, ok := syntaxOf(s.Kind); ok && syn.Encode != nil {
 		syn.Encode(s, &StepEncoder{m})
 	}
 	return m.node

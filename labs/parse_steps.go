@@ -21,7 +21,6 @@ var (
 	commonKeys      = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
 	commandStepKeys = []string{"run", "sudo", "skip_if", "verify"}
 	benchKeys       = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport", "clients_hosts", "capacity"}
-	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings", "server"}
 )
 
 // The syntax of the kinds whose keys are the command keys, each
@@ -51,7 +50,6 @@ func init() {
 			p.errf(m.node, "%s: a task step needs run: (what \"do it for me\", booth mode and headless runs do)", what)
 		}
 	})})
-	RegisterKind(KindDeploy, KindSyntax{Keys: deployKeys, OnHosts: true, Parse: builtin((*parser).deployStep)})
 	RegisterKind(KindBench, KindSyntax{Keys: benchKeys, OnHosts: true, OneRole: true, Parse: builtin((*parser).benchStep)})
 	RegisterKind(KindCompare, KindSyntax{Keys: append(slices.Clone(benchKeys), "variants", "sweep"), OnHosts: true, OneRole: true, Parse: builtin((*parser).compareStep)})
 }
@@ -72,7 +70,6 @@ func (p *parser) steps(n *yaml.Node) {
 		return
 	}
 	seen := map[string]int{}
-	p.groups = map[string]*Step{}
 	for _, c := range n.Content {
 		m := p.mapOf(c, "step")
 		if m == nil {
@@ -199,18 +196,6 @@ func (p *parser) step(s *Step, m *mapping, what string, syn KindSyntax) {
 	}
 }
 
-func (p *parser) deployStep(s *Step, m *mapping, what string) {
-	s.Deploy = p.deploy(m, what, false)
-	if s.Deploy.Group == "" {
-		s.Deploy.Group = s.ID
-	}
-	if prev, dup := p.groups[s.Deploy.Group]; dup {
-		p.errf(m.node, "%s: group %q is already deployed by step %s", what, s.Deploy.Group, prev.ID)
-	} else if s.Deploy.Group != "" {
-		p.groups[s.Deploy.Group] = s
-	}
-}
-
 func (p *parser) benchStep(s *Step, m *mapping, what string) {
 	p.require(m, what, "target")
 	s.Bench = p.bench(m, what)
@@ -290,7 +275,12 @@ func (p *parser) deploy(m *mapping, what string, override bool) *DeploySpec {
 	d.Transport = p.value(m.get("transport"), what+" transport", checkTransport)
 	d.Bind = p.value(m.get("bind"), what+" bind", nil)
 	d.Settings = p.settings(m.get("settings"), what)
-	d.Server = p.value(m.get("server"), what+" server", checkServer)
+	d.Server = p.value(m.get("server"), what+" server", func(s string) error {
+		if slices.Contains(ServerNames, s) {
+			return nil
+		}
+		return fmt.Errorf("server %q: use %s", s, strings.Join(ServerNames, ", "))
+	})
 	if n := m.get("server"); n != nil && d.Server.IsSet() && !strings.Contains(string(d.Server), "{{") {
 		// What can be told from the file alone; the engine checks the
 		// resolved step with its variant's overrides again.
@@ -320,13 +310,6 @@ const (
 
 // ServerNames lists the values of a deploy step's server key.
 var ServerNames = []string{ServerBundled, ServerRedis, ServerValkey}
-
-func checkServer(s string) error {
-	if slices.Contains(ServerNames, s) {
-		return nil
-	}
-	return fmt.Errorf("server %q: use %s", s, strings.Join(ServerNames, ", "))
-}
 
 // ServerAccepts reports why server cannot run a deployment over transport
 // (empty means tcp) with the named redis.conf settings, or nil. Redis has
@@ -399,7 +382,7 @@ func (p *parser) bench(m *mapping, what string) *BenchSpec {
 		Capacity:     p.capacity(m.get("capacity"), what+" capacity"),
 	}
 	if b.Target != "" {
-		if _, ok := p.groups[b.Target]; !ok {
+		if _, ok := p.deployed()[b.Target]; !ok {
 			p.errf(m.get("target"), "%s: target %q is not a group deployed by an earlier deploy step%s", what, b.Target, p.groupList())
 		}
 	}
@@ -411,7 +394,7 @@ func (p *parser) bench(m *mapping, what string) *BenchSpec {
 // own host, RDMA needs servers deployed with transport rdma. Only literal
 // transports are checked; templated ones are the engine's to refuse.
 func (p *parser) checkReach(n *yaml.Node, what string, clientRoles []string, clientTransport Value, group string, override *DeploySpec) {
-	ds, ok := p.groups[group]
+	ds, ok := p.deployed()[group]
 	if !ok || ds.Deploy == nil {
 		return
 	}
@@ -444,11 +427,11 @@ func (p *parser) checkReach(n *yaml.Node, what string, clientRoles []string, cli
 }
 
 func (p *parser) groupList() string {
-	if len(p.groups) == 0 {
+	if len(p.deployed()) == 0 {
 		return " (this lab deploys none yet)"
 	}
-	names := make([]string, 0, len(p.groups))
-	for g := range p.groups {
+	names := make([]string, 0, len(p.deployed()))
+	for g := range p.deployed() {
 		names = append(names, g)
 	}
 	sort.Strings(names)
@@ -491,7 +474,7 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 			}
 			if v.Group == "" {
 				p.errf(vn, "%s: say which deployed group it uses (group: here, or target: on the step)", vwhat)
-			} else if ds, ok := p.groups[v.Group]; !ok {
+			} else if ds, ok := p.deployed()[v.Group]; !ok {
 				gn := vm.get("group")
 				if gn == nil {
 					gn = m.get("target")
@@ -567,4 +550,20 @@ func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
 		}
 	}
 	return c
+}
+
+// deployed maps each group deployed by an earlier step to the first deploy
+// step that deploys it (deploy's keys are steps/kinds/deploy's).
+func (p *parser) deployed() map[string]*Step {
+	out := map[string]*Step{}
+	for i := range p.lab.Steps {
+		st := &p.lab.Steps[i]
+		if st.Kind != KindDeploy || st.Deploy == nil || st.Deploy.Group == "" {
+			continue
+		}
+		if _, dup := out[st.Deploy.Group]; !dup {
+			out[st.Deploy.Group] = st
+		}
+	}
+	return out
 }
