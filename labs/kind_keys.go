@@ -80,7 +80,7 @@ func (n Node) Item(i int) Node {
 	if items := n.Items(); i < len(items) {
 		return items[i]
 	}
-	return n
+	return Node{p: n.p, n: deref(n.n)}
 }
 
 // The checks the parser gives its own values, for a kind's
