@@ -57,9 +57,6 @@ func (n Node) Strings(what string) []string { return n.p.strList(n.n, what) }
 // IsScalar says the node is a single value.
 func (n Node) IsScalar() bool { d := deref(n.n); return d != nil && d.Kind == yaml.ScalarNode }
 
-// IsList says the node is a list.
-func (n Node) IsList() bool { d := deref(n.n); return d != nil && d.Kind == yaml.SequenceNode }
-
 // Items are the elements of a list (nil for any other node).
 func (n Node) Items() []Node {
 	d := deref(n.n)

@@ -133,12 +133,12 @@ func readCompare(sp *labs.StepParser, s *labs.Step) *labs.CompareSpec {
 	lab := sp.Lab()
 	groups := deploy.Groups(lab)
 	c := &labs.CompareSpec{}
-	vs := sp.Node("variants")
-	if !vs.IsList() || len(vs.Items()) < 2 {
+	vs := sp.Node("variants").Items()
+	if len(vs) < 2 {
 		sp.Errorf("", "a compare step needs variants: a list of at least two")
 	}
 	labels := map[string]int{}
-	for _, vn := range vs.Items() {
+	for _, vn := range vs {
 		vm := vn.Map(what + " variant")
 		if vm == nil {
 			continue
