@@ -1,9 +1,11 @@
-package labs
+package labs_test
 
 import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	. "github.com/dpulab/dpulab/labs"
 )
 
 const capacityLab = `id: cap

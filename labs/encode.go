@@ -120,82 +120,8 @@ func encodeStep(s *Step) *yaml.Node {
 		vm.str("interval", v.Interval.String())
 		m.add("verify", vm.node)
 	}
-	if d := s.Deploy; d != nil {
-		m.str("group", d.Group)
-		encodeDeploy(m, d)
-	}
-	if b := s.Bench; b != nil {
-		m.opt("target", b.Target)
-		for _, f := range []struct {
-			key string
-			v   Value
-		}{
-			{"clients", b.Clients}, {"pipeline", b.Pipeline}, {"ratio", b.Ratio}, {"data_size", b.DataSize},
-			{"duration", b.Duration}, {"warmup", b.Warmup}, {"requests", b.Requests}, {"rate", b.Rate},
-			{"runs", b.Runs}, {"key_maximum", b.KeyMaximum}, {"prefill", b.Prefill}, {"transport", b.Transport},
-			{"clients_hosts", b.ClientsHosts},
-		} {
-			m.opt(f.key, string(f.v))
-		}
-		if c := b.Capacity; c != nil {
-			m.add("capacity", encodeCapacity(c))
-		}
-	}
-	if c := s.Compare; c != nil {
-		vs := &yaml.Node{Kind: yaml.SequenceNode}
-		for _, v := range c.Variants {
-			vm := newMap()
-			vm.str("label", v.Label)
-			vm.opt("description", v.Description)
-			vm.opt("on", v.On)
-			vm.opt("group", v.Group)
-			if v.Deploy != nil {
-				dm := newMap()
-				encodeDeploy(dm, v.Deploy)
-				vm.add("deploy", dm.node)
-			}
-			vm.opt("transport", string(v.Transport))
-			if len(v.Settings) > 0 {
-				vm.add("settings", encodeSettings(v.Settings))
-			}
-			vm.opt("netpath", v.NetPath)
-			vm.opt("firewall_rules", string(v.FirewallRules))
-			vs.Content = append(vs.Content, vm.node)
-		}
-		m.add("variants", vs)
-		if sw := c.Sweep; sw != nil {
-			sm := newMap()
-			sm.str("var", sw.Var)
-			if sw.From != "" {
-				sm.str("values", string(sw.From))
-			} else {
-				sm.add("values", strSeq(sw.Values))
-			}
-			m.add("sweep", sm.node)
-		}
-	}
-	if syn, ok := syntaxOf(s.Kind); ok && syn.Encode != nil && s.Spec != nil {
+	if syn, ok := syntaxOf(s.Kind); ok && syn.Encode != nil {
 		syn.Encode(s, &StepEncoder{m})
-	}
-	return m.node
-}
-
-func encodeDeploy(m *nodeMap, d *DeploySpec) {
-	m.opt("instances", string(d.Instances))
-	m.opt("port", string(d.Port))
-	m.opt("config", d.Config)
-	m.opt("transport", string(d.Transport))
-	m.opt("bind", string(d.Bind))
-	if len(d.Settings) > 0 {
-		m.add("settings", encodeSettings(d.Settings))
-	}
-	m.opt("server", string(d.Server))
-}
-
-func encodeSettings(ss []Setting) *yaml.Node {
-	m := newMap()
-	for _, s := range ss {
-		m.str(s.Name, string(s.Value))
 	}
 	return m.node
 }

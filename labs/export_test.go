@@ -8,9 +8,6 @@ package labs
 // EmbeddedFS holds the labs shipped with dpulab.
 var EmbeddedFS = embedded
 
-// CheckTransport is the parser's check of a transport name.
-var CheckTransport = checkTransport
-
 // Shells are the POSIX shells of this machine (shell_test.go).
 var Shells = shells
 

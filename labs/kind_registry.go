@@ -18,19 +18,26 @@ import (
 //
 // Who registers what:
 //   - steps/kinds/template (template, dest, mode), steps/kinds/tco (inputs,
-//     from), steps/kinds/command (run's record: through WrapKind) and
-//     steps/kinds/vspherecheck (check's vsphere:, through WrapKind) own
-//     their keys: they are read by that kind alone.
+//     from), steps/kinds/command (run's record: through WrapKind),
+//     steps/kinds/vspherecheck (check's vsphere:, through WrapKind),
+//     steps/kinds/deploy (deploy's keys) and steps/kinds/load (bench's and
+//     compare's, with capacity:, a variant's deploy:, settings: and
+//     netpath:, and sweep:) own their keys: they are read by that kind
+//     alone.
 //   - labs registers read, run, check, task and cleanup with the command
 //     keys (run, sudo, skip_if, verify, hardware), which several kinds
 //     share and which are Step's own fields.
-//   - labs also keeps deploy, bench and compare (with capacity: and a
-//     variant's netpath:) in Step.Deploy, Step.Bench and Step.Compare: they
-//     are a vocabulary the kinds share, not one kind's keys. Deploy groups
-//     are named by bench targets and compare variants, lint cross-checks
-//     them (a target deployed earlier, a transport the group offers, a
-//     Unix socket on the same host), and the lab's time estimate reads
-//     them.
+//
+// deploy, bench and compare keep what they read in Step.Deploy, Step.Bench
+// and Step.Compare, not in Spec, and those types (DeploySpec, BenchSpec,
+// CompareSpec, Variant, CapacitySpec, Sweep) stay here: they are a
+// vocabulary the kinds share, not one kind's. Deploy groups are named by
+// bench targets and compare variants; the load kind plans a compare's
+// deployments from them; lint's transport notes, the lab's time estimate,
+// the tco step, the reports and the TUI read them. The cross-step checks
+// (a target deployed by an earlier step, a transport the group offers, a
+// Unix socket on the same host) are the load kind's, made from the steps
+// before this one (StepParser.Lab).
 //
 // A program that reads labs links the kinds it reads: steps imports every
 // kind dpulab ships (steps/kinds_list.go), so cmd/dpulab, the TUI and every

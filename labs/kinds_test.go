@@ -9,6 +9,8 @@ import (
 	// and its lint cases use them, so its tests that parse labs link them
 	// as dpulab does (steps/kinds_list.go).
 	_ "github.com/dpulab/dpulab/steps/kinds/command"
+	_ "github.com/dpulab/dpulab/steps/kinds/deploy"
+	_ "github.com/dpulab/dpulab/steps/kinds/load"
 	_ "github.com/dpulab/dpulab/steps/kinds/tco"
 	_ "github.com/dpulab/dpulab/steps/kinds/template"
 	_ "github.com/dpulab/dpulab/steps/kinds/vspherecheck"

@@ -201,8 +201,10 @@ type Step struct {
 	// with what is missing.
 	Hardware bool
 	// Deploy, Bench and Compare are the keys of deploy, bench and compare
-	// steps (a compare has both Bench and Compare): a vocabulary the
-	// kinds, lint and the estimate share (see KindSyntax).
+	// steps (a compare has both Bench and Compare), read by their kinds'
+	// packages (steps/kinds/deploy, steps/kinds/load): a vocabulary the
+	// kinds, lint and the estimate share, so the types stay here (see
+	// KindSyntax).
 	Deploy  *DeploySpec
 	Bench   *BenchSpec
 	Compare *CompareSpec

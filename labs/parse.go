@@ -36,8 +36,6 @@ type parser struct {
 	dir   string
 	probs Problems
 	lab   *Lab
-	// groups maps deploy group names to the deploy step defining them.
-	groups map[string]*Step
 	// used records the variables some template refers to.
 	used map[string]bool
 	// sweeps are the compare steps' swept variables, checked for effect.

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/dpulab/dpulab/internal/suggest"
@@ -13,23 +11,21 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// This file reads the steps: the keys every step has and those of each
-// kind. parse.go holds the parser's helpers and the lab's other keys.
+// This file reads the steps: the keys every step has, the command keys,
+// and (through the registry) each kind's own, which its package reads.
+// parse.go holds the parser's helpers and the lab's other keys.
 
 // The keys every step takes, and those the command kinds share.
 var (
 	commonKeys      = []string{"id", "title", "kind", "on", "doc", "hint", "confirm", "timeout"}
 	commandStepKeys = []string{"run", "sudo", "skip_if", "verify"}
-	benchKeys       = []string{"target", "clients", "pipeline", "ratio", "data_size", "duration", "warmup", "requests", "rate", "runs", "key_maximum", "prefill", "transport", "clients_hosts", "capacity"}
-	deployKeys      = []string{"group", "instances", "port", "config", "transport", "bind", "settings", "server"}
 )
 
 // The syntax of the kinds whose keys are the command keys, each
 // registered through RegisterKind as a kind from another package registers
-// its own, and of deploy, bench and compare, whose keys are a vocabulary
-// the kinds, lint and the estimate share (see KindSyntax). The keys only
-// one kind reads are its package's (template, tco; run's record: and
-// check's vsphere: through WrapKind).
+// its own. Every other kind's keys are its package's (template, tco,
+// deploy, bench and compare; run's record: and check's vsphere: through
+// WrapKind): see KindSyntax.
 func init() {
 	RegisterKind(KindRead, KindSyntax{Parse: builtin(func(p *parser, s *Step, m *mapping, what string) {
 		if m.get("doc") == nil {
@@ -51,9 +47,6 @@ func init() {
 			p.errf(m.node, "%s: a task step needs run: (what \"do it for me\", booth mode and headless runs do)", what)
 		}
 	})})
-	RegisterKind(KindDeploy, KindSyntax{Keys: deployKeys, OnHosts: true, Parse: builtin((*parser).deployStep)})
-	RegisterKind(KindBench, KindSyntax{Keys: benchKeys, OnHosts: true, OneRole: true, Parse: builtin((*parser).benchStep)})
-	RegisterKind(KindCompare, KindSyntax{Keys: append(slices.Clone(benchKeys), "variants", "sweep"), OnHosts: true, OneRole: true, Parse: builtin((*parser).compareStep)})
 }
 
 func needRun(p *parser, s *Step, m *mapping, what string) {
@@ -72,7 +65,6 @@ func (p *parser) steps(n *yaml.Node) {
 		return
 	}
 	seen := map[string]int{}
-	p.groups = map[string]*Step{}
 	for _, c := range n.Content {
 		m := p.mapOf(c, "step")
 		if m == nil {
@@ -199,33 +191,6 @@ func (p *parser) step(s *Step, m *mapping, what string, syn KindSyntax) {
 	}
 }
 
-func (p *parser) deployStep(s *Step, m *mapping, what string) {
-	s.Deploy = p.deploy(m, what, false)
-	if s.Deploy.Group == "" {
-		s.Deploy.Group = s.ID
-	}
-	if prev, dup := p.groups[s.Deploy.Group]; dup {
-		p.errf(m.node, "%s: group %q is already deployed by step %s", what, s.Deploy.Group, prev.ID)
-	} else if s.Deploy.Group != "" {
-		p.groups[s.Deploy.Group] = s
-	}
-}
-
-func (p *parser) benchStep(s *Step, m *mapping, what string) {
-	p.require(m, what, "target")
-	s.Bench = p.bench(m, what)
-	at := m.get("transport")
-	if at == nil {
-		at = m.get("target")
-	}
-	p.checkReach(at, what, s.On, s.Bench.Transport, s.Bench.Target, nil)
-}
-
-func (p *parser) compareStep(s *Step, m *mapping, what string) {
-	s.Bench = p.bench(m, what)
-	s.Compare = p.compare(m, s, what)
-}
-
 // blockLine is the first line of a scalar's text: one below the key for a
 // literal (|) or folded (>) block.
 func blockLine(n *yaml.Node) int {
@@ -272,43 +237,6 @@ func (p *parser) verify(n *yaml.Node, what string) *Verify {
 	return v
 }
 
-// deploy reads the keys of a deploy step, or of a variant's deploy override
-// (override: group not allowed, nothing required).
-func (p *parser) deploy(m *mapping, what string, override bool) *DeploySpec {
-	d := &DeploySpec{}
-	if !override {
-		d.Group = p.id(m.get("group"), what+" group")
-	}
-	d.Instances = p.value(m.get("instances"), what+" instances", checkIntMin(1))
-	d.Port = p.value(m.get("port"), what+" port", checkPort)
-	if n := m.get("config"); n != nil {
-		d.Config = p.str(n, what+" config")
-		if d.Config != "" {
-			p.checkTemplateFile(n, d.Config, configKeys, what)
-		}
-	}
-	d.Transport = p.value(m.get("transport"), what+" transport", checkTransport)
-	d.Bind = p.value(m.get("bind"), what+" bind", nil)
-	d.Settings = p.settings(m.get("settings"), what)
-	d.Server = p.value(m.get("server"), what+" server", checkServer)
-	if n := m.get("server"); n != nil && d.Server.IsSet() && !strings.Contains(string(d.Server), "{{") {
-		// What can be told from the file alone; the engine checks the
-		// resolved step with its variant's overrides again.
-		if err := ServerAccepts(string(d.Server), string(d.Transport), settingNames(d.Settings)); err != nil {
-			p.errf(n, "%s: %v", what, err)
-		}
-	}
-	return d
-}
-
-func settingNames(ss []Setting) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = s.Name
-	}
-	return out
-}
-
 // The servers a deploy step can start: the bundled one (the default), or
 // the distribution's Redis or Valkey, found on the host or installed by
 // the lab after a confirmation.
@@ -320,13 +248,6 @@ const (
 
 // ServerNames lists the values of a deploy step's server key.
 var ServerNames = []string{ServerBundled, ServerRedis, ServerValkey}
-
-func checkServer(s string) error {
-	if slices.Contains(ServerNames, s) {
-		return nil
-	}
-	return fmt.Errorf("server %q: use %s", s, strings.Join(ServerNames, ", "))
-}
 
 // ServerAccepts reports why server cannot run a deployment over transport
 // (empty means tcp) with the named redis.conf settings, or nil. Redis has
@@ -358,213 +279,3 @@ func ServerAccepts(server, tr string, settings []string) error {
 
 // valkeyRDMASettings are the rdma-* names Valkey 8.1 built with RDMA reads.
 var valkeyRDMASettings = []string{"rdma-port", "rdma-bind", "rdma-rx-size", "rdma-completion-vector"}
-
-func (p *parser) settings(n *yaml.Node, what string) []Setting {
-	m := p.mapOf(n, what+" settings")
-	if m == nil {
-		return nil
-	}
-	var out []Setting
-	for _, k := range m.keys {
-		if strings.ContainsAny(k.Value, " \t\n") || k.Value == "" {
-			p.errf(k, "%s settings: %q is not a redis.conf directive name", what, k.Value)
-		}
-		v := p.value(m.values[k.Value], what+" settings "+k.Value, nil)
-		if strings.Contains(string(v), "\n") {
-			p.errf(m.values[k.Value], "%s settings %s: a directive's value must fit on one line", what, k.Value)
-		}
-		out = append(out, Setting{Name: k.Value, Value: v})
-	}
-	return out
-}
-
-func (p *parser) bench(m *mapping, what string) *BenchSpec {
-	b := &BenchSpec{
-		Target:     p.str(m.get("target"), what+" target"),
-		Clients:    p.value(m.get("clients"), what+" clients", checkIntMin(1)),
-		Pipeline:   p.value(m.get("pipeline"), what+" pipeline", checkIntMin(1)),
-		Ratio:      p.value(m.get("ratio"), what+" ratio", checkRatio),
-		DataSize:   p.value(m.get("data_size"), what+" data_size", checkSize),
-		Duration:   p.value(m.get("duration"), what+" duration", checkDuration),
-		Warmup:     p.value(m.get("warmup"), what+" warmup", checkDuration),
-		Requests:   p.value(m.get("requests"), what+" requests", checkIntMin(0)),
-		Rate:       p.value(m.get("rate"), what+" rate", checkIntMin(0)),
-		Runs:       p.value(m.get("runs"), what+" runs", checkIntMin(1)),
-		KeyMaximum: p.value(m.get("key_maximum"), what+" key_maximum", checkIntMin(1)),
-		Prefill:    p.value(m.get("prefill"), what+" prefill", checkBool),
-		Transport:  p.value(m.get("transport"), what+" transport", checkTransport),
-		// How many of the role's hosts share the load: checked against
-		// the inventory by the engine.
-		ClientsHosts: p.value(m.get("clients_hosts"), what+" clients_hosts", checkIntMin(1)),
-		Capacity:     p.capacity(m.get("capacity"), what+" capacity"),
-	}
-	if b.Target != "" {
-		if _, ok := p.groups[b.Target]; !ok {
-			p.errf(m.get("target"), "%s: target %q is not a group deployed by an earlier deploy step%s", what, b.Target, p.groupList())
-		}
-	}
-	return b
-}
-
-// checkReach reports a client transport the servers of group cannot offer:
-// a Unix socket needs servers deployed with transport unix on the client's
-// own host, RDMA needs servers deployed with transport rdma. Only literal
-// transports are checked; templated ones are the engine's to refuse.
-func (p *parser) checkReach(n *yaml.Node, what string, clientRoles []string, clientTransport Value, group string, override *DeploySpec) {
-	ds, ok := p.groups[group]
-	if !ok || ds.Deploy == nil {
-		return
-	}
-	client := string(clientTransport)
-	if client == "" {
-		client = string(transport.TCP)
-	}
-	server := string(ds.Deploy.Transport)
-	if override != nil && override.Transport != "" {
-		server = string(override.Transport)
-	}
-	if server == "" {
-		server = string(transport.TCP)
-	}
-	if strings.Contains(client, "{{") || strings.Contains(server, "{{") {
-		return
-	}
-	switch transport.Name(client) {
-	case transport.Unix:
-		if server != string(transport.Unix) {
-			p.errf(n, "%s: transport unix needs group %q deployed with transport: unix (step %s deploys it with %s)", what, group, ds.ID, server)
-		} else if len(clientRoles) > 0 && !slices.Equal(clientRoles, ds.On) {
-			p.errf(n, "%s: a Unix socket reaches servers on the same host only, but the client runs on %s and group %q on %s", what, strings.Join(clientRoles, ", "), group, strings.Join(ds.On, ", "))
-		}
-	case transport.RDMA:
-		if server != string(transport.RDMA) {
-			p.errf(n, "%s: transport rdma needs group %q deployed with transport: rdma (step %s deploys it with %s)", what, group, ds.ID, server)
-		}
-	}
-}
-
-func (p *parser) groupList() string {
-	if len(p.groups) == 0 {
-		return " (this lab deploys none yet)"
-	}
-	names := make([]string, 0, len(p.groups))
-	for g := range p.groups {
-		names = append(names, g)
-	}
-	sort.Strings(names)
-	return " (deployed so far: " + strings.Join(names, ", ") + ")"
-}
-
-func (p *parser) compare(m *mapping, s *Step, what string) *CompareSpec {
-	c := &CompareSpec{}
-	n := deref(m.get("variants"))
-	if n == nil || n.Kind != yaml.SequenceNode || len(n.Content) < 2 {
-		p.errf(m.node, "%s: a compare step needs variants: a list of at least two", what)
-	}
-	labels := map[string]int{}
-	if n != nil && n.Kind == yaml.SequenceNode {
-		for _, vn := range n.Content {
-			vm := p.mapOf(vn, what+" variant")
-			if vm == nil {
-				continue
-			}
-			vwhat := what + " variant"
-			p.allow(vm, vwhat, "label", "description", "on", "group", "deploy", "transport", "settings", "netpath", "firewall_rules")
-			p.require(vm, vwhat, "label")
-			v := Variant{Line: vn.Line}
-			v.Label = p.text(vm.get("label"), vwhat+" label")
-			if v.Label != "" {
-				vwhat += " " + strconv.Quote(v.Label)
-				if line, dup := labels[v.Label]; dup {
-					p.errf(vm.get("label"), "%s: label given twice (first on line %d)", vwhat, line)
-				}
-				labels[v.Label] = vn.Line
-			}
-			v.Description = strings.TrimSpace(p.text(vm.get("description"), vwhat+" description"))
-			v.On = p.str(vm.get("on"), vwhat+" on")
-			if v.On != "" && !slices.Contains(p.lab.RoleNames(), v.On) {
-				p.errf(vm.get("on"), "%s: unknown role %q (the lab's roles are: %s)", vwhat, v.On, strings.Join(p.lab.RoleNames(), ", "))
-			}
-			v.Group = p.str(vm.get("group"), vwhat+" group")
-			if v.Group == "" {
-				v.Group = s.Bench.Target
-			}
-			if v.Group == "" {
-				p.errf(vn, "%s: say which deployed group it uses (group: here, or target: on the step)", vwhat)
-			} else if ds, ok := p.groups[v.Group]; !ok {
-				gn := vm.get("group")
-				if gn == nil {
-					gn = m.get("target")
-				}
-				p.errf(gn, "%s: group %q is not deployed by an earlier deploy step%s", vwhat, v.Group, p.groupList())
-			} else if v.On != "" && slices.Contains(p.lab.RoleNames(), v.On) && !slices.Contains(ds.On, v.On) {
-				p.errf(vm.get("on"), "%s: on %s, but group %q is deployed on %s (step %s)", vwhat, v.On, v.Group, strings.Join(ds.On, ", "), ds.ID)
-			}
-			if dn := vm.get("deploy"); dn != nil {
-				dm := p.mapOf(dn, vwhat+" deploy")
-				if dm != nil {
-					p.allow(dm, vwhat+" deploy", "instances", "port", "config", "transport", "bind", "settings", "server")
-					v.Deploy = p.deploy(dm, vwhat+" deploy", true)
-				}
-			}
-			v.Transport = p.value(vm.get("transport"), vwhat+" transport", checkTransport)
-			v.Settings = p.settings(vm.get("settings"), vwhat)
-			p.netPath(vm, &v, s, vwhat)
-			tr := v.Transport
-			if tr == "" {
-				tr = s.Bench.Transport
-			}
-			at := vm.get("transport")
-			if at == nil {
-				at = vn
-			}
-			p.checkReach(at, vwhat, s.On, tr, v.Group, v.Deploy)
-			c.Variants = append(c.Variants, v)
-		}
-	}
-	if sn := m.get("sweep"); sn != nil {
-		sm := p.mapOf(sn, what+" sweep")
-		if sm != nil {
-			p.allow(sm, what+" sweep", "var", "values")
-			p.require(sm, what+" sweep", "var", "values")
-			sw := &Sweep{Line: sn.Line, Var: p.str(sm.get("var"), what+" sweep var")}
-			p.sweeps = append(p.sweeps, sweepUse{name: sw.Var, node: sm.get("var"), what: what})
-			v, ok := p.lab.Var(sw.Var)
-			if vn := deref(sm.get("values")); vn != nil && vn.Kind == yaml.ScalarNode {
-				// values: "{{.vars.NAME}}": the list is a variable's.
-				sw.From = p.value(vn, what+" sweep values", func(s string) error {
-					vals, err := splitList(s)
-					for _, val := range vals {
-						if err == nil && ok {
-							err = v.Check(val)
-						}
-					}
-					return err
-				})
-				c.Sweep = sw
-				return c
-			}
-			sw.Values = p.strList(sm.get("values"), what+" sweep values")
-			if sw.Var != "" && !ok {
-				p.errf(sm.get("var"), "%s: sweep over undefined variable %q", what, sw.Var)
-			}
-			if sm.get("values") != nil && len(sw.Values) == 0 {
-				p.errf(sm.get("values"), "%s: sweep values must not be empty", what)
-			}
-			if ok {
-				vals := deref(sm.get("values"))
-				for i, val := range sw.Values {
-					if err := v.Check(val); err != nil {
-						node := vals
-						if vals.Kind == yaml.SequenceNode && i < len(vals.Content) {
-							node = vals.Content[i]
-						}
-						p.errf(node, "%s: sweep value: %v", what, err)
-					}
-				}
-			}
-			c.Sweep = sw
-		}
-	}
-	return c
-}
