@@ -104,7 +104,7 @@ func ReadKeys(sp *labs.StepParser, override bool) *labs.DeploySpec {
 	if n := sp.Node("server"); n.Present() && d.Server.IsSet() && !strings.Contains(string(d.Server), "{{") {
 		// What can be told from the file alone; the engine checks the
 		// resolved step with its variant's overrides again.
-		if err := labs.ServerAccepts(string(d.Server), string(d.Transport), settingNames(d.Settings)); err != nil {
+		if err := ServerAccepts(string(d.Server), string(d.Transport), settingNames(d.Settings)); err != nil {
 			n.Errorf("%s: %v", what, err)
 		}
 	}
@@ -141,10 +141,10 @@ func settingNames(ss []labs.Setting) []string {
 }
 
 func checkServer(s string) error {
-	if slices.Contains(labs.ServerNames, s) {
+	if slices.Contains(ServerNames, s) {
 		return nil
 	}
-	return fmt.Errorf("server %q: use %s", s, strings.Join(labs.ServerNames, ", "))
+	return fmt.Errorf("server %q: use %s", s, strings.Join(ServerNames, ", "))
 }
 
 // EncodeKeys writes back the keys ReadKeys read (all but group).

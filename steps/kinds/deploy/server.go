@@ -31,29 +31,29 @@ type Program struct {
 
 // Programs are the servers by lab.yaml's server: name.
 var Programs = map[string]Program{
-	labs.ServerRedis:  {Name: "redis-server", Apt: "redis-server", Dnf: "redis"},
-	labs.ServerValkey: {Name: "valkey-server", Apt: "valkey-server", Dnf: "valkey", RDMAKnown: true},
+	ServerRedis:  {Name: "redis-server", Apt: "redis-server", Dnf: "redis"},
+	ServerValkey: {Name: "valkey-server", Apt: "valkey-server", Dnf: "valkey", RDMAKnown: true},
 }
 
 // resolveServer fills p.Server from the step's (or variant's) server key
 // and refuses what that server cannot run, before anything starts.
 func (p *Plan) resolveServer(v labs.Value, vars map[string]string) error {
-	s, err := v.String(vars, labs.ServerBundled)
+	s, err := v.String(vars, ServerBundled)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	if s == labs.ServerBundled {
+	if s == ServerBundled {
 		p.Server = ""
 		return nil
 	}
 	if _, ok := Programs[s]; !ok {
-		return fmt.Errorf("server %q: use %s", s, strings.Join(labs.ServerNames, ", "))
+		return fmt.Errorf("server %q: use %s", s, strings.Join(ServerNames, ", "))
 	}
 	names := make([]string, len(p.Settings))
 	for i, st := range p.Settings {
 		names[i] = st[0]
 	}
-	if err := labs.ServerAccepts(s, p.Transport, names); err != nil {
+	if err := ServerAccepts(s, p.Transport, names); err != nil {
 		return err
 	}
 	p.Server = s

@@ -1,4 +1,4 @@
-package labs_test
+package deploy_test
 
 import (
 	"strings"
@@ -6,6 +6,9 @@ import (
 	"testing/fstest"
 
 	. "github.com/dpulab/dpulab/labs"
+	"github.com/dpulab/dpulab/steps/kinds/deploy"
+	// The compare of the test lab is read by the load kind.
+	_ "github.com/dpulab/dpulab/steps/kinds/load"
 )
 
 const serverLab = `id: srv
@@ -49,7 +52,7 @@ func TestDeployServerKey(t *testing.T) {
 	if got := l.Steps[0].Deploy.Server; got != "redis-server" {
 		t.Errorf("deploy server = %q", got)
 	}
-	if v := l.Steps[1].Compare.Variants[1]; v.Deploy == nil || v.Deploy.Server != ServerBundled {
+	if v := l.Steps[1].Compare.Variants[1]; v.Deploy == nil || v.Deploy.Server != deploy.ServerBundled {
 		t.Errorf("variant override = %+v", v.Deploy)
 	}
 	out, err := Encode(l)
@@ -60,7 +63,7 @@ func TestDeployServerKey(t *testing.T) {
 		t.Errorf("encoded lab has %d server keys, want 2:\n%s", n, out)
 	}
 	l2, probs := Parse(fstest.MapFS{"srv/lab.yaml": {Data: out}}, "srv", "lab.yaml")
-	if len(probs) > 0 || l2.Steps[0].Deploy.Server != "redis-server" || l2.Steps[1].Compare.Variants[1].Deploy.Server != ServerBundled {
+	if len(probs) > 0 || l2.Steps[0].Deploy.Server != "redis-server" || l2.Steps[1].Compare.Variants[1].Deploy.Server != deploy.ServerBundled {
 		t.Errorf("round trip: %v\n%s", probs, out)
 	}
 
