@@ -56,8 +56,11 @@ type KindSyntax struct {
 	// checks them, reporting problems through sp. Nil for a kind with no
 	// keys beyond the common and command keys.
 	Parse func(sp *StepParser, s *Step)
-	// Encode writes back the keys Parse kept in s.Spec (Encode writes
-	// Step's own fields itself). Nil for a kind that keeps none.
+	// Encode writes back the kind's own keys: those Parse kept in s.Spec,
+	// or, for deploy, bench and compare, in Step.Deploy, Step.Bench and
+	// Step.Compare (Encode writes Step's other fields itself). It is
+	// called for every step of the kind, s.Spec possibly nil. Nil for a
+	// kind that keeps none.
 	Encode func(s *Step, m *StepEncoder)
 }
 

@@ -65,9 +65,9 @@
 //     Kind, Plan, Register); steps/kinds/<name>: the kinds that live in
 //     their own packages (read, run and check in command, the vSphere
 //     check in vspherecheck, task, template, tco, cleanup), imported by
-//     kinds_list.go; steps/kinds/deploy a deploy's plan, run and wait
-//     (its registration is still kind_deploy.go); kind_env.go the Env the
-//     engine gives them; kind.go the registry's engine side.
+//     kinds_list.go; steps/kinds/deploy a deploy's keys (keys.go), plan,
+//     run and wait; kind_env.go the Env the engine gives them; kind.go
+//     the registry's engine side.
 //     steps/kinds/load is bench and compare, all of them: the plan, the
 //     run's loop and one job's measurement (deploy again when needed, the
 //     bench from n client hosts with its samplers, the capacity search,
@@ -89,7 +89,8 @@
 // A kind is one package under steps/kinds/ and one line, its blank import
 // in kinds_list.go. The package's init registers its lab.yaml keys with
 // labs.RegisterKind (parsed, checked and encoded by its own code, kept in
-// labs.Step.Spec) and its engine half with kind.Register: how a step
+// labs.Step.Spec; deploy, bench and compare keep theirs in the shared
+// types labs declares, Step.Deploy, Step.Bench and Step.Compare) and its engine half with kind.Register: how a step
 // resolves, through the kind.Env it is given (its hosts and targets, the
 // run's variables, its output, the results writer, the clock), into a
 // kind.Plan (the commands it will run, and its run), what the TUI shows

@@ -341,7 +341,7 @@ func SamplePoint(s *benchwire.Sample) results.Point {
 }
 
 // TargetSeconds turns per-target samples into the Sample's per-instance
-// view, each named with its server host (hosts: targetHosts).
+// view, each named with its server host (hosts: TargetHosts).
 func TargetSeconds(ss []*benchwire.Sample, hosts map[string]string) []event.TargetSecond {
 	if len(ss) == 0 {
 		return nil

@@ -278,6 +278,10 @@ func (m *Model) SetSize(w, h int) {
 		s.SetSize(w, h-1) // the status line is the page's
 	}
 	m.pager.SetSize(w, h)
+	// The dialogs and the variables form are built at the page's size
+	// (their views are sized again before they are drawn, in overlay).
+	m.dialogs.SetSize(w, h)
+	m.vars.SetSize(w, h)
 	m.layout()
 }
 
