@@ -126,11 +126,8 @@ func (k kindEnv) Agent(h stepkind.Host) string { return k.e.dpulabOn(h) }
 func (k kindEnv) Password() string { return load.Password(k.e.Vars()) }
 
 func (k kindEnv) Prepared(ctx context.Context, h stepkind.Host) (runner.Target, error) {
-	t, err := k.e.hosts.target(ctx, h.Name)
+	t, err := k.Reached(ctx, h)
 	if err != nil {
-		return nil, &StepError{Host: h.Name, Err: err}
-	}
-	if err := k.e.ensureHost(ctx, h, t); err != nil {
 		return nil, err
 	}
 	if err := k.e.ensureWorkdir(ctx, h, t); err != nil {

@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -174,7 +175,7 @@ func (p *Printer) Print(ev Event) {
 			fmt.Fprintf(w, "\n   CLEANUP DID NOT FINISH: %s", clean(l.String()))
 		}
 		if ev.ResultsDir != "" {
-			fmt.Fprintf(w, "\n   results (%s): %s", orDefault(string(ev.Run), "written"), clean(ev.ResultsDir))
+			fmt.Fprintf(w, "\n   results (%s): %s", cmp.Or(string(ev.Run), "written"), clean(ev.ResultsDir))
 			fmt.Fprintf(w, "\n   report: %s", clean(filepath.Join(ev.ResultsDir, results.ReportHTMLFile)))
 		}
 		fmt.Fprintln(w)
@@ -185,11 +186,4 @@ func (p *Printer) Print(ev Event) {
 // over software RDMA devices devs.
 func softwareRDMALine(devs string) string {
 	return results.RunKind(&results.Results{SoftwareRDMA: devs})
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -46,8 +46,8 @@ func (p *Plan) resolveServer(v labs.Value, vars map[string]string) error {
 		p.Server = ""
 		return nil
 	}
-	if _, ok := Programs[s]; !ok {
-		return fmt.Errorf("server %q: use %s", s, strings.Join(ServerNames, ", "))
+	if err := checkServer(s); err != nil {
+		return err
 	}
 	names := make([]string, len(p.Settings))
 	for i, st := range p.Settings {

@@ -39,8 +39,9 @@ func init() {
 	labs.RegisterKind(labs.KindBench, labs.KindSyntax{Keys: benchKeys, OnHosts: true, OneRole: true, Parse: parseBench, Encode: encodeBench})
 	labs.RegisterKind(labs.KindCompare, labs.KindSyntax{Keys: append(slices.Clone(benchKeys), "variants", "sweep"), OnHosts: true, OneRole: true,
 		Parse: func(sp *labs.StepParser, s *labs.Step) {
-			s.Bench = readBench(sp)
-			s.Compare = readCompare(sp, s)
+			groups := deploy.Groups(sp.Lab())
+			s.Bench = readBench(sp, groups)
+			s.Compare = readCompare(sp, s, groups)
 		},
 		Encode: func(s *labs.Step, m *labs.StepEncoder) {
 			encodeBench(s, m)
@@ -50,16 +51,18 @@ func init() {
 
 func parseBench(sp *labs.StepParser, s *labs.Step) {
 	sp.Require("target")
-	s.Bench = readBench(sp)
+	groups := deploy.Groups(sp.Lab())
+	s.Bench = readBench(sp, groups)
 	at := sp.Node("transport")
 	if !at.Present() {
 		at = sp.Node("target")
 	}
-	checkReach(deploy.Groups(sp.Lab()), at, sp.What(), s.On, s.Bench.Transport, s.Bench.Target, nil)
+	checkReach(groups, at, sp.What(), s.On, s.Bench.Transport, s.Bench.Target, nil)
 }
 
-// readBench reads the load profile of a bench or compare step.
-func readBench(sp *labs.StepParser) *labs.BenchSpec {
+// readBench reads the load profile of a bench or compare step; groups are
+// the lab's deploy groups so far (deploy.Groups).
+func readBench(sp *labs.StepParser, groups map[string]*labs.Step) *labs.BenchSpec {
 	what := sp.What()
 	b := &labs.BenchSpec{
 		Target:     sp.String("target"),
@@ -81,7 +84,6 @@ func readBench(sp *labs.StepParser) *labs.BenchSpec {
 		Capacity:     readCapacity(sp.Node("capacity"), what+" capacity"),
 	}
 	if b.Target != "" {
-		groups := deploy.Groups(sp.Lab())
 		if _, ok := groups[b.Target]; !ok {
 			sp.Node("target").Errorf("%s: target %q is not a group deployed by an earlier deploy step%s", what, b.Target, deploy.GroupList(groups))
 		}
@@ -127,11 +129,10 @@ func checkReach(groups map[string]*labs.Step, n labs.Node, what string, clientRo
 }
 
 // readCompare reads a compare step's variants and sweep (its load profile
-// is readBench's).
-func readCompare(sp *labs.StepParser, s *labs.Step) *labs.CompareSpec {
+// is readBench's); groups are the lab's deploy groups so far.
+func readCompare(sp *labs.StepParser, s *labs.Step, groups map[string]*labs.Step) *labs.CompareSpec {
 	what := sp.What()
 	lab := sp.Lab()
-	groups := deploy.Groups(lab)
 	c := &labs.CompareSpec{}
 	vs := sp.Node("variants").Items()
 	if len(vs) < 2 {

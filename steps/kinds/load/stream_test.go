@@ -21,8 +21,9 @@ import (
 // merge of one client host (the identity), the samplers' board for the
 // servers' CPU. Each repetition is handed on once, when its result line
 // arrives, with its seconds and the servers' CPU: what the run writes to
-// the results after every repetition. (The bench process itself, its
-// samplers' processes and the writing are still the engine's runBench.)
+// the results after every repetition. (RunBench runs the bench and
+// samplers' processes themselves: TestClientRunStream and the Measure
+// tests.)
 func TestOneBenchStream(t *testing.T) {
 	var agent bytes.Buffer
 	enc := func(ev benchwire.Event) {

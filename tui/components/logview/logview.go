@@ -183,8 +183,10 @@ func (m *Model) refresh() { m.refreshAfter(-1) }
 
 // refreshAfter redraws after put dropped the oldest over lines (-1: the
 // lines or the width changed wholesale). The cut form of each line is
-// kept (cut, for width cutW), so an append measures only the new lines,
-// not the whole buffer again.
+// kept (cut, for width cutW), so an append measures and cuts only the new
+// lines, not the whole buffer again. The viewport is still handed the
+// whole joined buffer on each append (SetContent splits and measures it
+// once more): drawing only the visible window from cut would save that.
 func (m *Model) refreshAfter(over int) {
 	w := max(m.vp.Width, 1)
 	if over < 0 || w != m.cutW || over > len(m.cut) || len(m.cut)-over > len(m.lines) {

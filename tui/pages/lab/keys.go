@@ -1,11 +1,8 @@
 package lab
 
 import (
-	"strings"
-
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/dpulab/dpulab/runner"
 	"github.com/dpulab/dpulab/steps"
 	"github.com/dpulab/dpulab/steps/results"
@@ -189,9 +186,7 @@ func (m *Model) openReader() {
 	if f, ok := m.facts.Failure(i); ok {
 		t.failure, t.earlier = &f, m.facts.Earlier(f)
 	}
-	if st := ansi.Strip(m.bar.Line(m.Styles, m.rc)); strings.TrimSpace(st) != "" {
-		t.status = m.bar.text
-	}
+	t.status = m.bar.text // the page's note; wholeText leaves out an empty one
 	if isTask(t.steps, i) && !m.unattended {
 		t.hideCmds = true
 	} else {
